@@ -1,0 +1,1 @@
+"""solrace.engine."""

