@@ -1,0 +1,361 @@
+"""The async client: one WebSocket, the whole protocol, replies matched to requests.
+
+Design: a single reader task owns the socket's receive side. Each request
+gets an `id`; the reader resolves the waiting future whose id the reply's
+`ref` names, raising `ServerError` for `error` replies, and queues every
+push (events, boards, snapshots) for `events()`. Every message also updates
+`self.room`, the local model a UI draws from, in arrival order, so the
+`joined` snapshot is applied before the events a resume replays.
+
+With `auto_resume=True`, a dropped socket is reopened and the seat resumed
+(or the room re-spectated) with the last event number seen; requests in
+flight then fail with `ConnectionLost`, and a `move` retried with its `n`
+is safe by the protocol (`out_of_sync` instead of a double move).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from . import events as ev
+from .codec import FrameError, decode, encode
+from .room import RoomModel
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+CLIENT_NAME = "solrace-py/0.1"
+
+
+class ServerError(Exception):
+    """The server answered a request with `error`; `code` is the protocol's error code."""
+
+    def __init__(self, code: str, message: str = "", reply: ev.Error | None = None) -> None:
+        super().__init__(f"{code}: {message}" if message else code)
+        self.code = code
+        self.message = message
+        self.reply = reply
+
+
+class ConnectionLost(ConnectionError):
+    """The socket closed while a request waited for its reply."""
+
+
+@dataclass(kw_only=True)
+class Reconnected(ev.Message):
+    """Local notice (never sent by the server): the client reconnected and resumed."""
+
+    attempts: int = 1
+
+
+@dataclass(kw_only=True)
+class Closed(ev.Message):
+    """Local notice: the connection ended for good; `code` is the WebSocket close code."""
+
+    code: int | None = None
+    reason: str = ""
+
+
+_END = object()
+
+
+class Client:
+    """A solrace protocol client over one WebSocket connection (reconnecting if asked)."""
+
+    def __init__(self, url: str, *, auto_resume: bool = False, reconnect_tries: int = 8,
+                 client_name: str = CLIENT_NAME, open_timeout: float = 10.0) -> None:
+        self.url = url
+        self.auto_resume = auto_resume
+        self.reconnect_tries = reconnect_tries
+        self.client_name = client_name
+        self.open_timeout = open_timeout
+        self.room = RoomModel()
+        self.welcome: ev.Welcome | None = None
+        self.role: str | None = None
+        self.token: str | None = None
+        self.host_token: str | None = None
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[ev.Message]] = {}
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._ws: ClientConnection | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._closing = False
+        self._resuming = False
+        self.close_code: int | None = None
+        self.close_reason: str = ""
+
+    # ---- lifecycle ----------------------------------------------------------
+
+    async def connect(self) -> ev.Welcome:
+        """Open the socket and say hello; returns the server's welcome."""
+        self._closing = False
+        await self._open()
+        return await self._hello()
+
+    async def _open(self) -> None:
+        self._ws = await connect(self.url, compression=None, max_size=2**24,
+                                 open_timeout=self.open_timeout)
+        self._reader = asyncio.create_task(self._read_loop(self._ws), name="solrace-client-reader")
+
+    async def _hello(self) -> ev.Welcome:
+        reply = await self.request({"type": "hello", "version": PROTOCOL_VERSION,
+                                    "client": self.client_name})
+        assert isinstance(reply, ev.Welcome), reply
+        self.welcome = reply
+        return reply
+
+    async def close(self) -> None:
+        """Close for good (no reconnect); ends `events()`."""
+        self._closing = True
+        if self._ws is not None:
+            await self._ws.close()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
+
+    async def drop(self) -> None:
+        """Drop the socket abruptly as a network failure would (tests, reconnect drills)."""
+        if self._ws is not None and self._ws.transport is not None:
+            self._ws.transport.abort()
+
+    async def __aenter__(self) -> "Client":
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def connected(self) -> bool:
+        return self._ws is not None and self._ws.state.name == "OPEN"
+
+    # ---- reading ------------------------------------------------------------
+
+    async def _read_loop(self, ws: ClientConnection) -> None:
+        try:
+            async for frame in ws:
+                try:
+                    msg = ev.parse_message(decode(frame))
+                except (FrameError, TypeError) as exc:
+                    log.warning("bad frame from server: %s", exc)
+                    continue
+                self._dispatch(msg)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.close_code = ws.close_code
+            self.close_reason = ws.close_reason or ""
+            self._fail_pending(ConnectionLost(f"connection closed ({ws.close_code})"))
+            if not self._closing and not self._resuming and self.auto_resume and self.room.room:
+                asyncio.create_task(self._reconnect(), name="solrace-client-reconnect")
+            elif not self._resuming:
+                self._queue.put_nowait(Closed(type="closed", code=ws.close_code,
+                                              reason=ws.close_reason or ""))
+                self._queue.put_nowait(_END)
+
+    def _dispatch(self, msg: ev.Message) -> None:
+        self.room.apply(msg)
+        if isinstance(msg, ev.Joined):
+            self._take_identity(msg)
+        fut = self._pending.pop(msg.ref, None) if msg.ref is not None else None
+        if fut is not None and not fut.done():
+            if isinstance(msg, ev.Error):
+                fut.set_exception(ServerError(msg.code, msg.message, msg))
+            else:
+                fut.set_result(msg)
+            return
+        self._queue.put_nowait(msg)
+
+    def _take_identity(self, msg: ev.Joined) -> None:
+        self.role = msg.role
+        if msg.token:
+            self.token = msg.token
+        if msg.host_token:
+            self.host_token = msg.host_token
+
+    def _fail_pending(self, exc: Exception) -> None:
+        pending, self._pending = self._pending, {}
+        for fut in pending.values():
+            if not fut.done():
+                fut.set_exception(exc)
+
+    async def _reconnect(self) -> None:
+        """Reopen and resume the seat (or spectate again) from the last event seen."""
+        self._resuming = True
+        delay = 0.1
+        try:
+            for attempt in range(1, self.reconnect_tries + 1):
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 3.0)
+                try:
+                    await self._open()
+                    await self._hello()
+                    if self.role == "player" and self.token:
+                        await self.resume(last_event=self.room.event)
+                    else:
+                        await self.spectate(self.room.room or "", last_event=self.room.event)
+                except (OSError, ConnectionError, asyncio.TimeoutError, ConnectionClosed) as exc:
+                    log.info("reconnect attempt %d failed: %s", attempt, exc)
+                    continue
+                except ServerError as exc:  # the seat or room is gone: give up
+                    log.warning("resume refused: %s", exc)
+                    break
+                self._queue.put_nowait(Reconnected(type="reconnected", attempts=attempt))
+                return
+        finally:
+            self._resuming = False
+        self._queue.put_nowait(Closed(type="closed", code=self.close_code, reason="resume failed"))
+        self._queue.put_nowait(_END)
+
+    # ---- pushes -------------------------------------------------------------
+
+    async def events(self) -> AsyncIterator[ev.Message]:
+        """Pushed messages (events, boards, snapshots, unmatched errors) until the end."""
+        while True:
+            item = await self._queue.get()
+            if item is _END:
+                return
+            yield item
+
+    async def next_event(self, timeout: float | None = None) -> ev.Message:
+        """The next pushed message (raises TimeoutError, or ConnectionLost at the end)."""
+        item = await asyncio.wait_for(self._queue.get(), timeout)
+        if item is _END:
+            self._queue.put_nowait(_END)
+            raise ConnectionLost("connection closed")
+        return item
+
+    async def wait_for(self, predicate: Any, timeout: float = 10.0) -> ev.Message:
+        """Consume pushes until one satisfies `predicate(message)`; returns it."""
+        async with asyncio.timeout(timeout):
+            while True:
+                msg = await self.next_event()
+                if predicate(msg):
+                    return msg
+
+    # ---- requests -----------------------------------------------------------
+
+    async def request(self, message: dict[str, Any], timeout: float | None = 15.0) -> ev.Message:
+        """Send `message` with a fresh id and wait for the reply that refs it."""
+        ws = self._ws
+        if ws is None:
+            raise ConnectionLost("not connected")
+        rid = next(self._ids)
+        fut: asyncio.Future[ev.Message] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = fut
+        try:
+            await ws.send(encode({**message, "id": rid}))
+        except ConnectionClosed as exc:
+            self._pending.pop(rid, None)
+            raise ConnectionLost(str(exc)) from exc
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            self._pending.pop(rid, None)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Send without waiting for a reply (no id: errors arrive through `events()`)."""
+        if self._ws is None:
+            raise ConnectionLost("not connected")
+        await self._ws.send(encode(message))
+
+    async def create(self, name: str, options: dict[str, Any] | None = None,
+                     play: bool = True) -> ev.Joined:
+        msg: dict[str, Any] = {"type": "create", "name": name, "play": play}
+        if options:
+            msg["options"] = options
+        return await self._joined(msg)
+
+    async def join(self, room: str, name: str) -> ev.Joined:
+        return await self._joined({"type": "join", "room": room, "name": name})
+
+    async def spectate(self, room: str, last_event: int | None = None) -> ev.Joined:
+        msg: dict[str, Any] = {"type": "spectate", "room": room}
+        if last_event:
+            msg["last_event"] = last_event
+        return await self._joined(msg)
+
+    async def resume(self, room: str | None = None, token: str | None = None,
+                     last_event: int | None = None) -> ev.Joined:
+        """Take the seat back; without `last_event` the reply's snapshot is a full resync."""
+        room = room or self.room.room
+        token = token or self.token
+        if not room or not token:
+            raise ValueError("resume needs a room and a player token")
+        msg: dict[str, Any] = {"type": "resume", "room": room, "token": token}
+        if last_event:
+            msg["last_event"] = last_event
+        return await self._joined(msg)
+
+    async def _joined(self, msg: dict[str, Any]) -> ev.Joined:
+        reply = await self.request(msg)
+        assert isinstance(reply, ev.Joined), reply
+        return reply
+
+    async def leave(self) -> ev.Message:
+        reply = await self.request({"type": "leave"})
+        self.token = None
+        return reply
+
+    async def ready(self, ready: bool = True) -> ev.Message:
+        return await self.request({"type": "ready", "ready": ready})
+
+    def _host(self) -> str:
+        if not self.host_token:
+            raise ServerError("not_host", "this client holds no host token")
+        return self.host_token
+
+    async def configure(self, options: dict[str, Any]) -> ev.Message:
+        return await self.request({"type": "configure", "host_token": self._host(),
+                                   "options": options})
+
+    async def start(self) -> ev.Message:
+        return await self.request({"type": "start", "host_token": self._host()})
+
+    async def kick(self, seat: int) -> ev.Message:
+        return await self.request({"type": "kick", "host_token": self._host(), "seat": seat})
+
+    async def rematch(self) -> ev.Message:
+        return await self.request({"type": "rematch", "host_token": self._host()})
+
+    async def move(self, move: str, n: int | None = None) -> ev.Ack:
+        """Play a move; `n` (the 1-based number it will be) makes a retry safe."""
+        msg: dict[str, Any] = {"type": "move", "move": str(move)}
+        if n is not None:
+            msg["n"] = n
+        reply = await self.request(msg)
+        assert isinstance(reply, ev.Ack), reply
+        return reply
+
+    async def undo(self, n: int | None = None) -> ev.Ack:
+        msg: dict[str, Any] = {"type": "undo"}
+        if n is not None:
+            msg["n"] = n
+        reply = await self.request(msg)
+        assert isinstance(reply, ev.Ack), reply
+        return reply
+
+    async def resign(self) -> ev.Message:
+        return await self.request({"type": "resign"})
+
+    async def lobby(self) -> ev.Lobby:
+        reply = await self.request({"type": "lobby"})
+        assert isinstance(reply, ev.Lobby), reply
+        return reply
+
+    async def ping(self, t: Any = None) -> ev.Pong:
+        msg: dict[str, Any] = {"type": "ping"}
+        if t is not None:
+            msg["t"] = t
+        reply = await self.request(msg)
+        assert isinstance(reply, ev.Pong), reply
+        return reply

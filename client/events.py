@@ -1,0 +1,222 @@
+"""Typed server messages: one dataclass per message type and per event kind.
+
+The wire carries plain maps; a client that passes maps around ends up
+spelling keys in every corner. `parse_message` turns each map into one of
+these classes once, keeping the original map in `raw` so nothing the server
+adds later (unknown keys are allowed by the protocol) is lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(kw_only=True)
+class Message:
+    """Base of every server message; `ref` is set on replies."""
+
+    type: str
+    ref: int | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(kw_only=True)
+class Welcome(Message):
+    version: int
+    server: str = ""
+    limits: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Joined(Message):
+    room: str
+    role: str
+    seat: int | None = None
+    token: str | None = None
+    host_token: str | None = None
+    snapshot: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Snapshot(Message):
+    snapshot: dict[str, Any]
+
+
+@dataclass(kw_only=True)
+class Ack(Message):
+    n: int
+    move: str | None = None
+    undone: str | None = None
+    revealed: list[str] = field(default_factory=list)
+    view: dict[str, Any] | None = None
+    status: str | None = None
+
+
+@dataclass(kw_only=True)
+class Ok(Message):
+    pass
+
+
+@dataclass(kw_only=True)
+class Error(Message):
+    code: str
+    message: str = ""
+
+
+@dataclass(kw_only=True)
+class Board(Message):
+    seat: int
+    moves: int = 0
+    view: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Lobby(Message):
+    rooms: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class Pong(Message):
+    t: Any = None
+
+
+@dataclass(kw_only=True)
+class Unknown(Message):
+    """A message type this client does not know (a newer server)."""
+
+
+# ---- numbered room events -------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class Event(Message):
+    """A numbered room event; subclasses carry the fields of each kind."""
+
+    n: int
+    kind: str
+    at: int | None = None
+
+
+@dataclass(kw_only=True)
+class PlayerJoined(Event):
+    seat: int
+    name: str = ""
+
+
+@dataclass(kw_only=True)
+class PlayerLeft(Event):
+    seat: int
+
+
+@dataclass(kw_only=True)
+class Connected(Event):
+    seat: int
+    connected: bool
+
+
+@dataclass(kw_only=True)
+class ReadyChanged(Event):
+    seat: int
+    ready: bool
+
+
+@dataclass(kw_only=True)
+class OptionsChanged(Event):
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Kicked(Event):
+    seat: int
+
+
+@dataclass(kw_only=True)
+class Countdown(Event):
+    starts_at: int | None = None
+    commitment: str | None = None
+    players: list[int] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class Start(Event):
+    starts_at: int | None = None
+    ends_at: int | None = None
+
+
+@dataclass(kw_only=True)
+class Progress(Event):
+    seat: int
+    moves: int = 0
+    home: int = 0
+    progress: float = 0.0
+    status: str = "racing"
+    time: int | None = None
+
+
+@dataclass(kw_only=True)
+class Results(Event):
+    ranking: list[dict[str, Any]] = field(default_factory=list)
+    seed: int | None = None
+    salt: str | None = None
+    game: str | None = None
+    game_options: dict[str, Any] = field(default_factory=dict)
+    moves: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Rematch(Event):
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+EVENT_KINDS: dict[str, type[Event]] = {
+    "player_joined": PlayerJoined,
+    "player_left": PlayerLeft,
+    "connected": Connected,
+    "ready": ReadyChanged,
+    "options": OptionsChanged,
+    "kicked": Kicked,
+    "countdown": Countdown,
+    "start": Start,
+    "progress": Progress,
+    "results": Results,
+    "rematch": Rematch,
+}
+
+MESSAGE_TYPES: dict[str, type[Message]] = {
+    "welcome": Welcome,
+    "joined": Joined,
+    "snapshot": Snapshot,
+    "ack": Ack,
+    "ok": Ok,
+    "error": Error,
+    "board": Board,
+    "lobby": Lobby,
+    "pong": Pong,
+}
+
+
+def _fields_of(cls: type) -> set[str]:
+    return set(cls.__dataclass_fields__)  # type: ignore[attr-defined]
+
+
+def _build(cls: type[Message], msg: dict[str, Any]) -> Message:
+    names = _fields_of(cls) - {"raw"}
+    kwargs = {k: v for k, v in msg.items() if k in names}
+    if "moves" in kwargs and cls is Results and isinstance(kwargs["moves"], dict):
+        kwargs["moves"] = {str(k): v for k, v in kwargs["moves"].items()}
+    return cls(raw=msg, **kwargs)
+
+
+def parse_message(msg: dict[str, Any]) -> Message:
+    """Typed form of one decoded server message (never raises on a new type or kind).
+
+    A message whose required fields are missing raises TypeError: that is a
+    server bug worth seeing, not something to paper over.
+    """
+    mtype = msg.get("type")
+    if mtype == "event":
+        cls: type[Message] = EVENT_KINDS.get(str(msg.get("kind")), Event)
+        return _build(cls, msg)
+    cls = MESSAGE_TYPES.get(str(mtype), Unknown)
+    return _build(cls, msg)
