@@ -1,0 +1,446 @@
+"""`solrace bench load`: the race server under load, against a bare echo baseline.
+
+Scenarios (issue 5):
+
+* throughput  - bots move as fast as acks return; the same connections then
+                drive a bare websockets echo server; prints the ratio.
+* paced       - 2,000 players in 250 rooms, one move a second each: ack latency.
+* spectators  - one room, 1,000 spectators: move-to-spectator latency.
+* memory      - server RSS per idle connection; Redis memory per finished room of 8.
+* two-process - two `solrace serve` on one Redis against one, rooms split
+                and seats split across the processes; CPU per process says what limits it.
+
+Everything runs on loopback, bounded in count and time; the load generator is
+a pool of separate processes (solrace.bench.loadgen). Figures are printed,
+never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from solrace.bench.load_hist import Histogram, merged
+from solrace.bench.load_pool import Pool, split
+from solrace.bench.load_procs import CpuMeter, EchoServer, RaceServer, rss_kib
+from solrace.bench.load_report import Report, kib, ms
+from solrace.server.redis_process import RedisProcess
+
+SCENARIOS = ("throughput", "paced", "spectators", "memory", "two-process")
+
+#: serve flags that lift the limits a benchmark would otherwise measure instead of the server
+DEFAULT_SERVER_ARGS = ["--rate", "100000", "--burst", "100000",
+                       "--spectator-rate", "100000", "--spectator-burst", "100000",
+                       "--max-spectators", "5000"]
+
+
+@dataclass
+class Sizes:
+    """How big each scenario is; --quick shrinks everything to a smoke-test run."""
+
+    duration: float = 10.0
+    warmup: float = 2.0
+    tp_rooms: int = 25
+    tp_players: int = 8
+    paced_rooms: int = 250
+    paced_players: int = 8
+    paced_duration: float = 20.0
+    spec_players: int = 8
+    spec_count: int = 1000
+    spec_duration: float = 20.0
+    idle_conns: int = 2000
+    mem_rooms: int = 50
+    mem_players: int = 8
+
+    @classmethod
+    def quick(cls) -> "Sizes":
+        return cls(duration=2.0, warmup=0.5, tp_rooms=4, tp_players=4, paced_rooms=5,
+                   paced_players=4, paced_duration=2.0, spec_players=2, spec_count=20,
+                   spec_duration=2.0, idle_conns=50, mem_rooms=3, mem_players=8)
+
+
+def room_options(game: str, players: int, **more: Any) -> dict[str, Any]:
+    """Room options for bot races: a fixed text seed, no time limit, shortest countdown."""
+    opts = {"game": game, "seed": "solrace-bench", "max_players": max(players, 1),
+            "time_limit": 0, "countdown": 0, "spectators": True, "spectator_view": "boards"}
+    opts.update(more)
+    return opts
+
+
+class Bench:
+    """One benchmark run: a Redis, a load-generator pool, and the figures reported so far."""
+
+    def __init__(self, args: argparse.Namespace, report: Report) -> None:
+        self.args = args
+        self.sizes = Sizes.quick() if args.quick else Sizes()
+        for name in vars(self.sizes):
+            override = getattr(args, name, None)
+            if override is not None:
+                setattr(self.sizes, name, override)
+        self.report = report
+        self.server_args = DEFAULT_SERVER_ARGS if args.server_args is None else args.server_args
+        self.prefix = f"solrace-bench-{uuid.uuid4().hex[:8]}:"
+        self.redis_proc: RedisProcess | None = None
+        self.redis_url = os.environ.get("REDIS_URL") or ""
+        self.pool: Pool | None = None
+        self.results: dict[str, dict[str, Any]] = {}
+
+    # -- set-up ------------------------------------------------------------
+
+    def __enter__(self) -> "Bench":
+        if not self.redis_url:
+            self.redis_proc = RedisProcess().start()
+            self.redis_url = self.redis_proc.url
+        self.pool = Pool(self.args.workers)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool:
+            self.pool.close()
+        if self.redis_proc:
+            self.redis_proc.stop()
+
+    def redis(self) -> redis.Redis:
+        return redis.Redis.from_url(self.redis_url)
+
+    def redis_pid(self) -> int | None:
+        if self.redis_proc and self.redis_proc.proc:
+            return self.redis_proc.proc.pid
+        return None
+
+    def race_server(self) -> RaceServer:
+        server = RaceServer(self.redis_url, self.prefix, self.server_args)
+        try:
+            server.start()
+        except Exception:
+            self.report.line(server.log_tail())
+            raise
+        return server
+
+    def cpu_meter(self, servers: dict[str, int]) -> CpuMeter:
+        pids = dict(servers)
+        if self.redis_pid():
+            pids["redis"] = self.redis_pid()  # type: ignore[assignment]
+        assert self.pool is not None
+        for i, pid in enumerate(self.pool.pids):
+            pids[f"loadgen{i}"] = pid
+        return CpuMeter(pids)
+
+    # -- driving load ------------------------------------------------------
+
+    def open_rooms(self, urls: list[str], rooms: int, players: int, options: dict) -> list[str]:
+        assert self.pool is not None
+        counts = split(rooms, self.pool.size)
+        codes = self.pool.each("rooms", [{"urls": urls, "rooms": c, "players": players,
+                                          "options": options} for c in counts])
+        return [code for part in codes for code in part]
+
+    def run_load(self, servers: dict[str, int], pace: float, duration: float, *,
+                 track_sends: bool = False, until_done: bool = False) -> dict[str, Any]:
+        """Every worker moves its players (or echoes) for warmup + duration; merged figures."""
+        assert self.pool is not None
+        warmup = self.sizes.warmup
+        t_go = time.monotonic() + 0.3
+        t0, t1 = t_go + warmup, t_go + warmup + duration
+        meter = self.cpu_meter(servers)
+        time.sleep(max(0.0, t0 - time.monotonic()))
+        meter.start()
+        parts = self.pool.all("run", t0=t0, t1=t1, pace=pace, track_sends=track_sends,
+                              until_done=until_done, timeout=duration + warmup + 900)
+        meter.stop()
+        errors: dict[str, int] = {}
+        for p in parts:
+            for code, n in p["errors"].items():
+                errors[code] = errors.get(code, 0) + n
+        out = {
+            "ack": merged([Histogram.from_dict(p["ack"]) for p in parts]),
+            "acks": sum(p["acks"] for p in parts),
+            "rate": sum(p["acks"] for p in parts) / duration,
+            "errors": errors,
+            "late": sum(p["late"] for p in parts),
+            "finished": sum(p["finished"] for p in parts),
+            "total_moves": sum(p["total_moves"] for p in parts),
+            "cpu": meter.shares(),
+            "t0": t0, "t1": t1,
+        }
+        if track_sends:
+            sends: dict = {}
+            for p in parts:
+                sends.update(p["sends"] or {})
+            out["sends"] = sends
+        return out
+
+    def spectator_latency(self, sends: dict, t0: float, t1: float) -> tuple[Histogram, int]:
+        assert self.pool is not None
+        parts = self.pool.all("spectator_latency", sends=sends, t0=t0, t1=t1)
+        return (merged([Histogram.from_dict(p["hist"]) for p in parts]),
+                sum(p["missing"] for p in parts))
+
+    def close_all(self) -> None:
+        assert self.pool is not None
+        self.pool.all("close")
+
+    def print_load(self, label: str, res: dict[str, Any], unit: str = "moves/s acknowledged") -> None:
+        r = self.report
+        r.figure(f"{label} {unit}", f"{res['rate']:.0f}")
+        r.latency(f"{label} move-to-ack latency", res["ack"])
+        r.cpu(res["cpu"])
+        if res["errors"]:
+            r.figure(f"{label} errors", ", ".join(f"{k} {v}" for k, v in sorted(res["errors"].items())))
+        if res["late"]:
+            r.figure(f"{label} paced sends that fell behind schedule", str(res["late"]))
+
+    # -- scenarios ---------------------------------------------------------
+
+    def echo_baseline(self, conns: int) -> dict[str, Any]:
+        assert self.pool is not None
+        with EchoServer() as echo:
+            self.pool.each("echo", [{"url": f"ws://127.0.0.1:{echo.port}/", "count": c}
+                                    for c in split(conns, self.pool.size)])
+            res = self.run_load({"echo": echo.pid}, 0.0, self.sizes.duration)
+            self.close_all()
+        return res
+
+    def throughput_race(self, urls_of: list[RaceServer], split_seats: bool) -> dict[str, Any]:
+        s = self.sizes
+        urls = [srv.url for srv in urls_of]
+        if split_seats or len(urls) == 1:
+            self.open_rooms(urls, s.tp_rooms, s.tp_players, room_options("klondike", s.tp_players))
+        else:  # whole rooms alternate between the servers
+            counts = split(s.tp_rooms, len(urls))
+            for url, c in zip(urls, counts):
+                self.open_rooms([url], c, s.tp_players, room_options("klondike", s.tp_players))
+        assert self.pool is not None
+        self.pool.all("start")
+        pids = {f"server{i}" if len(urls_of) > 1 else "server": srv.pid
+                for i, srv in enumerate(urls_of)}
+        res = self.run_load(pids, 0.0, s.duration)
+        self.close_all()
+        return res
+
+    def scenario_throughput(self) -> None:
+        s, r = self.sizes, self.report
+        conns = s.tp_rooms * s.tp_players
+        r.heading(f"throughput: bots move as fast as acks return; {s.tp_rooms} rooms x "
+                  f"{s.tp_players} players = {conns} connections; {s.duration:.0f} s after "
+                  f"{s.warmup:.1f} s warm-up; Klondike")
+        base = self.echo_baseline(conns)
+        self.print_load("echo baseline", base, "messages/s echoed")
+        server = self.race_server()
+        try:
+            race = self.throughput_race([server], split_seats=False)
+        finally:
+            server.stop()
+        self.print_load("race server", race)
+        ratio = race["rate"] / base["rate"] if base["rate"] else 0.0
+        r.figure("ratio race server / echo baseline", f"{ratio:.2f}")
+        r.goal("throughput vs baseline", f"{ratio:.0%}", ">= 60%", ratio >= 0.60)
+        self.results["throughput"] = {"race": race, "base": base, "ratio": ratio}
+
+    def scenario_paced(self) -> None:
+        s, r = self.sizes, self.report
+        n = s.paced_rooms * s.paced_players
+        r.heading(f"paced: {n} players in {s.paced_rooms} rooms, each moving once a second; "
+                  f"{s.paced_duration:.0f} s after {s.warmup:.1f} s warm-up")
+        server = self.race_server()
+        try:
+            self.open_rooms([server.url], s.paced_rooms, s.paced_players,
+                            room_options("klondike", s.paced_players))
+            rss = rss_kib(server.pid)
+            assert self.pool is not None
+            self.pool.all("start")
+            res = self.run_load({"server": server.pid}, 1.0, s.paced_duration)
+            r.figure("connected players", str(n))
+            r.figure("server RSS with every player seated", f"{rss / 1024:.1f} MiB")
+            self.print_load("race server", res)
+            r.figure("target moves/s", f"{n:.0f}")
+            p99 = res["ack"].percentile(99)
+            r.goal(f"{n} players paced, move-to-ack p99", ms(p99), "<= 25 ms", p99 <= 0.025)
+            self.close_all()
+        finally:
+            server.stop()
+        self.results["paced"] = res
+
+    def scenario_spectators(self) -> None:
+        s, r = self.sizes, self.report
+        r.heading(f"spectators: one room, {s.spec_players} players moving once a second, "
+                  f"{s.spec_count} spectators (boards live); {s.spec_duration:.0f} s")
+        server = self.race_server()
+        assert self.pool is not None
+        try:
+            codes = self.open_rooms([server.url], 1, s.spec_players,
+                                    room_options("klondike", s.spec_players))
+            self.pool.each("spectate", [{"urls": [server.url], "rooms": codes, "per_room": c}
+                                        for c in split(s.spec_count, self.pool.size)])
+            self.pool.all("start")
+            res = self.run_load({"server": server.pid}, 1.0, s.spec_duration, track_sends=True)
+            hist, missing = self.spectator_latency(res["sends"], res["t0"], res["t1"])
+            self.print_load("race server", res)
+            r.latency("move-to-spectator latency", hist)
+            r.figure("spectator deliveries missing", str(missing))
+            p99 = hist.percentile(99)
+            met = p99 <= 0.100 and hist.count > 0
+            r.goal(f"{s.spec_count} spectators, move-to-spectator p99", ms(p99), "<= 100 ms", met)
+            self.close_all()
+        finally:
+            server.stop()
+        self.results["spectators"] = {"load": res, "spectator": hist}
+
+    def idle_rss_per_conn(self, pid: int, url: str, count: int, echo: bool = False) -> float:
+        """Bytes of RSS per connection that said hello (echo: one frame) and stays idle."""
+        assert self.pool is not None
+        self.pool.each("idle", [{"url": url, "count": 10, "echo": echo}])  # warm lazy paths
+        self.close_all()
+        time.sleep(0.5)
+        before = rss_kib(pid)
+        self.pool.each("idle", [{"url": url, "count": c, "echo": echo}
+                                for c in split(count, self.pool.size)])
+        time.sleep(1.0)
+        after = rss_kib(pid)
+        self.close_all()
+        return (after - before) * 1024 / count
+
+    def room_key_bytes(self, codes: list[str]) -> tuple[float, float]:
+        """Mean keys and MEMORY USAGE bytes per room, over every key naming the room's code."""
+        rc = self.redis()
+        keys = total = 0
+        for code in codes:
+            for key in rc.scan_iter(match=f"*{code}*", count=1000):
+                keys += 1
+                total += rc.memory_usage(key) or 0
+        return keys / len(codes), total / len(codes)
+
+    def scenario_memory(self) -> None:
+        s, r = self.sizes, self.report
+        r.heading(f"memory: {s.idle_conns} idle connections; {s.mem_rooms} finished rooms of "
+                  f"{s.mem_players} Putt Putt bots")
+        with EchoServer() as echo:
+            base = self.idle_rss_per_conn(echo.pid, f"ws://127.0.0.1:{echo.port}/", s.idle_conns,
+                                          echo=True)
+        r.figure("echo baseline RSS per idle connection", kib(base))
+        server = self.race_server()
+        assert self.pool is not None
+        try:
+            per_conn = self.idle_rss_per_conn(server.pid, server.url, s.idle_conns)
+            r.figure("race server RSS per idle connection (after hello)", kib(per_conn))
+            rc = self.redis()
+            mem0 = int(rc.info("memory")["used_memory"])
+            rss0 = rss_kib(server.pid)
+            codes = self.open_rooms([server.url], s.mem_rooms, s.mem_players,
+                                    room_options("puttputt", s.mem_players))
+            time.sleep(0.5)
+            seated = (rss_kib(server.pid) - rss0) * 1024 / (s.mem_rooms * s.mem_players)
+            r.figure("race server RSS per seated player (room in lobby)", kib(seated))
+            self.pool.all("start")
+            res = self.run_load({"server": server.pid}, 0.0, 0.5, until_done=True)
+            self.close_all()
+            time.sleep(1.0)
+            mem1 = int(rc.info("memory")["used_memory"])
+            keys, usage = self.room_key_bytes(codes)
+            per_room = (mem1 - mem0) / s.mem_rooms
+            r.figure("moves stored per finished room", f"{res['total_moves'] / s.mem_rooms:.0f}")
+            r.figure("players finished (won or dead)", f"{res['finished']}")
+            r.figure("Redis used_memory per finished room", kib(per_room))
+            r.figure("Redis keys per finished room", f"{keys:.1f}")
+            r.figure("Redis MEMORY USAGE of a finished room's keys", kib(usage))
+            r.goal("server memory per idle connection", kib(per_conn), "<= 40 KiB",
+                   per_conn <= 40 * 1024)
+            r.goal("Redis memory per finished room of 8", kib(max(per_room, usage)), "<= 20 KiB",
+                   max(per_room, usage) <= 20 * 1024)
+        finally:
+            server.stop()
+        self.results["memory"] = {"idle": per_conn, "room": per_room, "usage": usage}
+
+    def scenario_two_process(self) -> None:
+        s, r = self.sizes, self.report
+        r.heading(f"two-process: two `solrace serve` on one Redis vs one; throughput load of "
+                  f"{s.tp_rooms} rooms x {s.tp_players} players")
+        one = self.results.get("throughput", {}).get("race")
+        if one is None:
+            server = self.race_server()
+            try:
+                one = self.throughput_race([server], split_seats=False)
+            finally:
+                server.stop()
+            self.print_load("one process", one)
+        else:
+            r.figure("one process moves/s acknowledged (from throughput)", f"{one['rate']:.0f}")
+        servers = [self.race_server(), self.race_server()]
+        try:
+            rooms = self.throughput_race(servers, split_seats=False)
+            self.print_load("two processes, rooms split", rooms)
+            seats = self.throughput_race(servers, split_seats=True)
+            self.print_load("two processes, each room's seats split", seats)
+        finally:
+            for srv in servers:
+                srv.stop()
+        for label, res in (("rooms split", rooms), ("seats split", seats)):
+            ratio = res["rate"] / one["rate"] if one["rate"] else 0.0
+            r.figure(f"two processes ({label}) / one process", f"{ratio:.2f}")
+        self.results["two-process"] = {"one": one, "rooms": rooms, "seats": seats}
+
+
+def machine_line() -> str:
+    model = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal"):
+                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+                break
+    except OSError:
+        pass
+    return (f"machine: {os.cpu_count()} cpus, {model}, {mem} RAM, Python {platform.python_version()}, "
+            f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="solrace bench load", description=__doc__.split("\n")[0])
+    p.add_argument("--scenario", default="all", choices=[*SCENARIOS, "all"])
+    p.add_argument("--quick", action="store_true", help="tiny sizes, a few seconds each (smoke test)")
+    p.add_argument("--workers", type=int, default=2, help="load-generator processes (default 2)")
+    p.add_argument("--duration", type=float, help="seconds measured in throughput runs")
+    p.add_argument("--warmup", type=float, help="seconds of load before measuring")
+    p.add_argument("--tp-rooms", dest="tp_rooms", type=int)
+    p.add_argument("--tp-players", dest="tp_players", type=int)
+    p.add_argument("--paced-rooms", dest="paced_rooms", type=int)
+    p.add_argument("--paced-duration", dest="paced_duration", type=float)
+    p.add_argument("--spectators", dest="spec_count", type=int)
+    p.add_argument("--idle-conns", dest="idle_conns", type=int)
+    p.add_argument("--mem-rooms", dest="mem_rooms", type=int)
+    p.add_argument("--server-arg", dest="server_args", action="append",
+                   help="a `solrace serve` flag for the race server (repeat; replaces the defaults "
+                        f"{' '.join(DEFAULT_SERVER_ARGS)})")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(list(sys.argv[1:] if argv is None else argv))
+    report = Report()
+    chosen = SCENARIOS if args.scenario == "all" else (args.scenario,)
+    report.line("solrace bench load")
+    report.line(machine_line())
+    with Bench(args, report) as bench:
+        report.line(f"redis: {bench.redis_url}  load-generator processes: {args.workers}")
+        report.line(f"race server flags: {' '.join(bench.server_args)}")
+        started = time.monotonic()
+        for name in chosen:
+            getattr(bench, "scenario_" + name.replace("-", "_"))()
+        report.summary()
+        report.line(f"total time: {time.monotonic() - started:.0f} s")
+    return 0

@@ -1,0 +1,167 @@
+"""The processes a load run measures: servers (echo and race), and their /proc figures.
+
+Servers run as child processes so that the load generator's work never lands
+on the server's loop, and so their memory (VmRSS) and CPU time (utime+stime)
+can be read from /proc: CPU seconds per component are what tell, on a 2-core
+machine, which process is the limit.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_kib(pid: int) -> int:
+    """Resident set size of a process, KiB (VmRSS in /proc/PID/status)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (its threads included)."""
+    raw = Path(f"/proc/{pid}/stat").read_text()
+    fields = raw[raw.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+class CpuMeter:
+    """CPU seconds used by named processes between start() and stop()."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = pids
+        self.start_at = 0.0
+        self.before: dict[str, float] = {}
+        self.used: dict[str, float] = {}
+        self.wall = 0.0
+
+    def start(self) -> "CpuMeter":
+        self.start_at = time.monotonic()
+        self.before = {k: cpu_seconds(p) for k, p in self.pids.items()}
+        return self
+
+    def stop(self) -> "CpuMeter":
+        self.wall = time.monotonic() - self.start_at
+        self.used = {k: cpu_seconds(p) - self.before[k] for k, p in self.pids.items()}
+        return self
+
+    def shares(self) -> dict[str, float]:
+        """CPU use of each process as a fraction of one core (1.0 = one core busy)."""
+        return {k: v / self.wall for k, v in self.used.items()} if self.wall else {}
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode} before listening on {port}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on port {port} within {timeout}s")
+
+
+class ChildServer:
+    """A server child process on a free loopback port, stopped with SIGTERM."""
+
+    what = "server"
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+        self.log_path = Path(f"/tmp/solrace-bench-{self.what}-{self.port}.log")
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def start(self, timeout: float = 30.0) -> "ChildServer":
+        log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
+                                     env=self.env())
+        wait_for_port(self.port, self.proc, timeout, self.what)
+        return self
+
+    def env(self) -> dict[str, str]:
+        return dict(os.environ)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def log_tail(self, chars: int = 2000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+    def __enter__(self) -> "ChildServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class EchoServer(ChildServer):
+    what = "echo"
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "solrace.bench.load_echo", "--port", str(self.port)]
+
+
+class RaceServer(ChildServer):
+    """`solrace serve` on a Redis, with the benchmark's limits (rate, spectators) raised.
+
+    `extra` holds serve flags as the server defines them; the coordinator prints
+    them, so every figure says which settings it was measured with.
+    """
+
+    what = "race"
+
+    def __init__(self, redis_url: str, key_prefix: str, extra: list[str]) -> None:
+        super().__init__()
+        self.redis_url = redis_url
+        self.key_prefix = key_prefix
+        self.extra = extra
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "solrace", "serve", "--host", "127.0.0.1",
+                "--port", str(self.port), "--redis", self.redis_url,
+                "--key-prefix", self.key_prefix, *self.extra]
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False

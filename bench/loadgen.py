@@ -1,0 +1,386 @@
+"""The load generator: worker processes that hold many WebSocket connections each.
+
+The coordinator (solrace.bench.load) starts workers with multiprocessing so the
+load runs on other cores than the server, and drives them through a pipe with
+small commands (open rooms, spectate, run, report). A worker is one asyncio
+loop speaking the wire protocol with raw `websockets` + msgpack: no client
+library, no per-message objects beyond a dict, so one process holds thousands
+of connections.
+
+Time stamps are `time.monotonic()` (CLOCK_MONOTONIC, one clock for every
+process on the machine), which is what lets a spectator in one process measure
+the delay from a move sent by a player in another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import time
+import traceback
+from collections import Counter
+from multiprocessing.connection import Connection
+from typing import Any
+
+import msgpack
+from websockets.asyncio.client import ClientConnection, connect
+
+from solrace.bench.load_hist import Histogram
+from solrace.bench.load_policy import next_move
+
+now = time.monotonic
+
+#: a move message as a bot sends it; the echo baseline sends frames of this size
+MOVE_SAMPLE = {"type": "move", "move": "t1-f1", "n": 12, "id": 12}
+
+#: connections opened at once; more overflows the listen backlog and costs retries
+CONNECT_CONCURRENCY = 64
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return msgpack.packb(message, use_bin_type=True)
+
+
+def decode(frame: bytes | str) -> dict[str, Any]:
+    if isinstance(frame, str):
+        return {"type": "_text", "text": frame}
+    return msgpack.unpackb(frame, raw=False, strict_map_key=False)
+
+
+class BenchError(RuntimeError):
+    """The server answered a setup request with an error (the benchmark cannot go on)."""
+
+
+class Conn:
+    """One WebSocket connection and what the load bot knows through it.
+
+    A single reader task per connection receives every frame: replies resolve
+    the future of the request with that `id`; pushes update the bot's state
+    (start, results) or, for spectators, the first time each move was seen.
+    """
+
+    __slots__ = ("ws", "role", "room", "seat", "token", "host_token", "view", "n", "status",
+                 "started", "results", "pending", "ids", "seen", "reader", "use_n", "closed")
+
+    def __init__(self, ws: ClientConnection, role: str) -> None:
+        self.ws = ws
+        self.role = role
+        self.room: str | None = None
+        self.seat: int | None = None
+        self.token = self.host_token = None
+        self.view: dict | None = None
+        self.n = 0
+        self.status = "waiting"
+        self.started = asyncio.Event()
+        self.results = asyncio.Event()
+        self.pending: dict[int, asyncio.Future] = {}
+        self.ids = itertools.count(1)
+        self.seen: dict[tuple, float] | None = {} if role == "spectator" else None
+        self.use_n = True
+        self.closed = False
+        self.reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self) -> None:
+        try:
+            async for frame in self.ws:
+                t = now()
+                msg = decode(frame)
+                ref = msg.get("ref")
+                if ref is not None:
+                    fut = self.pending.pop(ref, None)
+                    if fut is not None and not fut.done():
+                        fut.set_result((t, msg))
+                    continue
+                typ = msg.get("type")
+                if typ == "event":
+                    kind = msg.get("kind")
+                    if kind == "progress":
+                        if self.seen is not None:
+                            self.seen.setdefault((msg.get("seat"), msg.get("moves")), t)
+                    elif kind == "start":
+                        self.started.set()
+                    elif kind == "results":
+                        self.results.set()
+                        self.started.set()
+                elif typ == "board":
+                    if self.seen is not None:
+                        self.seen.setdefault((msg.get("seat"), msg.get("moves")), t)
+                elif typ == "snapshot":
+                    self._absorb_snapshot(msg.get("snapshot") or {})
+        except Exception:
+            pass
+        finally:
+            self.closed = True
+            for fut in self.pending.values():
+                if not fut.done():
+                    fut.set_exception(ConnectionError("connection closed"))
+
+    def _absorb_snapshot(self, snap: dict) -> None:
+        if snap.get("state") in ("racing", "finished"):
+            self.started.set()
+        if snap.get("state") == "finished":
+            self.results.set()
+        you = snap.get("you") or None
+        if you and you.get("view"):
+            self.view = you["view"]
+            self.n = you["view"].get("moves", self.n)
+
+    def send_request(self, message: dict[str, Any]) -> tuple[int, asyncio.Future]:
+        """Give `message` an id; returns (id, future of (receive time, reply))."""
+        rid = next(self.ids)
+        message["id"] = rid
+        fut = asyncio.get_running_loop().create_future()
+        self.pending[rid] = fut
+        return rid, fut
+
+    async def request(self, message: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
+        _, fut = self.send_request(message)
+        await self.ws.send(encode(message))
+        _, reply = await asyncio.wait_for(fut, timeout)
+        if reply.get("type") == "error":
+            raise BenchError(f"{message['type']}: {reply.get('code')}: {reply.get('message')}")
+        return reply
+
+    async def close(self) -> None:
+        try:
+            await self.ws.close()
+        except Exception:
+            pass
+        self.reader.cancel()
+
+
+class Worker:
+    """Commands from the coordinator, each answered with ("ok", result) or ("err", traceback)."""
+
+    def __init__(self, pipe: Connection, index: int) -> None:
+        self.pipe = pipe
+        self.index = index
+        self.players: list[Conn] = []
+        self.hosts: list[Conn] = []
+        self.spectators: list[Conn] = []
+        self.idle: list[Conn] = []
+        self.echo: list[ClientConnection] = []
+        self.game = "klondike"
+        self.sem: asyncio.Semaphore | None = None
+
+    async def serve(self) -> None:
+        self.sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
+        while True:
+            cmd, args = await asyncio.to_thread(self.pipe.recv)
+            if cmd == "exit":
+                await self.cmd_close()
+                self.pipe.send(("ok", None))
+                return
+            try:
+                result = await getattr(self, "cmd_" + cmd)(**args)
+                self.pipe.send(("ok", result))
+            except Exception:
+                self.pipe.send(("err", traceback.format_exc()))
+
+    # -- connections -------------------------------------------------------
+
+    async def _open(self, url: str) -> ClientConnection:
+        assert self.sem is not None
+        async with self.sem:
+            for attempt in range(5):
+                try:
+                    # Server pings keep the link alive; client pings would only add load.
+                    return await connect(url, compression=None, max_size=None, ping_interval=None,
+                                         open_timeout=60, close_timeout=2)
+                except OSError:
+                    if attempt == 4:
+                        raise
+                    await asyncio.sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    async def _hello(self, url: str, role: str) -> Conn:
+        c = Conn(await self._open(url), role)
+        await c.request({"type": "hello", "version": 1, "client": "solrace-bench/0.1"})
+        return c
+
+    async def cmd_echo(self, url: str, count: int) -> int:
+        self.echo += await asyncio.gather(*(self._open(url) for _ in range(count)))
+        return len(self.echo)
+
+    async def _echo_once(self, url: str) -> ClientConnection:
+        ws = await self._open(url)
+        await ws.send(encode(MOVE_SAMPLE))
+        await ws.recv()
+        return ws
+
+    async def cmd_idle(self, url: str, count: int, echo: bool = False) -> int:
+        """Open `count` connections that say hello (echo: exchange one frame) and then stay idle."""
+        if echo:
+            self.echo += await asyncio.gather(*(self._echo_once(url) for _ in range(count)))
+            return len(self.echo)
+        self.idle += await asyncio.gather(*(self._hello(url, "idle") for _ in range(count)))
+        return len(self.idle)
+
+    async def _room(self, urls: list[str], players: int, options: dict, tag: str) -> str:
+        host = await self._hello(urls[0], "player")
+        reply = await host.request({"type": "create", "name": f"{tag}-0", "options": options})
+        host.room, host.seat = reply["room"], reply.get("seat", 0)
+        host.token, host.host_token = reply.get("token"), reply.get("host_token")
+        host._absorb_snapshot(reply.get("snapshot") or {})
+        seats = [host]
+
+        async def join(i: int) -> Conn:
+            c = await self._hello(urls[i % len(urls)], "player")
+            r = await c.request({"type": "join", "room": host.room, "name": f"{tag}-{i}"})
+            c.room, c.seat, c.token = r["room"], r.get("seat", i), r.get("token")
+            c._absorb_snapshot(r.get("snapshot") or {})
+            return c
+
+        seats += await asyncio.gather(*(join(i) for i in range(1, players)))
+        await asyncio.gather(*(c.request({"type": "ready", "ready": True}) for c in seats))
+        self.hosts.append(host)
+        self.players += seats
+        return host.room  # type: ignore[return-value]
+
+    async def cmd_rooms(self, urls: list[str], rooms: int, players: int, options: dict,
+                        tag: str = "bot") -> list[str]:
+        """Create `rooms` rooms of `players` ready players; seat i connects to urls[i % len]."""
+        self.game = options.get("game", "klondike")
+        return list(await asyncio.gather(
+            *(self._room(urls, players, options, f"{tag}{self.index}.{r}") for r in range(rooms))))
+
+    async def cmd_spectate(self, urls: list[str], rooms: list[str], per_room: int) -> int:
+        async def one(i: int, room: str) -> Conn:
+            c = await self._hello(urls[i % len(urls)], "spectator")
+            r = await c.request({"type": "spectate", "room": room})
+            c.room = r.get("room", room)
+            return c
+
+        self.spectators += await asyncio.gather(
+            *(one(i, room) for room in rooms for i in range(per_room)))
+        return len(self.spectators)
+
+    async def cmd_start(self, timeout: float = 60.0) -> dict:
+        """Hosts start their races; returns once every seat saw the race begin."""
+        await asyncio.gather(*(h.request({"type": "start", "host_token": h.host_token})
+                               for h in self.hosts))
+        await asyncio.wait_for(asyncio.gather(*(c.started.wait() for c in self.players)), timeout)
+        return {"players": len(self.players)}
+
+    # -- running -----------------------------------------------------------
+
+    async def _move_loop(self, c: Conn, t0: float, t1: float, pace: float, stats: dict,
+                         until_done: bool) -> None:
+        """Move at `pace` per second (0: as fast as acks come back) until t1 or the seat is done."""
+        hist: Histogram = stats["ack"]
+        period = 1.0 / pace if pace else 0.0
+        next_t = now() + random.random() * period
+        bad = 0
+        while not c.closed:
+            if period:
+                delay = next_t - now()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            ts = now()
+            if ts >= t1 and not until_done:
+                break
+            if ts >= t1 + 600:
+                break
+            move = next_move(self.game, c.view)
+            message: dict[str, Any] = {"type": "move", "move": move}
+            if c.use_n:
+                message["n"] = c.n + 1
+            _, fut = c.send_request(message)
+            ts = now()
+            await c.ws.send(encode(message))
+            if stats["sends"] is not None:
+                stats["sends"][(c.room, c.seat, c.n + 1)] = ts
+            try:
+                tr, reply = await fut
+            except ConnectionError:
+                stats["errors"]["closed"] += 1
+                break
+            in_window = t0 <= ts < t1
+            if reply.get("type") == "ack":
+                bad = 0
+                if in_window:
+                    hist.record(tr - ts)
+                    stats["acks"] += 1
+                c.n = reply.get("n", c.n + 1)
+                if reply.get("view") is not None:
+                    c.view = reply["view"]
+                c.status = reply.get("status", "racing")
+                if c.status != "racing":
+                    stats["finished"] += 1
+                    break
+            else:
+                code = reply.get("code", "?")
+                stats["errors"][code] += 1
+                bad += 1
+                if code == "out_of_sync":
+                    c.use_n = False
+                elif code == "bad_state" or bad > 20:
+                    break
+                elif code == "illegal_move":
+                    c.view = None  # fall back to `deal`, whose ack brings a fresh view
+                if not period:
+                    await asyncio.sleep(0.01)  # never spin on a refusing server
+            if period:
+                next_t += period
+                if next_t < now():
+                    stats["late"] += 1
+                    next_t = now()
+
+    async def _echo_loop(self, ws: ClientConnection, t0: float, t1: float, stats: dict) -> None:
+        frame = encode(MOVE_SAMPLE)
+        hist: Histogram = stats["ack"]
+        while True:
+            ts = now()
+            if ts >= t1:
+                break
+            await ws.send(frame)
+            await ws.recv()
+            if ts >= t0:
+                hist.record(now() - ts)
+                stats["acks"] += 1
+
+    async def cmd_run(self, t0: float, t1: float, pace: float = 0.0, track_sends: bool = False,
+                      until_done: bool = False) -> dict:
+        """Move (or echo) from now; count acks of moves sent in [t0, t1). Spectators keep reading."""
+        stats: dict[str, Any] = {"ack": Histogram(), "acks": 0, "errors": Counter(), "finished": 0,
+                                 "late": 0,
+                                 "sends": {} if track_sends else None}
+        tasks = [self._move_loop(c, t0, t1, pace, stats, until_done) for c in self.players]
+        tasks += [self._echo_loop(ws, t0, t1, stats) for ws in self.echo]
+        await asyncio.gather(*tasks)
+        if until_done:
+            await asyncio.wait_for(asyncio.gather(*(h.results.wait() for h in self.hosts)), 120)
+        stats["ack"] = stats["ack"].to_dict()
+        stats["errors"] = dict(stats["errors"])
+        stats["total_moves"] = sum(c.n for c in self.players)
+        return stats
+
+    async def cmd_spectator_latency(self, sends: dict, t0: float, t1: float) -> dict:
+        """Delay from each move's send to each spectator's first sight of it (board or progress)."""
+        hist = Histogram()
+        missing = 0
+        for s in self.spectators:
+            seen = s.seen or {}
+            for (room, seat, n), ts in sends.items():
+                if room != s.room or not (t0 <= ts < t1):
+                    continue
+                tr = seen.get((seat, n))
+                if tr is None:
+                    missing += 1
+                else:
+                    hist.record(tr - ts)
+        return {"hist": hist.to_dict(), "missing": missing}
+
+    async def cmd_close(self) -> int:
+        conns = self.players + self.spectators + self.idle
+        await asyncio.gather(*(c.close() for c in conns), *(ws.close() for ws in self.echo),
+                             return_exceptions=True)
+        n = len(conns) + len(self.echo)
+        self.players, self.hosts, self.spectators, self.idle, self.echo = [], [], [], [], []
+        return n
+
+
+def worker_main(pipe: Connection, index: int) -> None:
+    """Process entry point: serve the coordinator's commands until told to exit."""
+    asyncio.run(Worker(pipe, index).serve())

@@ -1,0 +1,49 @@
+"""Load bots choose moves from their own view only; these views are built by hand."""
+
+from __future__ import annotations
+
+from solrace.bench.load_policy import klondike_move, next_move, puttputt_move
+
+
+def klondike_view(**piles: list) -> dict:
+    base = {f"t{i}": [{"hidden": i - 1}, "9S"] for i in range(1, 8)}
+    base.update({f"f{i}": [] for i in range(1, 5)})
+    base.update({"s": [{"hidden": 10}], "w": []})
+    base.update(piles)
+    return {"game": "klondike", "piles": base, "stock": 10}
+
+
+def test_klondike_ace_from_waste_goes_to_first_empty_foundation() -> None:
+    assert klondike_move(klondike_view(w=[{"hidden": 2}, "AH"])) == "w-f1"
+
+
+def test_klondike_next_card_of_suit_goes_home_from_tableau() -> None:
+    view = klondike_view(f2=["AC", "2C"], t4=[{"hidden": 3}, "3C"])
+    assert klondike_move(view) == "t4-f2"
+
+
+def test_klondike_waste_card_onto_tableau_of_other_colour() -> None:
+    view = klondike_view(w=["8H"])
+    assert klondike_move(view) == "w-t1"
+
+
+def test_klondike_deals_then_recycles() -> None:
+    view = klondike_view(w=["8S"])
+    assert klondike_move(view) == "deal"
+    view["stock"] = 0
+    assert klondike_move(view) == "recycle"
+
+
+def test_puttputt_plays_neighbour_rank_with_wrap_else_deals() -> None:
+    piles = {f"t{i}": ["5C"] for i in range(1, 8)}
+    piles["t6"] = ["KD"]
+    piles["f1"] = ["AS"]
+    view = {"piles": piles, "stock": 16}
+    assert puttputt_move(view) == "t6-f1"
+    piles["t6"] = []
+    assert puttputt_move(view) == "deal"
+
+
+def test_no_view_yet_means_deal() -> None:
+    assert next_move("klondike", None) == "deal"
+    assert next_move("puttputt", None) == "deal"
