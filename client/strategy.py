@@ -31,7 +31,6 @@ from typing import Any
 from .moves import HIDDEN, UNKNOWN, Board, apply, known, legal_moves, parse_move, rank, succ
 
 STOCK_MOVES = ("deal", "recycle")
-PUTT_NODE_LIMIT = 4000
 
 
 def choose_move(view: dict[str, Any], history: Sequence[str] = (),
@@ -57,31 +56,91 @@ def choose_move(view: dict[str, Any], history: Sequence[str] = (),
 
 
 # ---- Putt Putt --------------------------------------------------------------------------
+#
+# Every tableau card is face up, so the bot searches chains of plays exactly;
+# the only unknown is the stock. Its cards are all the cards not in sight
+# (card counting, which any player can do), so each way of ending the current
+# chain is valued as cards cleared now plus the expected longest chain after
+# the next deal, over the ranks still unseen.
+
+PUTT_STATE_LIMIT = 600
 
 
-def _putt_chain(board: Board, budget: list[int]) -> int:
-    """Length of the longest run of plays from this position (bounded search)."""
-    best = 0
-    for m in legal_moves(board):
-        if m == "deal" or budget[0] <= 0:
-            continue
-        budget[0] -= 1
-        best = max(best, 1 + _putt_chain(apply(board, m), budget))
-    return best
+def _golf_next(r: int, s: int) -> bool:
+    return abs(r - s) in (1, 12)
+
+
+class _Golf:
+    def __init__(self, piles: list[list[int]]) -> None:
+        self.piles = piles
+        self.memo: dict[tuple[tuple[int, ...], int], int] = {}
+
+    def plays(self, heights: tuple[int, ...], base: int) -> list[int]:
+        return [i for i, h in enumerate(heights) if h and _golf_next(self.piles[i][h - 1], base)]
+
+    def longest(self, heights: tuple[int, ...], base: int) -> int:
+        key = (heights, base)
+        got = self.memo.get(key)
+        if got is not None:
+            return got
+        best = 0
+        if len(self.memo) < 20000:
+            for i in self.plays(heights, base):
+                h = list(heights)
+                h[i] -= 1
+                best = max(best, 1 + self.longest(tuple(h), self.piles[i][heights[i] - 1]))
+        self.memo[key] = best
+        return best
 
 
 def _putt_choice(board: Board, moves: list[str]) -> str | None:
     plays = [m for m in moves if m != "deal"]
     if not plays:
         return "deal" if "deal" in moves else None
-    scored = []
-    for m in plays:
-        after = apply(board, m)
-        chain = 1 + _putt_chain(after, [PUTT_NODE_LIMIT // len(plays)])
-        src = parse_move(m)[0]
-        scored.append((chain, len(board.piles[src]), m))
-    scored.sort(key=lambda s: (-s[0], -s[1], s[2]))
-    return scored[0][2]
+    tabs = board.names("t")
+    piles = [[rank(c) for c in board.piles[t]] for t in tabs]
+    golf = _Golf(piles)
+    unseen = [4] * 14
+    for pile in board.piles.values():
+        for c in pile:
+            if known(c):
+                unseen[rank(c)] -= 1
+    total_unseen = sum(max(0, u) for u in unseen[1:])
+    stock_left = board.stock > 0 and total_unseen > 0
+
+    def future(heights: tuple[int, ...]) -> float:
+        if not stock_left or not any(heights):
+            return 0.0
+        return sum(max(0, unseen[r]) * golf.longest(heights, r)
+                   for r in range(1, 14)) / total_unseen
+
+    start = (tuple(len(p) for p in piles), rank(board.piles["f1"][-1]))
+    # breadth-first over chain states, remembering each state's first move
+    frontier = [(start, None)]
+    visited: dict[tuple[tuple[int, ...], int], int | None] = {start: None}
+    while frontier and len(visited) < PUTT_STATE_LIMIT:
+        nxt = []
+        for (heights, base), first in frontier:
+            for i in golf.plays(heights, base):
+                h = list(heights)
+                h[i] -= 1
+                state = (tuple(h), piles[i][heights[i] - 1])
+                if state not in visited:
+                    visited[state] = i if first is None else first
+                    nxt.append((state, visited[state]))
+        frontier = nxt
+    total = sum(start[0])
+    best: tuple[float, int, int] | None = None
+    for (heights, base), first in visited.items():
+        if first is None:
+            continue
+        cleared = total - sum(heights)
+        value = cleared + (1000.0 if not any(heights) else 0.9 * future(heights))
+        key = (value, len(piles[first]) > 0 and start[0][first], -first)
+        if best is None or key > best:
+            best = key
+    assert best is not None
+    return f"{tabs[-best[2]]}-f1"
 
 
 # ---- evaluation -------------------------------------------------------------------------

@@ -1,0 +1,201 @@
+"""`solrace bot`: bots that join a room, ready up and race at a set pace.
+
+`run_bot` is the library coroutine (the load benchmark and the browser tests
+start bots in-process with it); the command runs `--count` of them at once.
+The bot only ever sees its own view; its choices come from
+`strategy.choose_move`. It resigns when the strategy has nothing useful left
+(so a race never waits forever on a stuck bot), and it readies again after a
+rematch until `races` races are done or `stop` is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import events as ev
+from .connection import Client, ConnectionLost, ServerError
+from .moves import Board
+from .strategy import choose_move
+from .urls import DEFAULT_SERVER, parse_target
+
+log = logging.getLogger(__name__)
+
+RACING = "racing"
+
+
+@dataclass
+class BotResult:
+    """What a bot did, for tests and benchmarks."""
+
+    room: str | None = None
+    seat: int | None = None
+    races: int = 0
+    moves: int = 0
+    statuses: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    move_latencies: list[float] = field(default_factory=list)
+
+
+async def _wait(client: Client, predicate: Any, stop: asyncio.Event, tick: float = 0.25) -> bool:
+    """Consume pushes until `predicate()` holds; False when stopped first."""
+    while not predicate():
+        if stop.is_set():
+            return False
+        try:
+            await client.next_event(timeout=tick)
+        except TimeoutError:
+            continue
+    return True
+
+
+def _my_status(client: Client) -> str | None:
+    seat = client.room.seat
+    view = client.room.view
+    if view is not None and (view.get("won") or view.get("dead")):
+        return "won" if view.get("won") else "dead"
+    p = client.room.players.get(seat) if seat is not None else None
+    return p.get("status") if p else None
+
+
+async def _ensure_view(client: Client) -> None:
+    """The start event carries no board: take a resync when the model has none."""
+    if client.room.view is None and client.token:
+        await client.resume()
+
+
+async def play_race(client: Client, pace: float, stop: asyncio.Event, result: BotResult) -> str:
+    """Play moves until this seat stops racing; returns its final status."""
+    history: list[str] = []
+    seen: set[tuple] = set()
+    loop = asyncio.get_running_loop()
+    while not stop.is_set():
+        if client.room.state != RACING:
+            if client.room.state == "finished":
+                break
+            await _wait(client, lambda: client.room.state in (RACING, "finished"), stop)
+            continue
+        await _ensure_view(client)
+        view = client.room.view
+        status = _my_status(client)
+        if view is None or status not in (RACING, "waiting", None):
+            break
+        seen.add(Board.from_view(view).key())
+        move = choose_move(view, history, seen)
+        if pace > 0:
+            try:
+                await asyncio.wait_for(stop.wait(), pace)
+                break
+            except TimeoutError:
+                pass
+        try:
+            if move is None:
+                await client.resign()
+                return "resigned"
+            t0 = loop.time()
+            ack = await client.move(move, n=int(view.get("moves", 0)) + 1)
+            result.move_latencies.append(loop.time() - t0)
+            history.append(move)
+            result.moves += 1
+            if ack.status and ack.status != RACING:
+                return ack.status
+        except ServerError as exc:
+            result.errors.append(exc.code)
+            if exc.code in ("illegal_move", "out_of_sync"):
+                await client.resume()  # our view is stale: take the server's
+            elif exc.code == "bad_state":
+                await asyncio.sleep(0.05)
+                if client.room.state == RACING and _my_status(client) != RACING:
+                    break
+            elif exc.code == "rate_limited":
+                await asyncio.sleep(0.5)
+            else:
+                raise
+        except ConnectionLost:
+            await asyncio.sleep(0.2)  # auto-resume is on; the retry carries `n`
+    return _my_status(client) or "unknown"
+
+
+async def run_bot(url: str, room: str | None = None, name: str = "bot", pace: float = 0.5,
+                  stop_event: asyncio.Event | None = None, *, races: int | None = 1,
+                  create_options: dict[str, Any] | None = None, start_when: int | None = None,
+                  ready: bool = True) -> BotResult:
+    """Join `room` (or create one with `create_options`), ready up and race.
+
+    Stops after `races` races (None: until `stop_event`). As host (created the
+    room), it starts the race once `start_when` players are ready.
+    """
+    stop = stop_event or asyncio.Event()
+    result = BotResult()
+    client = Client(url, auto_resume=True, client_name="solrace-bot/0.1")
+    await client.connect()
+    try:
+        if room is None:
+            joined: ev.Joined = await client.create(name, create_options or {})
+        else:
+            joined = await client.join(room, name)
+        result.room, result.seat = joined.room, joined.seat
+        while not stop.is_set() and (races is None or result.races < races):
+            if ready:
+                await client.ready(True)
+            if client.host_token and start_when:
+                await _wait(client, lambda: sum(bool(p.get("ready")) for p in
+                                                client.room.players.values()) >= start_when, stop)
+                if stop.is_set():
+                    break
+                await client.start()
+            if not await _wait(client, lambda: client.room.state in (RACING, "finished"), stop):
+                break
+            status = await play_race(client, pace, stop, result)
+            result.statuses.append(status)
+            result.races += 1
+            if races is not None and result.races >= races:
+                break
+            await _wait(client, lambda: client.room.state == "lobby", stop)
+    finally:
+        await client.close()
+    return result
+
+
+# ---- command ----------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", help="room link, ws:// URL or room code")
+    parser.add_argument("--server", default=DEFAULT_SERVER,
+                        help=f"server for a bare room code (default {DEFAULT_SERVER})")
+    parser.add_argument("--name", default="bot", help="player name (numbered when --count > 1)")
+    parser.add_argument("--pace", type=float, default=1.0, help="seconds between moves")
+    parser.add_argument("--count", type=int, default=1, help="how many bots to run")
+    parser.add_argument("--races", type=int, default=0,
+                        help="leave after this many races (0: stay until interrupted)")
+
+
+async def _main(args: argparse.Namespace) -> int:
+    target = parse_target(args.target, args.server)
+    if not target.room:
+        print("solrace bot: name a room (a link or a code)")
+        return 2
+    stop = asyncio.Event()
+    names = [args.name] if args.count == 1 else [f"{args.name}-{i + 1}" for i in range(args.count)]
+    tasks = [asyncio.create_task(run_bot(target.url, target.room, n, args.pace, stop,
+                                         races=args.races or None)) for n in names]
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    code = 0
+    for n, r in zip(names, results):
+        if isinstance(r, BaseException):
+            print(f"{n}: error: {r}")
+            code = 1
+        else:
+            print(f"{n}: seat {r.seat}, {r.races} race(s), {r.moves} moves, {r.statuses}")
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_main(args))
+    except KeyboardInterrupt:
+        return 130

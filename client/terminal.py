@@ -1,0 +1,291 @@
+"""`solrace play`: race in the terminal.
+
+Input is read line by line (readline with tab completion on a terminal,
+plain lines from a pipe) in a worker thread, so server pushes keep arriving
+while the player types. A line is a move in canonical notation, the number
+of a move in the printed list, or a command:
+/ready /unready /start /resign /undo /rematch /kick N /board /moves /quit.
+
+Decision on legal moves: the list offered (numbers and tab completion) is
+computed from the player's own view by `moves.legal_moves`, which is exact
+because legality in every solrace game depends only on visible cards; the
+server still checks every move, and its refusal is printed as is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import threading
+from typing import Any
+
+from . import events as ev
+from .connection import Client, ConnectionLost, ServerError
+from .moves import legal_moves
+from .render import player_line, render_player_screen, render_results
+from .urls import DEFAULT_SERVER, parse_target
+
+COMMANDS = ["/ready", "/unready", "/start", "/resign", "/undo", "/rematch", "/kick", "/board",
+            "/moves", "/help", "/quit"]
+HELP = ("type a move (t1-f1, w-t3, t2-t5:3, deal, recycle) or its number; commands: "
+        + " ".join(COMMANDS))
+GAME_OPTION_KEYS = {"draw", "moves", "passes"}
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """`key=value` from the command line, with ints and booleans typed."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    v: Any = value
+    if value.lower() in ("true", "yes", "on"):
+        v = True
+    elif value.lower() in ("false", "no", "off"):
+        v = False
+    else:
+        try:
+            v = int(value)
+        except ValueError:
+            pass
+    return key, v
+
+
+def room_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Room options for `--create`: game rule options go under `game_options`."""
+    opts: dict[str, Any] = {"game": args.create}
+    game_opts: dict[str, Any] = {}
+    for key, value in args.option or []:
+        (game_opts if key in GAME_OPTION_KEYS else opts)[key] = value
+    if game_opts:
+        opts["game_options"] = game_opts
+    return opts
+
+
+def current_moves(client: Client) -> list[str]:
+    view = client.room.view
+    if view is None or client.room.state != "racing" or view.get("won") or view.get("dead"):
+        return []
+    return legal_moves(view)
+
+
+class Terminal:
+    """The I/O half of `solrace play`: feeds lines to the client, prints what happens."""
+
+    def __init__(self, client: Client, color: bool, out: Any = None) -> None:
+        self.client = client
+        self.color = color
+        self.out = out or sys.stdout
+        self.lines: asyncio.Queue[str | None] = asyncio.Queue()
+        self.done = asyncio.Event()
+
+    def print(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def draw(self) -> None:
+        self.print(render_player_screen(self.client.room, self.color,
+                                        moves=current_moves(self.client)))
+
+    # ---- input ----------------------------------------------------------------
+
+    def start_reader(self, loop: asyncio.AbstractEventLoop) -> None:
+        interactive = sys.stdin.isatty()
+        if interactive:
+            self._setup_readline()
+
+        def reader() -> None:
+            while True:
+                try:
+                    line = input("> ") if interactive else sys.stdin.readline()
+                except (EOFError, KeyboardInterrupt):
+                    line = ""
+                if not line and not interactive:
+                    loop.call_soon_threadsafe(self.lines.put_nowait, None)
+                    return
+                loop.call_soon_threadsafe(self.lines.put_nowait, line.strip())
+
+        threading.Thread(target=reader, daemon=True, name="solrace-stdin").start()
+
+    def _setup_readline(self) -> None:
+        try:
+            import readline
+        except ImportError:  # pragma: no cover - platform without readline
+            return
+
+        def complete(text: str, state: int) -> str | None:
+            options = [m for m in current_moves(self.client) + COMMANDS if m.startswith(text)]
+            return options[state] if state < len(options) else None
+
+        readline.set_completer_delims(" ")
+        readline.set_completer(complete)
+        readline.parse_and_bind("tab: complete")
+
+    async def handle_line(self, line: str) -> bool:
+        """Act on one input line; False to quit."""
+        if not line:
+            return True
+        c = self.client
+        try:
+            if line.startswith("/"):
+                return await self._command(line)
+            moves = current_moves(c)
+            if line.isdigit():
+                i = int(line)
+                if not 1 <= i <= len(moves):
+                    self.print(f"no move number {i} (1..{len(moves)})")
+                    return True
+                line = moves[i - 1]
+            view = c.room.view or {}
+            ack = await c.move(line, n=int(view.get("moves", 0)) + 1)
+            extra = f" revealed {' '.join(ack.revealed)}" if ack.revealed else ""
+            self.print(f"ok {ack.move} (move {ack.n}){extra}")
+            self.draw()
+        except ServerError as exc:
+            self.print(f"refused: {exc.code}: {exc.message}")
+        except ConnectionLost as exc:
+            self.print(f"connection lost: {exc}")
+        return True
+
+    async def _command(self, line: str) -> bool:
+        c = self.client
+        cmd, _, arg = line.partition(" ")
+        if cmd == "/quit":
+            return False
+        if cmd == "/help":
+            self.print(HELP)
+        elif cmd == "/ready":
+            await c.ready(True)
+            self.print("ready")
+        elif cmd == "/unready":
+            await c.ready(False)
+            self.print("not ready")
+        elif cmd == "/start":
+            await c.start()
+        elif cmd == "/resign":
+            await c.resign()
+            self.print("resigned")
+        elif cmd == "/undo":
+            ack = await c.undo()
+            self.print(f"took back {ack.undone}")
+            self.draw()
+        elif cmd == "/rematch":
+            await c.rematch()
+        elif cmd == "/kick":
+            await c.kick(int(arg))
+        elif cmd in ("/board", "/moves"):
+            self.draw()
+        else:
+            self.print(f"unknown command {cmd}; {HELP}")
+        return True
+
+    # ---- pushes -----------------------------------------------------------------
+
+    def on_push(self, msg: ev.Message) -> None:
+        room = self.client.room
+        if isinstance(msg, ev.Progress):
+            if msg.seat != room.seat:
+                self.print(player_line(room.players.get(msg.seat, {}), color=self.color))
+        elif isinstance(msg, ev.Countdown):
+            left = room.countdown_left()
+            self.print(f"countdown: the race starts in {left:.0f}s" if left is not None
+                       else "countdown")
+        elif isinstance(msg, ev.Start):
+            self.print("GO!")
+            self.draw()
+        elif isinstance(msg, ev.Results):
+            self.print(render_results(room))
+        elif isinstance(msg, (ev.PlayerJoined, ev.PlayerLeft, ev.Kicked, ev.ReadyChanged,
+                              ev.OptionsChanged, ev.Rematch, ev.Connected)):
+            self.print(f"* {msg.kind}: " + ", ".join(
+                f"{k}={v}" for k, v in msg.raw.items() if k not in ("type", "n", "kind", "at")))
+        elif isinstance(msg, ev.Snapshot):
+            self.draw()
+        elif isinstance(msg, ev.Error):
+            self.print(f"server: {msg.code}: {msg.message}")
+
+    async def _start_view(self) -> None:
+        if self.client.room.view is None and self.client.token:
+            await self.client.resume()
+            self.draw()
+
+    async def run(self) -> None:
+        async def pushes() -> None:
+            async for msg in self.client.events():
+                self.on_push(msg)
+                if isinstance(msg, ev.Start):
+                    await self._start_view()
+            self.print("disconnected")
+            self.done.set()
+
+        push_task = asyncio.create_task(pushes())
+        try:
+            while not self.done.is_set():
+                get = asyncio.create_task(self.lines.get())
+                finished, _ = await asyncio.wait({get, push_task},
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                if get not in finished:
+                    get.cancel()
+                    break
+                line = get.result()
+                if line is None or not await self.handle_line(line):
+                    break
+        finally:
+            push_task.cancel()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", nargs="?", default="",
+                        help="room link, ws:// URL or room code (omit with --create)")
+    parser.add_argument("--server", default=DEFAULT_SERVER,
+                        help=f"server for a bare room code or --create (default {DEFAULT_SERVER})")
+    parser.add_argument("--name", default=os.environ.get("USER", "player")[:24])
+    parser.add_argument("--create", metavar="GAME",
+                        help="create a room for GAME (tabbycat manx puttputt klondike leapyear)")
+    parser.add_argument("--option", "-o", action="append", type=parse_option, metavar="KEY=VALUE",
+                        help="room or game option for --create, e.g. -o draw=3 -o time_limit=300")
+    parser.add_argument("--spectate-only", action="store_true",
+                        help="with --create: host without a seat")
+    parser.add_argument("--no-color", action="store_true", help="plain text output")
+
+
+async def _main(args: argparse.Namespace) -> int:
+    target = parse_target(args.target, args.server)
+    color = not args.no_color and sys.stdout.isatty()
+    client = Client(target.url, auto_resume=True, client_name="solrace-terminal/0.1")
+    try:
+        await client.connect()
+    except OSError as exc:
+        print(f"cannot connect to {target.url}: {exc}")
+        return 1
+    term = Terminal(client, color)
+    try:
+        if args.create:
+            joined = await client.create(args.name, room_options(args),
+                                         play=not args.spectate_only)
+            term.print(f"room {joined.room} created; share {target.share_link(joined.room)}"
+                       f" or the code {joined.room}")
+        elif target.room:
+            joined = await client.join(target.room, args.name)
+            term.print(f"joined room {joined.room} as seat {joined.seat}")
+        else:
+            print("solrace play: name a room, or use --create GAME")
+            return 2
+        term.print(HELP)
+        term.draw()
+        term.start_reader(asyncio.get_running_loop())
+        await term.run()
+    except ServerError as exc:
+        print(f"refused: {exc.code}: {exc.message}")
+        return 1
+    finally:
+        await client.close()
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_main(args))
+    except KeyboardInterrupt:
+        return 130
