@@ -47,3 +47,25 @@ def test_puttputt_plays_neighbour_rank_with_wrap_else_deals() -> None:
 def test_no_view_yet_means_deal() -> None:
     assert next_move("klondike", None) == "deal"
     assert next_move("puttputt", None) == "deal"
+
+
+def test_klondike_bot_plays_only_legal_moves_and_the_bench_deal_never_ends() -> None:
+    """The throughput runs rely on the bench seed lasting: check it against the real engine."""
+    from solrace.engine import new_game
+
+    g = new_game("klondike", seed="solrace-bench")
+    for _ in range(1500):
+        g.play(next_move("klondike", g.view()))  # IllegalMove would fail the test
+        assert not g.is_dead() and not g.is_won()
+    assert g.home() > 0
+
+
+def test_puttputt_bot_plays_legal_moves_to_the_end() -> None:
+    from solrace.engine import new_game
+
+    g = new_game("puttputt", seed="solrace-bench")
+    for _ in range(60):
+        if g.is_dead() or g.is_won():
+            break
+        g.play(next_move("puttputt", g.view()))
+    assert g.is_dead() or g.is_won()
