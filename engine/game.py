@@ -1,0 +1,277 @@
+"""The Game base: history, checked play, exact undo, text, views, copies.
+
+A game family subclasses Game and supplies four things: ``_legal()`` (every legal
+move, in the documented order), ``_check(move)`` (None, or the reason the move
+is illegal, without generating the legal moves), ``_do(move)`` (the unchecked
+apply, which pushes an undo record and returns the Effect) and ``_undo_last()``.
+Everything else (history, parsing, views, position text) lives here once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from .cards import TEXT
+from .moves import _PARSED, IllegalMove, Move, _parse_slow
+
+NO_CARDS: tuple[str, ...] = ()
+
+
+class BadPosition(ValueError):
+    """A position text that is not a position of its game (unknown pile, wrong cards, ...)."""
+
+
+class Effect:
+    """What one move did: the move, the cards it made visible, and the change in ``home``."""
+
+    __slots__ = ("move", "revealed", "home_delta")
+
+    def __init__(self, move: Move, revealed: tuple[str, ...] = NO_CARDS, home_delta: int = 0) -> None:
+        self.move = move
+        self.revealed = revealed
+        self.home_delta = home_delta
+
+    def __repr__(self) -> str:
+        return f"Effect(move={self.move!r}, revealed={self.revealed!r}, home_delta={self.home_delta})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Effect)
+            and self.move == other.move
+            and self.revealed == other.revealed
+            and self.home_delta == other.home_delta
+        )
+
+
+def _parse(move: Any) -> Move:
+    if move.__class__ is Move:
+        return move
+    m = _PARSED.get(move) if isinstance(move, str) else None
+    return m if m is not None else _parse_slow(move)
+
+
+class Game:
+    """One position of one game plus the moves that led to it.
+
+    Piles live in ``self.piles`` in position-text order (``PILE_NAMES``); the
+    stock is stored reversed (next card last) so a deal is a list pop.
+    """
+
+    #: registered name -> class, filled by ``register``
+    NAME: ClassVar[str]
+    PILE_NAMES: ClassVar[tuple[str, ...]]
+    PILE_INDEX: ClassVar[dict[str, int]]
+    STOCK: ClassVar[int]
+    DECKS: ClassVar[int] = 1
+    HOME0: ClassVar[int] = 0
+    TOTAL: ClassVar[int] = 52
+    #: option name -> (default, allowed values or None for "positive int or 0")
+    OPTIONS: ClassVar[dict[str, tuple[Any, tuple | None]]] = {}
+    #: game-line keys that carry hidden state rather than options
+    STATE_KEYS: ClassVar[tuple[str, ...]] = ()
+
+    game: str
+    options: dict[str, Any]
+    seed: int | None
+    piles: list[list[int]]
+    history: list[Move]
+
+    # ----------------------------------------------------------------- setup
+
+    @classmethod
+    def normalize_options(cls, options: dict[str, Any] | None) -> dict[str, Any]:
+        """The full option dict (defaults filled in); unknown names or values are a ValueError."""
+        out = {name: default for name, (default, _) in cls.OPTIONS.items()}
+        for name, value in (options or {}).items():
+            if name not in cls.OPTIONS:
+                known = ", ".join(cls.OPTIONS) or "none"
+                raise ValueError(f"unknown option {name!r} for {cls.NAME} (options: {known})")
+            default, allowed = cls.OPTIONS[name]
+            if isinstance(default, int):
+                if isinstance(value, str) and value.isdigit():
+                    value = int(value)
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise ValueError(f"option {name} takes an int, not {value!r}")
+                if allowed is None:
+                    if value < 0:
+                        raise ValueError(f"option {name} is 0 (unlimited) or a positive count, not {value}")
+                elif value not in allowed:
+                    raise ValueError(f"option {name} is one of {', '.join(map(str, allowed))}, not {value}")
+            else:
+                if value not in allowed:
+                    raise ValueError(f"option {name} is one of {', '.join(map(str, allowed))}, not {value!r}")
+            out[name] = value
+        return out
+
+    def _init_common(self, game: str, options: dict[str, Any], seed: int | None) -> None:
+        self.game = game
+        self.options = options
+        self.seed = seed
+        self.history = []
+        self._undo = []
+
+    # ------------------------------------------------------------ moves
+
+    def legal_moves(self) -> list[Move]:
+        """Every legal move once, in the documented stable order."""
+        return self._legal()
+
+    def play(self, move: Move | str) -> Effect:
+        """Play a move checked against the rules; IllegalMove (changing nothing) if it is not legal."""
+        m = _parse(move)
+        reason = self._check(m)
+        if reason is not None:
+            raise IllegalMove(reason, move=m.text)
+        eff = self._do(m)
+        self.history.append(m)
+        return eff
+
+    def is_legal(self, move: Move | str) -> bool:
+        try:
+            return self._check(_parse(move)) is None
+        except IllegalMove:
+            return False
+
+    def apply(self, move: Move) -> Effect:
+        """Unchecked play for bots and solvers: ``move`` must come from legal_moves()."""
+        eff = self._do(move)
+        self.history.append(move)
+        return eff
+
+    def undo(self) -> Move:
+        """Take back the last move exactly (flips, recycles and pass counts included)."""
+        if not self.history:
+            raise IndexError("no move to undo")
+        self._undo_last()
+        return self.history.pop()
+
+    # ------------------------------------------------------------ status
+
+    def home(self) -> int:
+        return self._home
+
+    def is_won(self) -> bool:
+        return self._home == self.TOTAL
+
+    def is_dead(self) -> bool:
+        """Not won and no legal move (Klondike refines this, RULES.md 5.3)."""
+        return not self.is_won() and not self._legal()
+
+    def progress(self) -> float:
+        return (self.home() - self.HOME0) / (self.TOTAL - self.HOME0)
+
+    @property
+    def deals_left(self) -> int | None:
+        return None
+
+    @property
+    def passes_left(self) -> int | None:
+        return None
+
+    # ------------------------------------------------------------ text and views
+
+    def _game_line_extras(self) -> list[str]:
+        """key=value items for the game line: non-default options, then hidden state."""
+        out = []
+        for name, (default, _) in self.OPTIONS.items():
+            if self.options[name] != default:
+                out.append(f"{name}={self.options[name]}")
+        return out
+
+    def _pile_text_items(self, i: int) -> list[str]:
+        p = self.piles[i]
+        if i == self.STOCK:
+            return [TEXT[c] for c in reversed(p)]
+        return [TEXT[c] for c in p]
+
+    def to_text(self) -> str:
+        """The position text of RULES.md section 4 (stock first-dealt first)."""
+        lines = [" ".join(["game", self.game, *self._game_line_extras()])]
+        for i, name in enumerate(self.PILE_NAMES):
+            lines.append(" ".join([name, *self._pile_text_items(i)]))
+        return "\n".join(lines) + "\n"
+
+    def _view_pile(self, i: int) -> list:
+        p = self.piles[i]
+        if i == self.STOCK:
+            return [{"hidden": len(p)}] if p else []
+        return [TEXT[c] for c in p]
+
+    def view(self) -> dict:
+        """What a viewer may see: visible cards as text, hidden ones only as counts."""
+        return {
+            "game": self.game,
+            "options": dict(self.options),
+            "piles": {name: self._view_pile(i) for i, name in enumerate(self.PILE_NAMES)},
+            "stock": len(self.piles[self.STOCK]),
+            "deals_left": self._view_deals_left(),
+            "passes_left": self.passes_left,
+            "moves": len(self.history),
+            "home": self.home(),
+            "progress": self.progress(),
+            "won": self.is_won(),
+            "dead": self.is_dead(),
+        }
+
+    def _view_deals_left(self) -> int | None:
+        return self.deals_left
+
+    def copy(self) -> "Game":
+        """An independent copy (history and undo records included)."""
+        new = object.__new__(self.__class__)
+        d = dict(self.__dict__)
+        for k, v in d.items():
+            if isinstance(v, list):
+                d[k] = [list(x) if isinstance(x, list) else x for x in v]
+            elif isinstance(v, dict):
+                d[k] = dict(v)
+        new.__dict__.update(d)
+        return new
+
+    def __repr__(self) -> str:
+        return f"<{self.__class__.__name__} {self.game} moves={len(self.history)} home={self.home()}>"
+
+    # ------------------------------------------------------------ hooks
+
+    def _legal(self) -> list[Move]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _check(self, m: Move) -> str | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _do(self, m: Move) -> Effect:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _undo_last(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> "Game":  # pragma: no cover
+        raise NotImplementedError
+
+    @classmethod
+    def _from_piles(
+        cls, game: str, options: dict[str, Any], state: dict[str, int], piles: dict[str, list[tuple[int, bool]]]
+    ) -> "Game":  # pragma: no cover
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ helpers for subclasses
+
+    def _pile_of(self, name: str | None) -> int | None:
+        return self.PILE_INDEX.get(name) if name is not None else None
+
+    def _unknown(self, m: Move) -> str:
+        for name in (m.src, m.dst):
+            if name not in self.PILE_INDEX:
+                return f"there is no pile {name} in {self.game}"
+        return f"{m.text} is not a move of {self.game}"
+
+
+def move_table(n_piles: int, max_count: int) -> list[list[list[Move | None]]]:
+    """table[si][di][n] -> the interned Move, so generation never builds objects."""
+    return [[[None] * (max_count + 1) for _ in range(n_piles)] for _ in range(n_piles)]
+
+
+def fill_table(table: list, names: tuple[str, ...], si: int, di: int, counts: range) -> None:
+    for n in counts:
+        table[si][di][n] = Move(names[si], names[di], n)
