@@ -100,9 +100,10 @@ Decisions (where RULES.md is silent)
   52, Putt Putt 35), also for positions read by ``from_text``.
 * **from_text** also refuses: a face-down card above a face-up one or a
   face-down top (Klondike), foundations that are not built by the game's rule,
-  a Putt Putt ``f1`` with no card, stocks that are not whole deals (Tabby Cat,
-  Manx, Leap Year), a Manx tail of more than one card or a tail that is not a
-  build, ``recycled`` at or beyond the pass limit, bad ``shown``.
+  a Putt Putt ``f1`` with no card, a Manx tail of more than one card or a
+  tail that is not a build, ``recycled`` at or beyond the pass limit, a bad
+  ``shown``. A stock that is not a whole number of deals (possible only in a
+  hand-made position) deals its last cards to t1, t2, ... in order.
 * **Tabby Cat / Manx options**: none; the two names are one class whose tail
   rule follows the name. ``g.options`` is ``{}``.
 """

@@ -63,14 +63,12 @@ class LeapYear(Game):
         for k in range(F, F + NF):
             if [RANK[c] for c in out[k]] != list(range(1, len(out[k]) + 1)) or not out[k]:
                 raise BadPosition(f"{NAMES[k]} must hold A, 2, 3, ... in order (any suits), starting with its Ace")
-        if len(out[S]) % T:
-            raise BadPosition("the stock must hold a multiple of 8 cards (whole deals)")
         out[S].reverse()
         return cls._make(game, options, None, out)
 
     @property
     def deals_left(self) -> int:
-        return len(self.piles[S]) // T
+        return -(-len(self.piles[S]) // T)
 
     def _legal(self) -> list[Move]:
         if self._home == 208:
@@ -130,11 +128,12 @@ class LeapYear(Game):
         if m is DEAL:
             stock = piles[S]
             revealed = []
-            for i in range(T):
+            k = min(T, len(stock))
+            for i in range(k):
                 c = stock.pop()
                 piles[i].append(c)
                 revealed.append(TEXT[c])
-            self._undo.append(-1)
+            self._undo.append(-k)
             return Effect(m, tuple(revealed), 0)
         si = self.PILE_INDEX[m.src]
         di = self.PILE_INDEX[m.dst]
@@ -148,7 +147,7 @@ class LeapYear(Game):
         piles = self.piles
         if rec < 0:
             stock = piles[S]
-            for i in range(T - 1, -1, -1):
+            for i in range(-rec - 1, -1, -1):
                 stock.append(piles[i].pop())
             return
         si, di = divmod(rec, 64)

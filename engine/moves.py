@@ -51,6 +51,8 @@ class Move:
     text: str
 
     def __new__(cls, src: str, dst: str | None = None, count: int = 1) -> "Move":
+        if count.__class__ is not int:
+            raise ValueError(f"a move's count is an int, not {count!r}")
         key = (src, dst, count)
         m = cls._interned.get(key)
         if m is not None:

@@ -89,14 +89,12 @@ class TabbyCat(Game):
             raise BadPosition("the tail must be a build (each card lying on the one below)")
         if game == "manx" and len(tail) > 1:
             raise BadPosition("Manx's tail holds at most one card")
-        if len(out[S]) % 4:
-            raise BadPosition("the stock must hold a multiple of 4 cards (whole deals)")
         out[S].reverse()
         return cls._make(game, options, None, out)
 
     @property
     def deals_left(self) -> int:
-        return len(self.piles[S]) // 4
+        return -(-len(self.piles[S]) // 4)
 
     # ------------------------------------------------------------ generation
 
@@ -212,11 +210,12 @@ class TabbyCat(Game):
     def _do(self, m: Move) -> Effect:
         piles = self.piles
         blen = self._blen
-        self._undo.append((m, tuple(blen)))
         if m is DEAL:
             stock = piles[S]
             revealed = []
-            for i in range(T):
+            k = min(T, len(stock))
+            self._undo.append((m, tuple(blen), k))
+            for i in range(k):
                 c = stock.pop()
                 p = piles[i]
                 if p and SUCC[RANK[c]] == RANK[p[-1]]:
@@ -226,6 +225,7 @@ class TabbyCat(Game):
                 p.append(c)
                 revealed.append(TEXT[c])
             return Effect(m, tuple(revealed), 0)
+        self._undo.append((m, tuple(blen), 0))
         idx = self.PILE_INDEX
         si = idx[m.src]
         di = idx[m.dst]
@@ -251,12 +251,12 @@ class TabbyCat(Game):
         return Effect(m, (), 0)
 
     def _undo_last(self) -> None:
-        m, blen = self._undo.pop()
+        m, blen, m_n = self._undo.pop()
         piles = self.piles
         self._blen[:] = blen
         if m is DEAL:
             stock = piles[S]
-            for i in range(T - 1, -1, -1):
+            for i in range(m_n - 1, -1, -1):
                 stock.append(piles[i].pop())
             return
         idx = self.PILE_INDEX
