@@ -30,3 +30,16 @@ def redis_url() -> Iterator[str]:
 def key_prefix() -> str:
     """A key prefix no other test (or other user of a shared Redis) holds."""
     return f"solrace-test-{uuid.uuid4().hex[:12]}:"
+
+
+@pytest.fixture
+def race_server(redis_url: str, key_prefix: str) -> Iterator["ServerProcess"]:
+    """A real `solrace serve` subprocess on the session's Redis, with this test's own key prefix.
+
+    One per test (a fresh process costs ~0.3 s): tests may kill, stop or restart it
+    freely. `.url` (http), `.ws_url` (ws://.../ws), `.kill()`, `.stop()`, `.restart()`.
+    """
+    from solrace.server.process import ServerProcess
+
+    with ServerProcess(redis_url, key_prefix) as server:
+        yield server

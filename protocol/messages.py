@@ -1,0 +1,286 @@
+"""Every message of the solrace wire protocol, defined once: shape, encode, decode, validate.
+
+The server, the Python client, the tests and the benchmarks all go through this
+module so a message can never mean one thing on one side and another on the
+other. PROTOCOL.md is the human contract; the tables below are its machine form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+
+VERSION = 1
+VERSIONS = (1,)
+MAX_FRAME = 8192
+
+#: every error code the server may send; clients may rely on these strings
+ERROR_CODES = frozenset(
+    {
+        "bad_frame", "frame_too_large", "bad_message", "unknown_type", "hello_required",
+        "unsupported_version", "rate_limited", "no_room", "room_full", "bad_token",
+        "not_host", "not_player", "not_allowed", "bad_state", "bad_options",
+        "illegal_move", "out_of_sync", "undo_refused", "internal",
+    }
+)
+
+GAME_NAMES = ("tabbycat", "manx", "puttputt", "klondike", "leapyear")
+
+
+class ProtocolError(Exception):
+    """A refusal that becomes an `error` message; raising it must never change state."""
+
+    def __init__(self, code: str, message: str, **extra: Any) -> None:
+        assert code in ERROR_CODES, code
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.extra = extra
+
+    def to_message(self, ref: int | None = None) -> dict[str, Any]:
+        return error(self.code, self.message, ref=ref, **self.extra)
+
+
+# --- field types -------------------------------------------------------------------------
+
+Num = (int, float)
+
+
+def _is(value: Any, kind: Any) -> bool:
+    """isinstance, except that a bool is never accepted as a number (msgpack keeps them apart)."""
+    if isinstance(value, bool) and kind is not bool and not (isinstance(kind, tuple) and bool in kind):
+        return False
+    return isinstance(value, kind)
+
+
+@dataclass(frozen=True)
+class F:
+    """One field of a message: its type, whether it is required, and a size bound for strings."""
+
+    kind: Any
+    required: bool = True
+    max_len: int | None = None
+
+
+#: client -> server messages: type -> fields
+CLIENT: dict[str, dict[str, F]] = {
+    "hello": {"version": F(int), "client": F(str, False, 64)},
+    "create": {"name": F(str, True, 24), "options": F(dict, False), "play": F(bool, False)},
+    "join": {"room": F(str, True, 16), "name": F(str, True, 24)},
+    "spectate": {"room": F(str, True, 16), "last_event": F(int, False)},
+    "resume": {"room": F(str, True, 16), "token": F(str, True, 128), "last_event": F(int, False)},
+    "leave": {},
+    "ready": {"ready": F(bool)},
+    "configure": {"host_token": F(str, True, 128), "options": F(dict)},
+    "start": {"host_token": F(str, True, 128)},
+    "kick": {"host_token": F(str, True, 128), "seat": F(int)},
+    "rematch": {"host_token": F(str, True, 128)},
+    "move": {"move": F(str, True, 32), "n": F(int, False)},
+    "undo": {"n": F(int, False)},
+    "resign": {},
+    "lobby": {},
+    "ping": {"t": F(object, False)},
+}
+
+#: server -> client messages: type -> fields (used by tests and clients to check what they get)
+SERVER: dict[str, dict[str, F]] = {
+    "welcome": {"version": F(int), "server": F(str), "limits": F(dict), "ref": F(int, False)},
+    "error": {"code": F(str), "message": F(str), "ref": F(int, False)},
+    "ok": {"ref": F(int, False)},
+    "pong": {"ref": F(int, False), "t": F(object, False)},
+    "joined": {"room": F(str), "role": F(str), "seat": F((int, type(None)), False),
+               "token": F(str, False), "host_token": F(str, False), "snapshot": F(dict), "ref": F(int, False)},
+    "snapshot": {"snapshot": F(dict)},
+    "ack": {"n": F(int), "view": F(dict), "status": F(str), "move": F(str, False),
+            "undone": F(str, False), "revealed": F(list, False), "ref": F(int, False)},
+    "event": {"n": F(int), "kind": F(str), "at": F(int)},
+    "board": {"seat": F(int), "moves": F(int), "view": F(dict)},
+    "lobby": {"rooms": F(list), "ref": F(int, False)},
+}
+
+#: event kind -> fields beyond n/kind/at
+EVENT_KINDS: dict[str, dict[str, F]] = {
+    "player_joined": {"seat": F(int), "name": F(str)},
+    "player_left": {"seat": F(int)},
+    "connected": {"seat": F(int), "connected": F(bool)},
+    "ready": {"seat": F(int), "ready": F(bool)},
+    "options": {"options": F(dict)},
+    "kicked": {"seat": F(int)},
+    "countdown": {"starts_at": F(int), "commitment": F(str), "players": F(list)},
+    "start": {"starts_at": F(int), "ends_at": F((int, type(None)))},
+    "progress": {"seat": F(int), "moves": F(int), "home": F(int), "progress": F(Num),
+                 "status": F(str), "time": F((int, type(None)))},
+    "results": {"ranking": F(list), "seed": F(int), "salt": F(str), "game": F(str),
+                "game_options": F(dict), "moves": F(dict)},
+    "rematch": {"options": F(dict)},
+}
+
+
+def _check_fields(msg: dict[str, Any], fields: dict[str, F], what: str) -> None:
+    for name, spec in fields.items():
+        if name not in msg:
+            if spec.required:
+                raise ProtocolError("bad_message", f"{what}: missing field {name!r}", field=name)
+            continue
+        value = msg[name]
+        if spec.kind is not object and not _is(value, spec.kind):
+            raise ProtocolError("bad_message", f"{what}: field {name!r} has the wrong type", field=name)
+        if spec.max_len is not None and isinstance(value, str) and len(value) > spec.max_len:
+            raise ProtocolError("bad_message", f"{what}: field {name!r} is longer than {spec.max_len}", field=name)
+
+
+# --- encode / decode ---------------------------------------------------------------------
+
+
+def encode(msg: dict[str, Any]) -> bytes:
+    """One msgpack map; str stays str and bytes stay bin so every language reads it the same."""
+    return msgpack.packb(msg, use_bin_type=True)
+
+
+def decode(frame: bytes | str, max_size: int = MAX_FRAME) -> dict[str, Any]:
+    """Bytes off the wire -> a map with a string `type`, or a ProtocolError saying why not."""
+    if isinstance(frame, str):
+        raise ProtocolError("bad_frame", "text frames are not accepted; send msgpack in a binary frame")
+    if len(frame) > max_size:
+        raise ProtocolError("frame_too_large", f"frame of {len(frame)} bytes is over the {max_size} byte limit")
+    try:
+        msg = msgpack.unpackb(frame, raw=False, strict_map_key=True)
+    except Exception as exc:  # msgpack raises many kinds for garbage; all mean the same here
+        raise ProtocolError("bad_frame", f"not a msgpack message: {type(exc).__name__}") from None
+    if not isinstance(msg, dict):
+        raise ProtocolError("bad_frame", "a message must be a msgpack map")
+    if not isinstance(msg.get("type"), str):
+        raise ProtocolError("bad_message", "missing field 'type'", field="type")
+    return msg
+
+
+def validate_client(msg: dict[str, Any]) -> dict[str, Any]:
+    """Check a client message's shape; unknown keys pass (forward compatibility)."""
+    kind = msg.get("type")
+    if kind not in CLIENT:
+        raise ProtocolError("unknown_type", f"unknown message type {kind!r}")
+    if "id" in msg and not _is(msg["id"], int):
+        raise ProtocolError("bad_message", f"{kind}: field 'id' has the wrong type", field="id")
+    _check_fields(msg, CLIENT[kind], kind)
+    return msg
+
+
+def validate_server(msg: dict[str, Any]) -> dict[str, Any]:
+    """Check a server message's shape (clients and tests use this on what they receive)."""
+    kind = msg.get("type")
+    if kind not in SERVER:
+        raise ProtocolError("unknown_type", f"unknown server message type {kind!r}")
+    _check_fields(msg, SERVER[kind], kind)
+    if kind == "event":
+        ek = msg["kind"]
+        if ek not in EVENT_KINDS:
+            raise ProtocolError("unknown_type", f"unknown event kind {ek!r}")
+        _check_fields(msg, EVENT_KINDS[ek], f"event {ek}")
+    if kind == "error" and msg["code"] not in ERROR_CODES:
+        raise ProtocolError("bad_message", f"unknown error code {msg['code']!r}", field="code")
+    return msg
+
+
+def parse_client(frame: bytes | str, max_size: int = MAX_FRAME) -> dict[str, Any]:
+    return validate_client(decode(frame, max_size))
+
+
+def ref_of(msg: dict[str, Any] | None) -> int | None:
+    """The id a reply should echo, if the request carried a usable one."""
+    if isinstance(msg, dict):
+        rid = msg.get("id")
+        if _is(rid, int):
+            return rid
+    return None
+
+
+# --- builders for server messages --------------------------------------------------------
+
+
+def _with_ref(msg: dict[str, Any], ref: int | None) -> dict[str, Any]:
+    if ref is not None:
+        msg["ref"] = ref
+    return msg
+
+
+def error(code: str, message: str, ref: int | None = None, **extra: Any) -> dict[str, Any]:
+    return _with_ref({"type": "error", "code": code, "message": message, **extra}, ref)
+
+
+def ok(ref: int | None = None, **extra: Any) -> dict[str, Any]:
+    return _with_ref({"type": "ok", **extra}, ref)
+
+
+def welcome(server: str, limits: dict[str, int]) -> dict[str, Any]:
+    return {"type": "welcome", "version": VERSION, "server": server, "limits": limits}
+
+
+def pong(ref: int | None, t: Any = None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"type": "pong"}
+    if t is not None:
+        msg["t"] = t
+    return _with_ref(msg, ref)
+
+
+def event(n: int, kind: str, at: int, **fields: Any) -> dict[str, Any]:
+    return {"type": "event", "n": n, "kind": kind, "at": at, **fields}
+
+
+# --- room options ------------------------------------------------------------------------
+
+DEFAULT_OPTIONS: dict[str, Any] = {
+    "game": "klondike",
+    "game_options": {},
+    "max_players": 8,
+    "time_limit": 0,
+    "undo": "none",
+    "spectators": True,
+    "spectator_view": "boards",
+    "spectator_delay": 0,
+    "public": False,
+    "countdown": 3,
+}
+
+_OPTION_TYPES: dict[str, Any] = {
+    "game": str, "game_options": dict, "max_players": int, "time_limit": int, "undo": str,
+    "spectators": bool, "spectator_view": str, "spectator_delay": int, "public": bool,
+    "seed": str, "countdown": int,
+}
+
+_INT_RANGES = {"max_players": (1, 64), "time_limit": (0, 86400), "spectator_delay": (0, 3600), "countdown": (0, 60)}
+_CHOICES = {"game": GAME_NAMES, "undo": ("none", "safe"), "spectator_view": ("boards", "progress")}
+
+
+def merge_options(current: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
+    """Room options after applying `change`; unknown keys or bad values are `bad_options`.
+
+    Game rule options are checked by the engine (the only judge of them) by the caller.
+    `seed` may be set to a text, or to None/"" to go back to a fresh secret seed.
+    """
+    out = dict(current)
+    for key, value in change.items():
+        if key not in _OPTION_TYPES:
+            raise ProtocolError("bad_options", f"unknown option {key!r}")
+        if key == "seed" and (value is None or value == ""):
+            out.pop("seed", None)
+            continue
+        if not _is(value, _OPTION_TYPES[key]):
+            raise ProtocolError("bad_options", f"option {key!r} has the wrong type")
+        if key in _INT_RANGES:
+            lo, hi = _INT_RANGES[key]
+            if not lo <= value <= hi:
+                raise ProtocolError("bad_options", f"option {key!r} must be between {lo} and {hi}")
+        if key in _CHOICES and value not in _CHOICES[key]:
+            raise ProtocolError("bad_options", f"option {key!r} must be one of {', '.join(_CHOICES[key])}")
+        if key == "seed" and len(value) > 64:
+            raise ProtocolError("bad_options", "a text seed is at most 64 characters")
+        if key == "game_options":
+            for k, v in value.items():
+                if not isinstance(k, str) or not (_is(v, (int, str)) or isinstance(v, bool)):
+                    raise ProtocolError("bad_options", "game_options maps names to ints or strings")
+        if key == "game" and value != out.get("game") and "game_options" not in change:
+            out["game_options"] = {}
+        out[key] = value
+    return out

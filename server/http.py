@@ -1,0 +1,97 @@
+"""Plain HTTP on the WebSocket port: `/healthz` and the web client's static files.
+
+websockets hands every request to `process_request` first; answering here keeps
+one port for everything (the web client connects back to the same origin's /ws).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+WS_PATH = "/ws"
+
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+    ".map": "application/json",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+    ".txt": "text/plain; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
+    ".woff2": "font/woff2",
+}
+
+
+def web_root() -> Path:
+    import solrace.client
+
+    return Path(solrace.client.__file__).parent / "web"
+
+
+def response(status: HTTPStatus, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> Response:
+    headers = Headers()
+    headers["Content-Type"] = content_type
+    headers["Content-Length"] = str(len(body))
+    headers["Cache-Control"] = "no-cache"
+    for k, v in (extra or {}).items():
+        headers[k] = v
+    return Response(status.value, status.phrase, headers, body)
+
+
+def text(status: HTTPStatus, body: str) -> Response:
+    return response(status, body.encode(), "text/plain; charset=utf-8")
+
+
+def resolve_static(root: Path, url_path: str) -> Path | None:
+    """The file a URL path names inside root, or None: never a path outside root."""
+    path = unquote(url_path)
+    if "\x00" in path or "\\" in path:
+        return None
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        return None
+    candidate = root.joinpath(*parts) if parts else root
+    if candidate.is_dir():
+        candidate = candidate / "index.html"
+    try:
+        resolved = candidate.resolve(strict=True)
+        root_resolved = root.resolve(strict=True)
+    except (FileNotFoundError, OSError):
+        return None
+    if root_resolved != resolved and root_resolved not in resolved.parents:
+        return None
+    return resolved if resolved.is_file() else None
+
+
+def make_process_request(health: Callable[[], dict[str, Any]], root: Path | None = None) -> Callable[..., Any]:
+    """The `process_request` hook: /ws goes on to the WebSocket handshake, the rest is HTTP."""
+    static_root = root or web_root()
+
+    def process_request(connection: Any, request: Request) -> Response | None:
+        path = urlsplit(request.path).path
+        if path == WS_PATH:
+            if request.headers.get("Upgrade", "").lower() != "websocket":
+                return text(HTTPStatus.UPGRADE_REQUIRED, "WebSocket endpoint: connect with a WebSocket client\n")
+            return None
+        if path == "/healthz":
+            body = json.dumps({"ok": True, **health()}).encode()
+            return response(HTTPStatus.OK, body, "application/json")
+        file = resolve_static(static_root, path)
+        if file is None:
+            return text(HTTPStatus.NOT_FOUND, "not found\n")
+        ctype = CONTENT_TYPES.get(file.suffix.lower(), "application/octet-stream")
+        return response(HTTPStatus.OK, file.read_bytes(), ctype)
+
+    return process_request

@@ -1,0 +1,86 @@
+"""`solrace serve`: the race server, WebSockets at /ws plus the web client over HTTP, one port."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+
+from websockets.asyncio.server import serve
+from websockets.frames import CloseCode
+
+from solrace.server.http import make_process_request
+from solrace.server.redis_process import RedisProcess
+from solrace.server.service import RoomService
+from solrace.server.store import Store
+from solrace.server.transport import Limits, Transport
+
+log = logging.getLogger("solrace.server")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="port for HTTP and WebSockets (default 8765)")
+    parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL"),
+                        help="Redis URL (default $REDIS_URL; unset: start an embedded redis-server)")
+    parser.add_argument("--redis-prefix", default=os.environ.get("SOLRACE_REDIS_PREFIX", "solrace:"),
+                        help="prefix of every Redis key (default solrace:)")
+    parser.add_argument("--finished-ttl", type=int, default=3600, help="seconds a finished room is kept")
+    parser.add_argument("--burst", type=int, default=60, help="player messages allowed at once")
+    parser.add_argument("--rate", type=float, default=20.0, help="player messages per second, sustained")
+    parser.add_argument("--spectator-burst", type=int, default=20)
+    parser.add_argument("--spectator-rate", type=float, default=5.0)
+    parser.add_argument("--grace", type=float, default=30.0, help="seconds a disconnected racer keeps the seat")
+    parser.add_argument("--idle-timeout", type=float, default=60.0, help="close connections silent this long")
+    parser.add_argument("--log-level", default="INFO")
+
+
+async def serve_forever(args: argparse.Namespace, redis_url: str, ready: asyncio.Event | None = None) -> None:
+    store = Store.from_url(redis_url, args.redis_prefix, finished_ttl=args.finished_ttl)
+    service = RoomService(store)
+    limits = Limits(burst=args.burst, rate=args.rate, spectator_burst=args.spectator_burst,
+                    spectator_rate=args.spectator_rate, grace=args.grace, idle_timeout=args.idle_timeout)
+    transport = Transport(service, limits)
+    stop = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, lambda: stop.done() or stop.set_result(None))
+    async with serve(
+        transport.handler, args.host, args.port,
+        process_request=make_process_request(transport.health),
+        max_size=64 * 1024,  # larger frames are refused by protocol.decode with an error first
+        compression=None,
+        ping_interval=20, ping_timeout=20,
+        server_header="solrace/0.1.0",
+    ) as server:
+        log.info("solrace serving on http://%s:%d (ws at /ws), redis %s prefix %r",
+                 args.host, args.port, redis_url, args.redis_prefix)
+        print(f"solrace serving on http://{args.host}:{args.port}", flush=True)
+        if ready:
+            ready.set()
+        await stop
+        log.info("shutting down: closing connections with 1001")
+        server.close(close_connections=False)
+        for conn in list(transport.conns):
+            with contextlib.suppress(Exception):
+                await conn.ws.close(CloseCode.GOING_AWAY, "server shutting down")
+        await server.wait_closed()
+    await transport.close()
+    await store.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.INFO),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.redis_url:
+        asyncio.run(serve_forever(args, args.redis_url))
+        return 0
+    with RedisProcess() as redis_proc:
+        log.info("no REDIS_URL: started an embedded redis-server at %s", redis_proc.url)
+        asyncio.run(serve_forever(args, redis_proc.url))
+    return 0
+

@@ -1,0 +1,98 @@
+"""What each viewer may see: every outgoing room state is built here and nowhere else.
+
+boardgame.io once leaked a shuffled deck because its first message skipped the
+player projection (bug #1159). So the `joined` snapshot, the resync snapshot,
+acks, and the spectator boards all come from these functions; the room
+document itself (seed, salt, token hashes) is never sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from solrace.server.room import COUNTDOWN, FINISHED, LOBBY, RACING, Room, SeatRace, public_options
+
+
+@dataclass(frozen=True)
+class Viewer:
+    role: str  # "player" or "spectator"
+    seat: int | None = None
+
+
+def own_view(room: Room, seat: int) -> dict[str, Any] | None:
+    """A player's own board: the engine view (which never holds a hidden card); none before the start."""
+    race = room.races.get(seat)
+    if race is None or room.state in (LOBBY, COUNTDOWN):
+        return None
+    return race.game.view()
+
+
+def delayed_view(room: Room, race: SeatRace, cutoff: int | None) -> dict[str, Any]:
+    """A board as it was at server time `cutoff` (None: now)."""
+    if cutoff is None:
+        return race.game.view()
+    k = sum(1 for e in race.entries if e.at <= cutoff)
+    if k == len(race.entries):
+        return race.game.view()
+    import solrace.engine as engine
+
+    past = engine.replay(race.game_name, race.seed, race.game_options, [e.move for e in race.entries[:k]])
+    return past.view()
+
+
+def spectator_cutoff(room: Room, now: int) -> int | None:
+    delay = room.options["spectator_delay"]
+    if room.state == FINISHED or not delay:
+        return None
+    return now - delay * 1000
+
+
+def spectator_boards(room: Room, now: int) -> dict[str, dict[str, Any]] | None:
+    """Boards for spectators as the room allows: live, delayed, or none (progress only)."""
+    if room.options["spectator_view"] != "boards" or room.state not in (RACING, FINISHED):
+        return None
+    cutoff = spectator_cutoff(room, now)
+    return {str(seat): delayed_view(room, race, cutoff) for seat, race in sorted(room.races.items())}
+
+
+def board_message(room: Room, seat: int) -> dict[str, Any]:
+    race = room.races[seat]
+    return {"type": "board", "seat": seat, "moves": race.moves, "view": race.game.view()}
+
+
+def player_row(room: Room, seat: dict[str, Any], connected: dict[str, int]) -> dict[str, Any]:
+    n = seat["seat"]
+    return {"seat": n, "name": seat["name"], "ready": seat["ready"],
+            "connected": connected.get(str(n), 0) > 0, "status": room.status(n), **room.stats(n)}
+
+
+def snapshot(room: Room, viewer: Viewer, now: int, connected: dict[str, int], event: int) -> dict[str, Any]:
+    d = room.doc
+    you = None
+    if viewer.role == "player" and viewer.seat is not None:
+        you = {"seat": viewer.seat, "view": own_view(room, viewer.seat)}
+    boards = spectator_boards(room, now) if viewer.role == "spectator" else None
+    return {
+        "room": room.code,
+        "state": room.state,
+        "round": d["round"],
+        "event": event,
+        "options": public_options(room.options),
+        "host_seat": d["host_seat"],
+        "commitment": d["commitment"],
+        "starts_at": d["starts_at"],
+        "ends_at": d["ends_at"],
+        "now": now,
+        "players": [player_row(room, s, connected) for s in room.seats()],
+        "spectators": connected.get("spectators", 0),
+        "you": you,
+        "boards": boards,
+        "results": d["results"] if room.state == FINISHED else None,
+    }
+
+
+def lobby_row(doc: dict[str, Any], connected: dict[str, int] | None = None) -> dict[str, Any]:
+    return {"room": doc["code"], "game": doc["options"]["game"], "state": doc["state"],
+            "players": sum(1 for s in doc["seats"] if s), "max_players": doc["options"]["max_players"],
+            "spectators": (connected or {}).get("spectators", 0)}

@@ -1,0 +1,469 @@
+"""Room and race rules, sans-I/O: commands in, events and replies out.
+
+Nothing here touches a socket, Redis or the clock: the caller passes `now`
+(Unix ms) and any randomness, and persists what comes back. That keeps every
+rule (lobby, countdown, moves, undo policy, ranking, time limit, rematch)
+testable without a network, and lets any server process rebuild a room from
+the document plus the move logs kept in Redis.
+
+The room document (`Room.doc`) is plain data (msgpack-able). Each seat in the
+current race also has a `SeatRace`: its engine Game and its move log.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from solrace.protocol.messages import DEFAULT_OPTIONS, ProtocolError, merge_options
+
+LOBBY, COUNTDOWN, RACING, FINISHED = "lobby", "countdown", "racing", "finished"
+#: statuses kept in the document; won/dead are read off the seat's game
+DOC_STATUSES = ("waiting", "racing", "resigned", "left", "timeout")
+OUT_STATUSES = ("resigned", "left", "timeout")
+
+
+def token_hash(token: str) -> str:
+    """Only this is stored: a leaked Redis dump must not let anyone take a seat."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def commitment(seed: int, salt: bytes) -> str:
+    """sha256(salt bytes + seed as 8 bytes big-endian), hex: published before the race."""
+    return hashlib.sha256(salt + seed.to_bytes(8, "big")).hexdigest()
+
+
+def _engine() -> Any:
+    import solrace.engine as engine  # imported late: the engine is the heavy part
+
+    return engine
+
+
+@dataclass
+class Entry:
+    """One stored move: its text and the server time it was made."""
+
+    move: str
+    at: int
+
+    def encode(self) -> str:
+        return f"{self.move} {self.at}"
+
+    @classmethod
+    def decode(cls, raw: str | bytes) -> "Entry":
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        move, at = text.rsplit(" ", 1)
+        return cls(move, int(at))
+
+
+class SeatRace:
+    """One seat's deal and move log: the engine Game kept in step with the stored log."""
+
+    def __init__(self, game: str, seed: int, game_options: dict[str, Any]) -> None:
+        self.game_name = game
+        self.seed = seed
+        self.game_options = dict(game_options)
+        self.game = _engine().new_game(game, seed=seed, options=self.game_options)
+        self.entries: list[Entry] = []
+        self.homes: list[int] = []  # home count after each entry, for "when progress was reached"
+        self.revealed: list[tuple[str, ...]] = []  # per entry: cards that move revealed (undo policy)
+        self.home0 = self.game.home()
+        self.rev = 0  # bumped on every stored append or pop; guards against a stale cache
+
+    def play(self, text: str, at: int) -> Any:
+        eff = self.game.play(text)
+        self.entries.append(Entry(str(eff.move), at))
+        self.homes.append(self.game.home())
+        self.revealed.append(tuple(eff.revealed))
+        return eff
+
+    def pop(self) -> Entry:
+        self.game.undo()
+        self.homes.pop()
+        self.revealed.pop()
+        return self.entries.pop()
+
+    def load(self, entries: list[Entry], rev: int) -> None:
+        """Bring the game to the stored log: extend when ours is a prefix, else rebuild."""
+        mine = [(e.move, e.at) for e in self.entries]
+        theirs = [(e.move, e.at) for e in entries]
+        if theirs[: len(mine)] != mine:
+            self.game = _engine().new_game(self.game_name, seed=self.seed, options=self.game_options)
+            self.entries, self.homes, self.revealed = [], [], []
+        for e in entries[len(self.entries):]:
+            self.play(e.move, e.at)
+        self.rev = rev
+
+    @property
+    def moves(self) -> int:
+        return len(self.entries)
+
+    def won(self) -> bool:
+        return bool(self.game.is_won())
+
+    def dead(self) -> bool:
+        return (not self.game.is_won()) and bool(self.game.is_dead())
+
+    def reached_at(self) -> int | None:
+        """Server time the seat first reached the home count it has now (None: it had it at the start)."""
+        final = self.homes[-1] if self.homes else self.home0
+        if final == self.home0:
+            return None
+        for i, h in enumerate(self.homes):
+            if h == final:
+                return self.entries[i].at
+        return None  # pragma: no cover - final is one of homes
+
+
+@dataclass
+class MovePlan:
+    """A validated move applied to the cached game, waiting to be stored; then acked."""
+
+    seat: int
+    entry: Entry
+    expected_len: int
+    expected_rev: int
+    revealed: tuple[str, ...]
+    event: dict[str, Any]
+    undone: bool = False
+
+
+@dataclass
+class Room:
+    doc: dict[str, Any]
+    races: dict[int, SeatRace] = field(default_factory=dict)
+
+    # --- construction -------------------------------------------------------------------
+
+    @classmethod
+    def new(cls, code: str, host_hash: str, options: dict[str, Any] | None, now: int) -> "Room":
+        opts = merge_options(DEFAULT_OPTIONS, options or {})
+        check_game_options(opts)
+        doc = {
+            "code": code, "state": LOBBY, "round": 1, "options": opts, "host_hash": host_hash,
+            "host_seat": None, "seats": [], "created": now, "seed": None, "salt": None,
+            "commitment": None, "starts_at": None, "ends_at": None, "finished_at": None,
+            "results": None,
+        }
+        return cls(doc)
+
+    def clone(self) -> "Room":
+        """A copy whose document may be changed freely; the seat games are shared (read-only)."""
+        return Room(copy.deepcopy(self.doc), self.races)
+
+    def build_races(self) -> None:
+        """The deals of the current race (one per seat in it), from seed and options."""
+        d = self.doc
+        self.races = {}
+        if d["seed"] is None:
+            return
+        for s in d["seats"]:
+            if s and s.get("in_race"):
+                self.races[s["seat"]] = SeatRace(d["options"]["game"], d["seed"], d["options"]["game_options"])
+
+    # --- reading ------------------------------------------------------------------------
+
+    @property
+    def code(self) -> str:
+        return self.doc["code"]
+
+    @property
+    def state(self) -> str:
+        return self.doc["state"]
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return self.doc["options"]
+
+    def seats(self) -> list[dict[str, Any]]:
+        return [s for s in self.doc["seats"] if s]
+
+    def seat(self, seat: int) -> dict[str, Any]:
+        seats = self.doc["seats"]
+        if not (0 <= seat < len(seats)) or not seats[seat]:
+            raise ProtocolError("not_player", f"there is no seat {seat} in this room")
+        return seats[seat]
+
+    def seat_by_token(self, thash: str) -> dict[str, Any] | None:
+        for s in self.seats():
+            if s["token_hash"] == thash:
+                return s
+        return None
+
+    def is_host(self, thash: str) -> bool:
+        return self.doc["host_hash"] == thash
+
+    def status(self, seat: int) -> str:
+        s = self.seat(seat)
+        if s["status"] in OUT_STATUSES:
+            return s["status"]
+        race = self.races.get(seat)
+        if race is not None and s.get("in_race"):
+            if race.won():
+                return "won"
+            if race.dead():
+                return "dead"
+        return s["status"]
+
+    def racing_seats(self) -> list[int]:
+        return [s["seat"] for s in self.seats() if s.get("in_race") and self.status(s["seat"]) == "racing"]
+
+    def stats(self, seat: int) -> dict[str, Any]:
+        """Public progress of a seat: safe for every viewer (no cards)."""
+        race = self.races.get(seat)
+        if race is None:
+            return {"moves": 0, "home": 0, "progress": 0.0, "time": None}
+        start = self.doc["starts_at"] or 0
+        if race.entries:
+            last = race.entries[-1].at
+            at = last - start
+        else:
+            at = None
+        return {"moves": race.moves, "home": int(race.game.home()), "progress": float(race.game.progress()),
+                "time": at}
+
+    def progress_event(self, seat: int, now: int) -> dict[str, Any]:
+        return {"kind": "progress", "at": now, "seat": seat, "status": self.status(seat), **self.stats(seat)}
+
+    # --- lobby commands (they change only the document) ---------------------------------
+
+    def join(self, name: str, thash: str, now: int) -> tuple[int, list[dict[str, Any]]]:
+        if self.state != LOBBY:
+            raise ProtocolError("bad_state", "the race has started; join as a spectator or wait for the rematch")
+        name = clean_name(name)
+        if len(self.seats()) >= self.options["max_players"]:
+            raise ProtocolError("room_full", f"the room is full ({self.options['max_players']} players)")
+        seat = len(self.doc["seats"])
+        self.doc["seats"].append({"seat": seat, "name": name, "token_hash": thash, "ready": False,
+                                  "status": "waiting", "in_race": False, "joined": now})
+        return seat, [{"kind": "player_joined", "at": now, "seat": seat, "name": name}]
+
+    def leave(self, seat: int, now: int) -> list[dict[str, Any]]:
+        s = self.seat(seat)
+        if self.state in (COUNTDOWN, RACING) and s.get("in_race") and self.status(seat) == "racing":
+            s["status"] = "left"
+            return [{"kind": "player_left", "at": now, "seat": seat}, self.progress_event(seat, now)]
+        if self.state == LOBBY:
+            self.doc["seats"][seat] = None
+            if self.doc["host_seat"] == seat:
+                self.doc["host_seat"] = None
+        else:
+            s["left"] = True
+        return [{"kind": "player_left", "at": now, "seat": seat}]
+
+    def set_ready(self, seat: int, ready: bool, now: int) -> list[dict[str, Any]]:
+        s = self.seat(seat)
+        if self.state != LOBBY:
+            raise ProtocolError("bad_state", "ready is for the lobby")
+        if s["ready"] == ready:
+            return []
+        s["ready"] = ready
+        return [{"kind": "ready", "at": now, "seat": seat, "ready": ready}]
+
+    def configure(self, change: dict[str, Any], now: int) -> list[dict[str, Any]]:
+        if self.state != LOBBY:
+            raise ProtocolError("bad_state", "options can change only in the lobby")
+        opts = merge_options(self.options, change)
+        check_game_options(opts)
+        if len(self.seats()) > opts["max_players"]:
+            raise ProtocolError("bad_options", "max_players is below the number of seated players")
+        self.doc["options"] = opts
+        return [{"kind": "options", "at": now, "options": public_options(opts)}]
+
+    def kick(self, seat: int, now: int) -> list[dict[str, Any]]:
+        s = self.seat(seat)
+        events = [{"kind": "kicked", "at": now, "seat": seat}]
+        if self.state == LOBBY:
+            self.doc["seats"][seat] = None
+            if self.doc["host_seat"] == seat:
+                self.doc["host_seat"] = None
+        else:
+            s["kicked"] = True
+            if s.get("in_race") and self.status(seat) == "racing":
+                s["status"] = "left"
+                events.append(self.progress_event(seat, now))
+        return events
+
+    def start(self, now: int, seed: int, salt: bytes) -> list[dict[str, Any]]:
+        """Host starts: countdown. `seed` is the fresh secret seed, used unless a text seed is set."""
+        if self.state != LOBBY:
+            raise ProtocolError("bad_state", f"the room is in {self.state}, not the lobby")
+        players = self.seats()
+        if not players:
+            raise ProtocolError("bad_state", "no players to race")
+        text_seed = self.options.get("seed")
+        if text_seed:
+            seed = int(_engine().seed_from_text(text_seed))
+        d = self.doc
+        d["seed"], d["salt"] = seed, salt.hex()
+        d["commitment"] = commitment(seed, salt)
+        d["starts_at"] = now + self.options["countdown"] * 1000
+        d["ends_at"] = d["starts_at"] + self.options["time_limit"] * 1000 if self.options["time_limit"] else None
+        d["state"] = COUNTDOWN
+        for s in players:
+            s["in_race"], s["status"], s["ready"] = True, "racing", False
+        self.build_races()
+        return [{"kind": "countdown", "at": now, "starts_at": d["starts_at"], "commitment": d["commitment"],
+                 "players": [s["seat"] for s in players]}]
+
+    def begin(self, now: int) -> list[dict[str, Any]]:
+        """Countdown over: the race is on (idempotent: no events when it already is)."""
+        if self.state != COUNTDOWN or now < self.doc["starts_at"]:
+            return []
+        self.doc["state"] = RACING
+        return [{"kind": "start", "at": now, "starts_at": self.doc["starts_at"], "ends_at": self.doc["ends_at"]}]
+
+    def resign(self, seat: int, now: int, status: str = "resigned") -> list[dict[str, Any]]:
+        s = self.seat(seat)
+        if self.state not in (COUNTDOWN, RACING) or not s.get("in_race"):
+            raise ProtocolError("bad_state", "there is no race of yours to resign")
+        if self.status(seat) != "racing":
+            raise ProtocolError("bad_state", f"you are already {self.status(seat)}")
+        s["status"] = status
+        return [self.progress_event(seat, now)]
+
+    def rematch(self, now: int) -> list[dict[str, Any]]:
+        if self.state != FINISHED:
+            raise ProtocolError("bad_state", "a rematch follows a finished race")
+        d = self.doc
+        d["seats"] = [s if s and not s.get("left") and not s.get("kicked") else None for s in d["seats"]]
+        for s in self.seats():
+            s.update(ready=False, status="waiting", in_race=False)
+        d.update(state=LOBBY, round=d["round"] + 1, seed=None, salt=None, commitment=None,
+                 starts_at=None, ends_at=None, finished_at=None, results=None)
+        self.races = {}
+        return [{"kind": "rematch", "at": now, "options": public_options(self.options)}]
+
+    # --- race clock ---------------------------------------------------------------------
+
+    def tick(self, now: int) -> list[dict[str, Any]]:
+        """Everything the clock alone decides: the start, the time limit, the end of the race."""
+        events = self.begin(now)
+        if self.state == RACING:
+            ends = self.doc["ends_at"]
+            if ends is not None and now >= ends:
+                for seat in self.racing_seats():
+                    self.seat(seat)["status"] = "timeout"
+                    events.append(self.progress_event(seat, now))
+            events += self.finish_if_done(now)
+        return events
+
+    def finish_if_done(self, now: int) -> list[dict[str, Any]]:
+        if self.state != RACING or self.racing_seats():
+            return []
+        d = self.doc
+        d["state"], d["finished_at"] = FINISHED, now
+        d["results"] = self.results()
+        return [{"kind": "results", "at": now, **d["results"]}]
+
+    def ranking(self) -> list[dict[str, Any]]:
+        """Winners by finish time; the rest by progress, then by when they reached it; then seat."""
+        start = self.doc["starts_at"] or 0
+        rows = []
+        for s in self.seats():
+            if not s.get("in_race"):
+                continue
+            seat = s["seat"]
+            race = self.races[seat]
+            st = self.status(seat)
+            prog = float(race.game.progress())
+            reached = race.reached_at()
+            t = None if reached is None else reached - start
+            if st == "won":
+                key = (0, t or 0, 0.0, seat)
+            else:
+                key = (1, 0, -prog, (t if t is not None else -1), seat)
+            rows.append((key, {"seat": seat, "name": s["name"], "status": st, "progress": prog,
+                               "moves": race.moves, "time": t}))
+        rows.sort(key=lambda r: r[0])
+        out, place, prev = [], 0, None
+        for i, (key, row) in enumerate(rows):
+            tie = key[:-1]
+            if tie != prev:
+                place, prev = i + 1, tie
+            out.append({**row, "place": place})
+        return out
+
+    def results(self) -> dict[str, Any]:
+        d = self.doc
+        return {"ranking": self.ranking(), "seed": d["seed"], "salt": d["salt"], "game": d["options"]["game"],
+                "game_options": dict(d["options"]["game_options"]),
+                "commitment": d["commitment"],
+                "moves": {str(seat): [e.move for e in race.entries] for seat, race in sorted(self.races.items())}}
+
+    # --- moves (they change only a seat's log) ------------------------------------------
+
+    def check_can_move(self, seat: int, now: int) -> SeatRace:
+        s = self.seat(seat)
+        if self.state == COUNTDOWN and now < (self.doc["starts_at"] or 0):
+            raise ProtocolError("bad_state", "the race has not started yet")
+        if self.state != RACING:
+            raise ProtocolError("bad_state", f"no race is on (the room is in {self.state})")
+        if not s.get("in_race"):
+            raise ProtocolError("bad_state", "you are not in this race")
+        ends = self.doc["ends_at"]
+        if ends is not None and now >= ends:
+            raise ProtocolError("bad_state", "the time is up")
+        st = self.status(seat)
+        if st != "racing":
+            raise ProtocolError("bad_state", f"you are {st}")
+        return self.races[seat]
+
+    def play(self, seat: int, text: str, n: int | None, now: int) -> MovePlan:
+        """Check and apply a move to the cached game; the caller stores it, or calls `rollback`."""
+        race = self.check_can_move(seat, now)
+        if n is not None and n != race.moves + 1:
+            raise ProtocolError("out_of_sync", f"that would be move {race.moves + 1}, not {n}", expected=race.moves + 1)
+        expected_len, rev = race.moves, race.rev
+        try:
+            eff = race.play(text, now)
+        except ValueError as exc:  # IllegalMove is a ValueError
+            raise ProtocolError("illegal_move", str(exc) or f"illegal move {text!r}") from None
+        return MovePlan(seat, race.entries[-1], expected_len, rev, tuple(eff.revealed), self.progress_event(seat, now))
+
+    def undo(self, seat: int, n: int | None, now: int) -> MovePlan:
+        race = self.check_can_move(seat, now)
+        if self.options["undo"] != "safe":
+            raise ProtocolError("undo_refused", "undo is off in this room")
+        if not race.entries:
+            raise ProtocolError("undo_refused", "there is no move to take back")
+        if n is not None and n != race.moves:
+            raise ProtocolError("out_of_sync", f"your last move is {race.moves}, not {n}", expected=race.moves)
+        if race.revealed[-1]:
+            raise ProtocolError("undo_refused", "that move revealed a card; it cannot be taken back")
+        expected_len, rev = race.moves, race.rev
+        entry = race.pop()
+        return MovePlan(seat, entry, expected_len, rev, (), self.progress_event(seat, now), undone=True)
+
+    def rollback(self, plan: MovePlan) -> None:
+        """The store refused the plan (someone else moved first): put the cached game back."""
+        race = self.races[plan.seat]
+        if plan.undone:
+            race.play(plan.entry.move, plan.entry.at)
+        else:
+            race.pop()
+
+
+def clean_name(name: str) -> str:
+    name = " ".join(name.split())
+    if not 1 <= len(name) <= 24 or not name.isprintable():
+        raise ProtocolError("bad_message", "a name is 1 to 24 printable characters", field="name")
+    return name
+
+
+def check_game_options(opts: dict[str, Any]) -> None:
+    """The engine is the judge of rule options; fill in its defaults so everyone sees them."""
+    try:
+        g = _engine().new_game(opts["game"], seed=0, options=opts["game_options"])
+    except ValueError as exc:
+        raise ProtocolError("bad_options", f"game options: {exc}") from None
+    opts["game_options"] = dict(g.options)
+
+
+def public_options(opts: dict[str, Any]) -> dict[str, Any]:
+    """Room options as every viewer may see them: a text seed would give the deal away."""
+    out = {k: v for k, v in opts.items() if k != "seed"}
+    out["text_seed"] = bool(opts.get("seed"))
+    return out

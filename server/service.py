@@ -1,0 +1,285 @@
+"""The room service: joins the sans-I/O rules (room.py) to the store (store.py).
+
+Each command loads the room from Redis (or uses this process's cache), runs the
+rule, and writes the result with an optimistic check; on a conflict it reloads
+and runs the rule again. Moves use the cached games so the common case costs one
+Redis round trip: the Lua append refuses a stale cache, and the service then
+reloads the seat's log and validates again.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from solrace.protocol.messages import ProtocolError, encode
+from solrace.server import projection
+from solrace.server.projection import Viewer
+from solrace.server.room import COUNTDOWN, FINISHED, RACING, Entry, Room, SeatRace, token_hash
+from solrace.server.store import Conflict, Store
+
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
+CODE_LENGTH = 5
+RETRIES = 8
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def normalize_code(code: str) -> str:
+    return code.strip().upper()
+
+
+@dataclass
+class Cached:
+    room: Room
+    ver: int
+    seq: int
+
+
+class RoomService:
+    def __init__(self, store: Store, clock: Callable[[], int] = now_ms) -> None:
+        self.store = store
+        self.clock = clock
+        self.cache: dict[str, Cached] = {}
+
+    # --- loading ------------------------------------------------------------------------
+
+    async def load(self, code: str) -> Cached:
+        """The room as Redis has it now; cached seat games are extended, not rebuilt."""
+        code = normalize_code(code)
+        loaded = await self.store.load(code)
+        if loaded is None:
+            self.cache.pop(code, None)
+            raise ProtocolError("no_room", f"no room {code!r}")
+        old = self.cache.get(code)
+        room = Room(loaded.doc)
+        d = room.doc
+        same_race = old is not None and old.room.doc["round"] == d["round"] and old.room.doc["seed"] == d["seed"]
+        if same_race and d["seed"] is not None:
+            room.races = old.room.races
+            for s in room.seats():
+                if s.get("in_race") and s["seat"] not in room.races:
+                    room.races[s["seat"]] = SeatRace(d["options"]["game"], d["seed"], d["options"]["game_options"])
+        else:
+            room.build_races()
+        for seat, race in room.races.items():
+            entries = [Entry.decode(raw) for raw in loaded.logs.get(seat, [])]
+            race.load(entries, loaded.revs.get(seat, 0))
+        cached = Cached(room, loaded.ver, loaded.seq)
+        self.cache[code] = cached
+        return cached
+
+    async def cached(self, code: str) -> tuple[Cached, bool]:
+        code = normalize_code(code)
+        hit = self.cache.get(code)
+        if hit is not None:
+            return hit, False
+        return await self.load(code), True
+
+    async def update(self, code: str, rule: Callable[[Room, int], list[dict[str, Any]]]) -> tuple[Room, list[int]]:
+        """Run a document rule on fresh state and store it; the clock's own events ride along."""
+        code = normalize_code(code)
+        for _ in range(RETRIES):
+            cached = await self.load(code)
+            room = cached.room.clone()
+            now = self.clock()
+            was_finished = room.state == FINISHED
+            events = rule(room, now)
+            events += room.tick(now)
+            if room.doc == cached.room.doc and not events:
+                return cached.room, []
+            finishing = room.state == FINISHED and not was_finished
+            clear = room.doc["round"] != cached.room.doc["round"]
+            revs = {seat: race.rev for seat, race in room.races.items()} if finishing else None
+            try:
+                ver, numbers = await self.store.commit(
+                    code, cached.ver, room.doc, events, seats=len(room.doc["seats"]),
+                    finished=room.state == FINISHED, clear_logs=clear, revs=revs)
+            except Conflict:
+                continue
+            if clear:
+                room.races = {}
+            self.cache[code] = Cached(room, ver, numbers[-1] if numbers else cached.seq)
+            if room.options.get("public") and room.state != FINISHED:
+                await self.store.set_public(code, True)
+            else:
+                await self.store.set_public(code, False)
+            return room, numbers
+        raise ProtocolError("internal", "the room is too busy; try again")
+
+    # --- lobby commands -----------------------------------------------------------------
+
+    async def create(self, name: str, options: dict[str, Any] | None, play: bool) -> dict[str, Any]:
+        host_token = new_token()
+        token = new_token() if play else None
+        for _ in range(20):
+            code = new_code()
+            now = self.clock()
+            room = Room.new(code, token_hash(host_token), options, now)
+            events: list[dict[str, Any]] = []
+            seat = None
+            if play:
+                assert token is not None
+                seat, events = room.join(name, token_hash(token), now)
+                room.doc["host_seat"] = seat
+            try:
+                ver, numbers = await self.store.commit(code, 0, room.doc, events, seats=len(room.doc["seats"]))
+            except Conflict:
+                continue  # the code is taken
+            self.cache[code] = Cached(room, ver, numbers[-1] if numbers else 0)
+            if room.options.get("public"):
+                await self.store.set_public(code, True)
+            return {"room": code, "seat": seat, "token": token, "host_token": host_token}
+        raise ProtocolError("internal", "could not find a free room code")
+
+    async def join(self, code: str, name: str) -> dict[str, Any]:
+        token = new_token()
+        seat_box: list[int] = []
+
+        def rule(room: Room, now: int) -> list[dict[str, Any]]:
+            seat, events = room.join(name, token_hash(token), now)
+            seat_box.append(seat)
+            return events
+
+        room, _ = await self.update(code, rule)
+        return {"room": room.code, "seat": seat_box[-1], "token": token}
+
+    async def authenticate(self, code: str, token: str) -> int:
+        cached = await self.load(code)
+        seat = cached.room.seat_by_token(token_hash(token))
+        if seat is None or seat.get("kicked"):
+            raise ProtocolError("bad_token", "that token holds no seat in this room")
+        return seat["seat"]
+
+    async def check_spectate(self, code: str) -> Room:
+        cached = await self.load(code)
+        if not cached.room.options["spectators"]:
+            raise ProtocolError("not_allowed", "this room does not allow spectators")
+        return cached.room
+
+    async def host_update(self, code: str, host_token: str, rule: Callable[[Room, int], list[dict[str, Any]]]) -> Room:
+        def guarded(room: Room, now: int) -> list[dict[str, Any]]:
+            if not room.is_host(token_hash(host_token)):
+                raise ProtocolError("not_host", "only the host may do that")
+            return rule(room, now)
+
+        room, _ = await self.update(code, guarded)
+        return room
+
+    async def configure(self, code: str, host_token: str, options: dict[str, Any]) -> Room:
+        return await self.host_update(code, host_token, lambda r, now: r.configure(options, now))
+
+    async def start(self, code: str, host_token: str) -> Room:
+        seed = secrets.randbits(64)
+        salt = secrets.token_bytes(16)
+        return await self.host_update(code, host_token, lambda r, now: r.start(now, seed, salt))
+
+    async def kick(self, code: str, host_token: str, seat: int) -> Room:
+        return await self.host_update(code, host_token, lambda r, now: r.kick(seat, now))
+
+    async def rematch(self, code: str, host_token: str) -> Room:
+        return await self.host_update(code, host_token, lambda r, now: r.rematch(now))
+
+    async def leave(self, code: str, seat: int) -> Room:
+        room, _ = await self.update(code, lambda r, now: r.leave(seat, now))
+        return room
+
+    async def ready(self, code: str, seat: int, ready: bool) -> Room:
+        room, _ = await self.update(code, lambda r, now: r.set_ready(seat, ready, now))
+        return room
+
+    async def resign(self, code: str, seat: int, status: str = "resigned") -> Room:
+        room, _ = await self.update(code, lambda r, now: r.resign(seat, now, status))
+        return room
+
+    async def tick(self, code: str) -> Room:
+        room, _ = await self.update(code, lambda r, now: [])
+        return room
+
+    # --- moves --------------------------------------------------------------------------
+
+    def _clock_due(self, room: Room, now: int) -> bool:
+        d = room.doc
+        if room.state == COUNTDOWN and now >= d["starts_at"]:
+            return True
+        return room.state == RACING and d["ends_at"] is not None and now >= d["ends_at"]
+
+    async def move(self, code: str, seat: int, text: str, n: int | None, *, undo: bool = False) -> dict[str, Any]:
+        """Validate with the engine, store with the atomic append, and only then build the ack."""
+        code = normalize_code(code)
+        cached, fresh = await self.cached(code)
+        for _ in range(RETRIES):
+            room = cached.room
+            now = self.clock()
+            if self._clock_due(room, now):
+                await self.tick(code)
+                cached, fresh = self.cache[code], True
+                room = cached.room
+            try:
+                plan = room.undo(seat, n, now) if undo else room.play(seat, text, n, now)
+            except ProtocolError:
+                if fresh:
+                    raise
+                cached, fresh = await self.load(code), True  # our cache may be behind: judge again
+                continue
+            board = b""
+            if room.options["spectator_view"] == "boards" and room.options["spectators"]:
+                board = b"%d:" % room.options["spectator_delay"] + encode(projection.board_message(room, seat))
+            try:
+                length, rev, _n = await self.store.append(
+                    code, cached.ver, seat, plan.expected_len, plan.expected_rev, plan.entry.encode(),
+                    plan.event, board, pop=plan.undone)
+            except Conflict:
+                room.rollback(plan)
+                cached, fresh = await self.load(code), True
+                continue
+            race = room.races[seat]
+            race.rev = rev
+            status = room.status(seat)
+            ack: dict[str, Any] = {"type": "ack", "n": length, "view": projection.own_view(room, seat),
+                                   "status": status}
+            if plan.undone:
+                ack["undone"] = plan.entry.move
+            else:
+                ack["move"] = plan.entry.move
+                ack["revealed"] = list(plan.revealed)
+            if status != "racing":
+                await self.tick(code)  # this seat is done; maybe the race is
+            return ack
+        raise ProtocolError("internal", "the seat is too busy; try again")
+
+    # --- views --------------------------------------------------------------------------
+
+    async def snapshot(self, code: str, viewer: Viewer) -> dict[str, Any]:
+        cached = await self.load(code)
+        connected = await self.store.connections(code)
+        return projection.snapshot(cached.room, viewer, self.clock(), connected, cached.seq)
+
+    async def spectator_boards(self, code: str) -> list[dict[str, Any]]:
+        cached = await self.load(code)
+        boards = projection.spectator_boards(cached.room, self.clock()) or {}
+        return [{"type": "board", "seat": int(s), "moves": v["moves"], "view": v} for s, v in boards.items()]
+
+    async def own_view(self, code: str, seat: int) -> dict[str, Any] | None:
+        cached = await self.load(code)
+        return projection.own_view(cached.room, seat)
+
+    async def lobby(self) -> list[dict[str, Any]]:
+        rows = []
+        for doc in await self.store.list_public():
+            if doc["options"].get("public") and doc["state"] != FINISHED:
+                rows.append(projection.lobby_row(doc, await self.store.connections(doc["code"])))
+        return sorted(rows, key=lambda r: r["room"])

@@ -1,0 +1,294 @@
+"""All Redis I/O of the race server, and nothing of the race rules.
+
+Layout, for a key prefix P and a room code C (every key of a room shares the
+hash tag `{C}` so a room lives in one Redis Cluster slot and Lua may touch it all):
+
+    P room:{C}:meta      hash  doc (msgpack room document), ver (int, bumped on every change)
+    P room:{C}:revs      hash  seat -> revision of that seat's log (bumped on every append/pop)
+    P room:{C}:log:<s>   list  seat s's moves of the current race, "move at_ms" each
+    P room:{C}:seq       int   number of the last room event
+    P room:{C}:events    stream the last MAX_EVENTS events, entry id "<n>-0", field d = msgpack
+    P room:{C}:conn      hash  seat -> live connections; "spectators" -> live spectator connections
+    P room:{C}:pub       pub/sub channel: b"e<n>:<msgpack event>" and b"b<board frame>"
+    P lobby              set   codes of public rooms (listing only; stale codes are dropped on read)
+
+Redis is the source of truth: a move is stored by a Lua script that checks the
+document's version, the log's length and its revision in one step, so two
+processes (or two connections of one seat) can never both store move N.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+import redis.asyncio as aioredis
+
+MAX_EVENTS = 500
+ACTIVE_TTL_MS = 24 * 3600 * 1000  # a room nobody touches for a day goes away
+
+_COMMIT = """
+-- KEYS: meta seq events revs conn log0..logN ; ARGV: ver doc channel maxlen ttl clear nrev (seat rev)* events*
+local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
+if ver ~= tonumber(ARGV[1]) then return {-1, ver} end
+local nrev = tonumber(ARGV[7])
+for i = 0, nrev - 1 do
+  local seat = ARGV[8 + 2 * i]
+  local want = tonumber(ARGV[9 + 2 * i])
+  local have = tonumber(redis.call('HGET', KEYS[4], seat) or '0')
+  if have ~= want then return {-3, tonumber(seat), have} end
+end
+redis.call('HSET', KEYS[1], 'doc', ARGV[2], 'ver', ver + 1)
+if ARGV[6] == '1' then
+  for k = 6, #KEYS do redis.call('DEL', KEYS[k]) end
+  redis.call('DEL', KEYS[4])
+end
+local out = {ver + 1}
+for i = 8 + 2 * nrev, #ARGV do
+  local n = redis.call('INCR', KEYS[2])
+  redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[4], n .. '-0', 'd', ARGV[i])
+  redis.call('PUBLISH', ARGV[3], 'e' .. n .. ':' .. ARGV[i])
+  out[#out + 1] = n
+end
+local ttl = tonumber(ARGV[5])
+if ttl > 0 then
+  for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ttl) end
+end
+return out
+"""
+
+_APPEND = """
+-- KEYS: meta log revs seq events ; ARGV: ver len rev seat op entry channel maxlen ttl event board
+-- op 'push' appends entry; op 'pop' removes the last entry, which must equal entry
+local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
+if ver ~= tonumber(ARGV[1]) then return {-1, ver} end
+local len = redis.call('LLEN', KEYS[2])
+if len ~= tonumber(ARGV[2]) then return {-2, len} end
+local rev = tonumber(redis.call('HGET', KEYS[3], ARGV[4]) or '0')
+if rev ~= tonumber(ARGV[3]) then return {-3, rev} end
+if ARGV[5] == 'push' then
+  redis.call('RPUSH', KEYS[2], ARGV[6])
+  len = len + 1
+else
+  if redis.call('LINDEX', KEYS[2], -1) ~= ARGV[6] then return {-4, len} end
+  redis.call('RPOP', KEYS[2])
+  len = len - 1
+end
+rev = redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
+local n = redis.call('INCR', KEYS[4])
+redis.call('XADD', KEYS[5], 'MAXLEN', ARGV[8], n .. '-0', 'd', ARGV[10])
+redis.call('PUBLISH', ARGV[7], 'e' .. n .. ':' .. ARGV[10])
+if ARGV[11] ~= '' then redis.call('PUBLISH', ARGV[7], 'b' .. ARGV[11]) end
+local ttl = tonumber(ARGV[9])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[2], ttl)
+  redis.call('PEXPIRE', KEYS[3], ttl)
+end
+return {len, rev, n}
+"""
+
+_PRESENCE = """
+-- KEYS: conn seq events ; ARGV: field delta channel maxlen on_event off_event ttl
+local before = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+local after = redis.call('HINCRBY', KEYS[1], ARGV[1], tonumber(ARGV[2]))
+if after < 0 then redis.call('HSET', KEYS[1], ARGV[1], 0); after = 0 end
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[7]))
+local changed = (before > 0) ~= (after > 0)
+local payload = ARGV[5]
+if after == 0 then payload = ARGV[6] end
+if changed and payload ~= '' then
+  local n = redis.call('INCR', KEYS[2])
+  redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[4], n .. '-0', 'd', payload)
+  redis.call('PUBLISH', ARGV[3], 'e' .. n .. ':' .. payload)
+  return {after, n}
+end
+return {after, 0}
+"""
+
+
+class Conflict(Exception):
+    """The store refused a write made against an old version; reload and try again."""
+
+    def __init__(self, what: str, have: int) -> None:
+        super().__init__(f"{what} changed (now {have})")
+        self.what = what
+        self.have = have
+
+
+@dataclass
+class Loaded:
+    """A room as stored: its document and version, and each seat's log with its revision."""
+
+    doc: dict[str, Any]
+    ver: int
+    logs: dict[int, list[bytes]]
+    revs: dict[int, int]
+    seq: int
+
+
+def pack(obj: Any) -> bytes:
+    return msgpack.packb(obj, use_bin_type=True)
+
+
+def unpack(data: bytes) -> Any:
+    return msgpack.unpackb(data, raw=False, strict_map_key=False)
+
+
+class Store:
+    def __init__(self, redis: aioredis.Redis, prefix: str = "", *, finished_ttl: int = 3600,
+                 max_events: int = MAX_EVENTS) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self.finished_ttl_ms = finished_ttl * 1000
+        self.max_events = max_events
+        self._commit = redis.register_script(_COMMIT)
+        self._append = redis.register_script(_APPEND)
+        self._presence = redis.register_script(_PRESENCE)
+
+    @classmethod
+    def from_url(cls, url: str, prefix: str = "", **kw: Any) -> "Store":
+        return cls(aioredis.from_url(url), prefix, **kw)
+
+    async def close(self) -> None:
+        await self.redis.aclose()
+
+    # --- keys ---------------------------------------------------------------------------
+
+    def key(self, code: str, part: str) -> str:
+        return f"{self.prefix}room:{{{code}}}:{part}"
+
+    def log_key(self, code: str, seat: int) -> str:
+        return self.key(code, f"log:{seat}")
+
+    def channel(self, code: str) -> str:
+        return self.key(code, "pub")
+
+    @property
+    def lobby_key(self) -> str:
+        return f"{self.prefix}lobby"
+
+    def room_keys(self, code: str, seats: int) -> list[str]:
+        return [self.key(code, p) for p in ("meta", "seq", "events", "revs", "conn")] + [
+            self.log_key(code, s) for s in range(seats)
+        ]
+
+    # --- room document ------------------------------------------------------------------
+
+    async def exists(self, code: str) -> bool:
+        return bool(await self.redis.exists(self.key(code, "meta")))
+
+    async def commit(self, code: str, ver: int, doc: dict[str, Any], events: Sequence[dict[str, Any]], *,
+                     seats: int, finished: bool = False, clear_logs: bool = False,
+                     revs: dict[int, int] | None = None) -> tuple[int, list[int]]:
+        """Write the document if it is still at `ver` (and the logs at `revs`), append the events.
+
+        Returns (new version, the events' numbers). A finished room's keys expire after
+        the configured time; any other room's after a day without a change.
+        """
+        ttl = self.finished_ttl_ms if finished else ACTIVE_TTL_MS
+        rev_args: list[Any] = []
+        for seat, rev in sorted((revs or {}).items()):
+            rev_args += [seat, rev]
+        args = [ver, pack(doc), self.channel(code), self.max_events, ttl, "1" if clear_logs else "0",
+                len(revs or {}), *rev_args, *(pack(e) for e in events)]
+        out = await self._commit(keys=self.room_keys(code, seats), args=args)
+        if out[0] == -1:
+            raise Conflict("version", int(out[1]))
+        if out[0] == -3:
+            raise Conflict("log", int(out[2]))
+        return int(out[0]), [int(n) for n in out[1:]]
+
+    async def load(self, code: str) -> Loaded | None:
+        """Document, version, logs and revisions read in one transaction (one consistent cut)."""
+        meta = await self.redis.hgetall(self.key(code, "meta"))
+        if not meta:
+            return None
+        doc = unpack(meta[b"doc"])
+        seats = len(doc["seats"])
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hget(self.key(code, "meta"), "ver")
+        pipe.hgetall(self.key(code, "revs"))
+        pipe.get(self.key(code, "seq"))
+        for s in range(seats):
+            pipe.lrange(self.log_key(code, s), 0, -1)
+        got = await pipe.execute()
+        ver = int(got[0] or 0)
+        if ver != int(meta[b"ver"]):
+            return await self.load(code)  # changed between the two reads: read again
+        revs = {int(k): int(v) for k, v in got[1].items()}
+        logs = {s: list(got[3 + s]) for s in range(seats)}
+        return Loaded(doc, ver, logs, revs, int(got[2] or 0))
+
+    async def version(self, code: str) -> int:
+        return int(await self.redis.hget(self.key(code, "meta"), "ver") or 0)
+
+    # --- move logs ----------------------------------------------------------------------
+
+    async def append(self, code: str, ver: int, seat: int, length: int, rev: int, entry: str,
+                     event: dict[str, Any], board: bytes = b"", *, pop: bool = False) -> tuple[int, int, int]:
+        """Append (or pop) one move if the log is exactly as the caller saw it.
+
+        Returns (new length, new revision, event number); raises Conflict otherwise.
+        """
+        keys = [self.key(code, "meta"), self.log_key(code, seat), self.key(code, "revs"),
+                self.key(code, "seq"), self.key(code, "events")]
+        args = [ver, length, rev, seat, "pop" if pop else "push", entry, self.channel(code), self.max_events,
+                ACTIVE_TTL_MS, pack(event), board]
+        out = await self._append(keys=keys, args=args)
+        code_ = int(out[0])
+        if code_ < 0:
+            raise Conflict({-1: "version", -2: "length", -3: "revision", -4: "entry"}[code_], int(out[1]))
+        return int(out[0]), int(out[1]), int(out[2])
+
+    # --- events -------------------------------------------------------------------------
+
+    async def last_event(self, code: str) -> int:
+        return int(await self.redis.get(self.key(code, "seq")) or 0)
+
+    async def events_after(self, code: str, after: int) -> list[tuple[int, dict[str, Any]]] | None:
+        """Events numbered after `after`, or None when some of them are no longer kept."""
+        rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
+        last = await self.last_event(code)
+        out = [(int(rid.split(b"-")[0]), unpack(fields[b"d"])) for rid, fields in rows]
+        if last > after and (not out or out[0][0] != after + 1):
+            return None
+        return out
+
+    # --- presence -----------------------------------------------------------------------
+
+    async def presence(self, code: str, field: str, delta: int, on_event: dict[str, Any] | None = None,
+                       off_event: dict[str, Any] | None = None) -> tuple[int, int]:
+        """Count a connection in or out; emit on_event/off_event when the count crosses zero."""
+        keys = [self.key(code, "conn"), self.key(code, "seq"), self.key(code, "events")]
+        args = [field, delta, self.channel(code), self.max_events,
+                pack(on_event) if on_event else "", pack(off_event) if off_event else "", ACTIVE_TTL_MS]
+        out = await self._presence(keys=keys, args=args)
+        return int(out[0]), int(out[1])
+
+    async def connections(self, code: str) -> dict[str, int]:
+        raw = await self.redis.hgetall(self.key(code, "conn"))
+        return {k.decode(): int(v) for k, v in raw.items()}
+
+    # --- lobby --------------------------------------------------------------------------
+
+    async def list_public(self, codes_limit: int = 100) -> list[dict[str, Any]]:
+        codes = [c.decode() for c in await self.redis.srandmember(self.lobby_key, codes_limit)]
+        out = []
+        for code in codes:
+            meta = await self.redis.hget(self.key(code, "meta"), "doc")
+            if not meta:
+                await self.redis.srem(self.lobby_key, code)
+                continue
+            out.append(unpack(meta))
+        return out
+
+    async def set_public(self, code: str, public: bool) -> None:
+        if public:
+            await self.redis.sadd(self.lobby_key, code)
+        else:
+            await self.redis.srem(self.lobby_key, code)
+
+
+Subscriber = Callable[[str, bytes], Awaitable[None]]

@@ -1,0 +1,510 @@
+"""The thin asyncio layer: WebSocket connections in, room service calls, frames out.
+
+It decodes and validates each frame (protocol.messages), rate-limits, routes to
+the RoomService, and sends what comes back. Room events arrive from Redis
+pub/sub (so every server process sees every room's events) and are fanned out
+with one encoded frame per event (`websockets.broadcast`). A connection that
+notices a gap in event numbers fetches the missing ones from the room's stream,
+or gets a `snapshot` when they are no longer kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgpack
+import websockets
+from redis.asyncio.client import PubSub
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
+
+from solrace.protocol import messages as m
+from solrace.protocol.messages import ProtocolError
+from solrace.server.projection import Viewer
+from solrace.server.room import COUNTDOWN, RACING
+from solrace.server.service import RoomService, normalize_code
+from solrace.server.store import Store
+
+log = logging.getLogger("solrace.server")
+
+SERVER_NAME = "solrace/0.1.0"
+
+
+@dataclass
+class Limits:
+    burst: int = 60
+    rate: float = 20.0
+    spectator_burst: int = 20
+    spectator_rate: float = 5.0
+    max_frame: int = m.MAX_FRAME
+    idle_timeout: float = 60.0
+    grace: float = 30.0
+    bad_frames: int = 3
+
+
+class Bucket:
+    """Token bucket: `burst` messages at once, refilled at `rate` per second."""
+
+    def __init__(self, burst: int, rate: float) -> None:
+        self.burst, self.rate = burst, rate
+        self.tokens = float(burst)
+        self.stamp = time.monotonic()
+        self.refused_in_row = 0
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            self.refused_in_row = 0
+            return True
+        self.refused_in_row += 1
+        return False
+
+
+@dataclass(eq=False)
+class Conn:
+    ws: ServerConnection
+    bucket: Bucket
+    hello: bool = False
+    room: str | None = None
+    role: str | None = None
+    seat: int | None = None
+    last_event: int = 0
+    catching_up: bool = False
+    bad_frames: int = 0
+    sent: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def viewer(self) -> Viewer:
+        return Viewer(self.role or "spectator", self.seat)
+
+
+class Hub:
+    """Which local connections watch which room, fed by one Redis pub/sub connection."""
+
+    def __init__(self, transport: "Transport") -> None:
+        self.t = transport
+        self.rooms: dict[str, set[Conn]] = {}
+        self.pubsub: PubSub = transport.store.redis.pubsub(ignore_subscribe_messages=True)
+        self.task: asyncio.Task[None] | None = None
+        self._channels: dict[str, str] = {}
+
+    async def add(self, code: str, conn: Conn) -> None:
+        members = self.rooms.setdefault(code, set())
+        if code not in self._channels:
+            channel = self.t.store.channel(code)
+            self._channels[code] = channel
+            await self.pubsub.subscribe(channel)
+            if self.task is None:
+                self.task = asyncio.create_task(self._listen())
+        members.add(conn)
+
+    async def remove(self, code: str, conn: Conn) -> None:
+        members = self.rooms.get(code)
+        if members is None:
+            return
+        members.discard(conn)
+        if not members:
+            del self.rooms[code]
+            channel = self._channels.pop(code, None)
+            if channel:
+                with contextlib.suppress(Exception):
+                    await self.pubsub.unsubscribe(channel)
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                if not self._channels:
+                    await asyncio.sleep(0.05)
+                    continue
+                msg = await self.pubsub.get_message(timeout=1.0)
+                if msg is None or msg.get("type") != "message":
+                    continue
+                channel = msg["channel"].decode()
+                code = channel.rsplit("{", 1)[1].split("}", 1)[0]
+                data: bytes = msg["data"]
+                if data[:1] == b"e":
+                    head, payload = data[1:].split(b":", 1)
+                    self.on_event(code, int(head), payload)
+                elif data[:1] == b"b":
+                    delay, frame = data[1:].split(b":", 1)
+                    self.on_board(code, int(delay), frame)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a bad message must not stop the fan-out
+                log.exception("pub/sub listener")
+                await asyncio.sleep(0.1)
+
+    def on_event(self, code: str, n: int, payload: bytes) -> None:
+        body = msgpack.unpackb(payload, raw=False)
+        event = {"type": "event", "n": n, **body}
+        self.t.on_room_event(code, event)
+        members = self.rooms.get(code, ())
+        ready = []
+        for conn in members:
+            if conn.last_event >= n:
+                continue
+            if conn.last_event == n - 1 and not conn.catching_up:
+                conn.last_event = n
+                ready.append(conn.ws)
+                conn.sent += 1
+            else:
+                self.t.spawn(self.t.catch_up(conn))
+        if ready:
+            websockets.broadcast(ready, m.encode(event))
+
+    def on_board(self, code: str, delay: int, frame: bytes) -> None:
+        def send() -> None:
+            targets = [c.ws for c in self.rooms.get(code, ()) if c.role == "spectator"]
+            if targets:
+                websockets.broadcast(targets, frame)
+
+        if delay > 0:
+            asyncio.get_running_loop().call_later(delay, send)
+        else:
+            send()
+
+    async def close(self) -> None:
+        if self.task:
+            self.task.cancel()
+            with contextlib.suppress(BaseException):
+                await self.task
+        with contextlib.suppress(Exception):
+            await self.pubsub.aclose()
+
+
+class Transport:
+    def __init__(self, service: RoomService, limits: Limits | None = None) -> None:
+        self.service = service
+        self.store: Store = service.store
+        self.limits = limits or Limits()
+        self.hub = Hub(self)
+        self.conns: set[Conn] = set()
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.frames_in = 0
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def send(self, conn: Conn, msg: dict[str, Any]) -> None:
+        conn.sent += 1
+        await conn.ws.send(m.encode(msg))
+
+    def health(self) -> dict[str, Any]:
+        return {"connections": len(self.conns), "rooms": len(self.hub.rooms)}
+
+    # --- clock --------------------------------------------------------------------------
+
+    def on_room_event(self, code: str, event: dict[str, Any]) -> None:
+        """Events that set a clock (countdown, start) arm a timer; any process may fire it."""
+        kind = event.get("kind")
+        if kind == "countdown":
+            self.arm(code, event["starts_at"])
+        elif kind == "start" and event.get("ends_at"):
+            self.arm(code, event["ends_at"])
+
+    def arm(self, code: str, at_ms: int) -> None:
+        delay = max(0.0, (at_ms - self.service.clock()) / 1000.0) + 0.01
+        old = self.timers.pop(code, None)
+        if old:
+            old.cancel()
+        loop = asyncio.get_running_loop()
+        self.timers[code] = loop.call_later(delay, lambda: self.spawn(self._fire(code)))
+
+    async def _fire(self, code: str) -> None:
+        self.timers.pop(code, None)
+        try:
+            room = await self.service.tick(code)
+        except ProtocolError:
+            return
+        d = room.doc
+        if room.state == RACING and d["ends_at"]:
+            self.arm(code, d["ends_at"])
+        elif room.state == COUNTDOWN:
+            self.arm(code, d["starts_at"])
+
+    # --- catch-up -----------------------------------------------------------------------
+
+    async def catch_up(self, conn: Conn) -> None:
+        """Send the events a connection missed, in order, or a snapshot when they are gone."""
+        if conn.catching_up or conn.room is None:
+            return
+        conn.catching_up = True
+        try:
+            while True:
+                events = await self.store.events_after(conn.room, conn.last_event)
+                if events is None:
+                    snap = await self.service.snapshot(conn.room, conn.viewer())
+                    conn.last_event = max(conn.last_event, snap["event"])
+                    await self.send(conn, {"type": "snapshot", "snapshot": snap})
+                    continue
+                fresh = [(n, e) for n, e in events if n > conn.last_event]
+                if not fresh:
+                    return
+                for n, body in fresh:
+                    if n <= conn.last_event:
+                        continue
+                    conn.last_event = n
+                    await self.send(conn, {"type": "event", "n": n, **body})
+        except ConnectionClosed:
+            pass
+        finally:
+            conn.catching_up = False
+
+    # --- connection lifecycle -----------------------------------------------------------
+
+    async def handler(self, ws: ServerConnection) -> None:
+        lim = self.limits
+        conn = Conn(ws, Bucket(lim.burst, lim.rate))
+        self.conns.add(conn)
+        try:
+            while True:
+                try:
+                    frame = await asyncio.wait_for(ws.recv(), lim.idle_timeout)
+                except asyncio.TimeoutError:
+                    await ws.close(CloseCode.GOING_AWAY, "idle")
+                    return
+                self.frames_in += 1
+                if not conn.bucket.take():
+                    if conn.bucket.refused_in_row > 3 * conn.bucket.burst:
+                        await ws.close(CloseCode.POLICY_VIOLATION, "rate limit")
+                        return
+                    await self.send(conn, m.error("rate_limited", "too many messages; slow down"))
+                    continue
+                msg: dict[str, Any] | None = None
+                try:
+                    msg = m.decode(frame, lim.max_frame)
+                    m.validate_client(msg)
+                    await self.dispatch(conn, msg)
+                except ProtocolError as exc:
+                    await self.send(conn, exc.to_message(m.ref_of(msg)))
+                    if exc.code == "frame_too_large":
+                        await ws.close(CloseCode.MESSAGE_TOO_BIG, "frame too large")
+                        return
+                    if exc.code == "bad_frame":
+                        conn.bad_frames += 1
+                        if conn.bad_frames >= lim.bad_frames:
+                            code = CloseCode.UNSUPPORTED_DATA if isinstance(frame, str) else CloseCode.INVALID_DATA
+                            await ws.close(code, "undecodable frames")
+                            return
+                    if exc.code == "unsupported_version":
+                        await ws.close(CloseCode.PROTOCOL_ERROR, "unsupported version")
+                        return
+                except ConnectionClosed:
+                    raise
+                except Exception:
+                    log.exception("handling %r", msg)
+                    await self.send(conn, m.error("internal", "the server failed on that message", ref=m.ref_of(msg)))
+        except ConnectionClosed:
+            pass
+        finally:
+            self.conns.discard(conn)
+            await self.unbind(conn)
+
+    async def unbind(self, conn: Conn) -> None:
+        """The connection leaves its room: presence down (and a grace timer for a racing seat)."""
+        code, role, seat = conn.room, conn.role, conn.seat
+        if code is None:
+            return
+        conn.room = conn.role = conn.seat = None
+        await self.hub.remove(code, conn)
+        try:
+            if role == "player" and seat is not None:
+                now = self.service.clock()
+                count, _ = await self.store.presence(
+                    code, str(seat), -1,
+                    {"kind": "connected", "at": now, "seat": seat, "connected": True},
+                    {"kind": "connected", "at": now, "seat": seat, "connected": False})
+                if count == 0:
+                    asyncio.get_running_loop().call_later(
+                        self.limits.grace, lambda: self.spawn(self._grace_expired(code, seat)))
+            elif role == "spectator":
+                await self.store.presence(code, "spectators", -1)
+        except Exception:  # Redis gone during shutdown: nothing more to tidy
+            log.debug("presence update failed", exc_info=True)
+
+    async def _grace_expired(self, code: str, seat: int) -> None:
+        """A racing seat gone longer than the grace period counts as resigned."""
+        try:
+            conns = await self.store.connections(code)
+            if conns.get(str(seat), 0) > 0:
+                return
+            cached = await self.service.load(code)
+            room = cached.room
+            if room.state in (COUNTDOWN, RACING) and room.status(seat) == "racing":
+                await self.service.resign(code, seat, "resigned")
+        except ProtocolError:
+            pass
+
+    async def bind(self, conn: Conn, code: str, role: str, seat: int | None) -> None:
+        if conn.room is not None:
+            await self.unbind(conn)
+        conn.room, conn.role, conn.seat = code, role, seat
+        await self.hub.add(code, conn)
+        if role == "player" and seat is not None:
+            now = self.service.clock()
+            await self.store.presence(
+                code, str(seat), +1,
+                {"kind": "connected", "at": now, "seat": seat, "connected": True},
+                {"kind": "connected", "at": now, "seat": seat, "connected": False})
+        else:
+            await self.store.presence(code, "spectators", +1)
+
+    # --- dispatch -----------------------------------------------------------------------
+
+    async def dispatch(self, conn: Conn, msg: dict[str, Any]) -> None:
+        kind = msg["type"]
+        ref = m.ref_of(msg)
+        if kind == "hello":
+            if msg["version"] not in m.VERSIONS:
+                raise ProtocolError("unsupported_version", f"this server speaks version {m.VERSION}",
+                                    versions=list(m.VERSIONS))
+            conn.hello = True
+            lim = self.limits
+            await self.send(conn, {**m.welcome(SERVER_NAME, {"max_frame": lim.max_frame, "burst": lim.burst,
+                                                             "rate": int(lim.rate)}), **_ref(ref)})
+            return
+        if not conn.hello:
+            raise ProtocolError("hello_required", "say hello first")
+        if kind == "ping":
+            await self.send(conn, m.pong(ref, msg.get("t")))
+            return
+        if kind == "lobby":
+            await self.send(conn, {"type": "lobby", "rooms": await self.service.lobby(), **_ref(ref)})
+            return
+        handler = getattr(self, f"on_{kind}")
+        await handler(conn, msg, ref)
+
+    async def _joined(self, conn: Conn, ref: int | None, code: str, role: str, seat: int | None,
+                      last_event: int | None, **extra: Any) -> None:
+        """Bind, then reply with a snapshot, or (resuming with a kept gap) with the missed events."""
+        await self.bind(conn, code, role, seat)
+        self.conns_bound_clock(code)
+        reply: dict[str, Any] = {"type": "joined", "room": code, "role": role, "seat": seat, **extra, **_ref(ref)}
+        if last_event is not None:
+            missed = await self.store.events_after(code, last_event)
+            if missed is not None:
+                you = await self.service.own_view(code, seat) if role == "player" and seat is not None else None
+                reply["event"] = last_event
+                if role == "player":
+                    reply["you"] = {"seat": seat, "view": you}
+                conn.last_event = last_event
+                await self.send(conn, reply)
+                await self.catch_up(conn)
+                if role == "spectator":
+                    for board in await self.service.spectator_boards(code):
+                        await self.send(conn, board)
+                return
+        snap = await self.service.snapshot(code, Viewer(role, seat))
+        conn.last_event = snap["event"]
+        reply["snapshot"] = snap
+        await self.send(conn, reply)
+        await self.catch_up(conn)
+
+    def conns_bound_clock(self, code: str) -> None:
+        cached = self.service.cache.get(code)
+        if cached is None:
+            return
+        d = cached.room.doc
+        if cached.room.state == COUNTDOWN:
+            self.arm(code, d["starts_at"])
+        elif cached.room.state == RACING and d["ends_at"]:
+            self.arm(code, d["ends_at"])
+
+    def _player(self, conn: Conn) -> tuple[str, int]:
+        if conn.room is None or conn.role != "player" or conn.seat is None:
+            raise ProtocolError("not_player", "join or resume a seat first")
+        return conn.room, conn.seat
+
+    async def on_create(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        play = msg.get("play", True)
+        out = await self.service.create(msg["name"], msg.get("options"), play)
+        extra = {"host_token": out["host_token"]}
+        if play:
+            extra["token"] = out["token"]
+        await self._joined(conn, ref, out["room"], "player" if play else "spectator", out["seat"], None, **extra)
+
+    async def on_join(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        out = await self.service.join(msg["room"], msg["name"])
+        await self._joined(conn, ref, out["room"], "player", out["seat"], None, token=out["token"])
+
+    async def on_spectate(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        room = await self.service.check_spectate(msg["room"])
+        await self._joined(conn, ref, room.code, "spectator", None, msg.get("last_event"))
+
+    async def on_resume(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        code = normalize_code(msg["room"])
+        seat = await self.service.authenticate(code, msg["token"])
+        await self._joined(conn, ref, code, "player", seat, msg.get("last_event"))
+
+    async def on_leave(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        if conn.room is None:
+            raise ProtocolError("not_player", "you are in no room")
+        if conn.role == "player" and conn.seat is not None:
+            await self.service.leave(conn.room, conn.seat)
+        await self.unbind(conn)
+        await self.send(conn, m.ok(ref))
+
+    async def on_ready(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        code, seat = self._player(conn)
+        await self.service.ready(code, seat, msg["ready"])
+        await self.send(conn, m.ok(ref))
+
+    def _room_of(self, conn: Conn) -> str:
+        if conn.room is None:
+            raise ProtocolError("not_player", "join or create a room first")
+        return conn.room
+
+    async def on_configure(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        await self.service.configure(self._room_of(conn), msg["host_token"], msg["options"])
+        await self.send(conn, m.ok(ref))
+
+    async def on_start(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        room = await self.service.start(self._room_of(conn), msg["host_token"])
+        await self.send(conn, m.ok(ref))
+        self.arm(room.code, room.doc["starts_at"])
+
+    async def on_kick(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        await self.service.kick(self._room_of(conn), msg["host_token"], msg["seat"])
+        await self.send(conn, m.ok(ref))
+
+    async def on_rematch(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        await self.service.rematch(self._room_of(conn), msg["host_token"])
+        await self.send(conn, m.ok(ref))
+
+    async def on_move(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        code, seat = self._player(conn)
+        ack = await self.service.move(code, seat, msg["move"], msg.get("n"))
+        await self.send(conn, {**ack, **_ref(ref)})
+
+    async def on_undo(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        code, seat = self._player(conn)
+        ack = await self.service.move(code, seat, "", msg.get("n"), undo=True)
+        await self.send(conn, {**ack, **_ref(ref)})
+
+    async def on_resign(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        code, seat = self._player(conn)
+        await self.service.resign(code, seat)
+        await self.send(conn, m.ok(ref))
+
+    async def close(self) -> None:
+        for handle in self.timers.values():
+            handle.cancel()
+        await self.hub.close()
+
+
+def _ref(ref: int | None) -> dict[str, Any]:
+    return {} if ref is None else {"ref": ref}

@@ -1,0 +1,114 @@
+"""Helpers for the server tests: a minimal msgpack WebSocket client of our own (not solrace.client),
+recording every frame it receives so tests can check what each viewer was ever sent."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+
+from solrace.protocol import messages as m
+
+
+class WireClient:
+    """One connection: numbered requests, replies matched by `ref`, pushes queued in order."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.frames: list[bytes] = []  # every frame received, raw
+        self.received: list[dict[str, Any]] = []  # every message received, decoded
+        self.pushes: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.unmatched: list[dict[str, Any]] = []
+        self.next_id = 0
+        self.last_event = 0
+        self.closed: asyncio.Future[tuple[int | None, str | None]] = asyncio.get_running_loop().create_future()
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        try:
+            async for frame in self.ws:
+                assert isinstance(frame, bytes), "the server sends binary frames only"
+                self.frames.append(frame)
+                msg = m.decode(frame, max_size=1 << 22)
+                m.validate_server(msg)
+                self.received.append(msg)
+                if msg["type"] == "event":
+                    self.last_event = max(self.last_event, msg["n"])
+                ref = msg.get("ref")
+                if ref is not None and ref in self.replies:
+                    self.replies.pop(ref).set_result(msg)
+                elif ref is not None:
+                    self.unmatched.append(msg)
+                else:
+                    await self.pushes.put(msg)
+        except Exception:
+            pass
+        finally:
+            if not self.closed.done():
+                self.closed.set_result((self.ws.close_code, self.ws.close_reason))
+
+    async def request(self, msg: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
+        self.next_id += 1
+        rid = self.next_id
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.replies[rid] = fut
+        await self.ws.send(m.encode({**msg, "id": rid}))
+        return await asyncio.wait_for(fut, timeout)
+
+    async def send_raw(self, data: bytes | str) -> None:
+        await self.ws.send(data)
+
+    async def next_push(self, timeout: float = 10.0) -> dict[str, Any]:
+        return await asyncio.wait_for(self.pushes.get(), timeout)
+
+    async def wait_for(self, pred: Callable[[dict[str, Any]], bool], timeout: float = 10.0) -> dict[str, Any]:
+        """The first push (from now, skipping others) that satisfies pred."""
+        async def loop() -> dict[str, Any]:
+            while True:
+                msg = await self.pushes.get()
+                if pred(msg):
+                    return msg
+        return await asyncio.wait_for(loop(), timeout)
+
+    async def wait_event(self, kind: str, timeout: float = 10.0, **fields: Any) -> dict[str, Any]:
+        return await self.wait_for(lambda x: x["type"] == "event" and x["kind"] == kind
+                                   and all(x.get(k) == v for k, v in fields.items()), timeout)
+
+    def drain(self) -> list[dict[str, Any]]:
+        out = []
+        while not self.pushes.empty():
+            out.append(self.pushes.get_nowait())
+        return out
+
+    async def hello(self) -> dict[str, Any]:
+        return await self.request({"type": "hello", "version": 1, "client": "solrace-tests"})
+
+    async def close(self) -> None:
+        await self.ws.close()
+        self.reader.cancel()
+
+
+@pytest.fixture
+async def wire() -> AsyncIterator[Callable[..., Any]]:
+    """wire(url, hello=True) -> a connected WireClient; all are closed at the end of the test."""
+    made: list[WireClient] = []
+
+    async def make(url: str, hello: bool = True) -> WireClient:
+        ws = await connect(url, max_size=1 << 22, compression=None)
+        client = WireClient(ws)
+        made.append(client)
+        if hello:
+            welcome = await client.hello()
+            assert welcome["type"] == "welcome"
+        return client
+
+    yield make
+    for c in made:
+        try:
+            await asyncio.wait_for(c.close(), 2)
+        except Exception:
+            pass
