@@ -62,9 +62,9 @@ def _my_status(client: Client) -> str | None:
 
 
 async def _ensure_view(client: Client) -> None:
-    """The start event carries no board: take a resync when the model has none."""
-    if client.room.view is None and client.token:
-        await client.resume()
+    """The start event carries no board; the client fetches it: wait for it."""
+    if client.room.view is None:
+        await client.wait_board()
 
 
 async def play_race(client: Client, pace: float, stop: asyncio.Event, result: BotResult) -> str:

@@ -13,11 +13,14 @@ from typing import Any
 
 import msgpack
 
-try:  # prefer the protocol package's codec when it exists
-    from solrace.protocol import decode as _proto_decode, encode as _proto_encode  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - depends on the protocol package's progress
+try:  # the protocol package's codec: one definition of the wire format for everyone
+    from solrace.protocol.messages import decode as _proto_decode, encode as _proto_encode
+except ImportError:  # pragma: no cover - only while the protocol package was being written
     _proto_decode = None
     _proto_encode = None
+
+#: server frames may exceed the 8 KiB client limit (a spectator snapshot with boards)
+MAX_SERVER_FRAME = 2**24
 
 
 class FrameError(ValueError):
@@ -37,7 +40,7 @@ def decode(frame: bytes | str) -> dict[str, Any]:
         raise FrameError("text frame from server")
     if _proto_decode is not None:
         try:
-            msg = _proto_decode(frame)
+            msg = _proto_decode(frame, MAX_SERVER_FRAME)
         except Exception as exc:  # the protocol package's own error type
             raise FrameError(str(exc)) from exc
     else:

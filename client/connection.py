@@ -90,6 +90,9 @@ class Client:
         self._reader: asyncio.Task[None] | None = None
         self._closing = False
         self._resuming = False
+        self._welcome_wait: asyncio.Future[ev.Message] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._last_pushed = 0  # highest event number handed to events()
         self.close_code: int | None = None
         self.close_reason: str = ""
 
@@ -107,8 +110,10 @@ class Client:
         self._reader = asyncio.create_task(self._read_loop(self._ws), name="solrace-client-reader")
 
     async def _hello(self) -> ev.Welcome:
+        """Say hello; `welcome` carries no `ref`, so it resolves its own future."""
+        self._welcome_wait = asyncio.get_running_loop().create_future()
         reply = await self.request({"type": "hello", "version": PROTOCOL_VERSION,
-                                    "client": self.client_name})
+                                    "client": self.client_name}, wait=self._welcome_wait)
         assert isinstance(reply, ev.Welcome), reply
         self.welcome = reply
         return reply
@@ -163,7 +168,18 @@ class Client:
                 self._queue.put_nowait(_END)
 
     def _dispatch(self, msg: ev.Message) -> None:
-        self.room.apply(msg)
+        if isinstance(msg, ev.Welcome) and self._welcome_wait is not None:
+            if not self._welcome_wait.done():
+                self._welcome_wait.set_result(msg)
+            return
+        changed = self.room.apply(msg)
+        if isinstance(msg, ev.Event):
+            if not changed or msg.n <= self._last_pushed:
+                return  # already seen (replayed around a join, resume or resync)
+            self._last_pushed = msg.n
+        if isinstance(msg, ev.Start) and self._needs_board():
+            # the start event carries no board: take the seat's own view with a resync
+            self._spawn(self._resync())
         if isinstance(msg, ev.Joined):
             self._take_identity(msg)
         fut = self._pending.pop(msg.ref, None) if msg.ref is not None else None
@@ -175,7 +191,35 @@ class Client:
             return
         self._queue.put_nowait(msg)
 
+    def _needs_board(self) -> bool:
+        return (self.role == "player" and self.token is not None and self.room.view is None
+                and self.room.seat in self.room.players)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _resync(self) -> None:
+        """Ask for a full snapshot of the room (a resume with no last event)."""
+        try:
+            await self.resume()
+        except (ServerError, ConnectionLost, TimeoutError) as exc:
+            log.info("resync failed: %s", exc)
+
+    async def wait_board(self, timeout: float = 10.0) -> dict[str, Any]:
+        """The player's own view, once the race has dealt it (resyncing if needed)."""
+        async with asyncio.timeout(timeout):
+            while self.room.view is None:
+                if self._needs_board() and self.room.state == "racing" and not self._tasks:
+                    self._spawn(self._resync())
+                await asyncio.sleep(0.02)
+        return self.room.view
+
     def _take_identity(self, msg: ev.Joined) -> None:
+        if msg.room != getattr(self, "_joined_room", msg.room):
+            self._last_pushed = 0
+        self._joined_room = msg.room
         self.role = msg.role
         if msg.token:
             self.token = msg.token
@@ -244,13 +288,18 @@ class Client:
 
     # ---- requests -----------------------------------------------------------
 
-    async def request(self, message: dict[str, Any], timeout: float | None = 15.0) -> ev.Message:
-        """Send `message` with a fresh id and wait for the reply that refs it."""
+    async def request(self, message: dict[str, Any], timeout: float | None = 15.0,
+                      wait: asyncio.Future[ev.Message] | None = None) -> ev.Message:
+        """Send `message` with a fresh id and wait for the reply that refs it.
+
+        An `error` that refs the id fails `wait` too (an `unsupported_version`
+        answers a hello that way).
+        """
         ws = self._ws
         if ws is None:
             raise ConnectionLost("not connected")
         rid = next(self._ids)
-        fut: asyncio.Future[ev.Message] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[ev.Message] = wait or asyncio.get_running_loop().create_future()
         self._pending[rid] = fut
         try:
             await ws.send(encode({**message, "id": rid}))
@@ -294,7 +343,9 @@ class Client:
         msg: dict[str, Any] = {"type": "resume", "room": room, "token": token}
         if last_event:
             msg["last_event"] = last_event
-        return await self._joined(msg)
+        joined = await self._joined(msg)
+        self.token = token  # the reply does not repeat it
+        return joined
 
     async def _joined(self, msg: dict[str, Any]) -> ev.Joined:
         reply = await self.request(msg)

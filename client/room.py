@@ -124,10 +124,19 @@ class RoomModel:
     def apply(self, message: ev.Message) -> bool:
         """Route any server message to the right update; True when the model changed."""
         if isinstance(message, ev.Joined):
+            if message.room != self.room:
+                self.event = 0
             self.room = message.room
             if message.seat is not None and message.role == "player":
                 self.seat = message.seat
-            self.apply_snapshot(message.snapshot)
+            if message.snapshot:
+                self.apply_snapshot(message.snapshot)
+            else:
+                # a resume within the kept history: the missed events follow, and the
+                # reply may carry the player's own board (`you`) outside a snapshot
+                you = message.raw.get("you")
+                if you and you.get("view") is not None:
+                    self.view = you["view"]
             return True
         if isinstance(message, ev.Snapshot):
             self.apply_snapshot(message.snapshot)

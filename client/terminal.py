@@ -193,7 +193,6 @@ class Terminal:
                        else "countdown")
         elif isinstance(msg, ev.Start):
             self.print("GO!")
-            self.draw()
         elif isinstance(msg, ev.Results):
             self.print(render_results(room))
         elif isinstance(msg, (ev.PlayerJoined, ev.PlayerLeft, ev.Kicked, ev.ReadyChanged,
@@ -206,9 +205,13 @@ class Terminal:
             self.print(f"server: {msg.code}: {msg.message}")
 
     async def _start_view(self) -> None:
-        if self.client.room.view is None and self.client.token:
-            await self.client.resume()
-            self.draw()
+        if self.client.role == "player" and self.client.room.view is None:
+            try:
+                await self.client.wait_board()
+            except TimeoutError:
+                self.print("no board from the server yet; type /board to retry")
+                return
+        self.draw()
 
     async def run(self) -> None:
         async def pushes() -> None:

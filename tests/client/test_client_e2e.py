@@ -1,0 +1,190 @@
+"""The client library against a real server: handshake, race, events, resume, errors."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from solrace.client import Client, Reconnected, ServerError, events as ev
+from solrace.client.moves import legal_moves
+
+
+async def connected(url: str, **kw) -> Client:
+    c = Client(url, **kw)
+    await c.connect()
+    return c
+
+
+async def collect(client: Client, seconds: float) -> list[ev.Message]:
+    out: list[ev.Message] = []
+    try:
+        async with asyncio.timeout(seconds):
+            while True:
+                out.append(await client.next_event())
+    except TimeoutError:
+        pass
+    return out
+
+
+async def race_of_two(url: str, game: str = "puttputt", **kw) -> tuple[Client, Client]:
+    a = await connected(url, **kw)
+    b = await connected(url, **kw)
+    joined = await a.create("ann", {"game": game, "countdown": 1})
+    assert joined.role == "player" and joined.seat == 0 and joined.host_token and joined.token
+    jb = await b.join(joined.room, "bob")
+    assert jb.seat == 1 and jb.host_token is None
+    await a.ready()
+    await b.ready()
+    await a.start()
+    await a.wait_board(10)
+    await b.wait_board(10)
+    assert a.room.state == b.room.state == "racing"
+    return a, b
+
+
+async def test_hello_welcome_ping_lobby(server_url):
+    c = await connected(server_url)
+    try:
+        assert c.welcome.version == 1 and c.welcome.limits["max_frame"] == 8192
+        pong = await c.ping(t=123)
+        assert pong.t == 123
+        lobby = await c.lobby()
+        assert isinstance(lobby.rooms, list)
+    finally:
+        await c.close()
+
+
+async def test_race_moves_acked_and_events_numbered_in_order(server_url):
+    a, b = await race_of_two(server_url)
+    try:
+        assert a.room.room == b.room.room
+        view = b.room.view
+        assert "s" in view["piles"] and all(isinstance(x, dict) for x in view["piles"]["s"])
+        move = legal_moves(view)[0]
+        ack = await b.move(move, n=1)
+        assert ack.n == 1 and ack.move == move and ack.view["moves"] == 1
+        assert b.room.view == ack.view
+        ack2 = await b.move(legal_moves(b.room.view)[0], n=2)
+        assert ack2.n == 2
+        seen = await collect(a, 1.0)
+        progress = [m for m in seen if isinstance(m, ev.Progress) and m.seat == 1]
+        assert progress and progress[-1].moves == 2
+        assert a.room.players[1]["moves"] == 2
+        numbers = [m.n for m in seen if isinstance(m, ev.Event)]
+        assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+        assert a.room.gaps == [] and b.room.gaps == []
+        # both sides agree on the room's event count once the queues are drained
+        await collect(b, 0.5)
+        assert a.room.event == b.room.event
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_errors_come_back_as_server_errors(server_url):
+    a, b = await race_of_two(server_url)
+    try:
+        with pytest.raises(ServerError) as e:
+            await b.request({"type": "start", "host_token": "not-the-token"})
+        assert e.value.code == "not_host"
+        with pytest.raises(ServerError) as e:
+            await b.move("t9-f1", n=1)
+        assert e.value.code == "illegal_move"
+        with pytest.raises(ServerError) as e:
+            await b.move(legal_moves(b.room.view)[0], n=5)
+        assert e.value.code == "out_of_sync"
+        with pytest.raises(ServerError) as e:
+            await b.request({"type": "move"})
+        assert e.value.code == "bad_message"
+        with pytest.raises(ServerError) as e:
+            await b.request({"type": "no_such_thing"})
+        assert e.value.code == "unknown_type"
+        # nothing changed: the first move is still move 1
+        ack = await b.move(legal_moves(b.room.view)[0], n=1)
+        assert ack.n == 1
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_lobby_errors(server_url):
+    c = await connected(server_url)
+    try:
+        with pytest.raises(ServerError) as e:
+            await c.join("NOROOM", "zed")
+        assert e.value.code == "no_room"
+        j = await c.create("host", {"game": "klondike"})
+        with pytest.raises(ServerError) as e:
+            await c.move("deal")
+        assert e.value.code == "bad_state"
+        await c.configure({"time_limit": 120})
+        assert (await collect(c, 0.5)) is not None
+        assert c.room.options["time_limit"] == 120
+        with pytest.raises(ServerError) as e:
+            await c.resume(j.room, "bad-token")
+        assert e.value.code == "bad_token"
+    finally:
+        await c.close()
+
+
+async def test_resume_after_dropped_socket(server_url):
+    a, b = await race_of_two(server_url, auto_resume=True)
+    try:
+        await b.move(legal_moves(b.room.view)[0], n=1)
+        await collect(b, 0.3)
+        before = b.room.event
+        await b.drop()
+        # while b is away, a plays: b must get these events on resume
+        for i in range(3):
+            moves = legal_moves(a.room.view)
+            await a.move(moves[0], n=i + 1)
+        notice = await b.wait_for(lambda m: isinstance(m, Reconnected), timeout=10)
+        assert notice.attempts >= 1
+        await collect(b, 1.0)
+        await collect(a, 0.3)
+        assert b.room.event >= before + 3
+        assert b.room.players[0]["moves"] == 3
+        assert b.room.view["moves"] == 1
+        ack = await b.move(legal_moves(b.room.view)[0], n=2)
+        assert ack.n == 2
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_resume_from_a_new_connection_with_token(server_url):
+    a, b = await race_of_two(server_url)
+    try:
+        await b.move(legal_moves(b.room.view)[0], n=1)
+        token, room, last = b.token, b.room.room, b.room.event
+        await b.close()
+        c = await connected(server_url)
+        try:
+            joined = await c.resume(room, token, last_event=last)
+            assert joined.seat == 1 and c.room.seat == 1
+            await c.resume()  # full resync: the snapshot holds our own board
+            assert c.room.view["moves"] == 1
+            ack = await c.move(legal_moves(c.room.view)[0], n=2)
+            assert ack.n == 2
+        finally:
+            await c.close()
+    finally:
+        await a.close()
+
+
+async def test_spectator_gets_boards_and_progress(server_url):
+    a, b = await race_of_two(server_url)
+    s = await connected(server_url)
+    try:
+        joined = await s.spectate(a.room.room)
+        assert joined.role == "spectator"
+        assert set(s.room.boards) == {0, 1}
+        assert all("hidden" in x for x in s.room.boards[0]["piles"]["s"])
+        await a.move(legal_moves(a.room.view)[0], n=1)
+        await s.wait_for(lambda m: isinstance(m, ev.Board) and m.seat == 0 and m.moves == 1, 5)
+        assert s.room.boards[0]["moves"] == 1
+        assert s.room.players[0]["moves"] == 1
+    finally:
+        for c in (a, b, s):
+            await c.close()
