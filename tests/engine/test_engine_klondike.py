@@ -244,3 +244,10 @@ def test_from_text_klondike_refusals():
         from_text(good.replace("game klondike", "game klondike shown=2"))
     with pytest.raises(eng.BadPosition):
         from_text(good.replace("\ns ", "\ns [").replace("\nw", "]\nw", 1).replace(" ]", "]"))
+
+
+def test_recycle_needs_a_waste(position):
+    g = position("klondike", t1="5S", fill="t1")
+    refused(g, "recycle", "the waste is empty")
+    refused(g, "deal", "the stock is empty")
+    assert g.legal_moves() == [] and g.is_dead()
