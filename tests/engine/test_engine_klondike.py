@@ -251,3 +251,14 @@ def test_recycle_needs_a_waste(position):
     refused(g, "recycle", "the waste is empty")
     refused(g, "deal", "the stock is empty")
     assert g.legal_moves() == [] and g.is_dead()
+
+
+def test_waste_to_tableau_and_no_wrap(position):
+    g = position("klondike", t1="9S", t2="AH", t3="KD", w="8D", f1="AC 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC", fill="t1")
+    assert [str(m) for m in g.legal_moves() if m.src == "w"] == ["w-t1"]
+    refused(g, "t3-t2", "KD does not go on AH")  # no K-on-A wrap in Klondike
+    refused(g, "t2-f1", "AH does not go on KC")  # foundations do not wrap either
+    eff = g.play("w-t1")
+    assert pile(g, "t1")[-2:] == ["9S", "8D"] and pile(g, "w") == [] and eff.revealed == ()
+    g.undo()
+    assert pile(g, "w") == ["8D"]
