@@ -180,9 +180,10 @@ def _klondike_score(b: Board) -> float:
     score = 100.0 * _home(b)
     for t in b.names("t"):
         pile = b.piles[t]
-        score -= 30 * pile.count(HIDDEN)
-        if not pile:
-            score += 4
+        hidden = pile.count(HIDDEN)
+        score -= 30 * hidden
+        if hidden:
+            score -= len(pile) - hidden  # face-up cards that sit on face-down ones
     score -= 2 * (len(b.piles.get("w", [])) + b.stock)
     return score
 

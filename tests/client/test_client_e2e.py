@@ -190,3 +190,34 @@ async def test_spectator_gets_boards_and_progress(server_url):
     finally:
         for c in (a, b, s):
             await c.close()
+
+
+
+async def test_bots_finish_a_putt_putt_race(server_url):
+    from solrace.client.bot import run_bot
+
+    host = await connected(server_url)
+    try:
+        joined = await host.create("host", {"game": "puttputt", "countdown": 1}, play=False)
+        bots = [asyncio.create_task(run_bot(server_url, joined.room, f"bot{i}", pace=0.0))
+                for i in range(2)]
+        await host.wait_for(lambda m: sum(bool(p.get("ready")) for p in
+                                          host.room.players.values()) == 2, timeout=10)
+        await host.start()
+        results = await asyncio.wait_for(asyncio.gather(*bots), 120)
+        for r in results:
+            assert r.races == 1 and r.moves > 0
+            assert r.statuses[0] in ("won", "dead", "resigned")
+            assert not [e for e in r.errors if e != "bad_state"]
+        await host.wait_for(lambda m: host.room.state == "finished", timeout=20)
+        ranking = host.room.results["ranking"]
+        assert sorted(p["seat"] for p in ranking) == sorted(r.seat for r in results)
+        # the moves each bot made replay on the revealed deal to what the server saw
+        from solrace.engine import replay
+        res = host.room.results
+        for r in results:
+            moves = res["moves"][str(r.seat)] if str(r.seat) in res["moves"] else res["moves"][r.seat]
+            g = replay(res["game"], res["seed"], res["game_options"], moves)
+            assert len(g.history) == r.moves
+    finally:
+        await host.close()

@@ -1,0 +1,113 @@
+"""`solrace play` and `solrace watch` as real subprocesses against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+
+from solrace.client import Client, events as ev
+
+
+async def read_until(stream: asyncio.StreamReader, needle: str, timeout: float = 15.0) -> str:
+    seen = []
+    async with asyncio.timeout(timeout):
+        while True:
+            line = (await stream.readline()).decode()
+            if not line:
+                raise AssertionError(f"EOF before {needle!r}:\n{''.join(seen)}")
+            seen.append(line)
+            if needle in line:
+                return "".join(seen)
+
+
+async def test_play_joins_readies_and_sends_a_move(server_url, solrace_cmd, child_env):
+    host = Client(server_url)
+    await host.connect()
+    proc = None
+    try:
+        joined = await host.create("host", {"game": "puttputt", "countdown": 1}, play=False)
+        proc = await asyncio.create_subprocess_exec(
+            *solrace_cmd, "play", f"{server_url}#{joined.room}", "--name", "bob", "--no-color",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, env=child_env)
+        out = await read_until(proc.stdout, f"joined room {joined.room}")
+        await host.wait_for(lambda m: isinstance(m, ev.PlayerJoined) and m.name == "bob", 10)
+        seat = next(s for s, p in host.room.players.items() if p["name"] == "bob")
+        proc.stdin.write(b"/ready\n")
+        await proc.stdin.drain()
+        await host.wait_for(lambda m: isinstance(m, ev.ReadyChanged) and m.seat == seat, 10)
+        await host.start()
+        out = await read_until(proc.stdout, "moves: 1)")  # the board and its numbered moves
+        assert "Putt Putt" in out and " t1 " in out and " f1 " in out
+        proc.stdin.write(b"1\n")
+        await proc.stdin.drain()
+        out = await read_until(proc.stdout, "ok ")
+        assert "(move 1)" in out
+        await host.wait_for(lambda m: isinstance(m, ev.Progress) and m.seat == seat
+                            and m.moves == 1, 10)
+        proc.stdin.write(b"t9-f1\n")
+        await proc.stdin.drain()
+        out = await read_until(proc.stdout, "refused:")
+        assert "illegal_move" in out
+        proc.stdin.write(b"/quit\n")
+        await proc.stdin.drain()
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        if proc and proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        await host.close()
+
+
+async def test_play_create_prints_share_link(server_url, solrace_cmd, child_env):
+    proc = await asyncio.create_subprocess_exec(
+        *solrace_cmd, "play", "--server", server_url, "--create", "klondike", "-o", "draw=3",
+        "-o", "time_limit=300", "--name", "ann", "--no-color",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT, env=child_env)
+    try:
+        out = await read_until(proc.stdout, "created")
+        code = out.split("room ")[1].split()[0]
+        assert f"/r/{code}" in out
+        spectator = Client(server_url)
+        await spectator.connect()
+        try:
+            await spectator.spectate(code)
+            assert spectator.room.options["game"] == "klondike"
+            assert spectator.room.options["game_options"]["draw"] == 3
+            assert spectator.room.options["time_limit"] == 300
+            assert [p["name"] for p in spectator.room.players.values()] == ["ann"]
+        finally:
+            await spectator.close()
+        proc.stdin.close()  # EOF quits
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def test_watch_prints_every_board(server_url, solrace_cmd, child_env):
+    a, b = Client(server_url), Client(server_url)
+    await a.connect()
+    await b.connect()
+    try:
+        joined = await a.create("ann", {"game": "leapyear", "countdown": 1})
+        await b.join(joined.room, "bob")
+        await a.ready()
+        await b.ready()
+        await a.start()
+        await a.wait_board()
+        await a.move("deal", n=1)
+        proc = await asyncio.create_subprocess_exec(
+            *solrace_cmd, "watch", f"{server_url}#{joined.room}", "--once", "--no-color",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=child_env)
+        out, _ = await asyncio.wait_for(proc.communicate(), 20)
+        text = out.decode()
+        assert proc.returncode == 0, text
+        assert f"room {joined.room}  racing  Leap Year" in text
+        assert "--- ann (seat 0) ---" in text and "--- bob (seat 1) ---" in text
+        assert text.count(" t8 ") == 2 and text.count("f16") == 2
+        assert "moves 1" in text and "moves 0" in text
+    finally:
+        await a.close()
+        await b.close()
