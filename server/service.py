@@ -9,6 +9,7 @@ reloads the seat's log and validates again.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections.abc import Callable
@@ -54,10 +55,23 @@ class RoomService:
         self.store = store
         self.clock = clock
         self.cache: dict[str, Cached] = {}
+        self.locks: dict[str, asyncio.Lock] = {}
 
     # --- loading ------------------------------------------------------------------------
 
+    def lock(self, code: str) -> asyncio.Lock:
+        """One operation per room at a time in this process: the cached games are shared state."""
+        code = normalize_code(code)
+        lk = self.locks.get(code)
+        if lk is None:
+            lk = self.locks[code] = asyncio.Lock()
+        return lk
+
     async def load(self, code: str) -> Cached:
+        async with self.lock(code):
+            return await self._load(code)
+
+    async def _load(self, code: str) -> Cached:
         """The room as Redis has it now; cached seat games are extended, not rebuilt."""
         code = normalize_code(code)
         loaded = await self.store.load(code)
@@ -82,18 +96,22 @@ class RoomService:
         self.cache[code] = cached
         return cached
 
-    async def cached(self, code: str) -> tuple[Cached, bool]:
+    async def _cached(self, code: str) -> tuple[Cached, bool]:
         code = normalize_code(code)
         hit = self.cache.get(code)
         if hit is not None:
             return hit, False
-        return await self.load(code), True
+        return await self._load(code), True
 
     async def update(self, code: str, rule: Callable[[Room, int], list[dict[str, Any]]]) -> tuple[Room, list[int]]:
+        async with self.lock(code):
+            return await self._update(code, rule)
+
+    async def _update(self, code: str, rule: Callable[[Room, int], list[dict[str, Any]]]) -> tuple[Room, list[int]]:
         """Run a document rule on fresh state and store it; the clock's own events ride along."""
         code = normalize_code(code)
         for _ in range(RETRIES):
-            cached = await self.load(code)
+            cached = await self._load(code)
             room = cached.room.clone()
             now = self.clock()
             was_finished = room.state == FINISHED
@@ -218,14 +236,17 @@ class RoomService:
         return room.state == RACING and d["ends_at"] is not None and now >= d["ends_at"]
 
     async def move(self, code: str, seat: int, text: str, n: int | None, *, undo: bool = False) -> dict[str, Any]:
+        async with self.lock(code):
+            return await self._move(normalize_code(code), seat, text, n, undo)
+
+    async def _move(self, code: str, seat: int, text: str, n: int | None, undo: bool) -> dict[str, Any]:
         """Validate with the engine, store with the atomic append, and only then build the ack."""
-        code = normalize_code(code)
-        cached, fresh = await self.cached(code)
+        cached, fresh = await self._cached(code)
         for _ in range(RETRIES):
             room = cached.room
             now = self.clock()
             if self._clock_due(room, now):
-                await self.tick(code)
+                await self._update(code, lambda r, now: [])
                 cached, fresh = self.cache[code], True
                 room = cached.room
             try:
@@ -233,7 +254,7 @@ class RoomService:
             except ProtocolError:
                 if fresh:
                     raise
-                cached, fresh = await self.load(code), True  # our cache may be behind: judge again
+                cached, fresh = await self._load(code), True  # our cache may be behind: judge again
                 continue
             board = b""
             if room.options["spectator_view"] == "boards" and room.options["spectators"]:
@@ -244,7 +265,7 @@ class RoomService:
                     plan.event, board, pop=plan.undone)
             except Conflict:
                 room.rollback(plan)
-                cached, fresh = await self.load(code), True
+                cached, fresh = await self._load(code), True
                 continue
             race = room.races[seat]
             race.rev = rev
@@ -257,25 +278,36 @@ class RoomService:
                 ack["move"] = plan.entry.move
                 ack["revealed"] = list(plan.revealed)
             if status != "racing":
-                await self.tick(code)  # this seat is done; maybe the race is
+                await self._update(code, lambda r, now: [])  # this seat is done; maybe the race is
             return ack
         raise ProtocolError("internal", "the seat is too busy; try again")
 
     # --- views --------------------------------------------------------------------------
 
     async def snapshot(self, code: str, viewer: Viewer) -> dict[str, Any]:
-        cached = await self.load(code)
-        connected = await self.store.connections(code)
-        return projection.snapshot(cached.room, viewer, self.clock(), connected, cached.seq)
+        async with self.lock(code):
+            cached = await self._load(code)
+            connected = await self.store.connections(code)
+            return projection.snapshot(cached.room, viewer, self.clock(), connected, cached.seq)
+
+    async def snapshots(self, code: str, viewers: list[Viewer]) -> list[dict[str, Any]]:
+        """One load, one snapshot per viewer (the start of a race sends every player its board)."""
+        async with self.lock(code):
+            cached = await self._load(code)
+            connected = await self.store.connections(code)
+            now = self.clock()
+            return [projection.snapshot(cached.room, v, now, connected, cached.seq) for v in viewers]
 
     async def spectator_boards(self, code: str) -> list[dict[str, Any]]:
-        cached = await self.load(code)
-        boards = projection.spectator_boards(cached.room, self.clock()) or {}
+        async with self.lock(code):
+            cached = await self._load(code)
+            boards = projection.spectator_boards(cached.room, self.clock()) or {}
         return [{"type": "board", "seat": int(s), "moves": v["moves"], "view": v} for s, v in boards.items()]
 
     async def own_view(self, code: str, seat: int) -> dict[str, Any] | None:
-        cached = await self.load(code)
-        return projection.own_view(cached.room, seat)
+        async with self.lock(code):
+            cached = await self._load(code)
+            return projection.own_view(cached.room, seat)
 
     async def lobby(self) -> list[dict[str, Any]]:
         rows = []

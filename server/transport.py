@@ -160,6 +160,8 @@ class Hub:
                 self.t.spawn(self.t.catch_up(conn))
         if ready:
             websockets.broadcast(ready, m.encode(event))
+        if event.get("kind") == "start":
+            self.t.spawn(self.t.send_boards_at_start(code))
 
     def on_board(self, code: str, delay: int, frame: bytes) -> None:
         def send() -> None:
@@ -235,6 +237,20 @@ class Transport:
             self.arm(code, d["ends_at"])
         elif room.state == COUNTDOWN:
             self.arm(code, d["starts_at"])
+
+    async def send_boards_at_start(self, code: str) -> None:
+        """The race is on: each local player gets a snapshot with its own board (one load per room)."""
+        players = [c for c in self.hub.rooms.get(code, ()) if c.role == "player"]
+        if not players:
+            return
+        try:
+            snaps = await self.service.snapshots(code, [c.viewer() for c in players])
+        except ProtocolError:
+            return
+        for conn, snap in zip(players, snaps):
+            conn.last_event = max(conn.last_event, snap["event"])
+            with contextlib.suppress(ConnectionClosed):
+                await self.send(conn, {"type": "snapshot", "snapshot": snap})
 
     # --- catch-up -----------------------------------------------------------------------
 

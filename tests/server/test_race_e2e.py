@@ -129,11 +129,11 @@ async def test_full_race_two_players_and_a_spectator(race_server, wire) -> None:
         assert (await c.request({"type": "ready", "ready": True}))["type"] == "ok"
     assert (await ann.request({"type": "start", "host_token": host_token}))["type"] == "ok"
     countdown = await eve.wait_event("countdown")
-    await asyncio.gather(*(c.wait_event("start") for c in (ann, bob, eve)))
-    # each player's board arrives through a resume snapshot (the same connection re-binds)
-    snap_a = (await ann.request({"type": "resume", "room": code, "token": created["token"]}))["snapshot"]
-    bob_tok = next(m for m in bob.received if m["type"] == "joined")["token"]
-    snap_b = (await bob.request({"type": "resume", "room": code, "token": bob_tok}))["snapshot"]
+    await eve.wait_event("start")
+    # at the start each player gets a snapshot holding its own board
+    snap_a = (await ann.wait_for(lambda x: x["type"] == "snapshot"))["snapshot"]
+    snap_b = (await bob.wait_for(lambda x: x["type"] == "snapshot"))["snapshot"]
+    assert snap_a["state"] == "racing" and snap_a["you"]["seat"] == 0 and snap_b["you"]["seat"] == 1
     assert snap_a["you"]["view"] == snap_b["you"]["view"]  # the identical deal
     acks_a, acks_b = await asyncio.gather(play_to_end(ann, snap_a["you"]), play_to_end(bob, snap_b["you"]))
     results = await eve.wait_event("results", timeout=15)
