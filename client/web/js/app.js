@@ -1,0 +1,342 @@
+// Glue: the connection feeds server messages to the reducer, the reducer's state and the
+// page's ui state are rendered, and clicks / drags / form changes become requests.
+
+import { Connection } from "./net.js";
+import { initialState, reduce, me, isHost } from "./state.js";
+import { renderApp, clockTexts } from "./render.js";
+import { attachPointer } from "./input.js";
+import { pickUp, dropMove, stockMove, foundationMove } from "./moves.js";
+import { pileKind } from "./cards.js";
+import { loadSession, saveSession, loadName, saveName, roomFromLocation, todaySeed } from "./session.js";
+
+const root = document.getElementById("app");
+let state = initialState();
+const ui = {
+  form: { name: loadName(), code: roomFromLocation(location) || "" },
+  sel: null,
+  drag: null,
+  origin: location.origin,
+  lastClick: null,
+};
+let resyncing = false;
+
+const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
+const conn = new Connection(wsUrl, { onMessage: dispatch, onStatus, onReady });
+
+// ---- state changes ----------------------------------------------------------------------
+
+function setState(next) {
+  state = next;
+  persist();
+  render();
+}
+
+const received = []; // the last server messages, for debugging from the console and the tests
+
+function dispatch(msg) {
+  received.push(msg);
+  if (received.length > 300) received.shift();
+  const next = reduce(state, msg);
+  if (msg.type === "ack" || msg.type === "error") ui.sel = null;
+  if (msg.type === "event" && msg.kind === "rematch") ui.sel = null;
+  setState(next);
+  if (state.kicked) saveSession(null);
+  maybeResync();
+}
+
+function persist() {
+  if (!state.room || state.kicked) return;
+  saveSession({ room: state.room, role: state.role, token: state.token, hostToken: state.hostToken,
+    lastEvent: state.lastEvent });
+}
+
+function notify(text, kind = "error", code = "") {
+  setState({ ...state, notice: { kind, text, code, at: Date.now() } });
+}
+
+function onStatus(s) {
+  setState({ ...state, conn: s });
+}
+
+/** After every (re)connect: take the seat back, or look at the public rooms. */
+async function onReady() {
+  const saved = loadSession();
+  if (saved && saved.room) {
+    await rejoin(saved);
+  } else {
+    refreshLobby();
+  }
+}
+
+async function rejoin(saved) {
+  const msg = saved.role === "player" && saved.token
+    ? { type: "resume", room: saved.room, token: saved.token, last_event: saved.lastEvent || 0 }
+    : { type: "spectate", room: saved.room, last_event: saved.lastEvent || 0 };
+  try {
+    const reply = await conn.request(msg);
+    if (reply.type === "error") {
+      saveSession(null);
+      setState({ ...initialState(), conn: state.conn, notice: { kind: "error", code: reply.code, text: `Could not rejoin ${saved.room}: ${reply.message}`, at: Date.now() } });
+      refreshLobby();
+    } else if (saved.hostToken && !state.hostToken) {
+      setState({ ...state, hostToken: saved.hostToken });
+    }
+  } catch (err) {
+    /* the link dropped again; onReady runs on the next welcome */
+  }
+}
+
+/** An event gap, or a race that started without our board: ask for the room again. */
+async function maybeResync() {
+  if (!state.needResync || !state.room || resyncing) return;
+  resyncing = true;
+  try {
+    await rejoin({ room: state.room, role: state.role, token: state.token, hostToken: state.hostToken, lastEvent: state.lastEvent });
+  } finally {
+    resyncing = false;
+  }
+  if (state.needResync) setState({ ...state, needResync: false }); // asked once; do not loop
+}
+
+async function refreshLobby() {
+  try {
+    await conn.request({ type: "lobby" });
+  } catch { /* offline: the list stays as it was */ }
+}
+
+// ---- requests -----------------------------------------------------------------------
+
+async function ask(msg) {
+  try {
+    const reply = await conn.request(msg);
+    return reply.type === "error" ? null : reply;
+  } catch (err) {
+    notify(err.message);
+    return null;
+  }
+}
+
+function enteredRoom(reply) {
+  if (!reply) return;
+  history.replaceState(null, "", `${location.pathname}#${reply.room}`);
+  ui.form.code = reply.room;
+  persist();
+}
+
+function playerName() {
+  const name = (ui.form.name || "").trim();
+  if (!name) {
+    notify("Choose a name first.", "error", "name");
+    return null;
+  }
+  saveName(name);
+  return name;
+}
+
+function joinCode(code) {
+  const c = (code || ui.form.code || "").trim().toUpperCase();
+  if (!c) notify("Enter a room code.", "error", "code");
+  return c || null;
+}
+
+function sendMove(move) {
+  if (!move || !state.view) return;
+  ui.sel = null;
+  conn.request({ type: "move", move, n: state.view.moves + 1 }).catch((err) => notify(err.message));
+  render();
+}
+
+function configure(options) {
+  ask({ type: "configure", host_token: state.hostToken, options });
+}
+
+function leaveRoom() {
+  if (state.room) conn.send({ type: "leave" });
+  saveSession(null);
+  history.replaceState(null, "", location.pathname);
+  ui.sel = null;
+  state = { ...initialState(), conn: state.conn };
+  render();
+  refreshLobby();
+}
+
+async function createRoom(play) {
+  const name = playerName();
+  if (!name) return;
+  enteredRoom(await ask({ type: "create", name, play }));
+}
+
+async function joinRoom(code) {
+  const name = playerName();
+  const room = joinCode(code);
+  if (!name || !room) return;
+  enteredRoom(await ask({ type: "join", room, name }));
+}
+
+async function watchRoom(code) {
+  const room = joinCode(code);
+  if (room) enteredRoom(await ask({ type: "spectate", room }));
+}
+
+/** Click handlers by data-action; each gets the clicked element. */
+const actions = {
+  create: () => createRoom(true),
+  "create-host": () => createRoom(false),
+  join: () => joinRoom(),
+  spectate: () => watchRoom(),
+  "join-room": (el) => joinRoom(el.dataset.room),
+  "watch-room": (el) => watchRoom(el.dataset.room),
+  lobby: refreshLobby,
+  ready() {
+    const mine = me(state);
+    if (mine) ask({ type: "ready", ready: !mine.ready });
+  },
+  start: () => ask({ type: "start", host_token: state.hostToken }),
+  rematch: () => ask({ type: "rematch", host_token: state.hostToken }),
+  kick: (el) => ask({ type: "kick", host_token: state.hostToken, seat: Number(el.dataset.seat) }),
+  leave: leaveRoom,
+  home: leaveRoom,
+  resign() {
+    if (confirm("Resign this race?")) ask({ type: "resign" });
+  },
+  undo() {
+    if (state.view) ask({ type: "undo", n: state.view.moves });
+  },
+  daily: () => configure({ seed: todaySeed() }),
+  "copy-link"() {
+    const link = `${location.origin}/#${state.room}`;
+    navigator.clipboard?.writeText(link).then(() => notify("Link copied.", "info"), () => notify(link, "info"));
+  },
+  dismiss: () => setState({ ...state, notice: null }),
+};
+
+// ---- DOM wiring -----------------------------------------------------------------------
+
+root.addEventListener("click", (e) => {
+  const el = e.target.closest("[data-action]");
+  if (!el || el.disabled) return;
+  e.preventDefault();
+  const fn = actions[el.dataset.action];
+  if (fn) fn(el);
+});
+
+root.addEventListener("input", (e) => {
+  const key = e.target.dataset.form;
+  if (key) ui.form[key] = e.target.value;
+});
+
+root.addEventListener("keydown", (e) => {
+  if (e.key !== "Enter") return;
+  if (e.target.dataset.form === "code") joinRoom();
+  else if (e.target.dataset.form === "name") (ui.form.code ? joinRoom() : createRoom(true));
+});
+
+root.addEventListener("change", (e) => {
+  const key = e.target.dataset.option;
+  if (!key || !isHost(state)) return;
+  const el = e.target;
+  let value = el.type === "checkbox" ? el.checked : el.type === "number" ? Number(el.value) : el.value;
+  if (key === "game_options.draw") value = Number(value);
+  if (key === "game") return configure({ game: value, game_options: {} });
+  if (key.startsWith("game_options.")) {
+    const sub = key.slice("game_options.".length);
+    return configure({ game_options: { ...(state.snap.options.game_options || {}), [sub]: value } });
+  }
+  configure({ [key]: value });
+});
+
+attachPointer(root, {
+  pickUp: (pile, index) => (racing() ? pickUp(state.view, pile, index) : null),
+  background() {
+    if (ui.sel) { ui.sel = null; render(); }
+  },
+  dragStart(sel) {
+    ui.sel = null;
+    ui.drag = sel;
+    render();
+  },
+  drop(sel, to) {
+    ui.drag = null;
+    const move = racing() ? dropMove(state.view, sel, to) : null;
+    if (move) sendMove(move);
+    else render();
+  },
+  click: boardClick,
+});
+
+function racing() {
+  const mine = me(state);
+  return Boolean(state.view && state.snap && state.snap.state === "racing" && mine && mine.status === "racing");
+}
+
+/** Click-click moves: pick up, then click a destination; a quick second click sends home. */
+function boardClick(pile, index) {
+  if (!racing()) return;
+  const view = state.view;
+  const now = Date.now();
+  const last = ui.lastClick;
+  ui.lastClick = { pile, index, t: now };
+  if (pileKind(pile) === "stock") {
+    ui.sel = null;
+    const move = stockMove(view);
+    if (move) sendMove(move);
+    return;
+  }
+  if (last && last.pile === pile && now - last.t < 400) {
+    ui.lastClick = null;
+    const move = foundationMove(view, pile);
+    if (move) return sendMove(move);
+  }
+  if (ui.sel) {
+    if (ui.sel.pile === pile) {
+      ui.sel = null;
+      return render();
+    }
+    const move = dropMove(view, ui.sel, pile);
+    ui.sel = null;
+    if (move) return sendMove(move);
+    return render();
+  }
+  ui.sel = pickUp(view, pile, index);
+  render();
+}
+
+// ---- rendering ---------------------------------------------------------------------------
+
+function focusKey(el) {
+  if (!el || el === document.body) return null;
+  if (el.id) return `#${el.id}`;
+  if (el.dataset.option) return `[data-option="${el.dataset.option}"]`;
+  return null;
+}
+
+function render() {
+  const active = document.activeElement;
+  const key = root.contains(active) ? focusKey(active) : null;
+  const typed = key && "value" in active ? { value: active.value, start: active.selectionStart, end: active.selectionEnd } : null;
+  root.replaceChildren(renderApp(state, ui, Date.now()));
+  if (key) {
+    const el = root.querySelector(key);
+    if (el) {
+      el.focus();
+      if (typed && el.type !== "checkbox" && el.tagName !== "SELECT") {
+        el.value = typed.value;
+        try { el.setSelectionRange(typed.start, typed.end); } catch { /* number inputs have no selection */ }
+      }
+    }
+  }
+}
+
+function tick() {
+  const texts = clockTexts(state, Date.now());
+  for (const el of root.querySelectorAll("[data-clock]")) {
+    const t = texts[el.dataset.clock];
+    if (t != null && el.textContent !== t) el.textContent = t;
+  }
+}
+
+setInterval(tick, 100);
+// Exposed for the browser tests and for debugging from the console; not used by the page.
+window.solrace = { get state() { return state; }, ui, conn, received };
+render();
+conn.start();

@@ -1,0 +1,138 @@
+// The WebSocket link to the server: msgpack binary frames, the hello handshake, request ids,
+// an application ping (browsers cannot send WebSocket pings) and reconnection with backoff.
+// It knows nothing of rooms: app.js decides what to send once the link is (re)established.
+
+import { encode, Decoder } from "../node_modules/@msgpack/msgpack/dist.esm/index.mjs";
+
+const decoder = new Decoder({ useBigInt64: true });
+
+/** 64-bit integers arrive as BigInt; those that fit a double exactly become plain numbers. */
+function normalize(value) {
+  if (typeof value === "bigint") {
+    return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(value) : value;
+  }
+  if (Array.isArray(value)) return value.map(normalize);
+  if (value && typeof value === "object" && !(value instanceof Uint8Array)) {
+    const out = {};
+    for (const [k, v] of Object.entries(value)) out[k] = normalize(v);
+    return out;
+  }
+  return value;
+}
+
+export function decodeFrame(buffer) {
+  return normalize(decoder.decode(new Uint8Array(buffer)));
+}
+
+export function encodeMessage(msg) {
+  return encode(msg);
+}
+
+export const CLIENT_NAME = "solrace-web/0.1";
+
+export class Connection {
+  /**
+   * @param {string} url ws:// or wss:// address of the server's /ws endpoint
+   * @param {{onMessage: Function, onStatus: Function, onReady: Function}} handlers
+   *   onReady runs after every welcome (first connect and each reconnect).
+   */
+  constructor(url, handlers) {
+    this.url = url;
+    this.handlers = handlers;
+    this.ws = null;
+    this.ready = false;
+    this.seq = 0;
+    this.pending = new Map();
+    this.backoff = 250;
+    this.stopped = false;
+    this.pingTimer = null;
+  }
+
+  start() {
+    this.stopped = false;
+    this._open();
+  }
+
+  stop() {
+    this.stopped = true;
+    if (this.ws) this.ws.close(1000);
+  }
+
+  _status(s) {
+    this.handlers.onStatus?.(s);
+  }
+
+  _open() {
+    this._status("connecting");
+    const ws = new WebSocket(this.url);
+    ws.binaryType = "arraybuffer";
+    this.ws = ws;
+    ws.onopen = () => ws.send(encodeMessage({ type: "hello", version: 1, client: CLIENT_NAME }));
+    ws.onmessage = (ev) => this._receive(ev.data);
+    ws.onclose = () => this._closed(ws);
+    ws.onerror = () => {};
+  }
+
+  _receive(data) {
+    if (typeof data === "string") return; // the protocol is binary only
+    let msg;
+    try {
+      msg = decodeFrame(data);
+    } catch (err) {
+      console.warn("undecodable frame", err);
+      return;
+    }
+    if (msg.type === "welcome") {
+      this.ready = true;
+      this.backoff = 250;
+      this._status("open");
+      clearInterval(this.pingTimer);
+      this.pingTimer = setInterval(() => this.send({ type: "ping", t: Date.now() }), 15000);
+      this.handlers.onReady?.(msg);
+      return;
+    }
+    if (msg.ref != null && this.pending.has(msg.ref)) {
+      const { resolve } = this.pending.get(msg.ref);
+      this.pending.delete(msg.ref);
+      resolve(msg);
+    }
+    if (msg.type !== "pong") this.handlers.onMessage?.(msg);
+  }
+
+  _closed(ws) {
+    if (ws !== this.ws) return;
+    this.ready = false;
+    clearInterval(this.pingTimer);
+    for (const { reject } of this.pending.values()) reject(new Error("connection lost"));
+    this.pending.clear();
+    this._status("closed");
+    if (this.stopped) return;
+    const wait = this.backoff;
+    this.backoff = Math.min(this.backoff * 2, 5000);
+    setTimeout(() => this._open(), wait);
+  }
+
+  /** Send without waiting for a reply; false when the link is down. */
+  send(msg) {
+    if (!this.ready || this.ws.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(encodeMessage(msg));
+    return true;
+  }
+
+  /** Send with an `id` and resolve with the reply carrying that `ref` (error replies too). */
+  request(msg) {
+    if (!this.ready || this.ws.readyState !== WebSocket.OPEN) {
+      return Promise.reject(new Error("not connected to the server"));
+    }
+    const id = ++this.seq;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.ws.send(encodeMessage({ ...msg, id }));
+    });
+  }
+
+  /** Drop the socket as a network failure would (used by the page's own tests). */
+  dropForTest() {
+    if (this.ws) this.ws.close(4000, "test drop");
+  }
+}

@@ -1,0 +1,276 @@
+// The page as a pure function of (state, ui, now): state is the server's truth as the
+// reducer keeps it, ui is what only this page knows (selection, drag, form fields).
+// Controls carry data-action / data-option; app.js wires them by event delegation.
+
+import { h } from "./dom.js";
+import { renderBoard } from "./board.js";
+import { isHost, me, serverNow } from "./state.js";
+
+export const GAME_NAMES = {
+  klondike: "Klondike", puttputt: "Putt Putt", tabbycat: "Tabby Cat", manx: "Manx", leapyear: "Leap Year",
+};
+const STATUS_TEXT = {
+  waiting: "waiting", racing: "racing", won: "won", dead: "stuck", resigned: "resigned", timeout: "timed out", left: "left",
+};
+
+/** "1:05.3" from milliseconds; "–" for none. */
+export function formatTime(ms) {
+  if (ms == null || Number.isNaN(ms)) return "–";
+  const total = Math.max(0, ms) / 1000;
+  const m = Math.floor(total / 60);
+  const s = total - m * 60;
+  return `${m}:${s.toFixed(1).padStart(4, "0")}`;
+}
+
+/** Text of every live clock, from state and the local time (app.js refreshes these often). */
+export function clockTexts(state, now) {
+  const snap = state.snap;
+  if (!snap) return {};
+  const t = serverNow(state, now);
+  const out = {};
+  if (snap.state === "countdown" && snap.starts_at) out.countdown = String(Math.max(0, Math.ceil((snap.starts_at - t) / 1000)));
+  if ((snap.state === "racing" || snap.state === "countdown") && snap.starts_at) {
+    out.elapsed = t < snap.starts_at ? "0:00.0" : formatTime(t - snap.starts_at);
+  }
+  if (snap.state === "finished") {
+    const times = snap.players.map((p) => p.time).filter((x) => x != null);
+    out.elapsed = times.length ? formatTime(Math.max(...times)) : "done";
+  }
+  if (snap.state === "racing" && snap.ends_at) out.left = formatTime(snap.ends_at - t);
+  return out;
+}
+
+function pct(p) {
+  return `${Math.round((p || 0) * 100)}%`;
+}
+
+function header(state) {
+  const dot = h(`span.conn.${state.conn}`, { title: `connection ${state.conn}`, dataset: { conn: state.conn } });
+  return h("header.top",
+    h("a.logo", { href: "./", dataset: { action: "home" } }, "sol", h("b", "race")),
+    state.room ? h("span.room-chip", { dataset: { testid: "room-code" } }, state.room) : null,
+    state.role === "spectator" ? h("span.chip", "spectating") : null,
+    h("span.spacer"),
+    dot);
+}
+
+function notice(state) {
+  if (!state.notice) return null;
+  return h(`div.notice.${state.notice.kind}`, { role: "alert", dataset: { testid: "notice", code: state.notice.code || "" } },
+    h("span", state.notice.text),
+    h("button.x", { dataset: { action: "dismiss" }, "aria-label": "dismiss" }, "×"));
+}
+
+// ---- home: create, join, public rooms -------------------------------------------------
+
+function homeScreen(state, ui) {
+  const rooms = state.lobby || [];
+  return h("main.home",
+    h("section.panel.hero",
+      h("h1", "Race your friends on the same deal"),
+      h("p.lead", "Five patience games, one shuffle for everyone, live progress bars. First to clear the table wins."),
+      h("label.field", h("span", "Your name"),
+        h("input#name", { value: ui.form.name || "", maxlength: "24", autocomplete: "nickname", placeholder: "e.g. Ann", dataset: { form: "name" } })),
+      h("div.actions",
+        h("button.primary", { dataset: { action: "create" } }, "Create a room"),
+        h("button", { dataset: { action: "create-host" }, title: "Host the race without a seat and watch it" }, "Host & watch")),
+      h("div.join-row",
+        h("input#join-code", { value: ui.form.code || "", placeholder: "Room code", maxlength: "12", autocapitalize: "characters", dataset: { form: "code" } }),
+        h("button.primary", { dataset: { action: "join" } }, "Join"),
+        h("button", { dataset: { action: "spectate" } }, "Watch"))),
+    h("section.panel.lobby-list",
+      h("div.panel-head", h("h2", "Public rooms"), h("button.small", { dataset: { action: "lobby" } }, "Refresh")),
+      rooms.length
+        ? h("table.rooms", h("tbody", rooms.map((r) => h("tr", { dataset: { room: r.room } },
+          h("td.code", r.room), h("td", GAME_NAMES[r.game] || r.game), h("td", r.state),
+          h("td", `${r.players}/${r.max_players}`),
+          h("td.act", h("button.small", { dataset: { action: "join-room", room: r.room } }, "Join"),
+            h("button.small", { dataset: { action: "watch-room", room: r.room } }, "Watch"))))))
+        : h("p.muted", "No public rooms right now. Create one and tick “public”.")));
+}
+
+// ---- room lobby ---------------------------------------------------------------------
+
+function optionControl(label, key, control) {
+  return h("label.field.opt", { dataset: { opt: key } }, h("span", label), control);
+}
+
+function select(key, value, choices, disabled) {
+  return h("select", { dataset: { option: key }, disabled },
+    choices.map(([v, text]) => h("option", { value: String(v), selected: String(v) === String(value) }, text)));
+}
+
+function numberInput(key, value, min, max, disabled) {
+  return h("input", { type: "number", value: String(value ?? ""), min: String(min), max: String(max), dataset: { option: key }, disabled });
+}
+
+function checkbox(key, value, disabled) {
+  return h("input", { type: "checkbox", checked: Boolean(value), dataset: { option: key }, disabled });
+}
+
+function optionsPanel(state) {
+  const o = state.snap.options || {};
+  const go = o.game_options || {};
+  const off = !isHost(state);
+  const game = o.game || "klondike";
+  return h("section.panel.options",
+    h("h2", "Game"),
+    h("div.opt-grid",
+      optionControl("Game", "game", select("game", game, Object.entries(GAME_NAMES), off)),
+      game === "klondike" ? [
+        optionControl("Draw", "draw", select("game_options.draw", go.draw ?? 1, [[1, "one"], [3, "three"]], off)),
+        optionControl("Moves", "moves", select("game_options.moves", go.moves ?? "top", [["top", "top card only"], ["build", "any run"]], off)),
+        optionControl("Passes (0 = ∞)", "passes", numberInput("game_options.passes", go.passes ?? 0, 0, 99, off)),
+      ] : null,
+      optionControl("Deal (text seed)", "seed", h("span.seed-row",
+        h("input", { value: o.seed ?? "", placeholder: "secret shuffle", dataset: { option: "seed" }, disabled: off }),
+        off ? null : h("button.small", { dataset: { action: "daily" }, title: "Today's daily deal" }, "Daily")))),
+    h("h2", "Room"),
+    h("div.opt-grid",
+      optionControl("Max players", "max_players", numberInput("max_players", o.max_players ?? 8, 1, 64, off)),
+      optionControl("Time limit (s, 0 = none)", "time_limit", numberInput("time_limit", o.time_limit ?? 0, 0, 86400, off)),
+      optionControl("Countdown (s)", "countdown", numberInput("countdown", o.countdown ?? 3, 0, 60, off)),
+      optionControl("Undo", "undo", select("undo", o.undo ?? "none", [["none", "never"], ["safe", "if nothing was revealed"]], off)),
+      optionControl("Spectators", "spectators", checkbox("spectators", o.spectators ?? true, off)),
+      optionControl("Spectators see", "spectator_view", select("spectator_view", o.spectator_view ?? "boards", [["boards", "boards"], ["progress", "progress only"]], off)),
+      optionControl("Spectator delay (s)", "spectator_delay", numberInput("spectator_delay", o.spectator_delay ?? 0, 0, 600, off)),
+      optionControl("Public", "public", checkbox("public", o.public ?? false, off))));
+}
+
+function playerRow(state, p) {
+  const host = state.snap.host_seat === p.seat;
+  return h("li.player", { dataset: { seat: String(p.seat), ready: String(p.ready) } },
+    h(`span.dot.${p.connected ? "on" : "off"}`, { title: p.connected ? "connected" : "disconnected" }),
+    h("span.name", p.name || `seat ${p.seat}`), host ? h("span.chip", "host") : null,
+    p.seat === state.seat && state.role === "player" ? h("span.chip.you", "you") : null,
+    h("span.spacer"),
+    h(`span.ready.${p.ready ? "yes" : "no"}`, p.ready ? "ready" : "not ready"),
+    isHost(state) && p.seat !== state.seat ? h("button.small.ghost", { dataset: { action: "kick", seat: String(p.seat) } }, "kick") : null);
+}
+
+function shareBox(state, ui) {
+  const link = `${ui.origin}/#${state.room}`;
+  return h("section.panel.share",
+    h("div.big-code", { dataset: { testid: "share-code" } }, state.room),
+    h("div.join-row", h("input", { value: link, readonly: true, dataset: { testid: "share-link" } }),
+      h("button.small", { dataset: { action: "copy-link" } }, "Copy link")));
+}
+
+function roomLobby(state, ui) {
+  const mine = me(state);
+  const players = state.snap.players || [];
+  return h("main.room",
+    shareBox(state, ui),
+    h("section.panel.players",
+      h("div.panel-head", h("h2", `Players ${players.length}/${state.snap.options?.max_players ?? 8}`),
+        h("span.muted", `${state.snap.spectators || 0} watching`)),
+      h("ul.player-list", players.map((p) => playerRow(state, p))),
+      h("div.actions",
+        mine ? h(`button.${mine.ready ? "on" : "primary"}`, { dataset: { action: "ready", testid: "ready" } }, mine.ready ? "Ready ✓" : "I'm ready") : null,
+        isHost(state) ? h("button.primary.go", { dataset: { action: "start", testid: "start" } }, "Start race") : null,
+        h("button.ghost", { dataset: { action: "leave" } }, "Leave"))),
+    optionsPanel(state));
+}
+
+// ---- race -------------------------------------------------------------------------
+
+function racerRow(state, p) {
+  const mine = state.role === "player" && p.seat === state.seat;
+  return h(`li.racer.${p.status}`, { dataset: { seat: String(p.seat), status: p.status, progress: String(p.progress) } },
+    h("div.racer-head",
+      h(`span.dot.${p.connected ? "on" : "off"}`),
+      h("span.name", p.name || `seat ${p.seat}`, mine ? " (you)" : ""),
+      h("span.spacer"),
+      h("span.pct", pct(p.progress))),
+    h("div.bar", h("div.fill", { style: { width: pct(p.progress) } })),
+    h("div.racer-meta", h("span", `${p.moves} moves`), h("span", `${p.home} home`),
+      h("span.status", STATUS_TEXT[p.status] || p.status), p.time != null ? h("span", formatTime(p.time)) : null));
+}
+
+function resultsTable(state) {
+  const r = state.snap.results;
+  if (!r || !r.ranking) return null;
+  return h("section.panel.results", { dataset: { testid: "results" } },
+    h("h2", "Results"),
+    h("table.ranking",
+      h("thead", h("tr", h("th", "#"), h("th", "Name"), h("th", "Status"), h("th", "Time"), h("th", "Progress"), h("th", "Moves"))),
+      h("tbody", r.ranking.map((x) => h(`tr.${x.seat === state.seat && state.role === "player" ? "me" : "other"}`,
+        h("td", String(x.place)), h("td", x.name), h("td", STATUS_TEXT[x.status] || x.status),
+        h("td", formatTime(x.time)), h("td", pct(x.progress)), h("td", String(x.moves ?? "")))))),
+    h("p.fair", "Deal ", h("code", String(r.seed)), " · salt ", h("code", String(r.salt || "").slice(0, 16) + "…"),
+      state.snap.commitment ? [" · commitment ", h("code", state.snap.commitment.slice(0, 16) + "…")] : null),
+    isHost(state) ? h("div.actions", h("button.primary", { dataset: { action: "rematch", testid: "rematch" } }, "Rematch (new deal)")) : null);
+}
+
+function raceBar(state, clocks) {
+  const snap = state.snap;
+  const mine = me(state);
+  const view = state.view;
+  const canUndo = snap.options?.undo === "safe" && mine && mine.status === "racing" && view && view.moves > 0;
+  return h("div.race-bar",
+    h("span.game-name", GAME_NAMES[snap.options?.game] || snap.options?.game || ""),
+    h("span.clock", { dataset: { clock: "elapsed" } }, clocks.elapsed || "0:00.0"),
+    snap.ends_at ? h("span.clock.left", "left ", h("span", { dataset: { clock: "left" } }, clocks.left || "")) : null,
+    view ? h("span.stat", { dataset: { testid: "my-moves" } }, `${view.moves} moves`) : null,
+    view ? h("span.stat", { dataset: { testid: "my-progress" } }, pct(view.progress)) : null,
+    h("span.spacer"),
+    canUndo ? h("button.small", { dataset: { action: "undo" } }, "Undo") : null,
+    mine && mine.status === "racing" ? h("button.small.ghost", { dataset: { action: "resign" } }, "Resign") : null,
+    snap.state === "finished" ? h("button.small.ghost", { dataset: { action: "leave" } }, "Leave") : null);
+}
+
+function spectatorBoards(state) {
+  const snap = state.snap;
+  if (snap.options?.spectator_view === "progress") return h("p.muted.center", "This room shows spectators progress only.");
+  const seats = snap.players.map((p) => p.seat).filter((s) => state.boards[s]);
+  if (!seats.length) return h("p.muted.center", snap.state === "countdown" ? "The race is about to start…" : "Waiting for boards…");
+  return h("div.board-grid", seats.map((seat) => {
+    const p = snap.players.find((x) => x.seat === seat);
+    return h("section.panel.watch", { dataset: { seat: String(seat) } },
+      h("div.watch-head", h("span.name", p?.name || `seat ${seat}`), h("span.spacer"),
+        h("span", `${state.boards[seat].moves} moves · ${pct(state.boards[seat].progress)}`)),
+      h("div.board-wrap", renderBoard(state.boards[seat], {}, { owner: String(seat) })));
+  }));
+}
+
+function statusBanner(state) {
+  const mine = me(state);
+  if (!mine || !["won", "dead", "resigned", "timeout"].includes(mine.status)) return null;
+  const text = { won: "You cleared it! 🎉", dead: "No moves left.", resigned: "You resigned.", timeout: "Time is up." }[mine.status];
+  return h(`div.banner.${mine.status}`, text);
+}
+
+function raceScreen(state, ui, clocks) {
+  const snap = state.snap;
+  const players = snap.players || [];
+  const main = state.role === "player"
+    ? (state.view
+      ? h("div.board-wrap.mine", renderBoard(state.view, ui))
+      : h("p.muted.center", snap.state === "countdown" ? "Shuffling…" : "Loading your board…"))
+    : spectatorBoards(state);
+  return h(`main.race.${snap.state}`, { dataset: { state: snap.state } },
+    raceBar(state, clocks),
+    snap.state === "countdown" ? h("div.countdown", h("span", { dataset: { clock: "countdown" } }, clocks.countdown || "")) : null,
+    resultsTable(state),
+    statusBanner(state),
+    h("div.race-layout",
+      h("div.race-main", main),
+      h("aside.panel.racers", h("h2", "Race"), h("ul", players.map((p) => racerRow(state, p))),
+        h("p.muted", `${snap.spectators || 0} watching`))));
+}
+
+/** The whole page for (state, ui) at local time `now`. */
+export function renderApp(state, ui, now = Date.now()) {
+  let body;
+  if (state.kicked) {
+    body = h("main.home", h("section.panel", h("h2", "You were removed from the room."),
+      h("button.primary", { dataset: { action: "home" } }, "Back")));
+  } else if (!state.room || !state.snap) {
+    body = homeScreen(state, ui);
+  } else if (state.snap.state === "lobby") {
+    body = roomLobby(state, ui);
+  } else {
+    body = raceScreen(state, ui, clockTexts(state, now));
+  }
+  return h(`div.app.${state.snap?.state || "home"}`, header(state), body, notice(state));
+}

@@ -1,0 +1,40 @@
+// What survives a reload: the seat (room, token, host token, role, last event seen) in
+// sessionStorage, so each tab keeps its own seat; the display name in localStorage.
+
+const KEY = "solrace.session";
+const NAME_KEY = "solrace.name";
+
+export function loadSession() {
+  try {
+    return JSON.parse(sessionStorage.getItem(KEY) || "null");
+  } catch {
+    return null;
+  }
+}
+
+export function saveSession(s) {
+  if (s) sessionStorage.setItem(KEY, JSON.stringify(s));
+  else sessionStorage.removeItem(KEY);
+}
+
+export function loadName() {
+  return localStorage.getItem(NAME_KEY) || "";
+}
+
+export function saveName(name) {
+  localStorage.setItem(NAME_KEY, name);
+}
+
+/** The room code a link names: `/#CODE` (what the page shares) or `/?room=CODE`. */
+export function roomFromLocation(loc) {
+  const q = new URLSearchParams(loc.search).get("room");
+  const hash = decodeURIComponent((loc.hash || "").replace(/^#/, ""));
+  const code = (q || hash || "").trim().toUpperCase();
+  return /^[A-Z0-9]{3,12}$/.test(code) ? code : null;
+}
+
+/** Today's date as YYYY-MM-DD in local time: the text seed of the daily deal. */
+export function todaySeed(d = new Date()) {
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}

@@ -1,0 +1,174 @@
+// The client's model of a room, kept current from server messages by one pure reducer:
+// reduce(state, message, localNow) -> new state. The page renders this model, never raw
+// messages, so a fresh join, a resume that replays missed events and a resync all draw the
+// same way.
+
+export function initialState() {
+  return {
+    conn: "connecting",      // connecting | open | closed
+    room: null, role: null, seat: null, hostToken: null, token: null,
+    snap: null,              // the room snapshot, minus `you` and `boards`, kept current by events
+    view: null,              // this player's own engine view
+    boards: {},              // spectators: seat -> view
+    boardMoves: {},          // spectators: seat -> moves of the board shown
+    lastEvent: 0,
+    clockOffset: 0,          // server clock minus local clock, ms
+    lobby: [],               // public rooms
+    notice: null,            // {kind: "error" | "info", text, code, at}
+    needResync: false,       // an event arrived after a gap, or the race started without our board
+    kicked: false,
+  };
+}
+
+function newPlayer(seat, name) {
+  return { seat, name, ready: false, connected: true, status: "waiting", moves: 0, home: 0,
+    progress: 0, time: null };
+}
+
+function withPlayer(snap, seat, fn) {
+  const players = snap.players.map((p) => (p.seat === seat ? fn({ ...p }) : p));
+  return { ...snap, players };
+}
+
+function applySnapshot(state, snapshot, localNow) {
+  const { you, boards, ...snap } = snapshot;
+  const next = { ...state, snap, lastEvent: snapshot.event || 0, needResync: false };
+  if (typeof snapshot.now === "number") next.clockOffset = snapshot.now - localNow;
+  if (you) {
+    next.view = you.view || null;
+    if (you.seat != null) next.seat = you.seat;
+  } else if (state.role === "player") {
+    next.view = null;
+  }
+  next.boards = boards ? { ...boards } : {};
+  return next;
+}
+
+/** Apply one numbered room event to the snapshot. */
+export function applyEvent(state, e) {
+  if (!state.snap) return state;
+  if (e.n <= state.lastEvent) return state; // already seen (a replay overlapping what we had)
+  let snap = { ...state.snap, event: e.n };
+  let next = { ...state, lastEvent: e.n };
+  if (e.n !== state.lastEvent + 1) next.needResync = true;
+  switch (e.kind) {
+    case "player_joined":
+      snap.players = snap.players.filter((p) => p.seat !== e.seat).concat([newPlayer(e.seat, e.name)]);
+      snap.players.sort((a, b) => a.seat - b.seat);
+      break;
+    case "player_left":
+      snap = snap.state === "lobby"
+        ? { ...snap, players: snap.players.filter((p) => p.seat !== e.seat) }
+        : withPlayer(snap, e.seat, (p) => ({ ...p, status: "left", connected: false }));
+      break;
+    case "connected":
+      snap = withPlayer(snap, e.seat, (p) => ({ ...p, connected: e.connected }));
+      break;
+    case "ready":
+      snap = withPlayer(snap, e.seat, (p) => ({ ...p, ready: e.ready }));
+      break;
+    case "options":
+      snap.options = { ...snap.options, ...e.options };
+      break;
+    case "kicked":
+      snap.players = snap.players.filter((p) => p.seat !== e.seat);
+      if (e.seat === state.seat && state.role === "player") next.kicked = true;
+      break;
+    case "countdown":
+      snap.state = "countdown";
+      snap.starts_at = e.starts_at;
+      snap.commitment = e.commitment;
+      break;
+    case "start":
+      snap.state = "racing";
+      if (e.starts_at != null) snap.starts_at = e.starts_at;
+      snap.ends_at = e.ends_at ?? null;
+      snap.players = snap.players.map((p) => (p.status === "waiting" ? { ...p, status: "racing" } : p));
+      if (state.role === "player" && !state.view) next.needResync = true;
+      break;
+    case "progress":
+      if (!snap.players.some((p) => p.seat === e.seat)) snap.players = snap.players.concat([newPlayer(e.seat, "")]);
+      snap = withPlayer(snap, e.seat, (p) => ({ ...p, moves: e.moves, home: e.home, progress: e.progress,
+        status: e.status, time: e.time ?? null }));
+      break;
+    case "results": {
+      const { type, n, kind, at, ...results } = e;
+      snap.state = "finished";
+      snap.results = results;
+      break;
+    }
+    case "rematch":
+      snap = { ...snap, state: "lobby", options: e.options ? { ...e.options } : snap.options,
+        commitment: null, starts_at: null, ends_at: null, results: null,
+        players: snap.players.map((p) => ({ ...p, ready: false, status: "waiting", moves: 0, home: 0,
+          progress: 0, time: null })) };
+      next.view = null;
+      next.boards = {};
+      next.boardMoves = {};
+      break;
+    default:
+      break;
+  }
+  next.snap = snap;
+  return next;
+}
+
+/** Take the player's own board (and own progress line) from a move or undo reply. */
+function applyAck(state, ack) {
+  if (!ack.view) return state;
+  const next = { ...state, view: ack.view };
+  if (state.snap && state.seat != null) {
+    next.snap = withPlayer(state.snap, state.seat, (p) => ({ ...p, moves: ack.view.moves, home: ack.view.home,
+      progress: ack.view.progress, status: ack.status || p.status }));
+  }
+  return next;
+}
+
+/** The single entry point: any decoded server message in, the next state out. */
+export function reduce(state, msg, localNow = Date.now()) {
+  switch (msg.type) {
+    case "joined": {
+      const next = { ...state, room: msg.room, role: msg.role, kicked: false,
+        seat: msg.role === "player" ? msg.seat : null,
+        token: msg.token ?? state.token, hostToken: msg.host_token ?? state.hostToken };
+      if (msg.role !== "player") { next.token = null; next.hostToken = msg.host_token ?? state.hostToken; }
+      if (msg.snapshot) return applySnapshot(next, msg.snapshot, localNow);
+      // A resume whose missed events follow: no snapshot, only this viewer's own board.
+      if (msg.you && msg.you.view) next.view = msg.you.view;
+      if (msg.boards) next.boards = { ...state.boards, ...msg.boards };
+      next.needResync = false;
+      return next;
+    }
+    case "snapshot":
+      return applySnapshot(state, msg.snapshot || {}, localNow);
+    case "event":
+      return applyEvent(state, msg);
+    case "ack":
+      return applyAck(state, msg);
+    case "board":
+      return { ...state, boards: { ...state.boards, [msg.seat]: msg.view },
+        boardMoves: { ...state.boardMoves, [msg.seat]: msg.moves } };
+    case "lobby":
+      return { ...state, lobby: msg.rooms || [] };
+    case "error":
+      return { ...state, notice: { kind: "error", code: msg.code, text: msg.message || msg.code, at: localNow } };
+    default:
+      return state;
+  }
+}
+
+/** The server's clock now, estimated from the local one. */
+export function serverNow(state, localNow = Date.now()) {
+  return localNow + state.clockOffset;
+}
+
+/** Whether this client holds the host token of its room. */
+export function isHost(state) {
+  return Boolean(state.hostToken);
+}
+
+/** This client's own player line, if it is a player. */
+export function me(state) {
+  if (!state.snap || state.seat == null || state.role !== "player") return null;
+  return state.snap.players.find((p) => p.seat === state.seat) || null;
+}

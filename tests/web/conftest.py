@@ -1,0 +1,58 @@
+"""Browser fixtures for the web client's tests: Debian's Chromium driven by Playwright.
+
+Playwright's own browser download does not work here, so the tests use /usr/bin/chromium
+(CHROMIUM overrides). A missing browser is a failure, never a skip: a green run must mean
+the page was really exercised.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+WEB_DIR = Path(__file__).resolve().parents[2] / "client" / "web"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (the browser tests need it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                      ".js": "text/javascript", ".mjs": "text/javascript"}
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+
+@pytest.fixture(scope="session")
+def static_url() -> Iterator[str]:
+    """client/web/ over plain HTTP, for tests of the pure rendering modules without a game server."""
+    handler = functools.partial(_QuietHandler, directory=str(WEB_DIR))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,103 @@
+// The reducer that keeps the page's model of a room (run by tests/web/test_web_units.py).
+import test from "node:test";
+import assert from "node:assert/strict";
+import { initialState, reduce, me, serverNow } from "../../../client/web/js/state.js";
+import { clockTexts, formatTime } from "../../../client/web/js/render.js";
+
+const player = (seat, name) => ({ seat, name, ready: false, connected: true, status: "waiting", moves: 0, home: 0, progress: 0, time: null });
+const snapshot = (extra = {}) => ({ room: "KX7QF", state: "lobby", event: 2, options: { game: "puttputt", undo: "none" },
+  host_seat: 0, commitment: null, starts_at: null, ends_at: null, now: 10_000, players: [player(0, "ann")], spectators: 0,
+  you: { seat: 0, view: null }, boards: null, results: null, ...extra });
+const view = (moves) => ({ game: "puttputt", options: {}, piles: { t1: ["2C"], f1: ["3D"], s: [{ hidden: 16 }] }, moves, home: moves, progress: moves / 35 });
+
+function joined(extra) {
+  return reduce(initialState(), { type: "joined", ref: 1, room: "KX7QF", role: "player", seat: 0, token: "tok", host_token: "host", snapshot: snapshot(extra) }, 9_000);
+}
+
+test("joined stores the seat, tokens, snapshot and clock offset", () => {
+  const s = joined();
+  assert.equal(s.room, "KX7QF");
+  assert.equal(s.seat, 0);
+  assert.equal(s.token, "tok");
+  assert.equal(s.hostToken, "host");
+  assert.equal(s.lastEvent, 2);
+  assert.equal(s.clockOffset, 1000);
+  assert.equal(serverNow(s, 9_500), 10_500);
+  assert.equal(me(s).name, "ann");
+  assert.equal("you" in s.snap, false, "the snapshot keeps no board of its own");
+});
+
+test("numbered events update the room; replays of seen events change nothing", () => {
+  let s = joined();
+  s = reduce(s, { type: "event", n: 3, kind: "player_joined", seat: 1, name: "bob" });
+  s = reduce(s, { type: "event", n: 4, kind: "ready", seat: 1, ready: true });
+  assert.deepEqual(s.snap.players.map((p) => [p.name, p.ready]), [["ann", false], ["bob", true]]);
+  const again = reduce(s, { type: "event", n: 3, kind: "player_joined", seat: 1, name: "bob" });
+  assert.equal(again, s);
+  s = reduce(s, { type: "event", n: 5, kind: "options", options: { undo: "safe" } });
+  assert.equal(s.snap.options.undo, "safe");
+  assert.equal(s.snap.options.game, "puttputt");
+  assert.equal(s.needResync, false);
+  s = reduce(s, { type: "event", n: 7, kind: "connected", seat: 1, connected: false });
+  assert.equal(s.needResync, true, "a gap in the numbers asks for a resync");
+  assert.equal(s.snap.players[1].connected, false);
+});
+
+test("countdown, start, progress and acks drive the race; results finish it", () => {
+  let s = joined();
+  s = reduce(s, { type: "event", n: 3, kind: "player_joined", seat: 1, name: "bob" });
+  s = reduce(s, { type: "event", n: 4, kind: "countdown", starts_at: 13_000, commitment: "ab", players: [0, 1] });
+  assert.equal(s.snap.state, "countdown");
+  assert.equal(clockTexts(s, 9_000).countdown, "3");
+  s = reduce(s, { type: "snapshot", snapshot: snapshot({ state: "countdown", event: 4, starts_at: 13_000, players: s.snap.players, you: { seat: 0, view: view(0) } }) }, 9_000);
+  assert.equal(s.view.moves, 0);
+  s = reduce(s, { type: "event", n: 5, kind: "start", starts_at: 13_000, ends_at: null });
+  assert.equal(s.snap.state, "racing");
+  assert.deepEqual(s.snap.players.map((p) => p.status), ["racing", "racing"]);
+  assert.equal(s.needResync, false, "the board is already here");
+  assert.equal(clockTexts(s, 73_500).elapsed, "1:01.5");
+  s = reduce(s, { type: "ack", ref: 9, n: 1, move: "t1-f1", revealed: [], view: view(1), status: "racing" });
+  assert.equal(s.view.moves, 1);
+  assert.equal(me(s).moves, 1);
+  s = reduce(s, { type: "event", n: 6, kind: "progress", seat: 1, moves: 4, home: 2, progress: 2 / 35, status: "racing", time: null });
+  assert.equal(s.snap.players[1].moves, 4);
+  s = reduce(s, { type: "error", ref: 10, code: "illegal_move", message: "t1-f1: 2C is not next to 3D" }, 50);
+  assert.deepEqual(s.notice, { kind: "error", code: "illegal_move", text: "t1-f1: 2C is not next to 3D", at: 50 });
+  const ranking = [{ seat: 1, name: "bob", place: 1, status: "won", progress: 1, moves: 40, time: 61_000 },
+    { seat: 0, name: "ann", place: 2, status: "resigned", progress: 1 / 35, moves: 1, time: null }];
+  s = reduce(s, { type: "event", n: 7, kind: "results", at: 1, ranking, seed: 42, salt: "00", game: "puttputt", game_options: {}, moves: {} });
+  assert.equal(s.snap.state, "finished");
+  assert.deepEqual(s.snap.results.ranking, ranking);
+  assert.equal(s.snap.results.seed, 42);
+  s = reduce(s, { type: "event", n: 8, kind: "rematch", options: { game: "klondike" } });
+  assert.equal(s.snap.state, "lobby");
+  assert.equal(s.view, null);
+  assert.deepEqual(s.snap.players.map((p) => [p.ready, p.status, p.moves]), [[false, "waiting", 0], [false, "waiting", 0]]);
+});
+
+test("a race that starts without our board asks for it; a resume reply without snapshot brings it", () => {
+  let s = joined({ state: "countdown", starts_at: 13_000 });
+  s = reduce(s, { type: "event", n: 3, kind: "start", starts_at: 13_000, ends_at: 73_000 });
+  assert.equal(s.needResync, true);
+  s = reduce(s, { type: "joined", ref: 4, room: "KX7QF", role: "player", seat: 0, event: 3, you: { seat: 0, view: view(0) } });
+  assert.equal(s.view.moves, 0);
+  assert.equal(s.needResync, false);
+  assert.equal(s.snap.state, "racing", "the snapshot kept from before stays");
+  assert.equal(clockTexts(s, 22_000).left, "0:50.0", "server clock = local + 1 s offset");
+});
+
+test("spectators keep every board they are sent", () => {
+  let s = reduce(initialState(), { type: "joined", ref: 1, room: "KX7QF", role: "spectator", snapshot: snapshot({ you: null, boards: { 0: view(3) } }) });
+  assert.equal(s.role, "spectator");
+  assert.equal(s.seat, null);
+  assert.equal(s.boards[0].moves, 3);
+  s = reduce(s, { type: "board", seat: 1, moves: 2, view: view(2) });
+  assert.deepEqual(Object.keys(s.boards), ["0", "1"]);
+  assert.equal(me(s), null);
+});
+
+test("times read as m:ss.t", () => {
+  assert.equal(formatTime(0), "0:00.0");
+  assert.equal(formatTime(65_300), "1:05.3");
+  assert.equal(formatTime(null), "–");
+});
