@@ -25,10 +25,19 @@ const conn = new Connection(wsUrl, { onMessage: dispatch, onStatus, onReady });
 
 // ---- state changes ----------------------------------------------------------------------
 
+let noticeTimer = null;
+
 function setState(next) {
+  const fresh = next.notice && next.notice !== state.notice;
   state = next;
   persist();
   render();
+  if (fresh) {
+    // Explanations stay long enough to read, then get out of the way of the table.
+    clearTimeout(noticeTimer);
+    const shown = state.notice;
+    noticeTimer = setTimeout(() => { if (state.notice === shown) setState({ ...state, notice: null }); }, 8000);
+  }
 }
 
 const received = []; // the last server messages, for debugging from the console and the tests
@@ -69,9 +78,13 @@ async function onReady() {
 }
 
 async function rejoin(saved) {
+  // With the room's model in memory, only the missed events are needed; after a reload the
+  // model is gone, so ask without last_event and get a full snapshot.
+  const have = state.snap && state.room === saved.room;
+  const since = have ? { last_event: state.lastEvent } : {};
   const msg = saved.role === "player" && saved.token
-    ? { type: "resume", room: saved.room, token: saved.token, last_event: saved.lastEvent || 0 }
-    : { type: "spectate", room: saved.room, last_event: saved.lastEvent || 0 };
+    ? { type: "resume", room: saved.room, token: saved.token, ...since }
+    : { type: "spectate", room: saved.room, ...since };
   try {
     const reply = await conn.request(msg);
     if (reply.type === "error") {

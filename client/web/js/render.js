@@ -184,7 +184,8 @@ function racerRow(state, p) {
       h("span.pct", pct(p.progress))),
     h("div.bar", h("div.fill", { style: { width: pct(p.progress) } })),
     h("div.racer-meta", h("span", `${p.moves} moves`), h("span", `${p.home} home`),
-      h("span.status", STATUS_TEXT[p.status] || p.status), p.time != null ? h("span", formatTime(p.time)) : null));
+      h("span.status", STATUS_TEXT[p.status] || p.status),
+      p.time != null && p.status !== "racing" ? h("span", formatTime(p.time)) : null));
 }
 
 function resultsTable(state) {

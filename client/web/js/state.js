@@ -84,7 +84,10 @@ export function applyEvent(state, e) {
       if (e.starts_at != null) snap.starts_at = e.starts_at;
       snap.ends_at = e.ends_at ?? null;
       snap.players = snap.players.map((p) => (p.status === "waiting" ? { ...p, status: "racing" } : p));
+      // Boards are pushed on moves: fetch the starting ones unless a snapshot brought them.
       if (state.role === "player" && !state.view) next.needResync = true;
+      if (state.role === "spectator" && snap.options?.spectator_view !== "progress"
+        && snap.players.some((p) => !state.boards[p.seat])) next.needResync = true;
       break;
     case "progress":
       if (!snap.players.some((p) => p.seat === e.seat)) snap.players = snap.players.concat([newPlayer(e.seat, "")]);
