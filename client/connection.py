@@ -66,6 +66,8 @@ class Closed(ev.Message):
 
 
 _END = object()
+#: seconds to wait for the start snapshot before asking for the board
+BOARD_GRACE = 1.0
 
 
 class Client:
@@ -93,6 +95,7 @@ class Client:
         self._welcome_wait: asyncio.Future[ev.Message] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._last_pushed = 0  # highest event number handed to events()
+        self._ended = False
         self.close_code: int | None = None
         self.close_reason: str = ""
 
@@ -101,6 +104,7 @@ class Client:
     async def connect(self) -> ev.Welcome:
         """Open the socket and say hello; returns the server's welcome."""
         self._closing = False
+        self._ended = False
         await self._open()
         return await self._hello()
 
@@ -121,11 +125,14 @@ class Client:
     async def close(self) -> None:
         """Close for good (no reconnect); ends `events()`."""
         self._closing = True
+        for task in list(self._tasks):
+            task.cancel()
         if self._ws is not None:
             await self._ws.close()
         if self._reader is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._reader
+        self._end(self.close_code, "closed by client")
 
     async def drop(self) -> None:
         """Drop the socket abruptly as a network failure would (tests, reconnect drills)."""
@@ -161,11 +168,16 @@ class Client:
             self.close_reason = ws.close_reason or ""
             self._fail_pending(ConnectionLost(f"connection closed ({ws.close_code})"))
             if not self._closing and not self._resuming and self.auto_resume and self.room.room:
-                asyncio.create_task(self._reconnect(), name="solrace-client-reconnect")
+                self._spawn(self._reconnect())
             elif not self._resuming:
-                self._queue.put_nowait(Closed(type="closed", code=ws.close_code,
-                                              reason=ws.close_reason or ""))
-                self._queue.put_nowait(_END)
+                self._end(ws.close_code, ws.close_reason or "")
+
+    def _end(self, code: int | None, reason: str) -> None:
+        """Tell `events()` the connection is over (once)."""
+        if not self._ended:
+            self._ended = True
+            self._queue.put_nowait(Closed(type="closed", code=code, reason=reason))
+            self._queue.put_nowait(_END)
 
     def _dispatch(self, msg: ev.Message) -> None:
         if isinstance(msg, ev.Welcome) and self._welcome_wait is not None:
@@ -178,8 +190,9 @@ class Client:
                 return  # already seen (replayed around a join, resume or resync)
             self._last_pushed = msg.n
         if isinstance(msg, ev.Start) and self._needs_board():
-            # the start event carries no board: take the seat's own view with a resync
-            self._spawn(self._resync())
+            # the server sends each racer its board in a snapshot at the start; should
+            # that not come (an older server, a lost frame), fetch it with a resync
+            self._spawn(self._resync(after=BOARD_GRACE))
         if isinstance(msg, ev.Joined):
             self._take_identity(msg)
         fut = self._pending.pop(msg.ref, None) if msg.ref is not None else None
@@ -200,8 +213,12 @@ class Client:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _resync(self) -> None:
+    async def _resync(self, after: float = 0.0) -> None:
         """Ask for a full snapshot of the room (a resume with no last event)."""
+        if after:
+            await asyncio.sleep(after)
+            if not self._needs_board():
+                return
         try:
             await self.resume()
         except (ServerError, ConnectionLost, TimeoutError) as exc:
@@ -239,6 +256,8 @@ class Client:
         try:
             for attempt in range(1, self.reconnect_tries + 1):
                 await asyncio.sleep(delay)
+                if self._closing:
+                    break
                 delay = min(delay * 2, 3.0)
                 try:
                     await self._open()
@@ -257,8 +276,7 @@ class Client:
                 return
         finally:
             self._resuming = False
-        self._queue.put_nowait(Closed(type="closed", code=self.close_code, reason="resume failed"))
-        self._queue.put_nowait(_END)
+        self._end(self.close_code, "resume failed")
 
     # ---- pushes -------------------------------------------------------------
 
