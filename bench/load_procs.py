@@ -156,8 +156,8 @@ class RaceServer(ChildServer):
 
     def command(self) -> list[str]:
         return [sys.executable, "-m", "solrace", "serve", "--host", "127.0.0.1",
-                "--port", str(self.port), "--redis", self.redis_url,
-                "--key-prefix", self.key_prefix, *self.extra]
+                "--port", str(self.port), "--redis-url", self.redis_url,
+                "--redis-prefix", self.key_prefix, "--log-level", "WARNING", *self.extra]
 
     def healthy(self) -> bool:
         try:

@@ -23,9 +23,14 @@ def kib(n_bytes: float) -> str:
 class Report:
     """Prints to a stream as it goes (a long run shows progress) and keeps goal verdicts."""
 
-    def __init__(self, out: TextIO = sys.stdout) -> None:
-        self.out = out
+    def __init__(self, out: TextIO | None = None) -> None:
+        self._out = out
         self.goals: list[tuple[str, str, str, bool | None]] = []
+
+    @property
+    def out(self) -> TextIO:
+        """The stream given, else sys.stdout as it is now (so a capturing test sees the output)."""
+        return self._out or sys.stdout
 
     def line(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)

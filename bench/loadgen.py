@@ -87,6 +87,8 @@ class Conn:
                 t = now()
                 msg = decode(frame)
                 ref = msg.get("ref")
+                if ref is None and msg.get("type") == "welcome":
+                    ref = 1  # the protocol gives `welcome` no ref; hello is always request 1
                 if ref is not None:
                     fut = self.pending.pop(ref, None)
                     if fut is not None and not fut.done():
@@ -349,8 +351,14 @@ class Worker:
         tasks = [self._move_loop(c, t0, t1, pace, stats, until_done) for c in self.players]
         tasks += [self._echo_loop(ws, t0, t1, stats) for ws in self.echo]
         await asyncio.gather(*tasks)
+        stats["unfinished_rooms"] = 0
         if until_done:
-            await asyncio.wait_for(asyncio.gather(*(h.results.wait() for h in self.hosts)), 120)
+            waits = [asyncio.ensure_future(h.results.wait()) for h in self.hosts]
+            if waits:
+                _, pending = await asyncio.wait(waits, timeout=60)
+                stats["unfinished_rooms"] = len(pending)
+                for w in pending:
+                    w.cancel()
         stats["ack"] = stats["ack"].to_dict()
         stats["errors"] = dict(stats["errors"])
         stats["total_moves"] = sum(c.n for c in self.players)

@@ -1,0 +1,48 @@
+"""`solrace bench load --quick` runs end to end against the real server and prints every figure.
+
+It asserts the output's shape only (labels, units, numbers present), never speed: the
+benchmark reports, it does not judge, and the shared 2-core machine would make any speed
+assertion flaky.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from solrace.bench.load import main
+
+NUMBER = r"[0-9]+(?:\.[0-9]+)?"
+LATENCY = rf"p50 {NUMBER} ms  p99 {NUMBER} ms  max {NUMBER} ms  n [0-9]+"
+
+EXPECTED = [
+    rf"echo baseline messages/s echoed: {NUMBER}",
+    rf"echo baseline move-to-ack latency: {LATENCY}",
+    rf"race server moves/s acknowledged: {NUMBER}",
+    rf"race server move-to-ack latency: {LATENCY}",
+    rf"ratio race server / echo baseline: {NUMBER}",
+    rf"move-to-spectator latency: {LATENCY}",
+    rf"race server RSS per idle connection \(after hello\): -?{NUMBER} KiB",
+    rf"echo baseline RSS per idle connection: -?{NUMBER} KiB",
+    rf"Redis MEMORY USAGE of a finished room's keys: {NUMBER} KiB",
+    rf"Redis used_memory delta per finished room: -?{NUMBER} KiB",
+    rf"two processes \(rooms split\) / one process: {NUMBER}",
+    rf"two processes \(seats split\) / one process: {NUMBER}",
+    r"cpu \(cores busy\): server",
+]
+
+
+@pytest.mark.timeout(240)
+def test_quick_run_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--quick", "--scenario", "all"]) == 0
+    out = capsys.readouterr().out
+    for pattern in EXPECTED:
+        assert re.search(pattern, out), f"missing /{pattern}/ in output:\n{out}"
+    goals = re.findall(r"^  (MET|MISSED|n/a) +(.+)$", out, re.MULTILINE)
+    assert len(goals) == 5, out  # throughput, paced, spectators, idle memory, room memory
+    # The bots' moves were real: the race server acknowledged some, with no illegal ones.
+    assert float(re.search(rf"race server moves/s acknowledged: ({NUMBER})", out).group(1)) > 0
+    assert "illegal_move" not in out
+    # Putt Putt rooms were played to the end, so the finished-room figures mean something.
+    assert "rooms that sent no results" not in out
