@@ -155,6 +155,7 @@ function joinCode(code) {
 function sendMove(move) {
   if (!move || !state.view) return;
   ui.sel = null;
+  ui.lastClick = null; // the click that completed a move is not half of a double click
   conn.request({ type: "move", move, n: state.view.moves + 1 }).catch((err) => notify(err.message));
   render();
 }
