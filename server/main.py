@@ -29,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--redis-prefix", default=os.environ.get("SOLRACE_REDIS_PREFIX", "solrace:"),
                         help="prefix of every Redis key (default solrace:)")
     parser.add_argument("--finished-ttl", type=int, default=3600, help="seconds a finished room is kept")
+    parser.add_argument("--max-events", type=int, default=500, help="room events kept for resuming clients")
     parser.add_argument("--burst", type=int, default=60, help="player messages allowed at once")
     parser.add_argument("--rate", type=float, default=20.0, help="player messages per second, sustained")
     parser.add_argument("--spectator-burst", type=int, default=20)
@@ -39,7 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def serve_forever(args: argparse.Namespace, redis_url: str, ready: asyncio.Event | None = None) -> None:
-    store = Store.from_url(redis_url, args.redis_prefix, finished_ttl=args.finished_ttl)
+    store = Store.from_url(redis_url, args.redis_prefix, finished_ttl=args.finished_ttl,
+                           max_events=args.max_events)
     service = RoomService(store)
     limits = Limits(burst=args.burst, rate=args.rate, spectator_burst=args.spectator_burst,
                     spectator_rate=args.spectator_rate, grace=args.grace, idle_timeout=args.idle_timeout)
@@ -55,6 +57,7 @@ async def serve_forever(args: argparse.Namespace, redis_url: str, ready: asyncio
         max_size=64 * 1024,  # larger frames are refused by protocol.decode with an error first
         compression=None,
         ping_interval=20, ping_timeout=20,
+        close_timeout=2,  # a client that does not answer the close handshake must not hold up shutdown
         server_header="solrace/0.1.0",
     ) as server:
         log.info("solrace serving on http://%s:%d (ws at /ws), redis %s prefix %r",
@@ -65,9 +68,8 @@ async def serve_forever(args: argparse.Namespace, redis_url: str, ready: asyncio
         await stop
         log.info("shutting down: closing connections with 1001")
         server.close(close_connections=False)
-        for conn in list(transport.conns):
-            with contextlib.suppress(Exception):
-                await conn.ws.close(CloseCode.GOING_AWAY, "server shutting down")
+        await asyncio.gather(*(conn.ws.close(CloseCode.GOING_AWAY, "server shutting down")
+                               for conn in list(transport.conns)), return_exceptions=True)
         await server.wait_closed()
     await transport.close()
     await store.close()

@@ -407,6 +407,15 @@ class Transport:
     async def _joined(self, conn: Conn, ref: int | None, code: str, role: str, seat: int | None,
                       last_event: int | None, **extra: Any) -> None:
         """Bind, then reply with a snapshot, or (resuming with a kept gap) with the missed events."""
+        conn.catching_up = True  # live events wait until the reply has set where this client is
+        try:
+            await self._joined_reply(conn, ref, code, role, seat, last_event, **extra)
+        finally:
+            conn.catching_up = False
+        await self.catch_up(conn)
+
+    async def _joined_reply(self, conn: Conn, ref: int | None, code: str, role: str, seat: int | None,
+                            last_event: int | None, **extra: Any) -> None:
         await self.bind(conn, code, role, seat)
         self.conns_bound_clock(code)
         reply: dict[str, Any] = {"type": "joined", "room": code, "role": role, "seat": seat, **extra, **_ref(ref)}
@@ -419,7 +428,6 @@ class Transport:
                     reply["you"] = {"seat": seat, "view": you}
                 conn.last_event = last_event
                 await self.send(conn, reply)
-                await self.catch_up(conn)
                 if role == "spectator":
                     for board in await self.service.spectator_boards(code):
                         await self.send(conn, board)
@@ -428,7 +436,6 @@ class Transport:
         conn.last_event = snap["event"]
         reply["snapshot"] = snap
         await self.send(conn, reply)
-        await self.catch_up(conn)
 
     def conns_bound_clock(self, code: str) -> None:
         cached = self.service.cache.get(code)

@@ -24,6 +24,7 @@ class WireClient:
         self.replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.unmatched: list[dict[str, Any]] = []
         self.next_id = 0
+        self.failure: Exception | None = None
         self.last_event = 0
         self.closed: asyncio.Future[tuple[int | None, str | None]] = asyncio.get_running_loop().create_future()
         self.reader = asyncio.create_task(self._read())
@@ -45,8 +46,11 @@ class WireClient:
                     self.unmatched.append(msg)
                 else:
                     await self.pushes.put(msg)
-        except Exception:
-            pass
+        except Exception as exc:  # a bad server message fails every waiting request loudly
+            self.failure = exc
+            for fut in self.replies.values():
+                if not fut.done():
+                    fut.set_exception(exc)
         finally:
             if not self.closed.done():
                 self.closed.set_result((self.ws.close_code, self.ws.close_reason))

@@ -1,0 +1,197 @@
+"""Resuming players and spectators, two server processes on one Redis, and a SIGKILL mid-race."""
+
+from __future__ import annotations
+
+import asyncio
+
+from solrace.server.process import ServerProcess
+from websockets.exceptions import ConnectionClosed
+
+
+async def start_race(url: str, wire, players: int = 2, **options):
+    """Host + players in a Putt Putt room, race started; returns (clients, tokens, code, host_token)."""
+    host = await wire(url)
+    created = await host.request({"type": "create", "name": "p0",
+                                  "options": {"game": "puttputt", "countdown": 0, **options}})
+    code = created["room"]
+    clients, tokens = [host], [created["token"]]
+    for i in range(1, players):
+        c = await wire(url)
+        j = await c.request({"type": "join", "room": code, "name": f"p{i}"})
+        clients.append(c)
+        tokens.append(j["token"])
+    assert (await host.request({"type": "start", "host_token": created["host_token"]}))["type"] == "ok"
+    for c in clients:
+        await c.wait_for(lambda x: x["type"] == "snapshot")
+    return clients, tokens, code, created["host_token"]
+
+
+
+RANKS = "A23456789TJQK"
+
+
+def choose(view) -> str | None:
+    piles = view["piles"]
+    r = RANKS.index(piles["f1"][-1][0])
+    near = {RANKS[(r + 1) % 13], RANKS[(r - 1) % 13]}
+    for i in range(1, 8):
+        pile = piles[f"t{i}"]
+        if pile and pile[-1][0] in near:
+            return f"t{i}-f1"
+    return "deal" if view["stock"] > 0 else None
+
+
+def current_view(client) -> dict:
+    for msg in reversed(client.received):
+        if msg["type"] == "ack":
+            return msg["view"]
+        if msg["type"] in ("snapshot", "joined") and msg.get("snapshot") and msg["snapshot"]["you"]:
+            if msg["snapshot"]["you"]["view"]:
+                return msg["snapshot"]["you"]["view"]
+        if msg["type"] == "joined" and msg.get("you") and msg["you"]["view"]:
+            return msg["you"]["view"]
+    raise AssertionError("no view yet")
+
+
+async def play(client, count: int) -> list[dict]:
+    acks = []
+    for _ in range(count):
+        view = current_view(client)
+        mv = choose(view)
+        if mv is None:
+            break
+        ack = await client.request({"type": "move", "move": mv, "n": view["moves"] + 1})
+        assert ack["type"] == "ack", ack
+        acks.append(ack)
+        if ack["status"] != "racing":
+            break
+    return acks
+
+
+async def test_player_resumes_same_seat_same_game_and_missed_events(race_server, wire) -> None:
+    (a, b), (ta, tb), code, _ = await start_race(race_server.ws_url, wire)
+    await play(a, 3)
+    view_before = current_view(a)
+    seen = a.last_event
+    await a.close()
+    await play(b, 4)  # events a misses
+    a2 = await wire(race_server.ws_url)
+    j = await a2.request({"type": "resume", "room": code, "token": ta, "last_event": seen})
+    assert j["seat"] == 0 and j["role"] == "player" and "snapshot" not in j
+    assert j["you"]["view"] == view_before  # same game, same position
+    missed = []
+    while not missed or not (missed[-1]["kind"] == "progress" and missed[-1]["seat"] == 1
+                             and missed[-1]["moves"] == 4):
+        missed.append(await a2.next_push())
+    assert missed[0]["n"] == seen + 1 and all(m["type"] == "event" for m in missed)
+    assert any(m["kind"] == "connected" and m["seat"] == 0 and not m["connected"] for m in missed)
+    ns = [m["n"] for m in missed]
+    assert ns == sorted(ns) and len(set(ns)) == len(ns)
+    # and it plays on from there
+    acks = await play(a2, 1)
+    assert acks[0]["n"] == view_before["moves"] + 1
+    # a resume with no last_event gets a full snapshot with the own board
+    a3 = await wire(race_server.ws_url)
+    j3 = await a3.request({"type": "resume", "room": code, "token": ta})
+    assert j3["snapshot"]["you"]["view"] == acks[0]["view"]
+    bad = await a3.request({"type": "resume", "room": code, "token": "not-a-token"})
+    assert bad["code"] == "bad_token"
+
+
+async def test_spectator_catches_up_or_resyncs(redis_url, key_prefix, wire) -> None:
+    with ServerProcess(redis_url, key_prefix, extra_args=["--max-events", "6"]) as srv:
+        (a, b), _, code, _ = await start_race(srv.ws_url, wire)
+        eve = await wire(srv.ws_url)
+        j = await eve.request({"type": "spectate", "room": code})
+        assert j["snapshot"]["boards"] is not None
+        seen = j["snapshot"]["event"]
+        await eve.close()
+        await play(a, 2)  # 2 events: still kept
+        eve2 = await wire(srv.ws_url)
+        j2 = await eve2.request({"type": "spectate", "room": code, "last_event": seen})
+        assert "snapshot" not in j2
+        pushes = [await eve2.wait_for(lambda x: x["type"] == "event") for _ in range(2)]
+        assert [p["n"] for p in pushes] == [seen + 1, seen + 2]
+        boards = [x for x in eve2.received if x["type"] == "board"]
+        assert {b["seat"] for b in boards} == {0, 1} and max(b["moves"] for b in boards) == 2
+        seen = pushes[-1]["n"]
+        await eve2.close()
+        await play(b, 10)  # more than the kept history
+        eve3 = await wire(srv.ws_url)
+        j3 = await eve3.request({"type": "spectate", "room": code, "last_event": seen})
+        snap = j3["snapshot"]  # gap too old: a full resync
+        assert snap["event"] > seen + 6
+        assert snap["players"][1]["moves"] == 10 or snap["players"][1]["status"] != "racing"
+        assert snap["boards"]["1"]["moves"] == snap["players"][1]["moves"]
+
+
+async def test_two_processes_share_a_room(redis_url, key_prefix, wire) -> None:
+    with ServerProcess(redis_url, key_prefix) as sa, ServerProcess(redis_url, key_prefix) as sb:
+        host = await wire(sa.ws_url)
+        created = await host.request({"type": "create", "name": "on-a", "options": {"game": "puttputt",
+                                                                                     "countdown": 0}})
+        code = created["room"]
+        pb = await wire(sb.ws_url)
+        jb = await pb.request({"type": "join", "room": code, "name": "on-b"})
+        eve = await wire(sb.ws_url)
+        await eve.request({"type": "spectate", "room": code})
+        await host.wait_event("player_joined", seat=1)
+        await host.request({"type": "start", "host_token": created["host_token"]})
+        for c in (host, pb):
+            await c.wait_for(lambda x: x["type"] == "snapshot")
+        acks = await play(host, 3)
+        ev = await eve.wait_event("progress", seat=0, moves=3)
+        assert ev["seat"] == 0
+        board = await eve.wait_for(lambda x: x["type"] == "board" and x["moves"] == 3)
+        assert board["view"] == acks[-1]["view"]
+        await play(pb, 2)
+        await host.wait_event("progress", seat=1, moves=2)
+
+        # the same seat on two connections (one per process) sends move 3 at once: stored once
+        pb2 = await wire(sa.ws_url)
+        await pb2.request({"type": "resume", "room": code, "token": jb["token"]})
+        view = current_view(pb)
+        mv = choose(view)
+        r1, r2 = await asyncio.gather(
+            pb.request({"type": "move", "move": mv, "n": 3}), pb2.request({"type": "move", "move": mv, "n": 3}))
+        kinds = sorted([r1["type"], r2["type"]])
+        assert kinds == ["ack", "error"], (r1, r2)
+        err = r1 if r1["type"] == "error" else r2
+        assert err["code"] in ("out_of_sync", "illegal_move")
+        # without n both may be judged; still, each stored move is acked exactly once
+        view = (r1 if r1["type"] == "ack" else r2)["view"]
+        mv = choose(view)
+        r1, r2 = await asyncio.gather(pb.request({"type": "move", "move": mv}),
+                                      pb2.request({"type": "move", "move": mv}))
+        acked = [r for r in (r1, r2) if r["type"] == "ack"]
+        snap = (await (await wire(sb.ws_url)).request({"type": "spectate", "room": code}))["snapshot"]
+        assert snap["players"][1]["moves"] == 3 + len(acked)
+        assert sorted(a["n"] for a in acked) == list(range(4, 4 + len(acked)))
+
+
+async def test_sigkill_mid_race_keeps_every_acked_move(race_server, wire) -> None:
+    (a, b), (ta, tb), code, _ = await start_race(race_server.ws_url, wire)
+    acks_a = await play(a, 5)
+    acks_b = await play(b, 3)
+    race_server.kill()
+    for c in (a, b):
+        code_reason = await asyncio.wait_for(c.closed, 5)
+        assert code_reason[0] != 1000
+    race_server.start()
+    a2 = await wire(race_server.ws_url)
+    ja = await a2.request({"type": "resume", "room": code, "token": ta})
+    b2 = await wire(race_server.ws_url)
+    jb = await b2.request({"type": "resume", "room": code, "token": tb})
+    assert ja["snapshot"]["you"]["view"] == acks_a[-1]["view"]
+    assert jb["snapshot"]["you"]["view"] == acks_b[-1]["view"]
+    assert ja["snapshot"]["players"][1]["moves"] == len(acks_b)
+    more = await play(a2, 2)  # the race goes on
+    assert more[0]["n"] == len(acks_a) + 1
+
+
+async def test_sigterm_closes_with_1001(race_server, wire) -> None:
+    c = await wire(race_server.ws_url)
+    await c.request({"type": "create", "name": "x"})
+    assert await asyncio.to_thread(race_server.stop) == 0
+    code, _ = await asyncio.wait_for(c.closed, 5)
+    assert code == 1001
