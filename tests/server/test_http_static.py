@@ -1,0 +1,69 @@
+"""Plain HTTP on the WebSocket port: /healthz, the web client's files, no path traversal."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from pathlib import Path
+
+import pytest
+
+from solrace.server.http import resolve_static, web_root
+
+
+def get(server, path: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    conn.putrequest(method, path, skip_accept_encoding=True)
+    conn.endheaders()
+    resp = conn.getresponse()
+    body = resp.read()
+    conn.close()
+    return resp.status, {k.lower(): v for k, v in resp.getheaders()}, body
+
+
+def test_healthz_index_and_content_types(race_server) -> None:
+    status, headers, body = get(race_server, "/healthz")
+    assert status == 200 and json.loads(body)["ok"] is True
+    status, headers, body = get(race_server, "/")
+    assert status == 200 and headers["content-type"].startswith("text/html")
+    assert body == (web_root() / "index.html").read_bytes()
+    mjs = "/node_modules/@msgpack/msgpack/dist.esm/index.mjs"
+    if (web_root() / mjs.lstrip("/")).exists():
+        status, headers, _ = get(race_server, mjs)
+        assert status == 200 and headers["content-type"].startswith("text/javascript")
+    js = sorted((web_root() / "js").glob("*.js"))
+    if js:
+        status, headers, _ = get(race_server, "/js/" + js[0].name)
+        assert status == 200 and headers["content-type"].startswith("text/javascript")
+
+
+@pytest.mark.parametrize("path", ["/../pyproject.toml", "/%2e%2e/pyproject.toml", "/js/../../server/main.py",
+                                  "/..%2f..%2fserver%2fmain.py", "/nope.html", "/%00"])
+def test_no_traversal_and_404(race_server, path: str) -> None:
+    status, _, body = get(race_server, path)
+    assert status == 404 and b"import" not in body
+
+
+def test_ws_path_without_upgrade(race_server) -> None:
+    status, _, _ = get(race_server, "/ws")
+    assert status == 426
+
+
+def test_resolve_static_stays_inside(tmp_path: Path) -> None:
+    root = tmp_path / "web"
+    root.mkdir()
+    (root / "index.html").write_text("hi")
+    (tmp_path / "secret.txt").write_text("no")
+    (root / "link").symlink_to(tmp_path / "secret.txt")
+    assert resolve_static(root, "/") == (root / "index.html").resolve()
+    assert resolve_static(root, "/../secret.txt") is None
+    assert resolve_static(root, "/link") is None  # a symlink out of the root is refused too
+
+
+def test_only_get_is_served(race_server) -> None:
+    """websockets parses GET requests only; anything else is dropped without a response."""
+    conn = http.client.HTTPConnection("127.0.0.1", race_server.port, timeout=5)
+    conn.request("POST", "/", body=b"x")
+    with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError)):
+        conn.getresponse()
+    conn.close()
