@@ -377,6 +377,8 @@ class Transport:
                 {"kind": "connected", "at": now, "seat": seat, "connected": True},
                 {"kind": "connected", "at": now, "seat": seat, "connected": False})
         else:
+            # watchers get fewer credits than racers (lichess does the same)
+            conn.bucket = Bucket(self.limits.spectator_burst, self.limits.spectator_rate)
             await self.store.presence(code, "spectators", +1)
 
     # --- dispatch -----------------------------------------------------------------------

@@ -1,0 +1,110 @@
+"""Room options over real sockets: time limit, disconnect grace, safe undo, spectator views."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from solrace.server.process import ServerProcess
+
+RANKS = "A23456789TJQK"
+
+
+def tableau_play(view) -> str | None:
+    piles = view["piles"]
+    r = RANKS.index(piles["f1"][-1][0])
+    near = {RANKS[(r + 1) % 13], RANKS[(r - 1) % 13]}
+    for i in range(1, 8):
+        pile = piles[f"t{i}"]
+        if pile and pile[-1][0] in near:
+            return f"t{i}-f1"
+    return None
+
+
+async def race(url: str, wire, players: int = 1, **options):
+    host = await wire(url)
+    created = await host.request({"type": "create", "name": "p0",
+                                  "options": {"game": "puttputt", "countdown": 0, **options}})
+    clients, tokens = [host], [created["token"]]
+    for i in range(1, players):
+        c = await wire(url)
+        clients.append(c)
+        tokens.append((await c.request({"type": "join", "room": created["room"], "name": f"p{i}"}))["token"])
+    return clients, tokens, created
+
+
+async def start(clients, created) -> list[dict]:
+    await clients[0].request({"type": "start", "host_token": created["host_token"]})
+    return [(await c.wait_for(lambda x: x["type"] == "snapshot"))["snapshot"] for c in clients]
+
+
+async def test_time_limit_ends_the_race(race_server, wire) -> None:
+    (a, b), _, created = await race(race_server.ws_url, wire, 2, time_limit=1)
+    await start([a, b], created)
+    await a.request({"type": "move", "move": "deal"})
+    t0 = time.monotonic()
+    results = await a.wait_event("results", timeout=5)
+    assert time.monotonic() - t0 < 3
+    statuses = {r["seat"]: r["status"] for r in results["ranking"]}
+    assert statuses == {0: "timeout", 1: "timeout"}
+    assert (await b.request({"type": "move", "move": "deal"}))["code"] == "bad_state"
+
+
+async def test_disconnected_racer_resigns_after_grace(redis_url, key_prefix, wire) -> None:
+    with ServerProcess(redis_url, key_prefix, extra_args=["--grace", "0.5"]) as srv:
+        (a, b), _, created = await race(srv.ws_url, wire, 2)
+        await start([a, b], created)
+        await b.close()
+        ev = await a.wait_event("progress", seat=1, timeout=5)
+        assert ev["status"] == "resigned"
+        await a.request({"type": "resign"})
+        results = await a.wait_event("results")
+        assert {r["status"] for r in results["ranking"]} == {"resigned"}
+        await a.close()
+        await asyncio.to_thread(srv.stop)
+
+
+async def test_safe_undo_over_the_wire(race_server, wire) -> None:
+    (a,), _, created = await race(race_server.ws_url, wire, 1, undo="safe")
+    (snap,) = await start([a], created)
+    view = snap["you"]["view"]
+    deal = await a.request({"type": "move", "move": "deal", "n": 1})
+    assert deal["revealed"]  # the dealt card
+    r = await a.request({"type": "undo", "n": 1})
+    assert r["code"] == "undo_refused"
+    view = deal["view"]
+    while tableau_play(view) is None:
+        view = (await a.request({"type": "move", "move": "deal"}))["view"]
+    mv = tableau_play(view)
+    ack = await a.request({"type": "move", "move": mv})
+    assert ack["revealed"] == []
+    undo = await a.request({"type": "undo", "n": ack["n"]})
+    assert undo["type"] == "ack" and undo["undone"] == mv and undo["n"] == ack["n"] - 1
+    assert undo["view"] == view
+    ev = await a.wait_event("progress", moves=ack["n"] - 1)
+    assert ev["seat"] == 0
+
+
+async def test_spectator_progress_only_and_delayed_boards(race_server, wire) -> None:
+    (a,), _, created = await race(race_server.ws_url, wire, 1, spectator_view="progress")
+    eve = await wire(race_server.ws_url)
+    await eve.request({"type": "spectate", "room": created["room"]})
+    await start([a], created)
+    await a.request({"type": "move", "move": "deal"})
+    await eve.wait_event("progress", moves=1)
+    snap = (await (await wire(race_server.ws_url)).request(
+        {"type": "spectate", "room": created["room"]}))["snapshot"]
+    assert snap["boards"] is None
+    assert not [x for x in eve.received if x["type"] == "board"]
+
+    (b,), _, created = await race(race_server.ws_url, wire, 1, spectator_delay=1)
+    eve2 = await wire(race_server.ws_url)
+    await eve2.request({"type": "spectate", "room": created["room"]})
+    await start([b], created)
+    ack = await b.request({"type": "move", "move": "deal"})
+    t0 = time.monotonic()
+    snap = (await (await wire(race_server.ws_url)).request(
+        {"type": "spectate", "room": created["room"]}))["snapshot"]
+    assert snap["boards"]["0"]["moves"] == 0  # the snapshot is delayed too
+    board = await eve2.wait_for(lambda x: x["type"] == "board", timeout=5)
+    assert time.monotonic() - t0 >= 0.8 and board["view"] == ack["view"]
