@@ -17,6 +17,15 @@ SPECIAL = ("deal", "recycle")
 #: cache of parsed canonical texts; bounded so hostile input cannot grow it forever
 _PARSED: dict[str, "Move"] = {}
 _PARSE_CACHE_MAX = 20000
+#: only moves that some game can make are interned (a pile number of at most two
+#: digits, a count of at most 64 cards), so hostile texts like ``t1-t2:N`` for
+#: every N cannot grow the intern table without bound
+_INTERN_MAX_COUNT = 64
+_INTERN_MAX_NAME = 3
+#: no game has a move text this long ("t16-f16:52" is 10); longer input is
+#: refused before any work (int() of a huge digit string would even raise a
+#: plain ValueError instead of IllegalMove)
+_MAX_TEXT = 20
 
 
 class IllegalMove(ValueError):
@@ -75,9 +84,11 @@ class Move:
         object.__setattr__(m, "dst", dst)
         object.__setattr__(m, "count", count)
         object.__setattr__(m, "text", text)
-        cls._interned[key] = m
         if dst is None:
+            cls._interned[key] = m
             cls._interned[(src, None, 0)] = m
+        elif count <= _INTERN_MAX_COUNT and len(src) <= _INTERN_MAX_NAME and len(dst) <= _INTERN_MAX_NAME:
+            cls._interned[key] = m
         return m
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -105,7 +116,7 @@ class Move:
     @classmethod
     def parse(cls, text: str) -> "Move":
         """Parse canonical move text only; anything else raises IllegalMove with the reason."""
-        m = _PARSED.get(text)
+        m = _PARSED.get(text) if isinstance(text, str) else None
         if m is not None:
             return m
         return _parse_slow(text)
@@ -114,6 +125,8 @@ class Move:
 def _parse_slow(text: object) -> Move:
     if not isinstance(text, str):
         raise IllegalMove(f"a move is text, not {type(text).__name__}")
+    if len(text) > _MAX_TEXT:
+        raise IllegalMove(f"{text[:_MAX_TEXT]!r}... is too long to be a move of any game", move=text[:_MAX_TEXT])
     if text in SPECIAL:
         m = Move(text)
     else:

@@ -1089,3 +1089,99 @@ def test_replay_names_the_bad_move_index():
     with pytest.raises(IllegalMove) as exc:
         replay("puttputt", 5, None, [first, "t1-t2"])
     assert exc.value.index == 1
+
+
+# --------------------------------------------------------------------------- deep, goal-seeking playouts
+
+
+def visible_multiset(v) -> list[str]:
+    return sorted(x for items in v["piles"].values() for x in items if isinstance(x, str))
+
+
+def greedy_score(pos: Pos, text: str, last: str | None, rnd: random.Random) -> float:
+    """A crude player that goes for home cards, flips and long builds, so playouts reach deep positions."""
+    src, dst, n = parse_move(text)
+    if last and src not in ("deal", "recycle"):
+        lsrc, ldst, _ = parse_move(last)
+        if (src, dst) == (ldst, lsrc):
+            return -5.0  # do not just take the last move back
+    after = ref_apply(pos, text)
+    score = 10.0 * (ref_home(after) - ref_home(pos)) + rnd.random()
+    if src in ("deal", "recycle"):
+        return score + 0.5
+    if pos.game == "klondike":
+        if src.startswith("f"):
+            return score - 20
+        score += 5 * (sum(pos.down.values()) - sum(after.down.values()))
+        if src.startswith("t") and len(after.piles[src]) == 0 and n == len(pos.piles[src]) and pos.down[src] == 0:
+            score -= 3  # a King that already sits alone
+    if pos.game in ("tabbycat", "manx") and dst.startswith("t"):
+        score += 0.3 * top_build(after.piles[dst]) + (1.5 if not after.piles[src] else 0)
+        if not pos.piles[dst]:
+            score -= 2
+    if dst == "r":
+        score -= 1
+    return score
+
+
+@pytest.mark.parametrize("game,options", VARIANTS, ids=lambda v: str(v))
+def test_goal_seeking_playouts_match_the_reference_and_reveal_exactly_the_new_cards(game, options):
+    rnd = random.Random(f"deep-{game}-{options}")
+    reached_won = 0
+    longest_build = 0
+    for _ in range(5):
+        g = new_game(game, seed=rnd.getrandbits(64), options=options)
+        last = None
+        for step in range(400):
+            pos = check_against_reference(g, rnd, full_universe=False)
+            if game in ("tabbycat", "manx"):
+                longest_build = max([longest_build] + [top_build(pos.piles[f"t{i}"]) for i in range(1, 5)])
+            legal = [str(m) for m in g.legal_moves()]
+            if not legal:
+                break
+            text = max(legal, key=lambda t: greedy_score(pos, t, last, rnd))
+            before = visible_multiset(g.view())
+            eff = g.play(text)
+            after_view = g.view()
+            gained = list(after_view_cards := visible_multiset(after_view))
+            for c in before:
+                if c in gained:
+                    gained.remove(c)
+            # RULES 6 / API: revealed = the cards that became visible by this move, nothing else
+            if not (game == "klondike" and text == "recycle"):
+                assert sorted(eff.revealed) == gained, (text, eff.revealed, gained)
+            else:
+                assert eff.revealed == () and len(after_view_cards) <= len(before)
+            assert Pos(g.to_text()).piles == ref_apply(pos, text).piles
+            last = text
+        reached_won += g.is_won()
+    if game in ("tabbycat", "manx"):
+        assert longest_build >= 5
+
+
+# --------------------------------------------------------------------------- hostile move text (a server feeds client text to play)
+
+
+@pytest.mark.parametrize(
+    "bad", ["t1-t2:" + "9" * 5000, "t" + "9" * 5000 + "-t2", "x" * 100000, None, 3, b"deal", [], {}, 2.5]
+)
+def test_hostile_move_input_is_an_illegal_move(bad):
+    g = new_game("tabbycat", seed=1)
+    with pytest.raises(IllegalMove):
+        g.play(bad)
+    with pytest.raises(IllegalMove):
+        Move.parse(bad)
+    assert g.is_legal(bad) is False and g.history == []
+
+
+def test_distinct_hostile_move_texts_do_not_grow_the_intern_table():
+    g = new_game("tabbycat", seed=1)
+    before = len(Move._interned)
+    for i in range(100, 5100):
+        with pytest.raises(IllegalMove):
+            g.play(f"t1-t2:{i}")
+        with pytest.raises(IllegalMove):
+            g.play(f"t{i}-t2")
+    assert len(Move._interned) - before < 100
+    # the moves a game can make are still one object each
+    assert Move("t1", "t3", 4) is Move.parse("t1-t3:4")
