@@ -46,7 +46,7 @@ def my_moves(page: Page) -> int:
 
 def wait_moves(page: Page, n: int) -> None:
     page.wait_for_function(f"window.solrace.state.view && window.solrace.state.view.moves === {n}", timeout=TIMEOUT)
-    expect(page.locator("[data-testid=my-moves]")).to_have_text(f"{n} moves", timeout=TIMEOUT)
+    expect(page.locator("[data-testid=my-moves]")).to_have_text(f"{n} move" + ("" if n == 1 else "s"), timeout=TIMEOUT)
 
 
 def center(page: Page, selector: str) -> tuple[float, float]:
@@ -74,6 +74,8 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         assert len(code) >= 4
         expect(a.locator("[data-testid=share-link]")).to_have_value(f"{race_server.url}/#{code}")
         expect(a.locator("[data-option=game]")).to_have_value("klondike")
+        a.check("[data-option=public]")
+        a.wait_for_function("window.solrace.state.snap.options.public === true", timeout=TIMEOUT)
         a.fill("[data-option=seed]", SEED)
         a.press("[data-option=seed]", "Enter")
         a.locator("[data-option=max_players]").fill("4")
@@ -88,8 +90,10 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         expect(b.locator("[data-testid=ready]")).to_be_visible(timeout=TIMEOUT)
         expect(b.locator("[data-option=max_players]")).to_be_disabled()
         s.goto(race_server.url + "/")
-        s.fill("#join-code", code)
-        s.click("[data-action=spectate]")
+        s.click("[data-action=lobby]")  # the public room list
+        row = s.locator(f'table.rooms tr[data-room="{code}"]')
+        expect(row).to_contain_text("Klondike", timeout=TIMEOUT)
+        row.locator("[data-action=watch-room]").click()
         expect(s.locator(".player-list .player")).to_have_count(2, timeout=TIMEOUT)
         expect(a.locator(".player-list .player")).to_have_count(2, timeout=TIMEOUT)
 
@@ -112,7 +116,7 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         wait_moves(a, 1)
         expect(a.locator(f'.board-wrap.mine .pile[data-pile=f1] [data-card="{tops["t3"]}"]')).to_be_visible()
         expect(b.locator('.racer[data-seat="0"] .pct')).to_have_text("2%", timeout=TIMEOUT)
-        expect(b.locator('.racer[data-seat="0"] .racer-meta')).to_contain_text("1 moves")
+        expect(b.locator('.racer[data-seat="0"] .racer-meta')).to_contain_text("1 move")
 
         # Drag and drop with the mouse: 2S from t4 onto t5.
         x0, y0 = center(a, f'.board-wrap.mine .pile[data-pile=t4] [data-card="{tops["t4"]}"]')
@@ -127,6 +131,12 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         expect(a.locator(".drag-ghost")).to_have_count(0)
         expect(a.locator(f'.board-wrap.mine .pile[data-pile=t5] [data-card="{tops["t4"]}"]')).to_be_visible()
         expect(a.locator(".board-wrap.mine .pile[data-pile=t4] .card.face")).to_have_count(1)  # the card it uncovered
+
+        # B (on the phone, by touch) sends its own Ace home too; A sees B's bar move.
+        expect(b.locator(f'.board-wrap.mine [data-card="{tops["t3"]}"]')).to_be_visible(timeout=TIMEOUT)
+        b.dblclick(f'.board-wrap.mine [data-card="{tops["t3"]}"]')
+        wait_moves(b, 1)
+        expect(a.locator('.racer[data-seat="1"] .pct')).to_have_text("2%", timeout=TIMEOUT)
 
         # Click-click: JC (t7) onto QH (t6).
         a.click(f'.board-wrap.mine .pile[data-pile=t7] [data-card="{tops["t7"]}"]')
@@ -164,7 +174,8 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         # A screenshot of the race in progress (README picture when asked for).
         ARTIFACTS.mkdir(exist_ok=True)
         shot = ARTIFACTS / "web-race.png"
-        a.screenshot(path=str(shot))
+        bottom = a.evaluate("Math.ceil(document.querySelector('.race-layout').getBoundingClientRect().bottom)")
+        a.screenshot(path=str(shot), clip={"x": 0, "y": 0, "width": 1280, "height": min(860, bottom + 24)})
         b.screenshot(path=str(ARTIFACTS / "web-race-phone.png"))
         s.screenshot(path=str(ARTIFACTS / "web-race-spectator.png"))
         if os.environ.get("SOLRACE_UPDATE_SCREENSHOT"):
@@ -186,9 +197,9 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         b.wait_for_function("window.solrace.state.conn !== 'open'", timeout=TIMEOUT)
         b.wait_for_function("window.solrace.state.conn === 'open'", timeout=TIMEOUT)
         b.tap('.board-wrap.mine [data-pile="s"] .card')
-        wait_moves(b, 1)
-        expect(a.locator('.racer[data-seat="1"] .racer-meta')).to_contain_text("1 moves", timeout=TIMEOUT)
-        expect(s.locator('.watch[data-seat="1"] .watch-head')).to_contain_text("1 moves", timeout=TIMEOUT)
+        wait_moves(b, 2)
+        expect(a.locator('.racer[data-seat="1"] .racer-meta')).to_contain_text("2 moves", timeout=TIMEOUT)
+        expect(s.locator('.watch[data-seat="1"] .watch-head')).to_contain_text("2 moves", timeout=TIMEOUT)
 
         # The phone-sized page shows the whole table without sideways scrolling.
         width = b.evaluate("window.innerWidth")
@@ -203,7 +214,7 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         expect(a.locator("[data-testid=results] tbody tr")).to_have_count(2, timeout=TIMEOUT)
         expect(s.locator("[data-testid=results] tbody tr")).to_have_count(2, timeout=TIMEOUT)
         first = a.locator("[data-testid=results] tbody tr").first
-        expect(first).to_contain_text("Ann")  # more progress (1 card home) ranks first
+        expect(first).to_contain_text("Ann")  # same progress; Ann reached it first
         expect(a.locator("[data-testid=results]")).to_contain_text("resigned")
         expect(b.locator("[data-testid=rematch]")).to_have_count(0)
         a.click("[data-testid=rematch]")

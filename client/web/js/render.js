@@ -40,6 +40,11 @@ export function clockTexts(state, now) {
   return out;
 }
 
+/** "1 move", "4 moves". */
+export function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
 function pct(p) {
   return `${Math.round((p || 0) * 100)}%`;
 }
@@ -183,7 +188,7 @@ function racerRow(state, p) {
       h("span.spacer"),
       h("span.pct", pct(p.progress))),
     h("div.bar", h("div.fill", { style: { width: pct(p.progress) } })),
-    h("div.racer-meta", h("span", `${p.moves} moves`), h("span", `${p.home} home`),
+    h("div.racer-meta", h("span", plural(p.moves, "move")), h("span", `${p.home} home`),
       h("span.status", STATUS_TEXT[p.status] || p.status),
       p.time != null && p.status !== "racing" ? h("span", formatTime(p.time)) : null));
 }
@@ -212,7 +217,7 @@ function raceBar(state, clocks) {
     h("span.game-name", GAME_NAMES[snap.options?.game] || snap.options?.game || ""),
     h("span.clock", { dataset: { clock: "elapsed" } }, clocks.elapsed || "0:00.0"),
     snap.ends_at ? h("span.clock.left", "left ", h("span", { dataset: { clock: "left" } }, clocks.left || "")) : null,
-    view ? h("span.stat", { dataset: { testid: "my-moves" } }, `${view.moves} moves`) : null,
+    view ? h("span.stat", { dataset: { testid: "my-moves" } }, plural(view.moves, "move")) : null,
     view ? h("span.stat", { dataset: { testid: "my-progress" } }, pct(view.progress)) : null,
     h("span.spacer"),
     canUndo ? h("button.small", { dataset: { action: "undo" } }, "Undo") : null,
@@ -229,7 +234,7 @@ function spectatorBoards(state) {
     const p = snap.players.find((x) => x.seat === seat);
     return h("section.panel.watch", { dataset: { seat: String(seat) } },
       h("div.watch-head", h("span.name", p?.name || `seat ${seat}`), h("span.spacer"),
-        h("span", `${state.boards[seat].moves} moves · ${pct(state.boards[seat].progress)}`)),
+        h("span", `${plural(state.boards[seat].moves, "move")} · ${pct(state.boards[seat].progress)}`)),
       h("div.board-wrap", renderBoard(state.boards[seat], {}, { owner: String(seat) })));
   }));
 }
