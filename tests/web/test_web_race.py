@@ -220,6 +220,12 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         a.click("[data-testid=rematch]")
         expect(a.locator("[data-testid=start]")).to_be_visible(timeout=TIMEOUT)
         expect(b.locator("[data-testid=ready]")).to_have_text("I'm ready", timeout=TIMEOUT)
+
+        # The host removes B; B's page says so and forgets the seat.
+        a.click('.player[data-seat="1"] [data-action=kick]')
+        expect(b.get_by_text("You were removed from the room.")).to_be_visible(timeout=TIMEOUT)
+        expect(a.locator(".player-list .player")).to_have_count(1, timeout=TIMEOUT)
+        assert b.evaluate("sessionStorage.getItem('solrace.session')") is None
         assert errors == []
     finally:
         for ctx in (ctx_a, ctx_b, ctx_s):

@@ -216,7 +216,10 @@ const actions = {
   undo() {
     if (state.view) ask({ type: "undo", n: state.view.moves });
   },
-  daily: () => configure({ seed: todaySeed() }),
+  daily() {
+    ui.form.seed = todaySeed();
+    configure({ seed: ui.form.seed });
+  },
   "copy-link"() {
     const link = `${location.origin}/#${state.room}`;
     navigator.clipboard?.writeText(link).then(() => notify("Link copied.", "info"), () => notify(link, "info"));
@@ -252,6 +255,7 @@ root.addEventListener("change", (e) => {
   let value = el.type === "checkbox" ? el.checked : el.type === "number" ? Number(el.value) : el.value;
   if (key === "game_options.draw") value = Number(value);
   if (key === "game") return configure({ game: value, game_options: {} });
+  if (key === "seed") ui.form.seed = value;
   if (key.startsWith("game_options.")) {
     const sub = key.slice("game_options.".length);
     return configure({ game_options: { ...(state.snap.options.game_options || {}), [sub]: value } });

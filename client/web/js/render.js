@@ -113,7 +113,7 @@ function checkbox(key, value, disabled) {
   return h("input", { type: "checkbox", checked: Boolean(value), dataset: { option: key }, disabled });
 }
 
-function optionsPanel(state) {
+function optionsPanel(state, ui) {
   const o = state.snap.options || {};
   const go = o.game_options || {};
   const off = !isHost(state);
@@ -128,7 +128,9 @@ function optionsPanel(state) {
         optionControl("Passes (0 = ∞)", "passes", numberInput("game_options.passes", go.passes ?? 0, 0, 99, off)),
       ] : null,
       optionControl("Deal (text seed)", "seed", h("span.seed-row",
-        h("input", { value: o.seed ?? "", placeholder: "secret shuffle", dataset: { option: "seed" }, disabled: off }),
+        // The server keeps a text seed secret until the results (options say only text_seed).
+        h("input", { value: o.seed ?? (o.text_seed ? ui.form.seed || "" : ""), dataset: { option: "seed" }, disabled: off,
+          placeholder: o.text_seed ? "text seed set (secret)" : "secret shuffle" }),
         off ? null : h("button.small", { dataset: { action: "daily" }, title: "Today's daily deal" }, "Daily")))),
     h("h2", "Room"),
     h("div.opt-grid",
@@ -174,7 +176,7 @@ function roomLobby(state, ui) {
         mine ? h(`button.${mine.ready ? "on" : "primary"}`, { dataset: { action: "ready", testid: "ready" } }, mine.ready ? "Ready ✓" : "I'm ready") : null,
         isHost(state) ? h("button.primary.go", { dataset: { action: "start", testid: "start" } }, "Start race") : null,
         h("button.ghost", { dataset: { action: "leave" } }, "Leave"))),
-    optionsPanel(state));
+    optionsPanel(state, ui));
 }
 
 // ---- race -------------------------------------------------------------------------
