@@ -36,6 +36,11 @@ MOVE_SAMPLE = {"type": "move", "move": "t1-f1", "n": 12, "id": 12}
 
 #: connections opened at once; more overflows the listen backlog and costs retries
 CONNECT_CONCURRENCY = 64
+#: set-up requests (hello, create, join, ready, spectate) in flight per worker. The server's
+#: Redis pool refuses more than 100 commands at once (redis-py's default pool raises
+#: MaxConnectionsError instead of waiting), so set-up stays well under that; the measured
+#: runs do not limit anything.
+SETUP_CONCURRENCY = 24
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -46,6 +51,10 @@ def decode(frame: bytes | str) -> dict[str, Any]:
     if isinstance(frame, str):
         return {"type": "_text", "text": frame}
     return msgpack.unpackb(frame, raw=False, strict_map_key=False)
+
+
+#: frames received by every connection of this worker (a list so the reader can bump it cheaply)
+FRAMES = [0]
 
 
 class BenchError(RuntimeError):
@@ -85,6 +94,7 @@ class Conn:
         try:
             async for frame in self.ws:
                 t = now()
+                FRAMES[0] += 1
                 msg = decode(frame)
                 ref = msg.get("ref")
                 if ref is None and msg.get("type") == "welcome":
@@ -165,9 +175,11 @@ class Worker:
         self.echo: list[ClientConnection] = []
         self.game = "klondike"
         self.sem: asyncio.Semaphore | None = None
+        self.setup_sem: asyncio.Semaphore | None = None
 
     async def serve(self) -> None:
         self.sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
+        self.setup_sem = asyncio.Semaphore(SETUP_CONCURRENCY)
         while True:
             cmd, args = await asyncio.to_thread(self.pipe.recv)
             if cmd == "exit":
@@ -196,9 +208,15 @@ class Worker:
                     await asyncio.sleep(0.2 * (attempt + 1))
         raise AssertionError("unreachable")
 
+    async def _req(self, c: Conn, message: dict[str, Any]) -> dict[str, Any]:
+        """A set-up request, a bounded number at a time."""
+        assert self.setup_sem is not None
+        async with self.setup_sem:
+            return await c.request(message)
+
     async def _hello(self, url: str, role: str) -> Conn:
         c = Conn(await self._open(url), role)
-        await c.request({"type": "hello", "version": 1, "client": "solrace-bench/0.1"})
+        await self._req(c, {"type": "hello", "version": 1, "client": "solrace-bench/0.1"})
         return c
 
     async def cmd_echo(self, url: str, count: int) -> int:
@@ -221,7 +239,7 @@ class Worker:
 
     async def _room(self, urls: list[str], players: int, options: dict, tag: str) -> str:
         host = await self._hello(urls[0], "player")
-        reply = await host.request({"type": "create", "name": f"{tag}-0", "options": options})
+        reply = await self._req(host, {"type": "create", "name": f"{tag}-0", "options": options})
         host.room, host.seat = reply["room"], reply.get("seat", 0)
         host.token, host.host_token = reply.get("token"), reply.get("host_token")
         host._absorb_snapshot(reply.get("snapshot") or {})
@@ -229,13 +247,13 @@ class Worker:
 
         async def join(i: int) -> Conn:
             c = await self._hello(urls[i % len(urls)], "player")
-            r = await c.request({"type": "join", "room": host.room, "name": f"{tag}-{i}"})
+            r = await self._req(c, {"type": "join", "room": host.room, "name": f"{tag}-{i}"})
             c.room, c.seat, c.token = r["room"], r.get("seat", i), r.get("token")
             c._absorb_snapshot(r.get("snapshot") or {})
             return c
 
         seats += await asyncio.gather(*(join(i) for i in range(1, players)))
-        await asyncio.gather(*(c.request({"type": "ready", "ready": True}) for c in seats))
+        await asyncio.gather(*(self._req(c, {"type": "ready", "ready": True}) for c in seats))
         self.hosts.append(host)
         self.players += seats
         return host.room  # type: ignore[return-value]
@@ -250,7 +268,7 @@ class Worker:
     async def cmd_spectate(self, urls: list[str], rooms: list[str], per_room: int) -> int:
         async def one(i: int, room: str) -> Conn:
             c = await self._hello(urls[i % len(urls)], "spectator")
-            r = await c.request({"type": "spectate", "room": room})
+            r = await self._req(c, {"type": "spectate", "room": room})
             c.room = r.get("room", room)
             return c
 
@@ -258,11 +276,19 @@ class Worker:
             *(one(i, room) for room in rooms for i in range(per_room)))
         return len(self.spectators)
 
-    async def cmd_start(self, timeout: float = 60.0) -> dict:
-        """Hosts start their races; returns once every seat saw the race begin."""
-        await asyncio.gather(*(h.request({"type": "start", "host_token": h.host_token})
-                               for h in self.hosts))
-        await asyncio.wait_for(asyncio.gather(*(c.started.wait() for c in self.players)), timeout)
+    async def cmd_start(self, timeout: float = 60.0, batch: int = 8) -> dict:
+        """Hosts start their races, `batch` rooms at a time; returns once every seat saw its start.
+
+        Batches because each start makes the server do a burst of Redis work of its own
+        (countdown timer, start snapshots), and 250 at once overflow its Redis pool.
+        """
+        for i in range(0, len(self.hosts), batch):
+            hosts = self.hosts[i:i + batch]
+            rooms = {h.room for h in hosts}
+            await asyncio.gather(*(self._req(h, {"type": "start", "host_token": h.host_token})
+                                   for h in hosts))
+            await asyncio.wait_for(asyncio.gather(
+                *(c.started.wait() for c in self.players if c.room in rooms)), timeout)
         return {"players": len(self.players)}
 
     # -- running -----------------------------------------------------------
@@ -342,6 +368,13 @@ class Worker:
                 hist.record(now() - ts)
                 stats["acks"] += 1
 
+    async def _count_frames(self, t0: float, t1: float, stats: dict) -> None:
+        """Frames this worker's connections received in [t0, t1) (echo replies counted by the loop)."""
+        await asyncio.sleep(max(0.0, t0 - now()))
+        start = FRAMES[0]
+        await asyncio.sleep(max(0.0, t1 - now()))
+        stats["frames"] = FRAMES[0] - start
+
     async def cmd_run(self, t0: float, t1: float, pace: float = 0.0, track_sends: bool = False,
                       until_done: bool = False) -> dict:
         """Move (or echo) from now; count acks of moves sent in [t0, t1). Spectators keep reading."""
@@ -349,6 +382,7 @@ class Worker:
                                  "late": 0,
                                  "sends": {} if track_sends else None}
         tasks = [self._move_loop(c, t0, t1, pace, stats, until_done) for c in self.players]
+        tasks.append(self._count_frames(t0, t1, stats))
         tasks += [self._echo_loop(ws, t0, t1, stats) for ws in self.echo]
         await asyncio.gather(*tasks)
         stats["unfinished_rooms"] = 0
