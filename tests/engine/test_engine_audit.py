@@ -388,7 +388,10 @@ def candidate_moves(pos: Pos) -> list[str]:
     """A broad universe of canonical move texts (legal or not) for this game's piles."""
     names = list(pos.piles)
     longest = max(len(p) for p in pos.piles.values())
-    counts = sorted({1, 2, 3, 13, 14, longest, longest + 1} | set(range(1, min(longest, 15) + 1)))
+    if pos.game in ("puttputt", "leapyear"):
+        counts = [1, 2, 13]  # single cards only in these games
+    else:
+        counts = sorted({1, 2, 3, 13, 14, longest, longest + 1} | set(range(1, min(longest, 15) + 1)))
     out = ["deal", "recycle"]
     for a in names:
         for b in names:
@@ -1185,3 +1188,89 @@ def test_distinct_hostile_move_texts_do_not_grow_the_intern_table():
     assert len(Move._interned) - before < 100
     # the moves a game can make are still one object each
     assert Move("t1", "t3", 4) is Move.parse("t1-t3:4")
+
+
+# --------------------------------------------------------------------------- Klondike dead detection on random stuck-ish positions
+
+
+def random_klondike_text(rnd: random.Random, head: str) -> str:
+    cards = list(UNSHUFFLED)
+    rnd.shuffle(cards)
+    found = {k: [] for k in ("f1", "f2", "f3", "f4")}
+    for k, suit in zip(found, rnd.sample("CDHS", 4)):
+        top = rnd.choice([0, 0, 1, 2, 5, 12])
+        found[k] = [r + suit for r in RANKS[:top]]
+    used = {c for f in found.values() for c in f}
+    cards = [c for c in cards if c not in used]
+    n_stock = rnd.randint(0, 12)
+    n_waste = rnd.randint(0, 6)
+    stock, waste, rest = cards[:n_stock], cards[n_stock : n_stock + n_waste], cards[n_stock + n_waste :]
+    piles = {f"t{i}": [] for i in range(1, 8)}
+    for i, c in enumerate(rest):
+        piles[f"t{i % 7 + 1}"].append(c)
+    lines = [head]
+    for name, p in piles.items():
+        lines.append(" ".join([name, *[f"[{c}]" for c in p[:-1]], *p[-1:]]))
+    lines += [" ".join([k, *v]) for k, v in found.items()]
+    lines += [" ".join(["s", *stock]), " ".join(["w", *waste])]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    "head",
+    ["game klondike", "game klondike draw=3", "game klondike passes=2", "game klondike passes=2 recycled=1",
+     "game klondike draw=3 passes=3 recycled=1", "game klondike draw=3 moves=build passes=1"],
+)
+def test_klondike_dead_matches_rules_5_3_on_random_positions(head):
+    rnd = random.Random(head)
+    stuck = dead = 0
+    for _ in range(900):
+        text = random_klondike_text(rnd, head)
+        g = from_text(text)
+        pos = Pos(g.to_text())
+        assert {str(m) for m in g.legal_moves()} == ref_legal(pos)
+        assert g.is_dead() == ref_dead(pos), text
+        if not kl_legal(pos, with_stock=False):
+            stuck += 1
+            dead += g.is_dead()
+    assert stuck - dead >= 5 and dead >= 1  # the comparison covered stuck positions both alive and dead
+
+
+# --------------------------------------------------------------------------- wins
+
+
+def test_tabbycat_win_by_four_discards_then_no_move_and_not_dead():
+    lines = ["game tabbycat"]
+    for i, suit in enumerate("CDHS", start=1):
+        lines.append(f"t{i} " + " ".join(r + suit for r in reversed(RANKS)))
+    lines += ["f1", "f2", "f3", "f4", "r", "s"]
+    g = from_text("\n".join(lines))
+    assert {"t1-f1:13", "t1-f4:13", "t4-f2:13"} <= {str(m) for m in g.legal_moves()}
+    for i in range(1, 5):
+        g.play(f"t{i}-f{5 - i}:13")
+        assert g.home() == 13 * i and g.progress() == pytest.approx(i / 4)
+    assert g.is_won() and not g.is_dead() and g.view()["won"] is True
+    g.undo()
+    assert not g.is_won() and g.home() == 39 and "t4-f1:13" in {str(m) for m in g.legal_moves()}
+
+
+def test_leapyear_win_needs_all_208_on_the_foundations():
+    lines = ["game leapyear"] + [f"t{i}" for i in range(1, 9)]
+    lines[1] = "t1 KS"
+    for k in range(16):
+        suit = "CDHS"[k % 4]
+        ranks = RANKS if k != 15 else RANKS[:-1]
+        lines.append(f"f{k + 1} " + " ".join(r + suit for r in ranks))
+    lines.append("s")
+    g = from_text("\n".join(lines))
+    assert g.home() == 207 and g.progress() == pytest.approx(191 / 192)
+    assert [str(m) for m in g.legal_moves()] == ["t1-f16"]
+    g.play("t1-f16")
+    assert g.is_won() and g.home() == 208 and g.progress() == 1.0 and not g.is_dead()
+
+
+def test_a_pile_never_moves_onto_itself(position):
+    g = position("tabbycat", t1="5C 4D")
+    for bad in ("t1-t1", "t1-t1:2", "s-s"):
+        with pytest.raises(IllegalMove):
+            g.play(bad)
