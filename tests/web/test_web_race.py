@@ -10,6 +10,7 @@ results table shows, and the host's rematch returns the room to its lobby.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -103,6 +104,7 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         expect(a.locator(".player[data-ready=true]")).to_have_count(2, timeout=TIMEOUT)
         a.click("[data-testid=start]")
         expect(a.locator(".race-bar")).to_be_visible(timeout=TIMEOUT)
+        expect(b.locator(".countdown-overlay span")).to_have_text(re.compile(r"^[123]$"), timeout=TIMEOUT)
         a.wait_for_function("window.solrace.state.snap.state === 'racing'", timeout=TIMEOUT)
         expect(a.locator(".board-wrap.mine [data-card]").first).to_be_visible(timeout=TIMEOUT)
         for pile, card in tops.items():

@@ -256,9 +256,9 @@ function raceScreen(state, ui, clocks) {
       ? h("div.board-wrap.mine", renderBoard(state.view, ui))
       : h("p.muted.center", snap.state === "countdown" ? "Shuffling…" : "Loading your board…"))
     : spectatorBoards(state);
-  return h(`main.race.${snap.state}`, { dataset: { state: snap.state } },
+  return h(`main.race.state-${snap.state}`, { dataset: { state: snap.state } },
     raceBar(state, clocks),
-    snap.state === "countdown" ? h("div.countdown", h("span", { dataset: { clock: "countdown" } }, clocks.countdown || "")) : null,
+    snap.state === "countdown" ? h("div.countdown-overlay", h("span", { dataset: { clock: "countdown" } }, clocks.countdown || "")) : null,
     resultsTable(state),
     statusBanner(state),
     h("div.race-layout",
@@ -280,5 +280,5 @@ export function renderApp(state, ui, now = Date.now()) {
   } else {
     body = raceScreen(state, ui, clockTexts(state, now));
   }
-  return h(`div.app.${state.snap?.state || "home"}`, header(state), body, notice(state));
+  return h(`div.app.state-${state.snap?.state || "home"}`, header(state), body, notice(state));
 }
