@@ -170,3 +170,14 @@ async def test_lobby_lists_public_rooms(race_server, wire) -> None:
     row = rooms[codes.index(pub["room"])]
     assert row == {"room": pub["room"], "game": "manx", "state": "lobby", "players": 1, "max_players": 8,
                    "spectators": 0}
+
+
+async def test_silent_connection_is_closed_1001(redis_url, key_prefix, wire) -> None:
+    with ServerProcess(redis_url, key_prefix, extra_args=["--idle-timeout", "0.5"]) as srv:
+        c = await wire(srv.ws_url)
+        for _ in range(3):  # application pings keep it open
+            await asyncio.sleep(0.3)
+            assert (await c.request({"type": "ping"}))["type"] == "pong"
+        code, _ = await asyncio.wait_for(c.closed, 5)
+        assert code == 1001
+        await asyncio.to_thread(srv.stop)
