@@ -354,6 +354,8 @@ function tick() {
 }
 
 setInterval(tick, 100);
+// The public room list stays fresh while someone is choosing a room.
+setInterval(() => { if (!state.room && state.conn === "open") refreshLobby(); }, 10000);
 // Exposed for the browser tests and for debugging from the console; not used by the page.
 window.solrace = { get state() { return state; }, ui, conn, received };
 render();
