@@ -515,6 +515,16 @@ def check_against_reference(g, rnd: random.Random, full_universe: bool) -> Pos:
     legal = [str(m) for m in g.legal_moves()]
     assert len(legal) == len(set(legal)), "legal_moves lists each move once"
     assert legal == [str(m) for m in g.legal_moves()], "stable order"
+    # the documented order: by source pile, then destination, in position-text order, then count; deal; recycle
+    order = {name: i for i, name in enumerate(pos.piles)}
+
+    def key(t: str):
+        src, dst, n = parse_move(t)
+        if dst is None:
+            return (len(order) + (src == "recycle"), 0, 0)
+        return (order[src], order[dst], n)
+
+    assert legal == sorted(legal, key=key)
     if ref_won(pos):
         assert g.is_won() and not g.is_dead()
         return pos
