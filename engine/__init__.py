@@ -104,6 +104,11 @@ Decisions (where RULES.md is silent)
   tail that is not a build, ``recycled`` at or beyond the pass limit, a bad
   ``shown``. A stock that is not a whole number of deals (possible only in a
   hand-made position) deals its last cards to t1, t2, ... in order.
+* **Hostile move text**: a move text longer than 20 characters is refused as
+  IllegalMove before any work; only moves a game can make (pile numbers of at
+  most two digits, counts up to 64) are interned, so a client sending
+  ``t1-t2:N`` for every N cannot grow memory (other texts still parse to
+  equal, non-interned Moves and are refused by ``play``).
 * **Tabby Cat / Manx options**: none; the two names are one class whose tail
   rule follows the name. ``g.options`` is ``{}``.
 """
