@@ -26,9 +26,15 @@ HIDDEN = "?"
 UNKNOWN = "*"
 
 
+#: rank of every card text (and 0 for hidden / unknown), looked up rather than parsed:
+#: the bot's look-ahead asks millions of times
+RANK_OF: dict[str, int] = {r + s: i + 1 for i, r in enumerate(RANKS) for s in "CDHS"}
+RANK_OF[HIDDEN] = RANK_OF[UNKNOWN] = 0
+
+
 def rank(card: str) -> int:
     """1..13 for A..K; 0 for a hidden or unknown card."""
-    return RANKS.index(card[0]) + 1 if card not in (HIDDEN, UNKNOWN) else 0
+    return RANK_OF[card]
 
 
 def known(card: str | None) -> bool:
@@ -59,6 +65,8 @@ class Board:
     def from_view(cls, view: dict[str, Any]) -> "Board":
         piles: dict[str, list[str]] = {}
         for name, items in view["piles"].items():
+            if name == "s":
+                continue  # only its count matters (kept in `stock`); never its cards
             pile: list[str] = []
             for item in items:
                 if isinstance(item, dict):
@@ -68,16 +76,24 @@ class Board:
             piles[name] = pile
         stock = view.get("stock")
         if stock is None:
-            stock = len(piles.get("s", []))
+            stock = sum(int(i.get("hidden", 0)) if isinstance(i, dict) else 1
+                        for i in view["piles"].get("s", []))
         return cls(view["game"], dict(view.get("options") or {}), piles, int(stock),
                    view.get("deals_left"), view.get("passes_left"))
 
     def copy(self) -> "Board":
-        return Board(self.game, self.options, {k: list(v) for k, v in self.piles.items()},
-                     self.stock, self.deals_left, self.passes_left)
+        b = Board(self.game, self.options, {k: v[:] for k, v in self.piles.items()},
+                  self.stock, self.deals_left, self.passes_left)
+        b.extra = self.extra  # the pile-name cache: same piles, same names
+        return b
 
     def names(self, prefix: str) -> list[str]:
-        return [n for n in self.piles if n[0] == prefix and n[1:].isdigit()]
+        """Numbered piles of a kind ("t" -> t1..tN), in view order (cached: asked often)."""
+        cached = self.extra.get(prefix)
+        if cached is None:
+            cached = [n for n in self.piles if n[0] == prefix and n[1:].isdigit()]
+            self.extra[prefix] = cached
+        return cached
 
     def top(self, name: str) -> str | None:
         pile = self.piles.get(name)
@@ -266,7 +282,6 @@ def apply(board: Board, move: str) -> Board:
     if move == "recycle":
         b.stock = len(b.piles["w"])
         b.piles["w"] = []
-        b.piles["s"] = [HIDDEN] * b.stock
         if b.passes_left is not None:
             b.passes_left -= 1
         return b
@@ -295,5 +310,3 @@ def _deal(b: Board) -> None:
             b.stock -= 1
         if b.deals_left is not None:
             b.deals_left -= 1
-    if "s" in b.piles:
-        b.piles["s"] = [HIDDEN] * b.stock

@@ -13,32 +13,45 @@ Strategy, by game:
 * Putt Putt: every tableau card is visible, so the bot searches the longest
   chain of plays onto the foundation and plays its first move (ties: take
   from the tallest pile); it deals only when no card plays.
-* Tabby Cat, Manx, Leap Year, Klondike: a two-move look-ahead over non-deal
-  moves scored by a per-game evaluation (cards home first; then revealed
-  cards, in-sequence pairs, empty piles, cards out of the waste). A move is
-  played only when it strictly improves the score within the look-ahead and
-  leads to a position not seen before (`seen`, kept by the caller), which
-  rules out back-and-forth; otherwise it deals (or recycles), and when even
-  that is pointless (a whole Klondike cycle of the stock without any other
-  move, or nothing left at all) it returns None: the caller resigns.
+* Tabby Cat, Manx, Leap Year, Klondike: a bounded best-first search over
+  non-stock moves (SEARCH_NODES positions per decision), scored by a per-game
+  evaluation (cards home first; then face-down cards and the cards covering
+  them, in-sequence pairs, empty piles, cards out of the waste). The first
+  move of the best plan is played only when the plan strictly improves the
+  score, net of a small cost per move, and no position on it was seen before
+  (`seen`, kept by the caller), which rules out back-and-forth; otherwise it
+  deals (or recycles), and when even that is pointless (a whole Klondike
+  cycle of the stock without any other move, or nothing left at all) it
+  returns None: the caller resigns.
+
+Measured offline (tests/client/test_client_strategy.py, fixed seeds, mean
+progress bot vs random mover): Putt Putt 0.88 vs 0.38, Leap Year 0.72 vs
+0.44, Klondike (draw 1, top card only) 0.15 vs 0.10, Tabby Cat and Manx
+0.10 vs 0.00.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .moves import HIDDEN, UNKNOWN, Board, apply, known, legal_moves, parse_move, rank, succ
+from .moves import RANK_OF, HIDDEN, UNKNOWN, Board, apply, known, legal_moves, parse_move, rank, succ
 
 STOCK_MOVES = ("deal", "recycle")
+#: positions the look-ahead expands per decision (the bot's thinking budget)
+#: (Leap Year's choices are few and seldom matter: a small budget does as well)
+SEARCH_NODES = {"tabbycat": 40, "manx": 40, "klondike": 40, "leapyear": 5}
+STEP_COST = 0.5
 
 
 def choose_move(view: dict[str, Any], history: Sequence[str] = (),
-                seen: Iterable[tuple] | None = None) -> str | None:
+                seen: Iterable[tuple] | None = None, budget: int | None = None) -> str | None:
     """The bot's next move for `view`, or None when it should stop (resign).
 
     `history` is the bot's own moves so far; `seen` holds `Board.key()` of
-    positions it has been in (the bot adds each one as it goes).
+    positions it has been in (the bot adds each one as it goes); `budget`
+    bounds the look-ahead (positions expanded per decision).
     """
     if view.get("won") or view.get("dead"):
         return None
@@ -49,7 +62,8 @@ def choose_move(view: dict[str, Any], history: Sequence[str] = (),
     seen_set = seen if isinstance(seen, (set, frozenset)) else set(seen or ())
     if board.game == "puttputt":
         return _putt_choice(board, moves)
-    best = _best_lookahead(board, moves, history, seen_set)
+    best = _best_lookahead(board, moves, history, seen_set,
+                           SEARCH_NODES.get(board.game, 40) if budget is None else budget)
     if best is not None:
         return best
     return _stock_move(board, moves, history)
@@ -150,6 +164,9 @@ def _home(board: Board) -> int:
     return sum(len(board.piles[f]) for f in board.names("f"))
 
 
+_CAT_SUCC = [0] + [succ(r) for r in range(1, 14)]
+
+
 def _cat_score(b: Board) -> float:
     score = 100.0 * _home(b)
     for t in b.names("t"):
@@ -157,8 +174,9 @@ def _cat_score(b: Board) -> float:
         if not pile:
             score += 12
             continue
-        for low, high in zip(pile, pile[1:]):
-            if known(low) and known(high) and succ(rank(high)) == rank(low):
+        ranks = [RANK_OF[c] for c in pile]
+        for low, high in zip(ranks, ranks[1:]):
+            if high and low and _CAT_SUCC[high] == low:
                 score += 10
     if b.piles.get("r"):
         score -= 6
@@ -204,25 +222,54 @@ def _reverse(move: str) -> str | None:
 
 
 def _best_lookahead(board: Board, moves: list[str], history: Sequence[str],
-                    seen: set[tuple]) -> str | None:
+                    seen: set[tuple], budget: int) -> str | None:
+    """First move of the best-scoring position reachable without the stock.
+
+    A best-first search over non-stock moves, bounded by `budget` expanded
+    positions; positions already visited in the game (`seen`) or in the
+    search are skipped, so the bot never walks in circles. Each move costs
+    STEP_COST, so of two plans reaching the same score the shorter wins and
+    a plan must gain more than its length to be worth starting.
+    """
     score = _SCORES[board.game]
     now = score(board)
     undo_last = _reverse(history[-1]) if history else None
+    visited: set[tuple] = {board.key()}
+    frontier: list[tuple[float, int, Board, str, int]] = []
     best: tuple[float, str] | None = None
+    counter = 0
+
+    def push(pos: Board, first: str, depth: int) -> None:
+        nonlocal best, counter
+        value = score(pos) - STEP_COST * depth
+        if best is None or value > best[0]:
+            best = (value, first)
+        counter += 1
+        heapq.heappush(frontier, (-value, counter, pos, first, depth))
+
     for m in moves:
         if m in STOCK_MOVES or m == undo_last:
             continue
         after = apply(board, m)
-        if after.key() in seen:
-            continue
-        value = score(after)
-        for m2 in legal_moves(after):
-            if m2 in STOCK_MOVES or m2 == _reverse(m):
+        key = after.key()
+        if key not in seen and key not in visited:
+            visited.add(key)
+            push(after, m, 1)
+    for _ in range(budget):
+        if not frontier:
+            break
+        _, _, pos, first, depth = heapq.heappop(frontier)
+        for m in legal_moves(pos):
+            if m in STOCK_MOVES:
                 continue
-            value = max(value, score(apply(after, m2)) - 0.5)
-        if value > now + 1e-9 and (best is None or value > best[0]):
-            best = (value, m)
-    return best[1] if best else None
+            after = apply(pos, m)
+            key = after.key()
+            if key not in seen and key not in visited:
+                visited.add(key)
+                push(after, first, depth + 1)
+    if best is not None and best[0] > now + 1e-9:
+        return best[1]
+    return None
 
 
 def _stock_move(board: Board, moves: list[str], history: Sequence[str]) -> str | None:
