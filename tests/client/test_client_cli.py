@@ -111,3 +111,25 @@ async def test_watch_prints_every_board(server_url, solrace_cmd, child_env):
     finally:
         await a.close()
         await b.close()
+
+
+async def test_bot_command_races_and_reports(server_url, solrace_cmd, child_env):
+    host = Client(server_url)
+    await host.connect()
+    try:
+        joined = await host.create("host", {"game": "puttputt", "countdown": 1}, play=False)
+        proc = await asyncio.create_subprocess_exec(
+            *solrace_cmd, "bot", joined.room, "--server", server_url, "--pace", "0",
+            "--count", "2", "--races", "1", "--name", "robo",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=child_env)
+        await host.wait_for(lambda m: sum(bool(p.get("ready")) for p in
+                                          host.room.players.values()) == 2, timeout=20)
+        assert sorted(p["name"] for p in host.room.players.values()) == ["robo-1", "robo-2"]
+        await host.start()
+        out, _ = await asyncio.wait_for(proc.communicate(), 120)
+        text = out.decode()
+        assert proc.returncode == 0, text
+        assert "robo-1: seat" in text and "robo-2: seat" in text and "1 race(s)" in text
+        await host.wait_for(lambda m: host.room.state == "finished", 20)
+    finally:
+        await host.close()

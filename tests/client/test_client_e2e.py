@@ -224,3 +224,22 @@ async def test_bots_finish_a_putt_putt_race(server_url):
             assert len(g.history) == r.moves
     finally:
         await host.close()
+
+
+async def test_undo_when_the_room_allows_it(server_url):
+    a = await connected(server_url)
+    try:
+        await a.create("ann", {"game": "puttputt", "countdown": 1, "undo": "safe"})
+        await a.ready()
+        await a.start()
+        await a.wait_board()
+        move = next(m for m in legal_moves(a.room.view) if m != "deal")
+        await a.move(move, n=1)
+        ack = await a.undo(n=1)
+        assert ack.undone == move and ack.view["moves"] == 0 and a.room.view["moves"] == 0
+        await a.move("deal", n=1)  # a deal reveals a card: it cannot be taken back
+        with pytest.raises(ServerError) as e:
+            await a.undo()
+        assert e.value.code == "undo_refused"
+    finally:
+        await a.close()
