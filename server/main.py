@@ -35,6 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spectator-burst", type=int, default=20)
     parser.add_argument("--spectator-rate", type=float, default=5.0)
     parser.add_argument("--grace", type=float, default=30.0, help="seconds a disconnected racer keeps the seat")
+    parser.add_argument("--heartbeat", type=float, default=2.0,
+                        help="seconds between liveness beats in Redis; 5 missed = process dead")
     parser.add_argument("--idle-timeout", type=float, default=60.0, help="close connections silent this long")
     parser.add_argument("--log-level", default="INFO")
 
@@ -44,10 +46,13 @@ async def serve_forever(args: argparse.Namespace, redis_url: str, ready: asyncio
                            max_events=args.max_events)
     service = RoomService(store)
     limits = Limits(burst=args.burst, rate=args.rate, spectator_burst=args.spectator_burst,
-                    spectator_rate=args.spectator_rate, grace=args.grace, idle_timeout=args.idle_timeout)
+                    spectator_rate=args.spectator_rate, grace=args.grace, idle_timeout=args.idle_timeout,
+                    heartbeat=args.heartbeat)
     transport = Transport(service, limits)
     stop = asyncio.get_running_loop().create_future()
     loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, AttributeError):
+        loop.add_signal_handler(signal.SIGUSR1, dump_tasks)  # an operator's view of a stuck server
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, lambda: stop.done() or stop.set_result(None))
@@ -63,6 +68,7 @@ async def serve_forever(args: argparse.Namespace, redis_url: str, ready: asyncio
         log.info("solrace serving on http://%s:%d (ws at /ws), redis %s prefix %r",
                  args.host, args.port, redis_url, args.redis_prefix)
         print(f"solrace serving on http://{args.host}:{args.port}", flush=True)
+        await transport.start()
         if ready:
             ready.set()
         await stop
@@ -73,6 +79,15 @@ async def serve_forever(args: argparse.Namespace, redis_url: str, ready: asyncio
         await server.wait_closed()
     await transport.close()
     await store.close()
+
+
+def dump_tasks() -> None:
+    import io
+
+    out = io.StringIO()
+    for task in asyncio.all_tasks():
+        task.print_stack(limit=12, file=out)
+    log.warning("tasks:\n%s", out.getvalue())
 
 
 def run(args: argparse.Namespace) -> int:

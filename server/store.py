@@ -11,6 +11,10 @@ hash tag `{C}` so a room lives in one Redis Cluster slot and Lua may touch it al
     P room:{C}:conn      hash  seat -> live connections; "spectators" -> live spectator connections
     P room:{C}:pub       pub/sub channel: b"e<n>:<msgpack event>" and b"b<board frame>"
     P lobby              set   codes of public rooms (listing only; stale codes are dropped on read)
+    P procs              hash  server process id -> last heartbeat (ms)
+    P proc:<id>:conns    hash  "<code>|<seat or spectators>" -> connections that process holds
+    P deadlines          zset  "grace|<code>|<seat>" and "tick|<code>" scored by when they are due;
+                               any process may claim one (ZREM decides who), so a crash loses none
 
 Redis is the source of truth: a move is stored by a Lua script that checks the
 document's version, the log's length and its revision in one step, so two
@@ -289,6 +293,61 @@ class Store:
             await self.redis.sadd(self.lobby_key, code)
         else:
             await self.redis.srem(self.lobby_key, code)
+
+
+    # --- server processes, their connections, and deadlines -----------------------------
+
+    @property
+    def procs_key(self) -> str:
+        return f"{self.prefix}procs"
+
+    def proc_conns_key(self, proc: str) -> str:
+        return f"{self.prefix}proc:{proc}:conns"
+
+    @property
+    def deadlines_key(self) -> str:
+        return f"{self.prefix}deadlines"
+
+    async def heartbeat(self, proc: str, now: int) -> None:
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset(self.procs_key, proc, now)
+        pipe.pexpire(self.proc_conns_key(proc), ACTIVE_TTL_MS)
+        await pipe.execute()
+
+    async def note_connection(self, proc: str, code: str, field: str, delta: int) -> None:
+        """What this process holds, so that another can undo its presence if it dies."""
+        await self.redis.hincrby(self.proc_conns_key(proc), f"{code}|{field}", delta)
+
+    async def claim_dead(self, now: int, max_silence_ms: int) -> list[tuple[str, dict[str, int]]]:
+        """Processes silent too long, each claimed by exactly one caller, with what they held."""
+        out = []
+        for proc, beat in (await self.redis.hgetall(self.procs_key)).items():
+            if int(beat) >= now - max_silence_ms:
+                continue
+            if await self.redis.hdel(self.procs_key, proc) != 1:
+                continue  # another process claimed it first
+            pid = proc.decode()
+            key = self.proc_conns_key(pid)
+            held = {k.decode(): int(v) for k, v in (await self.redis.hgetall(key)).items()}
+            await self.redis.delete(key)
+            out.append((pid, held))
+        return out
+
+    async def retire(self, proc: str) -> None:
+        await self.redis.hdel(self.procs_key, proc)
+        await self.redis.delete(self.proc_conns_key(proc))
+
+    async def add_deadline(self, member: str, at_ms: int) -> None:
+        await self.redis.zadd(self.deadlines_key, {member: at_ms})
+
+    async def claim_due(self, now: int, limit: int = 100) -> list[str]:
+        """Deadlines that are due, each handed to exactly one caller."""
+        due = await self.redis.zrangebyscore(self.deadlines_key, "-inf", now, start=0, num=limit)
+        claimed = []
+        for member in due:
+            if await self.redis.zrem(self.deadlines_key, member) == 1:
+                claimed.append(member.decode())
+        return claimed
 
 
 Subscriber = Callable[[str, bytes], Awaitable[None]]

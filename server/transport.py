@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,7 @@ class Limits:
     idle_timeout: float = 60.0
     grace: float = 30.0
     bad_frames: int = 3
+    heartbeat: float = 2.0  # a process silent for 5 heartbeats is dead: others count out its connections
 
 
 class Bucket:
@@ -193,6 +195,59 @@ class Transport:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.frames_in = 0
+        self.proc_id = secrets.token_hex(8)
+        self.janitor: asyncio.Task[None] | None = None
+
+    # --- background duties: heartbeat, deadlines, tidying up after dead processes -------
+
+    JANITOR_S = 0.25
+
+    async def start(self) -> None:
+        await self.store.heartbeat(self.proc_id, self.service.clock())
+        self.janitor = asyncio.create_task(self._janitor())
+
+    async def _janitor(self) -> None:
+        """Deadlines in Redis (grace periods, race clocks) fire here, in whichever process is
+        alive; a process that stopped beating has its connections counted out by another."""
+        last_beat = 0.0
+        while True:
+            try:
+                await asyncio.sleep(self.JANITOR_S)
+                now = self.service.clock()
+                if time.monotonic() - last_beat >= self.limits.heartbeat:
+                    last_beat = time.monotonic()
+                    await self.store.heartbeat(self.proc_id, now)
+                    dead_after = int(self.limits.heartbeat * 5 * 1000)
+                    for _proc, held in await self.store.claim_dead(now, dead_after):
+                        await self._count_out(held)
+                for member in await self.store.claim_due(now):
+                    kind, _, rest = member.partition("|")
+                    if kind == "grace":
+                        code, _, seat = rest.partition("|")
+                        self.spawn(self._grace_expired(code, int(seat)))
+                    elif kind == "tick":
+                        self.spawn(self._fire(rest))
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("janitor")
+
+    async def _count_out(self, held: dict[str, int]) -> None:
+        """Undo the presence of a dead process's connections (and start their grace periods)."""
+        for key, count in held.items():
+            if count <= 0:
+                continue
+            code, _, field = key.partition("|")
+            if field == "spectators":
+                await self.store.presence(code, field, -count)
+                continue
+            seat = int(field)
+            now = self.service.clock()
+            left, _ = await self.store.presence(
+                code, field, -count, {"kind": "connected", "at": now, "seat": seat, "connected": True},
+                {"kind": "connected", "at": now, "seat": seat, "connected": False})
+            if left == 0:
+                await self.store.add_deadline(f"grace|{code}|{seat}", now + int(self.limits.grace * 1000))
 
     # --- helpers ------------------------------------------------------------------------
 
@@ -220,6 +275,8 @@ class Transport:
 
     def arm(self, code: str, at_ms: int) -> None:
         delay = max(0.0, (at_ms - self.service.clock()) / 1000.0) + 0.01
+        # the Redis deadline is the backstop: if this process dies, another one fires it
+        self.spawn(self.store.add_deadline(f"tick|{code}", at_ms + 500))
         old = self.timers.pop(code, None)
         if old:
             old.cancel()
@@ -298,7 +355,8 @@ class Transport:
                     if conn.bucket.refused_in_row > 3 * conn.bucket.burst:
                         await ws.close(CloseCode.POLICY_VIOLATION, "rate limit")
                         return
-                    await self.send(conn, m.error("rate_limited", "too many messages; slow down"))
+                    await self.send(conn, m.error("rate_limited", "too many messages; slow down",
+                                                  ref=_peek_ref(frame, lim.max_frame)))
                     continue
                 msg: dict[str, Any] | None = None
                 try:
@@ -344,11 +402,12 @@ class Transport:
                     code, str(seat), -1,
                     {"kind": "connected", "at": now, "seat": seat, "connected": True},
                     {"kind": "connected", "at": now, "seat": seat, "connected": False})
+                await self.store.note_connection(self.proc_id, code, str(seat), -1)
                 if count == 0:
-                    asyncio.get_running_loop().call_later(
-                        self.limits.grace, lambda: self.spawn(self._grace_expired(code, seat)))
+                    await self.store.add_deadline(f"grace|{code}|{seat}", now + int(self.limits.grace * 1000))
             elif role == "spectator":
                 await self.store.presence(code, "spectators", -1)
+                await self.store.note_connection(self.proc_id, code, "spectators", -1)
         except Exception:  # Redis gone during shutdown: nothing more to tidy
             log.debug("presence update failed", exc_info=True)
 
@@ -376,10 +435,12 @@ class Transport:
                 code, str(seat), +1,
                 {"kind": "connected", "at": now, "seat": seat, "connected": True},
                 {"kind": "connected", "at": now, "seat": seat, "connected": False})
+            await self.store.note_connection(self.proc_id, code, str(seat), +1)
         else:
             # watchers get fewer credits than racers (lichess does the same)
             conn.bucket = Bucket(self.limits.spectator_burst, self.limits.spectator_rate)
             await self.store.presence(code, "spectators", +1)
+            await self.store.note_connection(self.proc_id, code, "spectators", +1)
 
     # --- dispatch -----------------------------------------------------------------------
 
@@ -528,7 +589,21 @@ class Transport:
     async def close(self) -> None:
         for handle in self.timers.values():
             handle.cancel()
+        if self.janitor:
+            self.janitor.cancel()
+            with contextlib.suppress(BaseException):
+                await self.janitor
+        with contextlib.suppress(Exception):
+            await self.store.retire(self.proc_id)
         await self.hub.close()
+
+
+def _peek_ref(frame: bytes | str, max_size: int) -> int | None:
+    """The id of a refused request, so the client can match the refusal to it."""
+    try:
+        return m.ref_of(m.decode(frame, max_size))
+    except ProtocolError:
+        return None
 
 
 def _ref(ref: int | None) -> dict[str, Any]:

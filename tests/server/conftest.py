@@ -25,6 +25,7 @@ class WireClient:
         self.unmatched: list[dict[str, Any]] = []
         self.next_id = 0
         self.failure: Exception | None = None
+        self.rate_limited = 0
         self.last_event = 0
         self.closed: asyncio.Future[tuple[int | None, str | None]] = asyncio.get_running_loop().create_future()
         self.reader = asyncio.create_task(self._read())
@@ -56,6 +57,17 @@ class WireClient:
                 self.closed.set_result((self.ws.close_code, self.ws.close_reason))
 
     async def request(self, msg: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
+        """Send and wait for the reply; a rate_limited refusal is retried after a pause, as a
+        well-behaved client would."""
+        for _ in range(100):
+            reply = await self.request_once(msg, timeout)
+            if reply.get("code") != "rate_limited":
+                return reply
+            self.rate_limited += 1
+            await asyncio.sleep(0.1)
+        return reply
+
+    async def request_once(self, msg: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
         self.next_id += 1
         rid = self.next_id
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()

@@ -82,6 +82,12 @@ async def test_flood_is_rate_limited_then_closed_1008(redis_url, key_prefix, wir
         assert code == 1008
         kinds = [x.get("code") or x["type"] for x in c.received]
         assert kinds.count("pong") == 4 and "rate_limited" in kinds
+        # a refusal names the request it refuses
+        c2 = await wire(srv.ws_url)
+        for _ in range(4):
+            await c2.request_once({"type": "ping"})
+        refused = await c2.request_once({"type": "ping"})
+        assert refused["code"] == "rate_limited" and refused["ref"] == c2.next_id
         await asyncio.to_thread(srv.stop)
 
 

@@ -189,6 +189,27 @@ async def test_sigkill_mid_race_keeps_every_acked_move(race_server, wire) -> Non
     assert more[0]["n"] == len(acks_a) + 1
 
 
+async def test_a_dead_process_is_counted_out_and_its_racers_resign_after_grace(redis_url, key_prefix, wire) -> None:
+    """Presence and grace periods live in Redis: a SIGKILLed process's players are marked
+    disconnected by a surviving process, which also resigns them when the grace period ends."""
+    args = ["--heartbeat", "0.2", "--grace", "1"]
+    with ServerProcess(redis_url, key_prefix, extra_args=args) as sa, \
+            ServerProcess(redis_url, key_prefix, extra_args=args) as sb:
+        (a, b), _, code, _ = await start_race(sa.ws_url, wire)
+        eve = await wire(sb.ws_url)
+        j = await eve.request({"type": "spectate", "room": code})
+        assert [p["connected"] for p in j["snapshot"]["players"]] == [True, True]
+        sa.kill()
+        gone = set()
+        while gone != {0, 1}:
+            ev = await eve.wait_event("connected", connected=False, timeout=10)
+            gone.add(ev["seat"])
+        results = await eve.wait_event("results", timeout=10)
+        assert {r["status"] for r in results["ranking"]} == {"resigned"}
+        await eve.close()
+        await asyncio.to_thread(sb.stop)
+
+
 async def test_sigterm_closes_with_1001(race_server, wire) -> None:
     c = await wire(race_server.ws_url)
     await c.request({"type": "create", "name": "x"})
