@@ -167,7 +167,16 @@ async def test_full_race_two_players_and_a_spectator(race_server, wire) -> None:
 
     # message counts, for the report
     total_moves = len(acks_a) + len(acks_b)
+    from collections import Counter
+
     for name, c in (("player ann", ann), ("player bob", bob), ("spectator", eve)):
         frames, size = len(c.frames), sum(len(f) for f in c.frames)
-        print(f"{name}: {frames} frames, {size} bytes for {total_moves} moves "
-              f"({frames / total_moves:.2f} frames/move, {size / total_moves:.0f} B/move)")
+        by_type: Counter[str] = Counter()
+        bytes_by_type: Counter[str] = Counter()
+        for raw, msg in zip(c.frames, c.received):
+            key = msg["type"] if msg["type"] != "event" else f"event:{msg['kind']}"
+            by_type[key] += 1
+            bytes_by_type[key] += len(raw)
+        detail = ", ".join(f"{k} {n} ({bytes_by_type[k] // n} B avg)" for k, n in by_type.most_common())
+        print(f"{name}: {frames} frames, {size} bytes for {total_moves} moves in the race "
+              f"({frames / total_moves:.2f} frames/move, {size / total_moves:.0f} B/move): {detail}")
