@@ -71,6 +71,15 @@ class RoomService:
         async with self.lock(code):
             return await self._load(code)
 
+    def forget(self, code: str) -> None:
+        """Drop a room nobody here watches any more: the cache is only a speed-up, Redis has it all."""
+        code = normalize_code(code)
+        lk = self.locks.get(code)
+        if lk is not None and lk.locked():
+            return
+        self.locks.pop(code, None)
+        self.cache.pop(code, None)
+
     async def _load(self, code: str) -> Cached:
         """The room as Redis has it now; cached seat games are extended, not rebuilt."""
         code = normalize_code(code)

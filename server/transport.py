@@ -116,6 +116,7 @@ class Hub:
         members.discard(conn)
         if not members:
             del self.rooms[code]
+            self.t.service.forget(code)
             channel = self._channels.pop(code, None)
             if channel:
                 with contextlib.suppress(Exception):

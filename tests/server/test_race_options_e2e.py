@@ -108,3 +108,31 @@ async def test_spectator_progress_only_and_delayed_boards(race_server, wire) -> 
     assert snap["boards"]["0"]["moves"] == 0  # the snapshot is delayed too
     board = await eve2.wait_for(lambda x: x["type"] == "board", timeout=5)
     assert time.monotonic() - t0 >= 0.8 and board["view"] == ack["view"]
+
+
+async def test_rematch_deals_a_new_game_in_the_same_room(race_server, wire) -> None:
+    (a, b), (ta, tb), created = await race(race_server.ws_url, wire, 2)
+    await start([a, b], created)
+    first = next(x for x in a.received if x["type"] == "event" and x["kind"] == "countdown")
+    for c in (a, b):
+        await c.request({"type": "resign"})
+    res1 = await a.wait_event("results")
+    assert (await a.request({"type": "rematch", "host_token": created["host_token"]}))["type"] == "ok"
+    await b.wait_event("rematch")
+    # bob leaves in the lobby and a new player takes a seat
+    assert (await b.request({"type": "leave"}))["type"] == "ok"
+    ev = await a.wait_event("player_left")
+    assert ev["seat"] == 1
+    carl = await wire(race_server.ws_url)
+    jc = await carl.request({"type": "join", "room": created["room"], "name": "carl"})
+    assert jc["seat"] == 2 and [p["name"] for p in jc["snapshot"]["players"]] == ["p0", "carl"]
+    assert jc["snapshot"]["state"] == "lobby" and jc["snapshot"]["round"] == 2
+    await a.request({"type": "start", "host_token": created["host_token"]})
+    second = await carl.wait_event("countdown")
+    assert second["commitment"] != first["commitment"] and second["players"] == [0, 2]
+    snap = (await carl.wait_for(lambda x: x["type"] == "snapshot"))["snapshot"]
+    assert snap["you"]["view"]["moves"] == 0 and snap["players"][1]["moves"] == 0
+    for c in (a, carl):
+        await c.request({"type": "resign"})
+    res2 = await carl.wait_event("results")
+    assert res2["seed"] != res1["seed"] and set(res2["moves"]) == {"0", "2"}
