@@ -23,7 +23,7 @@ processes (or two connections of one seat) can never both store move N.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -349,5 +349,3 @@ class Store:
                 claimed.append(member.decode())
         return claimed
 
-
-Subscriber = Callable[[str, bytes], Awaitable[None]]

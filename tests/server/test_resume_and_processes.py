@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 from solrace.server.process import ServerProcess
-from websockets.exceptions import ConnectionClosed
 
 
 async def start_race(url: str, wire, players: int = 2, **options):
