@@ -81,6 +81,7 @@ class Conn:
     seat: int | None = None
     last_event: int = 0
     catching_up: bool = False
+    dirty: bool = False  # a live event was held back while catching up: fetch once more
     bad_frames: int = 0
     sent: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -160,6 +161,7 @@ class Hub:
                 ready.append(conn.ws)
                 conn.sent += 1
             else:
+                conn.dirty = True
                 self.t.spawn(self.t.catch_up(conn))
         if ready:
             websockets.broadcast(ready, m.encode(event))
@@ -319,6 +321,7 @@ class Transport:
         conn.catching_up = True
         try:
             while True:
+                conn.dirty = False
                 events = await self.store.events_after(conn.room, conn.last_event)
                 if events is None:
                     snap = await self.service.snapshot(conn.room, conn.viewer())
@@ -326,7 +329,7 @@ class Transport:
                     await self.send(conn, {"type": "snapshot", "snapshot": snap})
                     continue
                 fresh = [(n, e) for n, e in events if n > conn.last_event]
-                if not fresh:
+                if not fresh and not conn.dirty:
                     return
                 for n, body in fresh:
                     if n <= conn.last_event:
