@@ -31,7 +31,7 @@ import redis
 
 from solrace.bench.load_hist import Histogram, merged
 from solrace.bench.load_pool import Pool, split
-from solrace.bench.load_profile import Profiler, summarize
+from solrace.bench.load_profile import Profiler, components, summarize
 from solrace.bench.load_procs import CpuMeter, EchoServer, RaceServer, rss_kib
 from solrace.bench.load_report import Report, kib, ms
 from solrace.server.redis_process import RedisProcess
@@ -203,8 +203,11 @@ class Bench:
         if err:
             r.figure("profile", f"not taken: {err.strip()}")
             return
-        total, top_self, top_incl = summarize(prof.output.read_text())
+        raw = prof.output.read_text()
+        total, top_self, top_incl = summarize(raw)
         r.figure("profile", f"py-spy, {total} samples of pid {prof.pid}, raw stacks in {prof.output}")
+        for name, share in components(raw):
+            r.line(f"    part {share:6.1%}  {name}")
         for name, share in top_self:
             r.line(f"    self {share:6.1%}  {name}")
         for name, share in top_incl:
@@ -266,6 +269,8 @@ class Bench:
                 for i, srv in enumerate(urls_of)}
         res = self.run_load(pids, 0.0, s.duration)
         self.close_all()
+        for srv in urls_of:
+            srv.settle()
         return res
 
     def scenario_throughput(self) -> None:

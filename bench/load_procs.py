@@ -8,6 +8,7 @@ machine, which process is the limit.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -159,9 +160,21 @@ class RaceServer(ChildServer):
                 "--port", str(self.port), "--redis-url", self.redis_url,
                 "--redis-prefix", self.key_prefix, "--log-level", "WARNING", *self.extra]
 
-    def healthy(self) -> bool:
+    def health(self) -> dict:
+        """The server's /healthz JSON ({} when it does not answer)."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2) as r:
-                return r.status == 200
-        except OSError:
-            return False
+                return json.loads(r.read())
+        except (OSError, ValueError):
+            return {}
+
+    def settle(self, timeout: float = 15.0) -> None:
+        """Wait until the server has closed every connection and a moment more.
+
+        Closing hundreds of connections sets off a burst of Redis work in the server
+        (presence, grace timers); the next scenario step should not land in it.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.health().get("connections", 0) > 0:
+            time.sleep(0.1)
+        time.sleep(0.5)

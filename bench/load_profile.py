@@ -37,7 +37,7 @@ class Profiler:
             return False
         self.proc = subprocess.Popen(
             [tool, "record", "--pid", str(self.pid), "--duration", str(max(1, int(self.duration))),
-             "--rate", str(self.rate), "--format", "raw", "--output", str(self.output), "--nonblocking"],
+             "--rate", str(self.rate), "--format", "raw", "--output", str(self.output)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         return True
 
@@ -60,6 +60,48 @@ def short(frame: str) -> str:
     parts = Path(path).parts
     tail = "/".join(parts[-2:]) if len(parts) >= 2 else path
     return f"{tail}:{m.group('func')}"
+
+
+#: (component, test on a frame's file path) from the most specific; the first that matches a
+#: sample's frames, searched leaf first, gets the sample
+COMPONENTS = [
+    ("engine (rules, views, dead check)", lambda p: "/engine/" in p),
+    ("redis-py client", lambda p: "/redis/" in p),
+    ("msgpack", lambda p: "/msgpack/" in p),
+    ("websockets", lambda p: "/websockets/" in p),
+    ("protocol (validate, encode)", lambda p: "/protocol/" in p),
+    ("server (room, service, transport, projection)", lambda p: "/server/" in p),
+]
+
+
+def component_of(frames: list[str]) -> str:
+    """Which part of the stack a sample is spent in; socket writes are split by who wrote."""
+    leaf = frames[-1] if frames else ""
+    joined = ";".join(frames)
+    if "_SelectorSocketTransport.write" in leaf or "sock_send" in leaf:
+        return "socket write syscall (Redis)" if "/redis/" in joined else "socket write syscall (WebSocket)"
+    if "EpollSelector.select" in leaf:
+        return "epoll wait"
+    for frame in reversed(frames):
+        m = _FRAME.match(frame.strip())
+        path = m.group("file") if m else frame
+        for name, test in COMPONENTS:
+            if test("/" + path):
+                return name
+    return "asyncio loop and other"
+
+
+def components(collapsed: str) -> list[tuple[str, float]]:
+    """Share of samples per component (see component_of), largest first."""
+    counts: Counter[str] = Counter()
+    total = 0
+    for line in collapsed.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        total += int(count)
+        counts[component_of(stack.split(";"))] += int(count)
+    return [(k, c / total) for k, c in counts.most_common()] if total else []
 
 
 def summarize(collapsed: str, top: int = 15) -> tuple[int, list[tuple[str, float]], list[tuple[str, float]]]:
