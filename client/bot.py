@@ -130,7 +130,7 @@ async def run_bot(url: str, room: str | None = None, name: str = "bot", pace: fl
     """
     stop = stop_event or asyncio.Event()
     result = BotResult()
-    client = Client(url, auto_resume=True, client_name="solrace-bot/0.1")
+    client = Client(url, auto_resume=True, throttle=True, client_name="solrace-bot/0.1")
     await client.connect()
     try:
         if room is None:

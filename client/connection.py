@@ -7,6 +7,9 @@ push (events, boards, snapshots) for `events()`. Every message also updates
 `self.room`, the local model a UI draws from, in arrival order, so the
 `joined` snapshot is applied before the events a resume replays.
 
+With `throttle=True` the client keeps to the rate limits the server
+announced in `welcome` (waiting rather than being refused), which bots use.
+
 With `auto_resume=True`, a dropped socket is reopened and the seat resumed
 (or the room re-spectated) with the last event number seen; requests in
 flight then fail with `ConnectionLost`, and a `move` retried with its `n`
@@ -19,6 +22,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -65,6 +69,30 @@ class Closed(ev.Message):
     reason: str = ""
 
 
+class Throttle:
+    """A client-side token bucket matching the server's limits from `welcome`.
+
+    The server drops a message beyond its bucket with `rate_limited`; a bot
+    or a benchmark that knows the limits can wait instead of being refused.
+    """
+
+    def __init__(self, burst: int, rate: float) -> None:
+        self.burst = max(1, int(burst))
+        self.rate = max(0.1, float(rate))
+        self.tokens = float(self.burst - 2)  # keep a little slack for the server's own clock
+        self.stamp = time.monotonic()
+
+    async def take(self) -> None:
+        while True:
+            now = time.monotonic()
+            self.tokens = min(self.burst - 2, self.tokens + (now - self.stamp) * self.rate)
+            self.stamp = now
+            if self.tokens >= 1:
+                self.tokens -= 1
+                return
+            await asyncio.sleep((1 - self.tokens) / self.rate)
+
+
 _END = object()
 #: seconds to wait for the start snapshot before asking for the board
 BOARD_GRACE = 1.0
@@ -74,7 +102,8 @@ class Client:
     """A solrace protocol client over one WebSocket connection (reconnecting if asked)."""
 
     def __init__(self, url: str, *, auto_resume: bool = False, reconnect_tries: int = 8,
-                 client_name: str = CLIENT_NAME, open_timeout: float = 10.0) -> None:
+                 client_name: str = CLIENT_NAME, open_timeout: float = 10.0,
+                 throttle: bool = False) -> None:
         self.url = url
         self.auto_resume = auto_resume
         self.reconnect_tries = reconnect_tries
@@ -97,6 +126,8 @@ class Client:
         self._last_pushed = 0  # highest event number handed to events()
         self._ended = False
         self.close_code: int | None = None
+        self.throttle = throttle
+        self._bucket: Throttle | None = None
         self.close_reason: str = ""
 
     # ---- lifecycle ----------------------------------------------------------
@@ -120,6 +151,9 @@ class Client:
                                     "client": self.client_name}, wait=self._welcome_wait)
         assert isinstance(reply, ev.Welcome), reply
         self.welcome = reply
+        if self.throttle and self._bucket is None:
+            limits = reply.limits or {}
+            self._bucket = Throttle(limits.get("burst", 60), limits.get("rate", 20))
         return reply
 
     async def close(self) -> None:
@@ -160,7 +194,10 @@ class Client:
                 except (FrameError, TypeError) as exc:
                     log.warning("bad frame from server: %s", exc)
                     continue
-                self._dispatch(msg)
+                try:
+                    self._dispatch(msg)
+                except Exception:  # one odd message must not stop the reader
+                    log.exception("could not handle %r", msg)
         except ConnectionClosed:
             pass
         finally:
@@ -313,6 +350,8 @@ class Client:
         An `error` that refs the id fails `wait` too (an `unsupported_version`
         answers a hello that way).
         """
+        if self._bucket is not None:
+            await self._bucket.take()
         ws = self._ws
         if ws is None:
             raise ConnectionLost("not connected")

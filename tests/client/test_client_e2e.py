@@ -211,7 +211,7 @@ async def test_bots_finish_a_putt_putt_race(server_url):
         for r in results:
             assert r.races == 1 and r.moves > 0
             assert r.statuses[0] in ("won", "dead", "resigned")
-            assert not [e for e in r.errors if e != "bad_state"]
+            assert not [e for e in r.errors if e != "bad_state"]  # never illegal, never limited
         await host.wait_for(lambda m: host.room.state == "finished", timeout=20)
         ranking = host.room.results["ranking"]
         assert sorted(p["seat"] for p in ranking) == sorted(r.seat for r in results)
@@ -243,3 +243,24 @@ async def test_undo_when_the_room_allows_it(server_url):
         assert e.value.code == "undo_refused"
     finally:
         await a.close()
+
+
+async def test_bot_readies_again_after_a_rematch(server_url):
+    from solrace.client.bot import run_bot
+
+    host = await connected(server_url)
+    try:
+        joined = await host.create("host", {"game": "puttputt", "countdown": 1}, play=False)
+        bot = asyncio.create_task(run_bot(server_url, joined.room, "robo", pace=0.0, races=2))
+        for race in range(2):
+            await host.wait_for(lambda m: any(p.get("ready") for p in host.room.players.values()),
+                                timeout=10)
+            await host.start()
+            await host.wait_for(lambda m: host.room.state == "finished", timeout=60)
+            if race == 0:
+                await host.rematch()
+        result = await asyncio.wait_for(bot, 30)
+        assert result.races == 2 and len(result.statuses) == 2
+        assert "rate_limited" not in result.errors  # the bot keeps to the server's limits
+    finally:
+        await host.close()
