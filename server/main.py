@@ -38,7 +38,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--heartbeat", type=float, default=2.0,
                         help="seconds between liveness beats in Redis; 5 missed = process dead")
     parser.add_argument("--idle-timeout", type=float, default=60.0, help="close connections silent this long")
+    parser.add_argument("--data-dir", default=os.environ.get("SOLRACE_DATA_DIR", default_data_dir()),
+                        help="where the embedded Redis keeps its append-only file (used without --redis-url)")
+    parser.add_argument("--embedded-redis-port", type=int, default=6390,
+                        help="loopback port of the embedded Redis (used without --redis-url)")
     parser.add_argument("--log-level", default="INFO")
+
+
+def default_data_dir() -> str:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "solrace", "redis")
 
 
 async def serve_forever(args: argparse.Namespace, redis_url: str, ready: asyncio.Event | None = None) -> None:
@@ -96,8 +105,28 @@ def run(args: argparse.Namespace) -> int:
     if args.redis_url:
         asyncio.run(serve_forever(args, args.redis_url))
         return 0
-    with RedisProcess() as redis_proc:
-        log.info("no REDIS_URL: started an embedded redis-server at %s", redis_proc.url)
+    embedded_url = f"redis://127.0.0.1:{args.embedded_redis_port}/0"
+    if redis_answers(args.embedded_redis_port):
+        # A previous `solrace serve` that was killed leaves its embedded Redis running on the
+        # same data directory: use it rather than start a second one on the same files.
+        log.info("embedded redis-server already running at %s; using it", embedded_url)
+        asyncio.run(serve_forever(args, embedded_url))
+        return 0
+    os.makedirs(args.data_dir, exist_ok=True)
+    with RedisProcess(port=args.embedded_redis_port, persist=True, data_dir=args.data_dir) as redis_proc:
+        log.info("no REDIS_URL: started an embedded redis-server at %s (data in %s)", redis_proc.url, args.data_dir)
         asyncio.run(serve_forever(args, redis_proc.url))
     return 0
+
+
+def redis_answers(port: int) -> bool:
+    """True when a Redis server answers PING on this loopback port."""
+    import socket
+
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
 

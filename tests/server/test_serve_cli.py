@@ -1,4 +1,5 @@
-"""`solrace serve` as users run it: with no Redis URL it starts an embedded redis-server."""
+"""`solrace serve` as users run it: with no Redis URL it starts an embedded redis-server
+that keeps its data on disk, so a restarted server still has every room."""
 
 from __future__ import annotations
 
@@ -8,31 +9,55 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 from solrace.server.redis_process import free_port
 
 
-async def test_serve_without_redis_url_uses_an_embedded_redis(wire) -> None:
-    port = free_port()
+async def _start_serve(port: int, redis_port: int, data_dir: Path) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-    proc = subprocess.Popen([sys.executable, "-m", "solrace", "serve", "--port", str(port)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "solrace", "serve", "--port", str(port),
+         "--embedded-redis-port", str(redis_port), "--data-dir", str(data_dir)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=0.5) as resp:
+                assert resp.status == 200
+                return proc
+        except OSError:
+            assert time.monotonic() < deadline and proc.poll() is None, "server did not come up"
+            await asyncio.sleep(0.1)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> bytes:
+    proc.terminate()
+    out, _ = proc.communicate(timeout=15)
+    assert proc.returncode == 0, out.decode(errors="replace")[-2000:]
+    return out
+
+
+async def test_serve_without_redis_url_uses_an_embedded_redis_that_persists(wire, tmp_path) -> None:
+    port, redis_port = free_port(), free_port()
+    data_dir = tmp_path / "redis"
+    proc = await _start_serve(port, redis_port, data_dir)
     try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=0.5) as resp:
-                    assert resp.status == 200
-                    break
-            except OSError:
-                assert time.monotonic() < deadline and proc.poll() is None, "server did not come up"
-                await asyncio.sleep(0.1)
         c = await wire(f"ws://127.0.0.1:{port}/ws")
         joined = await c.request({"type": "create", "name": "solo", "options": {"game": "tabbycat"}})
         assert joined["type"] == "joined" and len(joined["room"]) == 5
+        room = joined["room"]
         await c.close()
     finally:
-        proc.terminate()
-        out, _ = proc.communicate(timeout=15)
-    assert proc.returncode == 0, out.decode(errors="replace")[-2000:]
+        out = _stop(proc)
     assert b"embedded redis-server" in out
+    assert any(data_dir.iterdir()), "the embedded Redis wrote no append-only file"
+
+    proc = await _start_serve(port, redis_port, data_dir)
+    try:
+        c = await wire(f"ws://127.0.0.1:{port}/ws")
+        again = await c.request({"type": "join", "room": room, "name": "back"})
+        assert again["type"] == "joined" and again["room"] == room and again["seat"] == 1
+        await c.close()
+    finally:
+        _stop(proc)
