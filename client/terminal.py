@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import sys
 import threading
@@ -63,6 +64,12 @@ def room_options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
+def completions(text: str, moves: list[str]) -> list[str]:
+    """What tab completes `text` to: legal moves, or commands after a slash."""
+    pool = COMMANDS if text.startswith("/") else moves
+    return [m for m in pool if m.startswith(text)]
+
+
 def current_moves(client: Client) -> list[str]:
     view = client.room.view
     if view is None or client.room.state != "racing" or view.get("won") or view.get("dead"):
@@ -79,6 +86,7 @@ class Terminal:
         self.out = out or sys.stdout
         self.lines: asyncio.Queue[str | None] = asyncio.Queue()
         self.done = asyncio.Event()
+        self._ticker: asyncio.Task[None] | None = None
 
     def print(self, text: str = "") -> None:
         self.out.write(text + "\n")
@@ -115,7 +123,7 @@ class Terminal:
             return
 
         def complete(text: str, state: int) -> str | None:
-            options = [m for m in current_moves(self.client) + COMMANDS if m.startswith(text)]
+            options = completions(text, current_moves(self.client))
             return options[state] if state < len(options) else None
 
         readline.set_completer_delims(" ")
@@ -188,9 +196,7 @@ class Terminal:
             if msg.seat != room.seat:
                 self.print(player_line(room.players.get(msg.seat, {}), color=self.color))
         elif isinstance(msg, ev.Countdown):
-            left = room.countdown_left()
-            self.print(f"countdown: the race starts in {left:.0f}s" if left is not None
-                       else "countdown")
+            self._ticker = asyncio.get_running_loop().create_task(self._count_down())
         elif isinstance(msg, ev.Start):
             self.print("GO!")
         elif isinstance(msg, ev.Results):
@@ -203,6 +209,17 @@ class Terminal:
             self.draw()
         elif isinstance(msg, ev.Error):
             self.print(f"server: {msg.code}: {msg.message}")
+
+    async def _count_down(self) -> None:
+        """3... 2... 1... while the room counts down (the server's clock decides)."""
+        room = self.client.room
+        while room.state == "countdown":
+            left = room.countdown_left()
+            if left is None or left <= 0:
+                return
+            whole = math.ceil(left)
+            self.print(f"the race starts in {whole}...")
+            await asyncio.sleep(left - (whole - 1))  # until the next whole second
 
     async def _start_view(self) -> None:
         if self.client.role == "player" and self.client.room.view is None:

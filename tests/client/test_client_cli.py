@@ -37,6 +37,7 @@ async def test_play_joins_readies_and_sends_a_move(server_url, solrace_cmd, chil
         await host.wait_for(lambda m: isinstance(m, ev.ReadyChanged) and m.seat == seat, 10)
         await host.start()
         out = await read_until(proc.stdout, "moves: 1)")  # the board and its numbered moves
+        assert "the race starts in 1..." in out and "GO!" in out
         assert "Putt Putt" in out and " t1 " in out and " f1 " in out
         proc.stdin.write(b"1\n")
         await proc.stdin.drain()

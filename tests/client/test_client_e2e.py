@@ -267,3 +267,28 @@ async def test_bot_readies_again_after_a_rematch(server_url):
         assert "rate_limited" not in result.errors  # the bot keeps to the server's limits
     finally:
         await host.close()
+
+
+async def test_bot_as_host_creates_starts_and_races_alone(server_url):
+    from solrace.client.bot import run_bot
+
+    result = await asyncio.wait_for(
+        run_bot(server_url, None, "solo", pace=0.0, start_when=1,
+                create_options={"game": "leapyear", "countdown": 1, "public": True}), 120)
+    assert result.room and result.seat == 0 and result.races == 1
+    assert result.statuses[0] in ("won", "dead", "resigned") and result.moves > 20
+    assert "rate_limited" not in result.errors
+
+
+async def test_lobby_lists_public_rooms_only(server_url):
+    c = await connected(server_url)
+    d = await connected(server_url)
+    try:
+        public = await c.create("pub", {"game": "manx", "public": True})
+        private = await d.create("priv", {"game": "manx"})
+        rooms = {r["room"]: r for r in (await c.lobby()).rooms}
+        assert public.room in rooms and private.room not in rooms
+        assert rooms[public.room]["game"] == "manx" and rooms[public.room]["players"] == 1
+    finally:
+        await c.close()
+        await d.close()

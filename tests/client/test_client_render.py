@@ -61,3 +61,16 @@ def test_screens_show_header_board_and_opponents():
     room.boards = {1: KLONDIKE_VIEW}
     spec = render_spectator_screen(room, color=False, now_ms=65_000)
     assert "--- bob (seat 1) ---" in spec and spec.count("Klondike (draw=1") == 1
+
+
+def test_terminal_completion_offers_moves_and_commands():
+    from solrace.client.terminal import completions, parse_option
+
+    moves = ["t1-f1", "t1-t3", "t2-f1", "deal"]
+    assert completions("t1", moves) == ["t1-f1", "t1-t3"]
+    assert completions("d", moves) == ["deal"]
+    assert completions("/re", moves) == ["/ready", "/resign", "/rematch"]
+    assert completions("", moves) == moves
+    assert parse_option("draw=3") == ("draw", 3)
+    assert parse_option("public=yes") == ("public", True)
+    assert parse_option("moves=build") == ("moves", "build")
