@@ -87,14 +87,20 @@ class Terminal:
         self.lines: asyncio.Queue[str | None] = asyncio.Queue()
         self.done = asyncio.Event()
         self._ticker: asyncio.Task[None] | None = None
+        self._last_drawn: tuple | None = None
 
     def print(self, text: str = "") -> None:
         self.out.write(text + "\n")
         self.out.flush()
 
-    def draw(self) -> None:
-        self.print(render_player_screen(self.client.room, self.color,
-                                        moves=current_moves(self.client)))
+    def draw(self, force: bool = True) -> None:
+        """Print the whole screen; unforced, only when something changed since the last one."""
+        room = self.client.room
+        signature = (room.event, room.state, (room.view or {}).get("moves"))
+        if not force and signature == self._last_drawn:
+            return
+        self._last_drawn = signature
+        self.print(render_player_screen(room, self.color, moves=current_moves(self.client)))
 
     # ---- input ----------------------------------------------------------------
 
@@ -206,7 +212,7 @@ class Terminal:
             self.print(f"* {msg.kind}: " + ", ".join(
                 f"{k}={v}" for k, v in msg.raw.items() if k not in ("type", "n", "kind", "at")))
         elif isinstance(msg, ev.Snapshot):
-            self.draw()
+            self.draw(force=False)
         elif isinstance(msg, ev.Error):
             self.print(f"server: {msg.code}: {msg.message}")
 
@@ -228,7 +234,7 @@ class Terminal:
             except TimeoutError:
                 self.print("no board from the server yet; type /board to retry")
                 return
-        self.draw()
+        self.draw(force=False)
 
     async def run(self) -> None:
         async def pushes() -> None:
