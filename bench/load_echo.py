@@ -13,8 +13,10 @@ import argparse
 import asyncio
 import signal
 import sys
+import time
 
-from websockets.asyncio.server import ServerConnection, serve
+import msgpack
+from websockets.asyncio.server import ServerConnection, broadcast, serve
 
 
 async def echo(ws: ServerConnection) -> None:
@@ -26,13 +28,55 @@ async def echo(ws: ServerConnection) -> None:
         pass
 
 
-async def serve_forever(host: str, port: int) -> None:
+class Fanout:
+    """The spectator baseline: what bare websockets does with the race server's fan-out shape.
+
+    `hello` gets `welcome`, `spectate` makes the connection a spectator, and each `move`
+    gets an `ack` and is broadcast to every spectator as a `board` frame the size of a
+    real Klondike board plus a `progress` event, one encoded frame each
+    (websockets.broadcast), with no game, no Redis.
+    """
+
+    def __init__(self) -> None:
+        from solrace.engine import new_game
+
+        self.view = new_game("klondike", seed="solrace-bench").view()
+        self.spectators: set[ServerConnection] = set()
+
+    async def handler(self, ws: ServerConnection) -> None:
+        try:
+            async for frame in ws:
+                msg = msgpack.unpackb(frame)
+                kind = msg.get("type")
+                ref = msg.get("id")
+                if kind == "hello":
+                    await ws.send(msgpack.packb({"type": "welcome", "version": 1}))
+                elif kind == "spectate":
+                    self.spectators.add(ws)
+                    await ws.send(msgpack.packb({"type": "joined", "ref": ref, "room": msg["room"]}))
+                elif kind == "move":
+                    n, seat = msg.get("n", 0), msg.get("seat", 0)
+                    await ws.send(msgpack.packb({"type": "ack", "ref": ref, "n": n, "status": "racing"}))
+                    at = int(time.time() * 1000)
+                    broadcast(self.spectators, msgpack.packb(
+                        {"type": "board", "seat": seat, "moves": n, "view": self.view}))
+                    broadcast(self.spectators, msgpack.packb(
+                        {"type": "event", "n": n, "kind": "progress", "at": at, "seat": seat,
+                         "moves": n, "home": 0, "progress": 0.0, "status": "racing", "time": None}))
+        except Exception:
+            pass
+        finally:
+            self.spectators.discard(ws)
+
+
+async def serve_forever(host: str, port: int, fanout: bool = False) -> None:
     stop = asyncio.get_running_loop().create_future()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set_result, None)
     loop.add_signal_handler(signal.SIGINT, stop.set_result, None)
     # Same transport settings as the race server: no compression, 8 KiB frames.
-    async with serve(echo, host, port, compression=None, max_size=8192):
+    handler = Fanout().handler if fanout else echo
+    async with serve(handler, host, port, compression=None, max_size=8192):
         print(f"echo listening on {host}:{port}", flush=True)
         await stop
 
@@ -41,8 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="bare websockets echo server (benchmark baseline)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--fanout", action="store_true", help="the spectator baseline (see Fanout)")
     args = parser.parse_args(argv)
-    asyncio.run(serve_forever(args.host, args.port))
+    asyncio.run(serve_forever(args.host, args.port, args.fanout))
     return 0
 
 

@@ -136,8 +136,13 @@ class ChildServer:
 class EchoServer(ChildServer):
     what = "echo"
 
+    def __init__(self, fanout: bool = False) -> None:
+        super().__init__()
+        self.fanout = fanout
+
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "solrace.bench.load_echo", "--port", str(self.port)]
+        return [sys.executable, "-m", "solrace.bench.load_echo", "--port", str(self.port),
+                *(["--fanout"] if self.fanout else [])]
 
 
 class RaceServer(ChildServer):

@@ -25,6 +25,10 @@ from typing import Any
 
 import msgpack
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.client import ClientProtocol
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Response
+from websockets.uri import parse_uri
 
 from solrace.bench.load_hist import Histogram
 from solrace.bench.load_policy import next_move
@@ -57,6 +61,10 @@ def decode(frame: bytes | str) -> dict[str, Any]:
 FRAMES = [0]
 
 
+#: the room name of the spectator baseline (a bare broadcast server; see load_echo.Fanout)
+FANOUT_ROOM = "BASE"
+
+
 class BenchError(RuntimeError):
     """The server answered a setup request with an error (the benchmark cannot go on)."""
 
@@ -72,7 +80,7 @@ class Conn:
     __slots__ = ("ws", "role", "room", "seat", "token", "host_token", "view", "n", "status",
                  "started", "results", "pending", "ids", "seen", "reader", "use_n", "closed")
 
-    def __init__(self, ws: ClientConnection, role: str) -> None:
+    def __init__(self, ws: Any, role: str, *, reader: bool = True) -> None:
         self.ws = ws
         self.role = role
         self.room: str | None = None
@@ -88,45 +96,51 @@ class Conn:
         self.seen: dict[tuple, float] | None = {} if role == "spectator" else None
         self.use_n = True
         self.closed = False
-        self.reader = asyncio.get_running_loop().create_task(self._read())
+        self.reader = asyncio.get_running_loop().create_task(self._read()) if reader else None
 
     async def _read(self) -> None:
         try:
             async for frame in self.ws:
-                t = now()
-                FRAMES[0] += 1
-                msg = decode(frame)
-                ref = msg.get("ref")
-                if ref is None and msg.get("type") == "welcome":
-                    ref = 1  # the protocol gives `welcome` no ref; hello is always request 1
-                if ref is not None:
-                    fut = self.pending.pop(ref, None)
-                    if fut is not None and not fut.done():
-                        fut.set_result((t, msg))
-                    continue
-                typ = msg.get("type")
-                if typ == "event":
-                    kind = msg.get("kind")
-                    if kind == "progress":
-                        if self.seen is not None:
-                            self.seen.setdefault((msg.get("seat"), msg.get("moves")), t)
-                    elif kind == "start":
-                        self.started.set()
-                    elif kind == "results":
-                        self.results.set()
-                        self.started.set()
-                elif typ == "board":
-                    if self.seen is not None:
-                        self.seen.setdefault((msg.get("seat"), msg.get("moves")), t)
-                elif typ == "snapshot":
-                    self._absorb_snapshot(msg.get("snapshot") or {})
+                self.on_frame(frame)
         except Exception:
             pass
         finally:
-            self.closed = True
-            for fut in self.pending.values():
-                if not fut.done():
-                    fut.set_exception(ConnectionError("connection closed"))
+            self.on_closed()
+
+    def on_frame(self, frame: bytes | str) -> None:
+        t = now()
+        FRAMES[0] += 1
+        msg = decode(frame)
+        ref = msg.get("ref")
+        if ref is None and msg.get("type") == "welcome":
+            ref = 1  # the protocol gives `welcome` no ref; hello is always request 1
+        if ref is not None:
+            fut = self.pending.pop(ref, None)
+            if fut is not None and not fut.done():
+                fut.set_result((t, msg))
+            return
+        typ = msg.get("type")
+        if typ == "event":
+            kind = msg.get("kind")
+            if kind == "progress":
+                if self.seen is not None:
+                    self.seen.setdefault((msg.get("seat"), msg.get("moves")), t)
+            elif kind == "start":
+                self.started.set()
+            elif kind == "results":
+                self.results.set()
+                self.started.set()
+        elif typ == "board":
+            if self.seen is not None:
+                self.seen.setdefault((msg.get("seat"), msg.get("moves")), t)
+        elif typ == "snapshot":
+            self._absorb_snapshot(msg.get("snapshot") or {})
+
+    def on_closed(self) -> None:
+        self.closed = True
+        for fut in self.pending.values():
+            if not fut.done():
+                fut.set_exception(ConnectionError("connection closed"))
 
     def _absorb_snapshot(self, snap: dict) -> None:
         if snap.get("state") in ("racing", "finished"):
@@ -159,7 +173,69 @@ class Conn:
             await self.ws.close()
         except Exception:
             pass
-        self.reader.cancel()
+        if self.reader is not None:
+            self.reader.cancel()
+
+
+class LightSocket(asyncio.Protocol):
+    """A WebSocket client as a bare asyncio Protocol over websockets' sans-I/O ClientProtocol.
+
+    Spectators receive thousands of frames a second per process. The asyncio client
+    wakes a reader task per frame through a queue; here each frame is handled inside
+    data_received, so a load-generator process measures the server, not its own loop.
+    Pings are answered by the sans-I/O protocol itself.
+    """
+
+    def __init__(self, uri: str) -> None:
+        self.proto = ClientProtocol(parse_uri(uri), max_size=None)
+        self.transport: asyncio.Transport | None = None
+        self.opened: asyncio.Future = asyncio.get_running_loop().create_future()
+        self.conn: Conn | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self.proto.send_request(self.proto.connect())
+        self._flush()
+
+    def data_received(self, data: bytes) -> None:
+        self.proto.receive_data(data)
+        for event in self.proto.events_received():
+            if isinstance(event, Response):
+                if self.proto.handshake_exc is not None:
+                    self.opened.set_exception(self.proto.handshake_exc)
+                else:
+                    self.opened.set_result(None)
+            elif isinstance(event, Frame) and event.opcode in (Opcode.BINARY, Opcode.TEXT):
+                if self.conn is not None:
+                    self.conn.on_frame(bytes(event.data))
+        self._flush()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.opened.done():
+            self.opened.set_exception(ConnectionError("closed during the handshake"))
+        if self.conn is not None:
+            self.conn.on_closed()
+
+    def _flush(self) -> None:
+        assert self.transport is not None
+        for data in self.proto.data_to_send():
+            if data:
+                self.transport.write(data)
+            elif self.transport.can_write_eof():
+                self.transport.write_eof()
+
+    async def send(self, data: bytes) -> None:
+        self.proto.send_binary(data)
+        self._flush()
+
+    async def close(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            try:
+                self.proto.send_close(1000)
+                self._flush()
+            except Exception:
+                pass
+            self.transport.close()
 
 
 class Worker:
@@ -214,7 +290,23 @@ class Worker:
         async with self.setup_sem:
             return await c.request(message)
 
+    async def _open_light(self, url: str) -> LightSocket:
+        assert self.sem is not None
+        async with self.sem:
+            host_port = url.split("//", 1)[1].split("/", 1)[0]
+            host, port = host_port.rsplit(":", 1)
+            _, sock = await asyncio.get_running_loop().create_connection(
+                lambda: LightSocket(url), host, int(port))
+            await asyncio.wait_for(sock.opened, 60)
+            return sock
+
     async def _hello(self, url: str, role: str) -> Conn:
+        if role == "spectator":
+            sock = await self._open_light(url)
+            c = Conn(sock, role, reader=False)
+            sock.conn = c
+            await self._req(c, {"type": "hello", "version": 1, "client": "solrace-bench/0.1"})
+            return c
         c = Conn(await self._open(url), role)
         await self._req(c, {"type": "hello", "version": 1, "client": "solrace-bench/0.1"})
         return c
@@ -265,6 +357,15 @@ class Worker:
         return list(await asyncio.gather(
             *(self._room(urls, players, options, f"{tag}{self.index}.{r}") for r in range(rooms))))
 
+    async def cmd_fanout_players(self, url: str, count: int) -> int:
+        """Players of the spectator baseline: hello only, seats numbered here."""
+        for i in range(count):
+            c = await self._hello(url, "player")
+            c.room, c.seat = FANOUT_ROOM, len(self.players)
+            c.started.set()
+            self.players.append(c)
+        return len(self.players)
+
     async def cmd_spectate(self, urls: list[str], rooms: list[str], per_room: int) -> int:
         async def one(i: int, room: str) -> Conn:
             c = await self._hello(urls[i % len(urls)], "spectator")
@@ -314,6 +415,8 @@ class Worker:
             message: dict[str, Any] = {"type": "move", "move": move}
             if c.use_n:
                 message["n"] = c.n + 1
+            if c.room == FANOUT_ROOM:
+                message["seat"] = c.seat  # the fan-out baseline has no seats of its own
             _, fut = c.send_request(message)
             ts = now()
             await c.ws.send(encode(message))
@@ -402,6 +505,7 @@ class Worker:
         """Delay from each move's send to each spectator's first sight of it (board or progress)."""
         hist = Histogram()
         missing = 0
+        worst: dict[int, float] = {}  # second of the run (by send time) -> worst delay
         for s in self.spectators:
             seen = s.seen or {}
             for (room, seat, n), ts in sends.items():
@@ -412,7 +516,9 @@ class Worker:
                     missing += 1
                 else:
                     hist.record(tr - ts)
-        return {"hist": hist.to_dict(), "missing": missing}
+                    sec = int(ts - t0)
+                    worst[sec] = max(worst.get(sec, 0.0), tr - ts)
+        return {"hist": hist.to_dict(), "missing": missing, "worst": worst}
 
     async def cmd_close(self) -> int:
         conns = self.players + self.spectators + self.idle
