@@ -512,7 +512,13 @@ def machine_line() -> str:
     except OSError:
         pass
     return (f"machine: {os.cpu_count()} cpus, {model}, {mem} RAM, Python {platform.python_version()}, "
-            f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
+            f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, {load_line()}")
+
+
+def load_line() -> str:
+    """The 1/5/15-minute load averages: other work on a shared machine shows up here."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -553,5 +559,5 @@ def main(argv: list[str] | None = None) -> int:
         for name in chosen:
             getattr(bench, "scenario_" + name.replace("-", "_"))()
         report.summary()
-        report.line(f"total time: {time.monotonic() - started:.0f} s")
+        report.line(f"total time: {time.monotonic() - started:.0f} s; {load_line()}")
     return 0

@@ -3,9 +3,9 @@
 The coordinator (solrace.bench.load) starts workers with multiprocessing so the
 load runs on other cores than the server, and drives them through a pipe with
 small commands (open rooms, spectate, run, report). A worker is one asyncio
-loop speaking the wire protocol with raw `websockets` + msgpack: no client
-library, no per-message objects beyond a dict, so one process holds thousands
-of connections.
+loop speaking the wire protocol with websockets' sans-I/O ClientProtocol on a bare asyncio Protocol +
+msgpack: no task or queue per connection, no per-message objects beyond a
+dict, so one process holds thousands of connections and spends little per frame.
 
 Time stamps are `time.monotonic()` (CLOCK_MONOTONIC, one clock for every
 process on the machine), which is what lets a spectator in one process measure
@@ -24,7 +24,6 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 import msgpack
-from websockets.asyncio.client import ClientConnection, connect
 from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
@@ -72,15 +71,15 @@ class BenchError(RuntimeError):
 class Conn:
     """One WebSocket connection and what the load bot knows through it.
 
-    A single reader task per connection receives every frame: replies resolve
-    the future of the request with that `id`; pushes update the bot's state
-    (start, results) or, for spectators, the first time each move was seen.
+    Its LightSocket hands every frame to on_frame: replies resolve the future of
+    the request with that `id`; pushes update the bot's state (start, results)
+    or, for spectators, the first time each move was seen.
     """
 
     __slots__ = ("ws", "role", "room", "seat", "token", "host_token", "view", "n", "status",
-                 "started", "results", "pending", "ids", "seen", "reader", "use_n", "closed")
+                 "started", "results", "pending", "ids", "seen", "use_n", "closed")
 
-    def __init__(self, ws: Any, role: str, *, reader: bool = True) -> None:
+    def __init__(self, ws: "LightSocket", role: str) -> None:
         self.ws = ws
         self.role = role
         self.room: str | None = None
@@ -96,16 +95,6 @@ class Conn:
         self.seen: dict[tuple, float] | None = {} if role == "spectator" else None
         self.use_n = True
         self.closed = False
-        self.reader = asyncio.get_running_loop().create_task(self._read()) if reader else None
-
-    async def _read(self) -> None:
-        try:
-            async for frame in self.ws:
-                self.on_frame(frame)
-        except Exception:
-            pass
-        finally:
-            self.on_closed()
 
     def on_frame(self, frame: bytes | str) -> None:
         t = now()
@@ -173,8 +162,32 @@ class Conn:
             await self.ws.close()
         except Exception:
             pass
-        if self.reader is not None:
-            self.reader.cancel()
+
+
+class EchoPeer:
+    """An echo-baseline connection: one frame out, the next frame in resolves `reply`."""
+
+    def __init__(self, sock: "LightSocket") -> None:
+        self.ws = sock
+        self.reply: asyncio.Future | None = None
+
+    def on_frame(self, frame: bytes | str) -> None:
+        FRAMES[0] += 1
+        if self.reply is not None and not self.reply.done():
+            self.reply.set_result(now())
+
+    def on_closed(self) -> None:
+        if self.reply is not None and not self.reply.done():
+            self.reply.set_exception(ConnectionError("connection closed"))
+
+    async def roundtrip(self, frame: bytes) -> float:
+        """Send `frame`; returns the time its echo arrived."""
+        self.reply = asyncio.get_running_loop().create_future()
+        await self.ws.send(frame)
+        return await self.reply
+
+    async def close(self) -> None:
+        await self.ws.close()
 
 
 class LightSocket(asyncio.Protocol):
@@ -190,7 +203,7 @@ class LightSocket(asyncio.Protocol):
         self.proto = ClientProtocol(parse_uri(uri), max_size=None)
         self.transport: asyncio.Transport | None = None
         self.opened: asyncio.Future = asyncio.get_running_loop().create_future()
-        self.conn: Conn | None = None
+        self.conn: Conn | EchoPeer | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -248,7 +261,7 @@ class Worker:
         self.hosts: list[Conn] = []
         self.spectators: list[Conn] = []
         self.idle: list[Conn] = []
-        self.echo: list[ClientConnection] = []
+        self.echo: list[EchoPeer] = []
         self.game = "klondike"
         self.sem: asyncio.Semaphore | None = None
         self.setup_sem: asyncio.Semaphore | None = None
@@ -270,14 +283,17 @@ class Worker:
 
     # -- connections -------------------------------------------------------
 
-    async def _open(self, url: str) -> ClientConnection:
+    async def _open_light(self, url: str) -> LightSocket:
+        """Open a WebSocket (retrying refused connects: a full listen backlog is not the test)."""
         assert self.sem is not None
+        host, port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
         async with self.sem:
             for attempt in range(5):
                 try:
-                    # Server pings keep the link alive; client pings would only add load.
-                    return await connect(url, compression=None, max_size=None, ping_interval=None,
-                                         open_timeout=60, close_timeout=2)
+                    _, sock = await asyncio.get_running_loop().create_connection(
+                        lambda: LightSocket(url), host, int(port))
+                    await asyncio.wait_for(sock.opened, 60)
+                    return sock
                 except OSError:
                     if attempt == 4:
                         raise
@@ -290,36 +306,27 @@ class Worker:
         async with self.setup_sem:
             return await c.request(message)
 
-    async def _open_light(self, url: str) -> LightSocket:
-        assert self.sem is not None
-        async with self.sem:
-            host_port = url.split("//", 1)[1].split("/", 1)[0]
-            host, port = host_port.rsplit(":", 1)
-            _, sock = await asyncio.get_running_loop().create_connection(
-                lambda: LightSocket(url), host, int(port))
-            await asyncio.wait_for(sock.opened, 60)
-            return sock
-
     async def _hello(self, url: str, role: str) -> Conn:
-        if role == "spectator":
-            sock = await self._open_light(url)
-            c = Conn(sock, role, reader=False)
-            sock.conn = c
-            await self._req(c, {"type": "hello", "version": 1, "client": "solrace-bench/0.1"})
-            return c
-        c = Conn(await self._open(url), role)
+        sock = await self._open_light(url)
+        c = Conn(sock, role)
+        sock.conn = c
         await self._req(c, {"type": "hello", "version": 1, "client": "solrace-bench/0.1"})
         return c
 
+    async def _echo_peer(self, url: str) -> EchoPeer:
+        sock = await self._open_light(url)
+        peer = EchoPeer(sock)
+        sock.conn = peer
+        return peer
+
     async def cmd_echo(self, url: str, count: int) -> int:
-        self.echo += await asyncio.gather(*(self._open(url) for _ in range(count)))
+        self.echo += await asyncio.gather(*(self._echo_peer(url) for _ in range(count)))
         return len(self.echo)
 
-    async def _echo_once(self, url: str) -> ClientConnection:
-        ws = await self._open(url)
-        await ws.send(encode(MOVE_SAMPLE))
-        await ws.recv()
-        return ws
+    async def _echo_once(self, url: str) -> EchoPeer:
+        peer = await self._echo_peer(url)
+        await peer.roundtrip(encode(MOVE_SAMPLE))
+        return peer
 
     async def cmd_idle(self, url: str, count: int, echo: bool = False) -> int:
         """Open `count` connections that say hello (echo: exchange one frame) and then stay idle."""
@@ -458,17 +465,16 @@ class Worker:
                     stats["late"] += 1
                     next_t = now()
 
-    async def _echo_loop(self, ws: ClientConnection, t0: float, t1: float, stats: dict) -> None:
+    async def _echo_loop(self, peer: EchoPeer, t0: float, t1: float, stats: dict) -> None:
         frame = encode(MOVE_SAMPLE)
         hist: Histogram = stats["ack"]
         while True:
             ts = now()
             if ts >= t1:
                 break
-            await ws.send(frame)
-            await ws.recv()
+            tr = await peer.roundtrip(frame)
             if ts >= t0:
-                hist.record(now() - ts)
+                hist.record(tr - ts)
                 stats["acks"] += 1
 
     async def _count_frames(self, t0: float, t1: float, stats: dict) -> None:
@@ -486,7 +492,7 @@ class Worker:
                                  "sends": {} if track_sends else None}
         tasks = [self._move_loop(c, t0, t1, pace, stats, until_done) for c in self.players]
         tasks.append(self._count_frames(t0, t1, stats))
-        tasks += [self._echo_loop(ws, t0, t1, stats) for ws in self.echo]
+        tasks += [self._echo_loop(peer, t0, t1, stats) for peer in self.echo]
         await asyncio.gather(*tasks)
         stats["unfinished_rooms"] = 0
         if until_done:
@@ -522,7 +528,7 @@ class Worker:
 
     async def cmd_close(self) -> int:
         conns = self.players + self.spectators + self.idle
-        await asyncio.gather(*(c.close() for c in conns), *(ws.close() for ws in self.echo),
+        await asyncio.gather(*(c.close() for c in conns), *(peer.close() for peer in self.echo),
                              return_exceptions=True)
         n = len(conns) + len(self.echo)
         self.players, self.hosts, self.spectators, self.idle, self.echo = [], [], [], [], []
