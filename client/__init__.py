@@ -1,13 +1,23 @@
 """solrace.client: the Python client library, terminal client, spectator and bot.
 
     from solrace.client import Client, parse_target
-    async with Client(parse_target("http://host:8765/r/KX7QF").url) as c:
-        joined = await c.join("KX7QF", "ann")
+    target = parse_target("http://host:8765/r/KX7QF")     # or a ws:// URL, or just "KX7QF"
+    async with Client(target.url, auto_resume=True) as c:
+        joined = await c.join(target.room, "ann")
         await c.ready()
-        async for message in c.events(): ...
+        async for message in c.events():                  # pushes, typed (events.py)
+            draw(c.room)                                  # the room model, kept current
+
+Commands: `solrace play CODE|URL [--name N]`, `solrace play --create GAME -o draw=3`,
+`solrace watch CODE|URL`, `solrace bot CODE|URL --pace 0.5 --count 3`. A bare code uses
+`--server`, default ws://127.0.0.1:8765/ws, the default of `solrace serve`.
+
+Modules: connection (Client, ServerError), events (typed messages), room (RoomModel),
+urls (targets and share links), codec (the wire seam), moves (legal moves from a view),
+strategy (the bot's choose_move), render (pure text drawing), terminal, watch, bot.
 """
 
-from .connection import Client, Closed, ConnectionLost, Reconnected, ServerError
+from .connection import Client, Closed, ConnectionLost, Reconnected, Resynced, ServerError
 from .events import (
     Ack, Board, Connected, Countdown, Error, Event, Joined, Kicked, Lobby, Message, Ok,
     OptionsChanged, PlayerJoined, PlayerLeft, Pong, Progress, ReadyChanged, Rematch, Results,
@@ -20,6 +30,6 @@ __all__ = [
     "Ack", "Board", "Client", "Closed", "Connected", "ConnectionLost", "Countdown",
     "DEFAULT_PORT", "DEFAULT_SERVER", "Error", "Event", "Joined", "Kicked", "Lobby", "Message",
     "Ok", "OptionsChanged", "PlayerJoined", "PlayerLeft", "Pong", "Progress", "ReadyChanged",
-    "Reconnected", "Rematch", "Results", "RoomModel", "ServerError", "Snapshot", "Start",
+    "Reconnected", "Rematch", "Resynced", "Results", "RoomModel", "ServerError", "Snapshot", "Start",
     "Target", "Unknown", "Welcome", "parse_message", "parse_target", "share_link",
 ]

@@ -62,6 +62,11 @@ class Reconnected(ev.Message):
 
 
 @dataclass(kw_only=True)
+class Resynced(ev.Message):
+    """Local notice: the client fetched a full snapshot by itself (a board was missing)."""
+
+
+@dataclass(kw_only=True)
 class Closed(ev.Message):
     """Local notice: the connection ended for good; `code` is the WebSocket close code."""
 
@@ -226,9 +231,10 @@ class Client:
             if not changed or msg.n <= self._last_pushed:
                 return  # already seen (replayed around a join, resume or resync)
             self._last_pushed = msg.n
-        if isinstance(msg, ev.Start) and self._needs_board():
-            # the server sends each racer its board in a snapshot at the start; should
-            # that not come (an older server, a lost frame), fetch it with a resync
+        if isinstance(msg, ev.Start) and (self._needs_board() or self._needs_boards()):
+            # the server sends each racer its board in a snapshot at the start, and
+            # spectators get boards as moves are made; a board still missing after a
+            # moment (an older server, a lost frame, nobody moved yet) comes by resync
             self._spawn(self._resync(after=BOARD_GRACE))
         if isinstance(msg, ev.Joined):
             self._take_identity(msg)
@@ -245,19 +251,29 @@ class Client:
         return (self.role == "player" and self.token is not None and self.room.view is None
                 and self.room.seat in self.room.players)
 
+    def _needs_boards(self) -> bool:
+        """A spectator of a room that shows boards, with none yet."""
+        return (self.role == "spectator" and not self.room.boards
+                and self.room.options.get("spectator_view", "boards") == "boards"
+                and self.room.options.get("spectator_delay", 0) == 0)
+
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _resync(self, after: float = 0.0) -> None:
-        """Ask for a full snapshot of the room (a resume with no last event)."""
+        """Ask for a full snapshot of the room (resume, or spectate, with no last event)."""
         if after:
             await asyncio.sleep(after)
-            if not self._needs_board():
+            if not (self._needs_board() or self._needs_boards()):
                 return
         try:
-            await self.resume()
+            if self.role == "spectator":
+                await self.spectate(self.room.room or "")
+            else:
+                await self.resume()
+            self._queue.put_nowait(Resynced(type="resynced"))
         except (ServerError, ConnectionLost, TimeoutError) as exc:
             log.info("resync failed: %s", exc)
 

@@ -23,9 +23,9 @@ import threading
 from typing import Any
 
 from . import events as ev
-from .connection import Client, ConnectionLost, ServerError
+from .connection import Client, ConnectionLost, Reconnected, Resynced, ServerError
 from .moves import legal_moves
-from .render import player_line, render_player_screen, render_results
+from .render import player_line, render_player_screen, render_results, render_spectator_screen
 from .urls import DEFAULT_SERVER, parse_target
 
 COMMANDS = ["/ready", "/unready", "/start", "/resign", "/undo", "/rematch", "/kick", "/board",
@@ -96,11 +96,15 @@ class Terminal:
     def draw(self, force: bool = True) -> None:
         """Print the whole screen; unforced, only when something changed since the last one."""
         room = self.client.room
-        signature = (room.event, room.state, (room.view or {}).get("moves"))
+        signature = (room.event, room.state, (room.view or {}).get("moves"),
+                     tuple((k, v.get("moves")) for k, v in sorted(room.boards.items())))
         if not force and signature == self._last_drawn:
             return
         self._last_drawn = signature
-        self.print(render_player_screen(room, self.color, moves=current_moves(self.client)))
+        if self.client.role == "spectator":  # a host who created the room without a seat
+            self.print(render_spectator_screen(room, self.color))
+        else:
+            self.print(render_player_screen(room, self.color, moves=current_moves(self.client)))
 
     # ---- input ----------------------------------------------------------------
 
@@ -212,6 +216,8 @@ class Terminal:
             self.print(f"* {msg.kind}: " + ", ".join(
                 f"{k}={v}" for k, v in msg.raw.items() if k not in ("type", "n", "kind", "at")))
         elif isinstance(msg, ev.Snapshot):
+            self.draw(force=False)
+        elif isinstance(msg, (ev.Board, Resynced, Reconnected)):
             self.draw(force=False)
         elif isinstance(msg, ev.Error):
             self.print(f"server: {msg.code}: {msg.message}")

@@ -9,14 +9,17 @@ from solrace.client import Client, events as ev
 
 async def read_until(stream: asyncio.StreamReader, needle: str, timeout: float = 15.0) -> str:
     seen = []
-    async with asyncio.timeout(timeout):
-        while True:
-            line = (await stream.readline()).decode()
-            if not line:
-                raise AssertionError(f"EOF before {needle!r}:\n{''.join(seen)}")
-            seen.append(line)
-            if needle in line:
-                return "".join(seen)
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                line = (await stream.readline()).decode()
+                if not line:
+                    raise AssertionError(f"EOF before {needle!r}:\n{''.join(seen)}")
+                seen.append(line)
+                if needle in line:
+                    return "".join(seen)
+    except TimeoutError:
+        raise AssertionError(f"no {needle!r} within {timeout}s:\n{''.join(seen)}") from None
 
 
 async def test_play_joins_readies_and_sends_a_move(server_url, solrace_cmd, child_env):
@@ -134,3 +137,33 @@ async def test_bot_command_races_and_reports(server_url, solrace_cmd, child_env)
         await host.wait_for(lambda m: host.room.state == "finished", 20)
     finally:
         await host.close()
+
+
+async def test_play_as_host_without_a_seat_shows_boards(server_url, solrace_cmd, child_env):
+    proc = await asyncio.create_subprocess_exec(
+        *solrace_cmd, "play", "--server", server_url, "--create", "puttputt", "-o", "countdown=1",
+        "--spectate-only", "--name", "boss", "--no-color",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT, env=child_env)
+    player = Client(server_url)
+    await player.connect()
+    try:
+        out = await read_until(proc.stdout, "created")
+        code = out.split("room ")[1].split()[0]
+        await player.join(code, "pat")
+        await player.ready()
+        await read_until(proc.stdout, "ready: seat=0")
+        proc.stdin.write(b"/start\n")
+        await proc.stdin.drain()
+        await player.wait_board()
+        out = await read_until(proc.stdout, "--- pat (seat 0) ---")
+        out += await read_until(proc.stdout, " f1 ")
+        assert "Putt Putt" in out
+        proc.stdin.write(b"/quit\n")
+        await proc.stdin.drain()
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        await player.close()
