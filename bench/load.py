@@ -162,6 +162,9 @@ class Bench:
         meter.stop()
         if profiler is not None:
             self.print_profile(profiler)
+        retries = sum(self.pool.all("setup_retries"))
+        if retries:
+            self.report.figure("set-up requests retried after server `internal` errors", str(retries))
         errors: dict[str, int] = {}
         for p in parts:
             for code, n in p["errors"].items():
