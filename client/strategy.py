@@ -24,10 +24,13 @@ Strategy, by game:
   cycle of the stock without any other move, or nothing left at all) it
   returns None: the caller resigns.
 
+Once a Tabby Cat or Manx stock is out, every card in play is in sight and
+the search gets END_GAME_FACTOR times the budget.
+
 Measured offline (tests/client/test_client_strategy.py, fixed seeds, mean
-progress bot vs random mover): Putt Putt 0.88 vs 0.38, Leap Year 0.72 vs
-0.44, Klondike (draw 1, top card only) 0.15 vs 0.10, Tabby Cat and Manx
-0.10 vs 0.00.
+progress bot vs random mover): Putt Putt 0.88 vs 0.38 (30 deals), Leap Year
+0.72 vs 0.44 (10), Klondike (draw 1, top card only) 0.15 vs 0.10 (30), Tabby
+Cat 0.125 vs 0.00 (8), Manx 0.25 vs 0.00 (8).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ STOCK_MOVES = ("deal", "recycle")
 #: (Leap Year's choices are few and seldom matter: a small budget does as well)
 SEARCH_NODES = {"tabbycat": 40, "manx": 40, "klondike": 40, "leapyear": 5}
 STEP_COST = 0.5
+END_GAME_FACTOR = 5
 
 
 def choose_move(view: dict[str, Any], history: Sequence[str] = (),
@@ -63,7 +67,7 @@ def choose_move(view: dict[str, Any], history: Sequence[str] = (),
     if board.game == "puttputt":
         return _putt_choice(board, moves)
     best = _best_lookahead(board, moves, history, seen_set,
-                           SEARCH_NODES.get(board.game, 40) if budget is None else budget)
+                           _budget(board) if budget is None else budget)
     if best is not None:
         return best
     return _stock_move(board, moves, history)
@@ -211,6 +215,12 @@ _SCORES = {"tabbycat": _cat_score, "manx": _cat_score, "leapyear": _leap_score,
 
 
 # ---- look-ahead -------------------------------------------------------------------------
+
+
+def _budget(board: Board) -> int:
+    """Think harder once the stock is out: then every card in play is in sight."""
+    base = SEARCH_NODES.get(board.game, 40)
+    return base * END_GAME_FACTOR if board.stock == 0 and board.game in ("tabbycat", "manx") else base
 
 
 def _reverse(move: str) -> str | None:
