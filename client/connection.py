@@ -321,6 +321,9 @@ class Client:
                         await self.spectate(self.room.room or "", last_event=self.room.event)
                 except (OSError, ConnectionError, asyncio.TimeoutError, ConnectionClosed) as exc:
                     log.info("reconnect attempt %d failed: %s", attempt, exc)
+                    if self._ws is not None:
+                        with contextlib.suppress(Exception):
+                            await self._ws.close()
                     continue
                 except ServerError as exc:  # the seat or room is gone: give up
                     log.warning("resume refused: %s", exc)

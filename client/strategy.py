@@ -39,7 +39,7 @@ import heapq
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .moves import RANK_OF, HIDDEN, UNKNOWN, Board, apply, known, legal_moves, parse_move, rank, succ
+from .moves import RANK_OF, HIDDEN, Board, apply, known, legal_moves, parse_move, rank, succ
 
 STOCK_MOVES = ("deal", "recycle")
 #: positions the look-ahead expands per decision (the bot's thinking budget)
