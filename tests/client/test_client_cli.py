@@ -167,3 +167,47 @@ async def test_play_as_host_without_a_seat_shows_boards(server_url, solrace_cmd,
             proc.kill()
             await proc.wait()
         await player.close()
+
+
+async def test_watch_redraws_as_the_race_goes(server_url, solrace_cmd, child_env):
+    a = Client(server_url)
+    await a.connect()
+    proc = None
+    try:
+        joined = await a.create("ann", {"game": "puttputt", "countdown": 1})
+        proc = await asyncio.create_subprocess_exec(
+            *solrace_cmd, "watch", joined.room, "--server", server_url, "--interval", "0.2",
+            "--no-color", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            env=child_env)
+        await read_until(proc.stdout, "room " + joined.room + "  lobby")
+        await a.ready()
+        await a.start()
+        await a.wait_board()
+        out = await read_until(proc.stdout, "--- ann (seat 0) ---")
+        for n in range(1, 4):
+            await a.move("deal", n=n)
+        out = await read_until(proc.stdout, "moves 3  home")
+        assert "stock 13" in out
+    finally:
+        if proc is not None and proc.returncode is None:
+            proc.terminate()
+            await proc.wait()
+        await a.close()
+
+
+async def test_run_bot_stops_when_told(server_url):
+    from solrace.client.bot import run_bot
+
+    host = Client(server_url)
+    await host.connect()
+    try:
+        joined = await host.create("host", {"game": "klondike"}, play=False)
+        stop = asyncio.Event()
+        bot = asyncio.create_task(run_bot(server_url, joined.room, "idle", pace=0.1,
+                                          stop_event=stop, races=None))
+        await host.wait_for(lambda m: any(p.get("ready") for p in host.room.players.values()), 10)
+        stop.set()
+        result = await asyncio.wait_for(bot, 5)
+        assert result.races == 0 and result.moves == 0 and result.seat == 0
+    finally:
+        await host.close()

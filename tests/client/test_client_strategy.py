@@ -83,3 +83,29 @@ def test_bot_never_returns_to_a_position_it_has_been_in(game):
                 break
             g.play(move)
             history.append(move)
+
+
+@pytest.mark.parametrize("options", [{"draw": 3, "moves": "build", "passes": 3},
+                                     {"draw": 1, "moves": "build"}])
+def test_bot_plays_klondike_variants_better_than_random(options):
+    seeds = range(3000, 3010)
+    bot = [play_bot("klondike", s, options) for s in seeds]
+    rnd = [play_random("klondike", s, options) for s in seeds]
+    assert statistics.mean(bot) > statistics.mean(rnd)
+
+
+async def test_throttle_keeps_to_burst_then_rate():
+    import asyncio
+    import time
+
+    from solrace.client.connection import Throttle
+
+    t = Throttle(burst=6, rate=20)
+    start = time.monotonic()
+    for _ in range(4):  # burst - 2 of slack: immediate
+        await t.take()
+    assert time.monotonic() - start < 0.05
+    for _ in range(4):  # then 20 per second
+        await t.take()
+    assert 0.15 <= time.monotonic() - start < 1.0
+    await asyncio.sleep(0)
