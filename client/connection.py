@@ -108,7 +108,7 @@ class Client:
 
     def __init__(self, url: str, *, auto_resume: bool = False, reconnect_tries: int = 8,
                  client_name: str = CLIENT_NAME, open_timeout: float = 10.0,
-                 throttle: bool = False) -> None:
+                 throttle: bool = False, record: bool = False) -> None:
         self.url = url
         self.auto_resume = auto_resume
         self.reconnect_tries = reconnect_tries
@@ -134,6 +134,8 @@ class Client:
         self.throttle = throttle
         self._bucket: Throttle | None = None
         self.close_reason: str = ""
+        #: every decoded server message, in order, when `record=True` (tests, debugging)
+        self.received: list[dict[str, Any]] | None = [] if record else None
 
     # ---- lifecycle ----------------------------------------------------------
 
@@ -195,7 +197,10 @@ class Client:
         try:
             async for frame in ws:
                 try:
-                    msg = ev.parse_message(decode(frame))
+                    raw = decode(frame)
+                    if self.received is not None:
+                        self.received.append(raw)
+                    msg = ev.parse_message(raw)
                 except (FrameError, TypeError) as exc:
                     log.warning("bad frame from server: %s", exc)
                     continue

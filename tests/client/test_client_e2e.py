@@ -292,3 +292,52 @@ async def test_lobby_lists_public_rooms_only(server_url):
     finally:
         await c.close()
         await d.close()
+
+
+def _keys_in(obj):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield k
+            yield from _keys_in(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _keys_in(v)
+
+
+def _views_in(obj, path="$"):
+    """Every engine view (a map with `piles`) inside a message, with where it was."""
+    if isinstance(obj, dict):
+        if "piles" in obj:
+            yield path, obj
+        for k, v in obj.items():
+            yield from _views_in(v, f"{path}.{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _views_in(v, f"{path}[{i}]")
+
+
+async def test_a_player_only_ever_sees_its_own_board(server_url):
+    a, b = await race_of_two(server_url, record=True)
+    try:
+        for i in range(6):
+            await a.move(legal_moves(a.room.view)[0], n=i + 1)
+            if i < 3:
+                await b.move(legal_moves(b.room.view)[0], n=i + 1)
+        await a.resign()
+        await b.resign()
+        await b.wait_for(lambda m: isinstance(m, ev.Results), 10)
+        seen_results = False
+        for msg in b.received:
+            if msg.get("type") == "event" and msg.get("kind") == "results":
+                seen_results = True
+                continue
+            assert "seed" not in set(_keys_in(msg)) or seen_results, msg
+            for where, view in _views_in(msg):
+                assert msg["type"] in ("ack", "joined", "snapshot"), (where, msg["type"])
+                assert where in ("$.view", "$.snapshot.you.view", "$.you.view"), where
+                assert view["moves"] <= 3  # b's own board, never a's (6 moves)
+                for item in view["piles"]["s"]:
+                    assert isinstance(item, dict) and set(item) == {"hidden"}
+    finally:
+        await a.close()
+        await b.close()
