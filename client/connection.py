@@ -357,6 +357,12 @@ class Client:
             raise ConnectionLost("connection closed")
         return item
 
+    async def wait_until(self, condition: Any, timeout: float = 10.0) -> None:
+        """Consume pushes until `condition()` (on the room model, say) holds; checks first."""
+        async with asyncio.timeout(timeout):
+            while not condition():
+                await self.next_event()
+
     async def wait_for(self, predicate: Any, timeout: float = 10.0) -> ev.Message:
         """Consume pushes until one satisfies `predicate(message)`; returns it."""
         async with asyncio.timeout(timeout):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from solrace.client import Client, events as ev
+from solrace.client import Client
 
 
 async def read_until(stream: asyncio.StreamReader, needle: str, timeout: float = 15.0) -> str:
@@ -33,11 +33,11 @@ async def test_play_joins_readies_and_sends_a_move(server_url, solrace_cmd, chil
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, env=child_env)
         out = await read_until(proc.stdout, f"joined room {joined.room}")
-        await host.wait_for(lambda m: isinstance(m, ev.PlayerJoined) and m.name == "bob", 10)
+        await host.wait_until(lambda: any(p["name"] == "bob" for p in host.room.players.values()), 10)
         seat = next(s for s, p in host.room.players.items() if p["name"] == "bob")
         proc.stdin.write(b"/ready\n")
         await proc.stdin.drain()
-        await host.wait_for(lambda m: isinstance(m, ev.ReadyChanged) and m.seat == seat, 10)
+        await host.wait_until(lambda: host.room.players[seat]["ready"], 10)
         await host.start()
         out = await read_until(proc.stdout, "moves: 1)")  # the board and its numbered moves
         assert "the race starts in 1..." in out and "GO!" in out
@@ -46,8 +46,7 @@ async def test_play_joins_readies_and_sends_a_move(server_url, solrace_cmd, chil
         await proc.stdin.drain()
         out = await read_until(proc.stdout, "ok ")
         assert "(move 1)" in out
-        await host.wait_for(lambda m: isinstance(m, ev.Progress) and m.seat == seat
-                            and m.moves == 1, 10)
+        await host.wait_until(lambda: host.room.players[seat]["moves"] == 1, 10)
         proc.stdin.write(b"t9-f1\n")
         await proc.stdin.drain()
         out = await read_until(proc.stdout, "refused:")
@@ -126,7 +125,7 @@ async def test_bot_command_races_and_reports(server_url, solrace_cmd, child_env)
             *solrace_cmd, "bot", joined.room, "--server", server_url, "--pace", "0",
             "--count", "2", "--races", "1", "--name", "robo",
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=child_env)
-        await host.wait_for(lambda m: sum(bool(p.get("ready")) for p in
+        await host.wait_until(lambda: sum(bool(p.get("ready")) for p in
                                           host.room.players.values()) == 2, timeout=20)
         assert sorted(p["name"] for p in host.room.players.values()) == ["robo-1", "robo-2"]
         await host.start()
@@ -134,7 +133,7 @@ async def test_bot_command_races_and_reports(server_url, solrace_cmd, child_env)
         text = out.decode()
         assert proc.returncode == 0, text
         assert "robo-1: seat" in text and "robo-2: seat" in text and "1 race(s)" in text
-        await host.wait_for(lambda m: host.room.state == "finished", 20)
+        await host.wait_until(lambda: host.room.state == "finished", 20)
     finally:
         await host.close()
 
@@ -205,7 +204,7 @@ async def test_run_bot_stops_when_told(server_url):
         stop = asyncio.Event()
         bot = asyncio.create_task(run_bot(server_url, joined.room, "idle", pace=0.1,
                                           stop_event=stop, races=None))
-        await host.wait_for(lambda m: any(p.get("ready") for p in host.room.players.values()), 10)
+        await host.wait_until(lambda: any(p.get("ready") for p in host.room.players.values()), 10)
         stop.set()
         result = await asyncio.wait_for(bot, 5)
         assert result.races == 0 and result.moves == 0 and result.seat == 0
