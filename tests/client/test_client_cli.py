@@ -51,6 +51,10 @@ async def test_play_joins_readies_and_sends_a_move(server_url, solrace_cmd, chil
         await proc.stdin.drain()
         out = await read_until(proc.stdout, "refused:")
         assert "illegal_move" in out
+        proc.stdin.write(b"/resign\n")  # the only racer resigns: the race ends
+        await proc.stdin.drain()
+        out = await read_until(proc.stdout, "1. bob resigned")
+        assert "results:" in out
         proc.stdin.write(b"/quit\n")
         await proc.stdin.drain()
         assert await asyncio.wait_for(proc.wait(), 10) == 0
