@@ -29,8 +29,10 @@ the search gets END_GAME_FACTOR times the budget.
 
 Measured offline (tests/client/test_client_strategy.py, fixed seeds, mean
 progress bot vs random mover): Putt Putt 0.88 vs 0.38 (30 deals), Leap Year
-0.72 vs 0.44 (10), Klondike (draw 1, top card only) 0.15 vs 0.10 (30), Tabby
-Cat 0.125 vs 0.00 (8), Manx 0.25 vs 0.00 (8).
+0.72 vs 0.44 (10), Klondike (draw 1, top card only: the seed game's rules,
+far harder than standard) 0.15 vs 0.10 (30), Tabby Cat 0.125 vs 0.00 (8),
+Manx 0.25 vs 0.00 (8). Standard Klondike (draw 1, moves=build): 0.45 vs
+0.13, 7 wins in 30.
 """
 
 from __future__ import annotations

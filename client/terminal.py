@@ -33,6 +33,7 @@ COMMANDS = ["/ready", "/unready", "/start", "/resign", "/undo", "/rematch", "/ki
 HELP = ("type a move (t1-f1, w-t3, t2-t5:3, deal, recycle) or its number; commands: "
         + " ".join(COMMANDS))
 GAME_OPTION_KEYS = {"draw", "moves", "passes"}
+STRING_OPTIONS = {"seed", "undo", "spectator_view", "moves", "game"}
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -40,6 +41,8 @@ def parse_option(text: str) -> tuple[str, Any]:
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    if key in STRING_OPTIONS:  # a text seed "12345" stays text
+        return key, value
     v: Any = value
     if value.lower() in ("true", "yes", "on"):
         v = True

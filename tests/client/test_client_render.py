@@ -74,3 +74,4 @@ def test_terminal_completion_offers_moves_and_commands():
     assert parse_option("draw=3") == ("draw", 3)
     assert parse_option("public=yes") == ("public", True)
     assert parse_option("moves=build") == ("moves", "build")
+    assert parse_option("seed=12345") == ("seed", "12345")
