@@ -84,6 +84,9 @@ def choose_move(view: dict[str, Any], history: Sequence[str] = (),
 # the next deal, over the ranks still unseen.
 
 PUTT_STATE_LIMIT = 600
+#: how much the expected next chain counts against cards cleared now: above 1 the
+#: bot keeps a bridging card for later (measured: 32 wins in 100 deals at 2.0, 25 at 0.9)
+FUTURE_WEIGHT = 2.0
 
 
 def _golf_next(r: int, s: int) -> bool:
@@ -155,7 +158,7 @@ def _putt_choice(board: Board, moves: list[str]) -> str | None:
         if first is None:
             continue
         cleared = total - sum(heights)
-        value = cleared + (1000.0 if not any(heights) else 0.9 * future(heights))
+        value = cleared + (1000.0 if not any(heights) else FUTURE_WEIGHT * future(heights))
         key = (value, len(piles[first]) > 0 and start[0][first], -first)
         if best is None or key > best:
             best = key
