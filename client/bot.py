@@ -14,13 +14,15 @@ import argparse
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from . import events as ev
 from .connection import Client, ConnectionLost, ServerError
 from .moves import Board
 from .strategy import choose_move
-from .urls import DEFAULT_SERVER, parse_target
+from .options import parse_option, room_options
+from .urls import DEFAULT_SERVER, parse_target, share_link
 
 log = logging.getLogger(__name__)
 
@@ -122,11 +124,13 @@ async def play_race(client: Client, pace: float, stop: asyncio.Event, result: Bo
 async def run_bot(url: str, room: str | None = None, name: str = "bot", pace: float = 0.5,
                   stop_event: asyncio.Event | None = None, *, races: int | None = 1,
                   create_options: dict[str, Any] | None = None, start_when: int | None = None,
-                  ready: bool = True) -> BotResult:
+                  ready: bool = True,
+                  on_joined: Callable[[ev.Joined], None] | None = None) -> BotResult:
     """Join `room` (or create one with `create_options`), ready up and race.
 
     Stops after `races` races (None: until `stop_event`). As host (created the
-    room), it starts the race once `start_when` players are ready.
+    room), it starts the race once `start_when` players are ready. `on_joined`
+    hears the join reply (the room code of a room the bot created).
     """
     stop = stop_event or asyncio.Event()
     result = BotResult()
@@ -138,6 +142,8 @@ async def run_bot(url: str, room: str | None = None, name: str = "bot", pace: fl
         else:
             joined = await client.join(room, name)
         result.room, result.seat = joined.room, joined.seat
+        if on_joined is not None:
+            on_joined(joined)
         while not stop.is_set() and (races is None or result.races < races):
             if ready:
                 await client.ready(True)
@@ -164,7 +170,14 @@ async def run_bot(url: str, room: str | None = None, name: str = "bot", pace: fl
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", help="room link, ws:// URL or room code")
+    parser.add_argument("target", nargs="?", default="",
+                        help="room link, ws:// URL or room code (omit with --create)")
+    parser.add_argument("--create", metavar="GAME",
+                        help="the first bot creates a room for GAME and hosts it")
+    parser.add_argument("--start-when", type=int, default=0,
+                        help="with --create: start once this many players are ready (default --count)")
+    parser.add_argument("--option", "-o", action="append", type=parse_option, metavar="KEY=VALUE",
+                        help="room or game option for --create, e.g. -o countdown=1")
     parser.add_argument("--server", default=DEFAULT_SERVER,
                         help=f"server for a bare room code (default {DEFAULT_SERVER})")
     parser.add_argument("--name", default="bot", help="player name (numbered when --count > 1)")
@@ -176,13 +189,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def _main(args: argparse.Namespace) -> int:
     target = parse_target(args.target, args.server)
-    if not target.room:
-        print("solrace bot: name a room (a link or a code)")
+    if not target.room and not args.create:
+        print("solrace bot: name a room (a link or a code), or use --create GAME")
         return 2
     stop = asyncio.Event()
     names = [args.name] if args.count == 1 else [f"{args.name}-{i + 1}" for i in range(args.count)]
-    tasks = [asyncio.create_task(run_bot(target.url, target.room, n, args.pace, stop,
-                                         races=args.races or None)) for n in names]
+    races = args.races or None
+    room = target.room
+    tasks = []
+    if args.create:
+        created: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+        def announce(joined: ev.Joined) -> None:
+            print(f"room {joined.room}: {share_link(target.url, joined.room)}", flush=True)
+            created.set_result(joined.room)
+
+        options = room_options(args.create, args.option)
+        tasks.append(asyncio.create_task(run_bot(
+            target.url, None, names[0], args.pace, stop, races=races, create_options=options,
+            start_when=args.start_when or args.count, on_joined=announce)))
+        room = await asyncio.wait_for(asyncio.shield(created), 30)
+        names_to_join = names[1:]
+    else:
+        names_to_join = names
+    tasks += [asyncio.create_task(run_bot(target.url, room, n, args.pace, stop, races=races))
+              for n in names_to_join]
     results = await asyncio.gather(*tasks, return_exceptions=True)
     code = 0
     for n, r in zip(names, results):

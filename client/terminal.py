@@ -25,6 +25,7 @@ from typing import Any
 from . import events as ev
 from .connection import Client, ConnectionLost, Reconnected, Resynced, ServerError
 from .moves import legal_moves
+from .options import parse_option, room_options
 from .render import player_line, render_player_screen, render_results, render_spectator_screen
 from .urls import DEFAULT_SERVER, parse_target
 
@@ -32,39 +33,6 @@ COMMANDS = ["/ready", "/unready", "/start", "/resign", "/undo", "/rematch", "/ki
             "/moves", "/help", "/quit"]
 HELP = ("type a move (t1-f1, w-t3, t2-t5:3, deal, recycle) or its number; commands: "
         + " ".join(COMMANDS))
-GAME_OPTION_KEYS = {"draw", "moves", "passes"}
-STRING_OPTIONS = {"seed", "undo", "spectator_view", "moves", "game"}
-
-
-def parse_option(text: str) -> tuple[str, Any]:
-    """`key=value` from the command line, with ints and booleans typed."""
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
-    if key in STRING_OPTIONS:  # a text seed "12345" stays text
-        return key, value
-    v: Any = value
-    if value.lower() in ("true", "yes", "on"):
-        v = True
-    elif value.lower() in ("false", "no", "off"):
-        v = False
-    else:
-        try:
-            v = int(value)
-        except ValueError:
-            pass
-    return key, v
-
-
-def room_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Room options for `--create`: game rule options go under `game_options`."""
-    opts: dict[str, Any] = {"game": args.create}
-    game_opts: dict[str, Any] = {}
-    for key, value in args.option or []:
-        (game_opts if key in GAME_OPTION_KEYS else opts)[key] = value
-    if game_opts:
-        opts["game_options"] = game_opts
-    return opts
 
 
 def completions(text: str, moves: list[str]) -> list[str]:
@@ -297,7 +265,7 @@ async def _main(args: argparse.Namespace) -> int:
     term = Terminal(client, color)
     try:
         if args.create:
-            joined = await client.create(args.name, room_options(args),
+            joined = await client.create(args.name, room_options(args.create, args.option),
                                          play=not args.spectate_only)
             term.print(f"room {joined.room} created; share {target.share_link(joined.room)}"
                        f" or the code {joined.room}")

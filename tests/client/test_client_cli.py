@@ -214,3 +214,23 @@ async def test_run_bot_stops_when_told(server_url):
         assert result.races == 0 and result.moves == 0 and result.seat == 0
     finally:
         await host.close()
+
+
+async def test_bot_command_can_create_and_host_a_room(server_url, solrace_cmd, child_env):
+    proc = await asyncio.create_subprocess_exec(
+        *solrace_cmd, "bot", "--server", server_url, "--create", "puttputt", "-o", "countdown=1",
+        "--count", "2", "--races", "1", "--pace", "0", "--name", "robo",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=child_env)
+    out = await read_until(proc.stdout, "/r/")
+    code = out.split("room ")[1].split(":")[0]
+    rest, _ = await asyncio.wait_for(proc.communicate(), 120)
+    text = out + rest.decode()
+    assert proc.returncode == 0, text
+    assert "robo-1: seat 0, 1 race(s)" in text and "robo-2: seat 1, 1 race(s)" in text
+    watcher = Client(server_url)
+    await watcher.connect()
+    try:
+        await watcher.spectate(code)
+        assert watcher.room.state == "finished" and len(watcher.room.results["ranking"]) == 2
+    finally:
+        await watcher.close()

@@ -64,7 +64,8 @@ def test_screens_show_header_board_and_opponents():
 
 
 def test_terminal_completion_offers_moves_and_commands():
-    from solrace.client.terminal import completions, parse_option
+    from solrace.client.options import parse_option
+    from solrace.client.terminal import completions
 
     moves = ["t1-f1", "t1-t3", "t2-f1", "deal"]
     assert completions("t1", moves) == ["t1-f1", "t1-t3"]
