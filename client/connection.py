@@ -128,6 +128,7 @@ class Client:
         self._resuming = False
         self._welcome_wait: asyncio.Future[ev.Message] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._resyncing = False
         self._last_pushed = 0  # highest event number handed to events()
         self._ended = False
         self.close_code: int | None = None
@@ -236,6 +237,10 @@ class Client:
             if not changed or msg.n <= self._last_pushed:
                 return  # already seen (replayed around a join, resume or resync)
             self._last_pushed = msg.n
+            if self.room.gaps and not self._resyncing:
+                # events are delivered in order, so a gap means frames were lost:
+                # the model may be wrong until a full snapshot replaces it
+                self._spawn(self._resync())
         if isinstance(msg, ev.Start) and (self._needs_board() or self._needs_boards()):
             # the server sends each racer its board in a snapshot at the start, and
             # spectators get boards as moves are made; a board still missing after a
@@ -273,6 +278,7 @@ class Client:
             await asyncio.sleep(after)
             if not (self._needs_board() or self._needs_boards()):
                 return
+        self._resyncing = True
         try:
             if self.role == "spectator":
                 await self.spectate(self.room.room or "")
@@ -281,6 +287,8 @@ class Client:
             self._queue.put_nowait(Resynced(type="resynced"))
         except (ServerError, ConnectionLost, TimeoutError) as exc:
             log.info("resync failed: %s", exc)
+        finally:
+            self._resyncing = False
 
     async def wait_board(self, timeout: float = 10.0) -> dict[str, Any]:
         """The player's own view, once the race has dealt it (resyncing if needed)."""

@@ -337,3 +337,21 @@ async def test_a_player_only_ever_sees_its_own_board(server_url):
     finally:
         await a.close()
         await b.close()
+
+
+async def test_a_gap_in_event_numbers_triggers_a_resync(server_url):
+    a, b = await race_of_two(server_url)
+    try:
+        await collect(b, 0.3)
+        n = b.room.event
+        players_before = dict(b.room.players[0])
+        # feed the reader a numbered event from the future, as if frames had been lost
+        b._dispatch(ev.parse_message({"type": "event", "n": n + 5, "kind": "progress", "at": 0,
+                                      "seat": 0, "moves": 99, "home": 0, "progress": 0.0,
+                                      "status": "racing", "time": None}))
+        assert b.room.gaps == [n + 5]
+        await b.wait_for(lambda m: type(m).__name__ == "Resynced", 5)
+        assert b.room.gaps == [] and b.room.players[0]["moves"] == players_before["moves"]
+    finally:
+        await a.close()
+        await b.close()
