@@ -175,7 +175,7 @@ async def test_resume_from_a_new_connection_with_token(server_url):
 
 async def test_spectator_gets_boards_and_progress(server_url):
     a, b = await race_of_two(server_url)
-    s = await connected(server_url)
+    s = await connected(server_url, record=True)
     try:
         joined = await s.spectate(a.room.room)
         assert joined.role == "spectator"
@@ -186,6 +186,12 @@ async def test_spectator_gets_boards_and_progress(server_url):
         assert s.room.boards[0]["moves"] == 1
         # the progress comes as an event, or folded into a snapshot: the model has it either way
         await s.wait_until(lambda: s.room.players[0]["moves"] == 1, 5)
+        from solrace.protocol.messages import validate_server
+
+        for msg in s.received:
+            validate_server(msg)
+            if msg["type"] == "board":  # never a hidden card, even in a spectator's feed
+                assert all(isinstance(x, dict) for x in msg["view"]["piles"]["s"])
     finally:
         for c in (a, b, s):
             await c.close()
@@ -322,8 +328,11 @@ async def test_a_player_only_ever_sees_its_own_board(server_url):
         await a.resign()
         await b.resign()
         await b.wait_until(lambda: b.room.state == "finished", 10)
+        from solrace.protocol.messages import validate_server
+
         seen_results = False
         for msg in b.received:
+            validate_server(msg)  # every server message keeps to the protocol's shapes
             if msg.get("type") == "event" and msg.get("kind") == "results":
                 seen_results = True
                 continue
