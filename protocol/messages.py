@@ -22,7 +22,7 @@ ERROR_CODES = frozenset(
         "bad_frame", "frame_too_large", "bad_message", "unknown_type", "hello_required",
         "unsupported_version", "rate_limited", "no_room", "room_full", "bad_token",
         "not_host", "not_player", "not_allowed", "bad_state", "bad_options",
-        "illegal_move", "out_of_sync", "undo_refused", "internal",
+        "illegal_move", "out_of_sync", "undo_refused", "busy", "internal",
     }
 )
 

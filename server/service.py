@@ -10,6 +10,7 @@ reloads the seat's log and validates again.
 from __future__ import annotations
 
 import asyncio
+import random
 import secrets
 import time
 from collections.abc import Callable
@@ -25,6 +26,21 @@ from solrace.server.store import Conflict, Store
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 CODE_LENGTH = 5
 RETRIES = 8
+BACKOFF_BASE_S = 0.002
+BACKOFF_CAP_S = 0.05
+
+
+async def backoff(attempt: int) -> None:
+    """Full jitter between optimistic retries: writers that collided must not collide again in step.
+
+    The first retry is immediate (the usual conflict is only a stale cache here)."""
+    if attempt > 0:
+        await asyncio.sleep(random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** attempt)))
+
+
+def too_busy(what: str) -> ProtocolError:
+    """Retries exhausted under contention: a retryable refusal, not a server failure."""
+    return ProtocolError("busy", f"the {what} is too busy; try again")
 
 
 def now_ms() -> int:
@@ -119,7 +135,8 @@ class RoomService:
     async def _update(self, code: str, rule: Callable[[Room, int], list[dict[str, Any]]]) -> tuple[Room, list[int]]:
         """Run a document rule on fresh state and store it; the clock's own events ride along."""
         code = normalize_code(code)
-        for _ in range(RETRIES):
+        for attempt in range(RETRIES):
+            await backoff(attempt)
             cached = await self._load(code)
             room = cached.room.clone()
             now = self.clock()
@@ -145,7 +162,7 @@ class RoomService:
             else:
                 await self.store.set_public(code, False)
             return room, numbers
-        raise ProtocolError("internal", "the room is too busy; try again")
+        raise too_busy("room")
 
     # --- lobby commands -----------------------------------------------------------------
 
@@ -251,7 +268,9 @@ class RoomService:
     async def _move(self, code: str, seat: int, text: str, n: int | None, undo: bool) -> dict[str, Any]:
         """Validate with the engine, store with the atomic append, and only then build the ack."""
         cached, fresh = await self._cached(code)
-        for _ in range(RETRIES):
+        for attempt in range(RETRIES):
+            if attempt > 1:
+                await backoff(attempt - 1)  # the first retry follows a reload that was just needed
             room = cached.room
             now = self.clock()
             if self._clock_due(room, now):
@@ -289,7 +308,7 @@ class RoomService:
             if status != "racing":
                 await self._update(code, lambda r, now: [])  # this seat is done; maybe the race is
             return ack
-        raise ProtocolError("internal", "the seat is too busy; try again")
+        raise too_busy("seat")
 
     # --- views --------------------------------------------------------------------------
 

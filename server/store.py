@@ -31,6 +31,10 @@ import msgpack
 import redis.asyncio as aioredis
 
 MAX_EVENTS = 500
+#: Redis connections one server process may hold at once (pub/sub takes one of them)
+POOL_SIZE = 64
+#: seconds a command waits for a free pooled connection before it fails
+POOL_TIMEOUT = 20.0
 ACTIVE_TTL_MS = 24 * 3600 * 1000  # a room nobody touches for a day goes away
 
 _COMMIT = """
@@ -152,8 +156,18 @@ class Store:
         self._presence = redis.register_script(_PRESENCE)
 
     @classmethod
-    def from_url(cls, url: str, prefix: str = "", **kw: Any) -> "Store":
-        return cls(aioredis.from_url(url), prefix, **kw)
+    def from_url(cls, url: str, prefix: str = "", *, max_connections: int = POOL_SIZE,
+                 pool_timeout: float = POOL_TIMEOUT, client_name: str | None = "solrace",
+                 **kw: Any) -> "Store":
+        """A store on a bounded pool whose callers queue for a connection.
+
+        redis-py's default pool raises MaxConnectionsError the moment every connection is
+        in use, so a burst (rooms starting together, a backlog of moves) became `internal`
+        errors; a blocking pool makes the burst wait its turn instead.
+        """
+        pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=max_connections,
+                                                        timeout=pool_timeout, client_name=client_name)
+        return cls(aioredis.Redis.from_pool(pool), prefix, **kw)  # closing the store closes the pool
 
     async def close(self) -> None:
         await self.redis.aclose()

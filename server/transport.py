@@ -21,6 +21,7 @@ from typing import Any
 import msgpack
 import websockets
 from redis.asyncio.client import PubSub
+from redis.exceptions import ConnectionError as RedisConnectionError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
@@ -383,6 +384,10 @@ class Transport:
                         return
                 except ConnectionClosed:
                     raise
+                except RedisConnectionError:
+                    # no pooled connection came free in time (or Redis is briefly away): retryable
+                    log.warning("redis unavailable while handling %r", msg and msg.get("type"), exc_info=True)
+                    await self.send(conn, m.error("busy", "the server is busy; try again", ref=m.ref_of(msg)))
                 except Exception:
                     log.exception("handling %r", msg)
                     await self.send(conn, m.error("internal", "the server failed on that message", ref=m.ref_of(msg)))
