@@ -25,16 +25,16 @@ def own_view(room: Room, seat: int) -> dict[str, Any] | None:
     race = room.races.get(seat)
     if race is None or room.state in (LOBBY, COUNTDOWN):
         return None
-    return race.game.view()
+    return race.view()
 
 
 def delayed_view(room: Room, race: SeatRace, cutoff: int | None) -> dict[str, Any]:
     """A board as it was at server time `cutoff` (None: now)."""
     if cutoff is None:
-        return race.game.view()
+        return race.view()
     k = sum(1 for e in race.entries if e.at <= cutoff)
     if k == len(race.entries):
-        return race.game.view()
+        return race.view()
     import solrace.engine as engine
 
     past = engine.replay(race.game_name, race.seed, race.game_options, [e.move for e in race.entries[:k]])
@@ -58,7 +58,7 @@ def spectator_boards(room: Room, now: int) -> dict[str, dict[str, Any]] | None:
 
 def board_message(room: Room, seat: int) -> dict[str, Any]:
     race = room.races[seat]
-    return {"type": "board", "seat": seat, "moves": race.moves, "view": race.game.view()}
+    return {"type": "board", "seat": seat, "moves": race.moves, "view": race.view()}
 
 
 def player_row(room: Room, seat: dict[str, Any], connected: dict[str, int]) -> dict[str, Any]:

@@ -71,9 +71,12 @@ class SeatRace:
         self.revealed: list[tuple[str, ...]] = []  # per entry: cards that move revealed (undo policy)
         self.home0 = self.game.home()
         self.rev = 0  # bumped on every stored append or pop; guards against a stale cache
+        self.state = 0  # bumped on every change of the game: the key of the cached view
+        self._view: tuple[int, dict[str, Any]] | None = None
 
     def play(self, text: str, at: int) -> Any:
         eff = self.game.play(text)
+        self.state += 1
         self.entries.append(Entry(str(eff.move), at))
         self.homes.append(self.game.home())
         self.revealed.append(tuple(eff.revealed))
@@ -81,6 +84,7 @@ class SeatRace:
 
     def pop(self) -> Entry:
         self.game.undo()
+        self.state += 1
         self.homes.pop()
         self.revealed.pop()
         return self.entries.pop()
@@ -91,6 +95,7 @@ class SeatRace:
         theirs = [(e.move, e.at) for e in entries]
         if theirs[: len(mine)] != mine:
             self.game = _engine().new_game(self.game_name, seed=self.seed, options=self.game_options)
+            self.state += 1
             self.entries, self.homes, self.revealed = [], [], []
         for e in entries[len(self.entries):]:
             self.play(e.move, e.at)
@@ -100,11 +105,24 @@ class SeatRace:
     def moves(self) -> int:
         return len(self.entries)
 
+    def view(self) -> dict[str, Any]:
+        """The engine view of the game as it is now, built once per game state.
+
+        A move needs the seat's status several times (may it move, its progress event,
+        the ack) and the view for the ack and the spectators' board; `is_dead` is a full
+        legal-move search (Klondike simulates the stock), so it runs once per state, here.
+        Callers must not change the returned dict: it is shared until the next move.
+        """
+        if self._view is None or self._view[0] != self.state:
+            self._view = (self.state, self.game.view())
+        return self._view[1]
+
     def won(self) -> bool:
         return bool(self.game.is_won())
 
     def dead(self) -> bool:
-        return (not self.game.is_won()) and bool(self.game.is_dead())
+        """No legal move left (never true of a won game: the engine's is_dead excludes it)."""
+        return bool(self.view()["dead"])
 
     def reached_at(self) -> int | None:
         """Server time the seat first reached the home count it has now (None: it had it at the start)."""
