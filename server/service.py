@@ -72,6 +72,10 @@ class RoomService:
         self.clock = clock
         self.cache: dict[str, Cached] = {}
         self.locks: dict[str, asyncio.Lock] = {}
+        # spectators each room had at its last stored move (the append script reports it):
+        # a board is built and encoded only for a watched room. A spectator who arrives in
+        # between is caught by the script's own count, and its snapshot has every board.
+        self.watched: dict[str, int] = {}
 
     # --- loading ------------------------------------------------------------------------
 
@@ -95,6 +99,7 @@ class RoomService:
             return
         self.locks.pop(code, None)
         self.cache.pop(code, None)
+        self.watched.pop(code, None)
 
     async def _load(self, code: str) -> Cached:
         """The room as Redis has it now; cached seat games are extended, not rebuilt."""
@@ -284,19 +289,22 @@ class RoomService:
                     raise
                 cached, fresh = await self._load(code), True  # our cache may be behind: judge again
                 continue
-            board = b""
-            if room.options["spectator_view"] == "boards" and room.options["spectators"]:
-                board = b"%d:" % room.options["spectator_delay"] + encode(projection.board_message(room, seat))
+            boards = room.options["spectator_view"] == "boards" and room.options["spectators"]
+            board = self._board(room, seat) if boards and self.watched.get(code, 0) > 0 else b""
             try:
-                length, rev, _n = await self.store.append(
+                stored = await self.store.append(
                     code, cached.ver, seat, plan.expected_len, plan.expected_rev, plan.entry.encode(),
                     plan.event, board, pop=plan.undone)
             except Conflict:
                 room.rollback(plan)
                 cached, fresh = await self._load(code), True
                 continue
+            length = stored.length
+            self.watched[code] = stored.spectators
+            if boards and not board and stored.spectators > 0:
+                await self.store.publish_board(code, self._board(room, seat))  # a spectator came
             race = room.races[seat]
-            race.rev = rev
+            race.rev = stored.rev
             status = room.status(seat)
             ack: dict[str, Any] = {"type": "ack", "n": length, "view": projection.own_view(room, seat),
                                    "status": status}
@@ -309,6 +317,10 @@ class RoomService:
                 await self._update(code, lambda r, now: [])  # this seat is done; maybe the race is
             return ack
         raise too_busy("seat")
+
+    @staticmethod
+    def _board(room: Room, seat: int) -> bytes:
+        return b"%d:" % room.options["spectator_delay"] + encode(projection.board_message(room, seat))
 
     # --- views --------------------------------------------------------------------------
 

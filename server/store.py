@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgpack
 import redis.asyncio as aioredis
@@ -68,8 +68,9 @@ return out
 """
 
 _APPEND = """
--- KEYS: meta log revs seq events ; ARGV: ver len rev seat op entry channel maxlen ttl event board
--- op 'push' appends entry; op 'pop' removes the last entry, which must equal entry
+-- KEYS: meta log revs seq events conn ; ARGV: ver len rev seat op entry channel maxlen ttl event board
+-- op 'push' appends entry; op 'pop' removes the last entry, which must equal entry.
+-- The board is published only while the room has spectators; the reply carries their count.
 local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
 if ver ~= tonumber(ARGV[1]) then return {-1, ver} end
 local len = redis.call('LLEN', KEYS[2])
@@ -88,13 +89,14 @@ rev = redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
 local n = redis.call('INCR', KEYS[4])
 redis.call('XADD', KEYS[5], 'MAXLEN', ARGV[8], n .. '-0', 'd', ARGV[10])
 redis.call('PUBLISH', ARGV[7], 'e' .. n .. ':' .. ARGV[10])
-if ARGV[11] ~= '' then redis.call('PUBLISH', ARGV[7], 'b' .. ARGV[11]) end
+local watching = tonumber(redis.call('HGET', KEYS[6], 'spectators') or '0')
+if ARGV[11] ~= '' and watching > 0 then redis.call('PUBLISH', ARGV[7], 'b' .. ARGV[11]) end
 local ttl = tonumber(ARGV[9])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[2], ttl)
   redis.call('PEXPIRE', KEYS[3], ttl)
 end
-return {len, rev, n}
+return {len, rev, n, watching}
 """
 
 _PRESENCE = """
@@ -123,6 +125,16 @@ class Conflict(Exception):
         super().__init__(f"{what} changed (now {have})")
         self.what = what
         self.have = have
+
+
+class Appended(NamedTuple):
+    """What a stored move left behind: the log's length and revision, the event's number, and
+    how many spectators the room had then (the board went out only if there were some)."""
+
+    length: int
+    rev: int
+    n: int
+    spectators: int
 
 
 @dataclass
@@ -245,20 +257,25 @@ class Store:
     # --- move logs ----------------------------------------------------------------------
 
     async def append(self, code: str, ver: int, seat: int, length: int, rev: int, entry: str,
-                     event: dict[str, Any], board: bytes = b"", *, pop: bool = False) -> tuple[int, int, int]:
+                     event: dict[str, Any], board: bytes = b"", *, pop: bool = False) -> Appended:
         """Append (or pop) one move if the log is exactly as the caller saw it.
 
-        Returns (new length, new revision, event number); raises Conflict otherwise.
+        `board` ("<delay>:<frame>") is published only when the room has spectators. Raises
+        Conflict when the log, its revision or the document changed.
         """
         keys = [self.key(code, "meta"), self.log_key(code, seat), self.key(code, "revs"),
-                self.key(code, "seq"), self.key(code, "events")]
+                self.key(code, "seq"), self.key(code, "events"), self.key(code, "conn")]
         args = [ver, length, rev, seat, "pop" if pop else "push", entry, self.channel(code), self.max_events,
                 ACTIVE_TTL_MS, pack(event), board]
         out = await self._append(keys=keys, args=args)
         code_ = int(out[0])
         if code_ < 0:
             raise Conflict({-1: "version", -2: "length", -3: "revision", -4: "entry"}[code_], int(out[1]))
-        return int(out[0]), int(out[1]), int(out[2])
+        return Appended(int(out[0]), int(out[1]), int(out[2]), int(out[3]))
+
+    async def publish_board(self, code: str, board: bytes) -> None:
+        """A board the append did not carry (this process thought nobody was watching)."""
+        await self.redis.publish(self.channel(code), b"b" + board)
 
     # --- events -------------------------------------------------------------------------
 

@@ -1,0 +1,108 @@
+"""Boards cost a view, an encoding and a pub/sub message per move: the server sends them only
+while someone watches. A spectator who arrives mid-race still sees every board from then on
+(its snapshot has the boards so far), on this process or another one."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from pathlib import Path
+
+import redis.asyncio as aioredis
+
+from solrace.server.process import ServerProcess
+
+_here = Path(__file__).with_name("test_resume_and_processes.py")
+_spec = importlib.util.spec_from_file_location("_resume_helpers", _here)
+_helpers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_helpers)
+start_race, play, current_view = _helpers.start_race, _helpers.play, _helpers.current_view
+
+
+class ChannelTap:
+    """Every message Redis publishes on a room's channel, as any server process would get it."""
+
+    def __init__(self, redis_url: str, channel: str) -> None:
+        self.redis = aioredis.from_url(redis_url)
+        self.pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+        self.channel = channel
+        self.seen: list[bytes] = []
+
+    async def __aenter__(self) -> "ChannelTap":
+        await self.pubsub.subscribe(self.channel)
+        self.task = asyncio.create_task(self._read())
+        return self
+
+    async def _read(self) -> None:
+        while True:
+            msg = await self.pubsub.get_message(timeout=1.0)
+            if msg and msg["type"] == "message":
+                self.seen.append(msg["data"])
+
+    def boards(self) -> list[bytes]:
+        return [d for d in self.seen if d[:1] == b"b"]
+
+    def events(self) -> list[bytes]:
+        return [d for d in self.seen if d[:1] == b"e"]
+
+    async def settle(self, events: int) -> None:
+        for _ in range(200):
+            if len(self.events()) >= events:
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"only {len(self.events())} of {events} events published")
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.task.cancel()
+        await self.pubsub.aclose()
+        await self.redis.aclose()
+
+
+async def test_no_board_without_spectators_and_boards_for_one_who_joins_mid_race(
+        race_server, wire, redis_url, key_prefix) -> None:
+    (a, b), _, code, _ = await start_race(race_server.ws_url, wire)
+    channel = f"{key_prefix}room:{{{code}}}:pub"
+    async with ChannelTap(redis_url, channel) as tap:
+        acks = await play(a, 4)
+        await play(b, 2)
+        await tap.settle(6)  # six progress events went out...
+        assert tap.boards() == []  # ...and not one board: nobody watches
+
+        eve = await wire(race_server.ws_url)
+        j = await eve.request({"type": "spectate", "room": code})
+        boards = j["snapshot"]["boards"]
+        assert boards["0"] == acks[-1]["view"] and boards["1"]["moves"] == 2
+        # the very next move reaches the new spectator as a board
+        more = await play(a, 2)
+        for ack in more:
+            got = await eve.wait_for(lambda x: x["type"] == "board" and x["seat"] == 0 and x["moves"] == ack["n"])
+            assert got["view"] == ack["view"]
+        assert len(tap.boards()) >= 2
+
+        await eve.close()
+        for _ in range(200):  # the spectator's presence is counted out
+            conn = await tap.redis.hget(f"{key_prefix}room:{{{code}}}:conn", "spectators")
+            if int(conn or 0) == 0:
+                break
+            await asyncio.sleep(0.01)
+        before = len(tap.boards())
+        events = len(tap.events())
+        await play(b, 3)
+        await tap.settle(events + 3)
+        assert len(tap.boards()) == before  # nobody watches again: no more boards
+
+
+async def test_a_spectator_on_another_process_gets_the_first_board(redis_url, key_prefix, wire) -> None:
+    """The mover's process has never seen a spectator; the store's count makes it send the board."""
+    with ServerProcess(redis_url, key_prefix) as sa, ServerProcess(redis_url, key_prefix) as sb:
+        (a,), _, code, _ = await start_race(sa.ws_url, wire, players=1)
+        await play(a, 3)
+        eve = await wire(sb.ws_url)
+        j = await eve.request({"type": "spectate", "room": code})
+        assert j["snapshot"]["boards"]["0"] == current_view(a)
+        ack = (await play(a, 1))[0]
+        got = await eve.wait_for(lambda x: x["type"] == "board" and x["moves"] == ack["n"])
+        assert got["view"] == ack["view"]
+        ack = (await play(a, 1))[0]
+        got = await eve.wait_for(lambda x: x["type"] == "board" and x["moves"] == ack["n"])
+        assert got["view"] == ack["view"]
