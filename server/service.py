@@ -156,7 +156,7 @@ class RoomService:
             try:
                 ver, numbers = await self.store.commit(
                     code, cached.ver, room.doc, events, seats=len(room.doc["seats"]),
-                    finished=room.state == FINISHED, clear_logs=clear, revs=revs)
+                    finished=room.state == FINISHED, clear_logs=clear, revs=revs, trim=finishing)
             except Conflict:
                 continue
             if clear:

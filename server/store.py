@@ -38,7 +38,8 @@ POOL_TIMEOUT = 20.0
 ACTIVE_TTL_MS = 24 * 3600 * 1000  # a room nobody touches for a day goes away
 
 _COMMIT = """
--- KEYS: meta seq events revs conn log0..logN ; ARGV: ver doc channel maxlen ttl clear nrev (seat rev)* events*
+-- KEYS: meta seq events revs conn log0..logN ; ARGV: ver doc channel maxlen ttl flags nrev (seat rev)* events*
+-- flags: 'c' clears the logs (a new round), 't' trims the stream to this commit's events (finished)
 local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
 if ver ~= tonumber(ARGV[1]) then return {-1, ver} end
 local nrev = tonumber(ARGV[7])
@@ -49,7 +50,7 @@ for i = 0, nrev - 1 do
   if have ~= want then return {-3, tonumber(seat), have} end
 end
 redis.call('HSET', KEYS[1], 'doc', ARGV[2], 'ver', ver + 1)
-if ARGV[6] == '1' then
+if string.find(ARGV[6], 'c', 1, true) then
   for k = 6, #KEYS do redis.call('DEL', KEYS[k]) end
   redis.call('DEL', KEYS[4])
 end
@@ -59,6 +60,9 @@ for i = 8 + 2 * nrev, #ARGV do
   redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[4], n .. '-0', 'd', ARGV[i])
   redis.call('PUBLISH', ARGV[3], 'e' .. n .. ':' .. ARGV[i])
   out[#out + 1] = n
+end
+if string.find(ARGV[6], 't', 1, true) then
+  redis.call('XTRIM', KEYS[3], 'MAXLEN', math.max(1, #ARGV - 7 - 2 * nrev))
 end
 local ttl = tonumber(ARGV[5])
 if ttl > 0 then
@@ -211,17 +215,21 @@ class Store:
 
     async def commit(self, code: str, ver: int, doc: dict[str, Any], events: Sequence[dict[str, Any]], *,
                      seats: int, finished: bool = False, clear_logs: bool = False,
-                     revs: dict[int, int] | None = None) -> tuple[int, list[int]]:
+                     revs: dict[int, int] | None = None, trim: bool = False) -> tuple[int, list[int]]:
         """Write the document if it is still at `ver` (and the logs at `revs`), append the events.
 
         Returns (new version, the events' numbers). A finished room's keys expire after
-        the configured time; any other room's after a day without a change.
+        the configured time; any other room's after a day without a change. `trim` keeps
+        only this commit's events in the stream: once a race has its results, its
+        progress events are dead weight (three quarters of a finished room's memory),
+        and a client resuming from before them gets a snapshot instead.
         """
         ttl = self.finished_ttl_ms if finished else ACTIVE_TTL_MS
         rev_args: list[Any] = []
         for seat, rev in sorted((revs or {}).items()):
             rev_args += [seat, rev]
-        args = [ver, pack(doc), self.channel(code), self.max_events, ttl, "1" if clear_logs else "0",
+        flags = ("c" if clear_logs else "") + ("t" if trim else "")
+        args = [ver, pack(doc), self.channel(code), self.max_events, ttl, flags,
                 len(revs or {}), *rev_args, *(pack(e) for e in events)]
         out = await self._commit(keys=self.room_keys(code, seats), args=args)
         if out[0] == -1:
