@@ -1,18 +1,19 @@
 """The Game base: history, checked play, exact undo, text, views, copies.
 
 A game family subclasses Game and supplies four things: ``_legal()`` (every legal
-move, in the documented order), ``_check(move)`` (None, or the reason the move
-is illegal, without generating the legal moves), ``_do(move)`` (the unchecked
+move, in the documented order), ``_check_move(move, si, di, n)`` (None, or the
+reason a pile-to-pile move is illegal, without generating the legal moves; the
+checks every game shares run first in ``_check``), ``_do(move)`` (the unchecked
 apply, which pushes an undo record and returns the Effect) and ``_undo_last()``.
 Everything else (history, parsing, views, position text) lives here once.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from .cards import TEXT
-from .moves import _PARSED, IllegalMove, Move, _parse_slow
+from .moves import _PARSED, DEAL, IllegalMove, Move, _parse_slow
 
 NO_CARDS: tuple[str, ...] = ()
 
@@ -69,6 +70,8 @@ class Game:
     OPTIONS: ClassVar[dict[str, tuple[Any, tuple | None]]] = {}
     #: game-line keys that carry hidden state rather than options
     STATE_KEYS: ClassVar[tuple[str, ...]] = ()
+    #: why 'deal' is refused on an empty stock (games word it for their redeal rule)
+    EMPTY_STOCK: ClassVar[str] = "the stock is empty"
 
     game: str
     options: dict[str, Any]
@@ -103,12 +106,17 @@ class Game:
             out[name] = value
         return out
 
-    def _init_common(self, game: str, options: dict[str, Any], seed: int | None) -> None:
-        self.game = game
-        self.options = options
-        self.seed = seed
-        self.history = []
-        self._undo = []
+    @classmethod
+    def _blank(cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]) -> Self:
+        """A game with these piles and no history yet; each ``_make`` adds its own state."""
+        g = object.__new__(cls)
+        g.game = game
+        g.options = options
+        g.seed = seed
+        g.history = []
+        g._undo = []
+        g.piles = piles
+        return g
 
     # ------------------------------------------------------------ moves
 
@@ -118,7 +126,7 @@ class Game:
 
     def play(self, move: Move | str) -> Effect:
         """Play a move checked against the rules; IllegalMove (changing nothing) if it is not legal."""
-        m = _parse(move)
+        m = move if move.__class__ is Move else _parse(move)  # the bot path skips a call
         reason = self._check(m)
         if reason is not None:
             raise IllegalMove(reason, move=m.text)
@@ -236,7 +244,27 @@ class Game:
     def _legal(self) -> list[Move]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _check(self, m: Move) -> str | None:  # pragma: no cover - abstract
+    def _check(self, m: Move) -> str | None:
+        """None, or why ``m`` is illegal: the refusals every game words alike, then ``_check_move``."""
+        if self._home == self.TOTAL:
+            return "the game is won"
+        if m.dst is None:
+            return self._check_stock(m)
+        idx = self.PILE_INDEX
+        si = idx.get(m.src)
+        di = idx.get(m.dst)
+        if si is None or di is None:
+            return self._unknown(m)
+        return self._check_move(m, si, di, m.count)
+
+    def _check_stock(self, m: Move) -> str | None:
+        """A move without a destination ('deal', or 'recycle' where the game has none)."""
+        if m is DEAL:
+            return None if self.piles[self.STOCK] else self.EMPTY_STOCK
+        return f"there is no {m.src} in {self.game}"
+
+    def _check_move(self, m: Move, si: int, di: int, n: int) -> str | None:  # pragma: no cover - abstract
+        """A move of ``n`` cards from pile index ``si`` to ``di``, both known piles of this game."""
         raise NotImplementedError
 
     def _do(self, m: Move) -> Effect:  # pragma: no cover - abstract
@@ -265,6 +293,15 @@ class Game:
             if name not in self.PILE_INDEX:
                 return f"there is no pile {name} in {self.game}"
         return f"{m.text} is not a move of {self.game}"
+
+
+def move_cards(p: list[int], q: list[int], n: int) -> None:
+    """Move the top ``n`` cards of ``p`` onto ``q`` in order; apply and undo both use it."""
+    if n == 1:
+        q.append(p.pop())
+    else:
+        q.extend(p[-n:])
+        del p[-n:]
 
 
 def move_table(n_piles: int, max_count: int) -> list[list[list[Move | None]]]:

@@ -47,9 +47,7 @@ class PuttPutt(Game):
 
     @classmethod
     def _make(cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]) -> "PuttPutt":
-        g = object.__new__(cls)
-        g._init_common(game, options, seed)
-        g.piles = piles
+        g = cls._blank(game, options, seed, piles)
         g._home = 35 - sum(len(piles[i]) for i in range(T))
         return g
 
@@ -77,22 +75,12 @@ class PuttPutt(Game):
             out.append(DEAL)
         return out
 
-    def _check(self, m: Move) -> str | None:
-        if self._home == 35:
-            return "the game is won"
-        if m is DEAL:
-            return None if self.piles[S] else "the stock is empty"
-        if m.dst is None:
-            return f"there is no {m.src} in {self.game}"
-        si = self.PILE_INDEX.get(m.src)
-        di = self.PILE_INDEX.get(m.dst)
-        if si is None or di is None:
-            return self._unknown(m)
+    def _check_move(self, m: Move, si: int, di: int, n: int) -> str | None:
         if di != F1:
             return "cards move only to f1"
         if si >= T:
             return "only tableau cards move to f1"
-        if m.count != 1:
+        if n != 1:
             return "only single top cards move"
         p = self.piles[si]
         if not p:

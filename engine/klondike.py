@@ -12,7 +12,7 @@ from typing import Any
 
 from .cards import RANK, RED, SUIT, TEXT
 from .deal import shuffled_deck
-from .game import NO_CARDS, BadPosition, Effect, Game, fill_table, move_table
+from .game import NO_CARDS, BadPosition, Effect, Game, fill_table, move_cards, move_table
 from .moves import DEAL, RECYCLE, Move
 
 T = 7
@@ -80,9 +80,7 @@ class Klondike(Game):
 
     @classmethod
     def _make(cls, game, options, seed, piles, down, recycled, wvis) -> "Klondike":
-        g = object.__new__(cls)
-        g._init_common(game, options, seed)
-        g.piles = piles
+        g = cls._blank(game, options, seed, piles)
         g._down = down
         g._recycled = recycled
         g._wvis = wvis
@@ -292,9 +290,7 @@ class Klondike(Game):
 
     # ------------------------------------------------------------ checking
 
-    def _check(self, m: Move) -> str | None:
-        if self._home == 52:
-            return "the game is won"
+    def _check_stock(self, m: Move) -> str | None:
         piles = self.piles
         if m is DEAL:
             if piles[S]:
@@ -308,17 +304,16 @@ class Klondike(Game):
             if self._passes and self._recycled + 1 >= self._passes:
                 return f"no passes left (passes={self._passes})"
             return None
-        si = self.PILE_INDEX.get(m.src)
-        di = self.PILE_INDEX.get(m.dst) if m.dst is not None else None
-        if si is None or di is None:
-            return self._unknown(m)
+        return self._unknown(m)
+
+    def _check_move(self, m: Move, si: int, di: int, n: int) -> str | None:
         if si == di:
             return "a pile cannot move onto itself"
-        n = m.count
         if di >= S:
             return f"nothing moves onto {m.dst}"
         if si == S:
             return "the stock is used by 'deal'"
+        piles = self.piles
         p = piles[si]
         if not p:
             return f"{m.src} is empty"
@@ -380,11 +375,7 @@ class Klondike(Game):
         n = m.count
         p = piles[si]
         q = piles[di]
-        if n == 1:
-            q.append(p.pop())
-        else:
-            q.extend(p[-n:])
-            del p[-n:]
+        move_cards(p, q, n)
         delta = (1 if F <= di < S else 0) - (1 if F <= si < S else 0)
         self._home += delta
         revealed = NO_CARDS
@@ -426,13 +417,7 @@ class Klondike(Game):
         idx = self.PILE_INDEX
         si = idx[m.src]
         di = idx[m.dst]
-        p = piles[si]
-        q = piles[di]
         if flipped:
             self._down[si] += 1
-        if n == 1:
-            p.append(q.pop())
-        else:
-            p.extend(q[-n:])
-            del q[-n:]
+        move_cards(piles[di], piles[si], n)
         self._home -= (1 if F <= di < S else 0) - (1 if F <= si < S else 0)

@@ -13,7 +13,7 @@ from typing import Any
 
 from .cards import RANK, SUCC, TEXT
 from .deal import shuffled_deck
-from .game import BadPosition, Effect, Game, fill_table, move_table
+from .game import BadPosition, Effect, Game, fill_table, move_cards, move_table
 from .moves import DEAL, Move
 
 T = 4
@@ -57,6 +57,7 @@ class TabbyCat(Game):
     PILE_INDEX = {n: i for i, n in enumerate(NAMES)}
     STOCK = S
     TOTAL = 52
+    EMPTY_STOCK = "the stock is empty (no redeal)"
 
     @classmethod
     def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> "TabbyCat":
@@ -69,9 +70,7 @@ class TabbyCat(Game):
 
     @classmethod
     def _make(cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]) -> "TabbyCat":
-        g = object.__new__(cls)
-        g._init_common(game, options, seed)
-        g.piles = piles
+        g = cls._blank(game, options, seed, piles)
         g._manx = game == "manx"
         g._blen = [build_len(piles[i]) for i in range(T)]
         g._home = sum(len(piles[k]) for k in range(F, F + 4))
@@ -153,19 +152,8 @@ class TabbyCat(Game):
             return f"{TEXT[c]} does not lie on {TEXT[q[-1]]}"
         return None
 
-    def _check(self, m: Move) -> str | None:
-        if self._home == 52:
-            return "the game is won"
-        if m is DEAL:
-            return None if self.piles[S] else "the stock is empty (no redeal)"
-        if m.dst is None:
-            return f"there is no {m.src} in {self.game}"
-        si = self.PILE_INDEX.get(m.src)
-        di = self.PILE_INDEX.get(m.dst)
-        if si is None or di is None:
-            return self._unknown(m)
+    def _check_move(self, m: Move, si: int, di: int, n: int) -> str | None:
         piles = self.piles
-        n = m.count
         if si == di:
             return "a pile cannot move onto itself"
         if si == R:
@@ -237,11 +225,7 @@ class TabbyCat(Game):
                 blen[di] += n
             else:
                 blen[di] = n
-        if n == 1:
-            q.append(p.pop())
-        else:
-            q.extend(p[-n:])
-            del p[-n:]
+        move_cards(p, q, n)
         if si < T:
             b = blen[si]
             blen[si] = b - n if n < b else build_len(p)
@@ -259,16 +243,7 @@ class TabbyCat(Game):
             for i in range(m_n - 1, -1, -1):
                 stock.append(piles[i].pop())
             return
-        idx = self.PILE_INDEX
-        si = idx[m.src]
-        di = idx[m.dst]
-        n = m.count
-        p = piles[si]
-        q = piles[di]
-        if n == 1:
-            p.append(q.pop())
-        else:
-            p.extend(q[-n:])
-            del q[-n:]
+        di = self.PILE_INDEX[m.dst]
+        move_cards(piles[di], piles[self.PILE_INDEX[m.src]], m.count)
         if R > di >= T:
             self._home -= 13
