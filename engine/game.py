@@ -285,9 +285,6 @@ class Game:
 
     # ------------------------------------------------------------ helpers for subclasses
 
-    def _pile_of(self, name: str | None) -> int | None:
-        return self.PILE_INDEX.get(name) if name is not None else None
-
     def _unknown(self, m: Move) -> str:
         for name in (m.src, m.dst):
             if name not in self.PILE_INDEX:
