@@ -9,7 +9,8 @@ hash tag `{C}` so a room lives in one Redis Cluster slot and Lua may touch it al
     P room:{C}:seq       int   number of the last room event
     P room:{C}:events    stream the last MAX_EVENTS events, entry id "<n>-0", field d = msgpack
     P room:{C}:conn      hash  seat -> live connections; "spectators" -> live spectator connections
-    P room:{C}:pub       pub/sub channel: b"e<n>:<msgpack event>" and b"b<board frame>"
+    P room:{C}:pub       pub/sub channel: b"e<origin><n>:<msgpack event>" and b"b<origin><delay>:<board frame>",
+                               origin = the publishing Store's 8-byte id (its own process skips them)
     P lobby              set   codes of public rooms (listing only; stale codes are dropped on read)
     P procs              hash  server process id -> last heartbeat (ms)
     P proc:<id>:conns    hash  "<code>|<seat or spectators>" -> connections that process holds
@@ -19,16 +20,25 @@ hash tag `{C}` so a room lives in one Redis Cluster slot and Lua may touch it al
 Redis is the source of truth: a move is stored by a Lua script that checks the
 document's version, the log's length and its revision in one step, so two
 processes (or two connections of one seat) can never both store move N.
+
+Every event a script stores is also handed, once the script has answered, to the
+store's `local` sink: the process fans its own events out at once instead of
+decoding them back from pub/sub (the published copy carries the origin, so the
+process's listener drops it by a byte comparison).
 """
 
 from __future__ import annotations
 
+import logging
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import msgpack
 import redis.asyncio as aioredis
+
+log = logging.getLogger("solrace.server")
 
 MAX_EVENTS = 500
 #: Redis connections one server process may hold at once (pub/sub takes one of them)
@@ -38,14 +48,14 @@ POOL_TIMEOUT = 20.0
 ACTIVE_TTL_MS = 24 * 3600 * 1000  # a room nobody touches for a day goes away
 
 _COMMIT = """
--- KEYS: meta seq events revs conn log0..logN ; ARGV: ver doc channel maxlen ttl flags nrev (seat rev)* events*
+-- KEYS: meta seq events revs conn log0..logN ; ARGV: ver doc channel maxlen ttl flags origin nrev (seat rev)* events*
 -- flags: 'c' clears the logs (a new round), 't' trims the stream to this commit's events (finished)
 local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
 if ver ~= tonumber(ARGV[1]) then return {-1, ver} end
-local nrev = tonumber(ARGV[7])
+local nrev = tonumber(ARGV[8])
 for i = 0, nrev - 1 do
-  local seat = ARGV[8 + 2 * i]
-  local want = tonumber(ARGV[9 + 2 * i])
+  local seat = ARGV[9 + 2 * i]
+  local want = tonumber(ARGV[10 + 2 * i])
   local have = tonumber(redis.call('HGET', KEYS[4], seat) or '0')
   if have ~= want then return {-3, tonumber(seat), have} end
 end
@@ -55,14 +65,14 @@ if string.find(ARGV[6], 'c', 1, true) then
   redis.call('DEL', KEYS[4])
 end
 local out = {ver + 1}
-for i = 8 + 2 * nrev, #ARGV do
+for i = 9 + 2 * nrev, #ARGV do
   local n = redis.call('INCR', KEYS[2])
   redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[4], n .. '-0', 'd', ARGV[i])
-  redis.call('PUBLISH', ARGV[3], 'e' .. n .. ':' .. ARGV[i])
+  redis.call('PUBLISH', ARGV[3], 'e' .. ARGV[7] .. n .. ':' .. ARGV[i])
   out[#out + 1] = n
 end
 if string.find(ARGV[6], 't', 1, true) then
-  redis.call('XTRIM', KEYS[3], 'MAXLEN', math.max(1, #ARGV - 7 - 2 * nrev))
+  redis.call('XTRIM', KEYS[3], 'MAXLEN', math.max(1, #ARGV - 8 - 2 * nrev))
 end
 local ttl = tonumber(ARGV[5])
 if ttl > 0 then
@@ -72,7 +82,7 @@ return out
 """
 
 _APPEND = """
--- KEYS: meta log revs seq events conn ; ARGV: ver len rev seat op entry channel maxlen ttl event board
+-- KEYS: meta log revs seq events conn ; ARGV: ver len rev seat op entry channel maxlen ttl event board origin
 -- op 'push' appends entry; op 'pop' removes the last entry, which must equal entry.
 -- The board is published only while the room has spectators; the reply carries their count.
 local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
@@ -92,9 +102,9 @@ end
 rev = redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
 local n = redis.call('INCR', KEYS[4])
 redis.call('XADD', KEYS[5], 'MAXLEN', ARGV[8], n .. '-0', 'd', ARGV[10])
-redis.call('PUBLISH', ARGV[7], 'e' .. n .. ':' .. ARGV[10])
+redis.call('PUBLISH', ARGV[7], 'e' .. ARGV[12] .. n .. ':' .. ARGV[10])
 local watching = tonumber(redis.call('HGET', KEYS[6], 'spectators') or '0')
-if ARGV[11] ~= '' and watching > 0 then redis.call('PUBLISH', ARGV[7], 'b' .. ARGV[11]) end
+if ARGV[11] ~= '' and watching > 0 then redis.call('PUBLISH', ARGV[7], 'b' .. ARGV[12] .. ARGV[11]) end
 local ttl = tonumber(ARGV[9])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[2], ttl)
@@ -104,7 +114,7 @@ return {len, rev, n, watching}
 """
 
 _PRESENCE = """
--- KEYS: conn seq events ; ARGV: field delta channel maxlen on_event off_event ttl
+-- KEYS: conn seq events ; ARGV: field delta channel maxlen on_event off_event ttl origin
 local before = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 local after = redis.call('HINCRBY', KEYS[1], ARGV[1], tonumber(ARGV[2]))
 if after < 0 then redis.call('HSET', KEYS[1], ARGV[1], 0); after = 0 end
@@ -115,11 +125,22 @@ if after == 0 then payload = ARGV[6] end
 if changed and payload ~= '' then
   local n = redis.call('INCR', KEYS[2])
   redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[4], n .. '-0', 'd', payload)
-  redis.call('PUBLISH', ARGV[3], 'e' .. n .. ':' .. payload)
+  redis.call('PUBLISH', ARGV[3], 'e' .. ARGV[8] .. n .. ':' .. payload)
   return {after, n}
 end
 return {after, 0}
 """
+
+
+ORIGIN_LEN = 8
+
+
+class LocalSink(Protocol):
+    """Who fans out this process's own events and boards (the transport's hub)."""
+
+    def local_event(self, code: str, n: int, event: dict[str, Any]) -> None: ...
+
+    def local_board(self, code: str, board: bytes) -> None: ...
 
 
 class Conflict(Exception):
@@ -170,6 +191,25 @@ class Store:
         self._commit = redis.register_script(_COMMIT)
         self._append = redis.register_script(_APPEND)
         self._presence = redis.register_script(_PRESENCE)
+        #: tags what this store publishes, so its own process can skip it on pub/sub
+        self.origin: bytes = secrets.token_hex(ORIGIN_LEN // 2).encode()
+        self.local: LocalSink | None = None
+
+    def _fan_event(self, code: str, n: int, event: dict[str, Any]) -> None:
+        """Hand a stored event to this process's own connections; a failure here must not
+        make a stored write look failed (the listener-side catch-up still repairs gaps)."""
+        if self.local is not None:
+            try:
+                self.local.local_event(code, n, event)
+            except Exception:
+                log.exception("local fan-out of event %d in %s", n, code)
+
+    def _fan_board(self, code: str, board: bytes) -> None:
+        if self.local is not None:
+            try:
+                self.local.local_board(code, board)
+            except Exception:
+                log.exception("local fan-out of a board in %s", code)
 
     @classmethod
     def from_url(cls, url: str, prefix: str = "", *, max_connections: int = POOL_SIZE,
@@ -229,14 +269,17 @@ class Store:
         for seat, rev in sorted((revs or {}).items()):
             rev_args += [seat, rev]
         flags = ("c" if clear_logs else "") + ("t" if trim else "")
-        args = [ver, pack(doc), self.channel(code), self.max_events, ttl, flags,
+        args = [ver, pack(doc), self.channel(code), self.max_events, ttl, flags, self.origin,
                 len(revs or {}), *rev_args, *(pack(e) for e in events)]
         out = await self._commit(keys=self.room_keys(code, seats), args=args)
         if out[0] == -1:
             raise Conflict("version", int(out[1]))
         if out[0] == -3:
             raise Conflict("log", int(out[2]))
-        return int(out[0]), [int(n) for n in out[1:]]
+        numbers = [int(n) for n in out[1:]]
+        for n, event in zip(numbers, events):
+            self._fan_event(code, n, event)
+        return int(out[0]), numbers
 
     async def load(self, code: str) -> Loaded | None:
         """Document, version, logs and revisions read in one transaction (one consistent cut)."""
@@ -274,16 +317,21 @@ class Store:
         keys = [self.key(code, "meta"), self.log_key(code, seat), self.key(code, "revs"),
                 self.key(code, "seq"), self.key(code, "events"), self.key(code, "conn")]
         args = [ver, length, rev, seat, "pop" if pop else "push", entry, self.channel(code), self.max_events,
-                ACTIVE_TTL_MS, pack(event), board]
+                ACTIVE_TTL_MS, pack(event), board, self.origin]
         out = await self._append(keys=keys, args=args)
         code_ = int(out[0])
         if code_ < 0:
             raise Conflict({-1: "version", -2: "length", -3: "revision", -4: "entry"}[code_], int(out[1]))
-        return Appended(int(out[0]), int(out[1]), int(out[2]), int(out[3]))
+        stored = Appended(int(out[0]), int(out[1]), int(out[2]), int(out[3]))
+        self._fan_event(code, stored.n, event)
+        if board and stored.spectators > 0:
+            self._fan_board(code, board)
+        return stored
 
     async def publish_board(self, code: str, board: bytes) -> None:
         """A board the append did not carry (this process thought nobody was watching)."""
-        await self.redis.publish(self.channel(code), b"b" + board)
+        await self.redis.publish(self.channel(code), b"b" + self.origin + board)
+        self._fan_board(code, board)
 
     # --- events -------------------------------------------------------------------------
 
@@ -306,9 +354,14 @@ class Store:
         """Count a connection in or out; emit on_event/off_event when the count crosses zero."""
         keys = [self.key(code, "conn"), self.key(code, "seq"), self.key(code, "events")]
         args = [field, delta, self.channel(code), self.max_events,
-                pack(on_event) if on_event else "", pack(off_event) if off_event else "", ACTIVE_TTL_MS]
+                pack(on_event) if on_event else "", pack(off_event) if off_event else "", ACTIVE_TTL_MS,
+                self.origin]
         out = await self._presence(keys=keys, args=args)
-        return int(out[0]), int(out[1])
+        after, n = int(out[0]), int(out[1])
+        event = off_event if after == 0 else on_event
+        if n and event is not None:
+            self._fan_event(code, n, event)
+        return after, n
 
     async def connections(self, code: str) -> dict[str, int]:
         raw = await self.redis.hgetall(self.key(code, "conn"))

@@ -1,11 +1,15 @@
 """The thin asyncio layer: WebSocket connections in, room service calls, frames out.
 
 It decodes and validates each frame (protocol.messages), rate-limits, routes to
-the RoomService, and sends what comes back. Room events arrive from Redis
-pub/sub (so every server process sees every room's events) and are fanned out
-with one encoded frame per event (`websockets.broadcast`). A connection that
-notices a gap in event numbers fetches the missing ones from the room's stream,
-or gets a `snapshot` when they are no longer kept.
+the RoomService, and sends what comes back. Room events are fanned out with one
+encoded frame per event (`websockets.broadcast`): this process's own events as
+soon as the store has them (no round trip through pub/sub and no decoding them
+back), other processes' events as they arrive on Redis pub/sub (our own copies
+there are dropped by their origin tag). Those two streams interleave when a
+room's seats are split across processes, so event n+1 may arrive before n: it is
+held (each room keeps its last few frames) and sent right after n once n arrives.
+A connection still behind after a short wait fetches the missing events from the
+room's stream (or gets a `snapshot` when they are no longer kept).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from solrace.protocol.messages import ProtocolError
 from solrace.server.projection import Viewer
 from solrace.server.room import COUNTDOWN, RACING
 from solrace.server.service import RoomService, normalize_code
-from solrace.server.store import Store
+from solrace.server.store import ORIGIN_LEN, Store
 
 log = logging.getLogger("solrace.server")
 
@@ -93,8 +97,15 @@ class Conn:
         return Viewer(self.role or "spectator", self.seat)
 
 
+#: frames kept per room, so an event that arrived early can follow the one it waited for
+RECENT = 32
+#: seconds a connection may wait for a late event before it fetches from the stream
+GAP_WAIT = 0.1
+
+
 class Hub:
-    """Which local connections watch which room, fed by one Redis pub/sub connection."""
+    """Which local connections watch which room, fed by this process's own commits and by
+    one Redis pub/sub connection for everyone else's."""
 
     def __init__(self, transport: "Transport") -> None:
         self.t = transport
@@ -102,6 +113,9 @@ class Hub:
         self.pubsub: PubSub = transport.store.redis.pubsub(ignore_subscribe_messages=True)
         self.task: asyncio.Task[None] | None = None
         self._channels: dict[str, str] = {}
+        self.recent: dict[str, dict[int, bytes]] = {}
+        self.gap_timers: dict[str, asyncio.TimerHandle] = {}
+        transport.store.local = self
 
     async def add(self, code: str, conn: Conn) -> None:
         members = self.rooms.setdefault(code, set())
@@ -120,6 +134,10 @@ class Hub:
         members.discard(conn)
         if not members:
             del self.rooms[code]
+            self.recent.pop(code, None)
+            timer = self.gap_timers.pop(code, None)
+            if timer is not None:
+                timer.cancel()
             self.t.service.forget(code)
             channel = self._channels.pop(code, None)
             if channel:
@@ -127,6 +145,7 @@ class Hub:
                     await self.pubsub.unsubscribe(channel)
 
     async def _listen(self) -> None:
+        own, body = self.t.store.origin, 1 + ORIGIN_LEN
         while True:
             try:
                 if not self._channels:
@@ -138,11 +157,13 @@ class Hub:
                 channel = msg["channel"].decode()
                 code = channel.rsplit("{", 1)[1].split("}", 1)[0]
                 data: bytes = msg["data"]
+                if data[1:body] == own:
+                    continue  # our own event or board: local_event/local_board sent it already
                 if data[:1] == b"e":
-                    head, payload = data[1:].split(b":", 1)
+                    head, payload = data[body:].split(b":", 1)
                     self.on_event(code, int(head), payload)
                 elif data[:1] == b"b":
-                    delay, frame = data[1:].split(b":", 1)
+                    delay, frame = data[body:].split(b":", 1)
                     self.on_board(code, int(delay), frame)
             except asyncio.CancelledError:
                 raise
@@ -151,25 +172,77 @@ class Hub:
                 await asyncio.sleep(0.1)
 
     def on_event(self, code: str, n: int, payload: bytes) -> None:
+        """Another process's event, off pub/sub."""
         body = msgpack.unpackb(payload, raw=False)
-        event = {"type": "event", "n": n, **body}
+        self.deliver(code, {"type": "event", "n": n, **body})
+
+    def local_event(self, code: str, n: int, event: dict[str, Any]) -> None:
+        """An event this process just stored: out to its own connections now (the store
+        calls this; a room nobody here watches has no subscription and gets nothing, as before)."""
+        if code in self.rooms:
+            self.deliver(code, {"type": "event", "n": n, **event})
+
+    def local_board(self, code: str, board: bytes) -> None:
+        """A board this process just published ("<delay>:<frame>")."""
+        if code in self.rooms:
+            delay, frame = board.split(b":", 1)
+            self.on_board(code, int(delay), frame)
+
+    def deliver(self, code: str, event: dict[str, Any]) -> None:
+        """Send event n to each connection at n-1, then any later events held for it; one that
+        is further behind waits GAP_WAIT for the missing events before it fetches them."""
+        n = event["n"]
         self.t.on_room_event(code, event)
-        members = self.rooms.get(code, ())
+        if event.get("kind") == "start":
+            self.t.spawn(self.t.send_boards_at_start(code))
+        members = self.rooms.get(code)
+        if not members:
+            return
+        frame = m.encode(event)
+        recent = self.recent.setdefault(code, {})
+        recent[n] = frame
+        recent.pop(n - RECENT, None)
+        if len(recent) > RECENT:  # numbers far apart (a resync): keep the newest
+            for old in sorted(recent)[:-RECENT]:
+                del recent[old]
         ready = []
+        drain = []
+        behind = False
         for conn in members:
             if conn.last_event >= n:
                 continue
-            if conn.last_event == n - 1 and not conn.catching_up:
+            if conn.catching_up:
+                conn.dirty = True
+                self.t.spawn(self.t.catch_up(conn))
+            elif conn.last_event == n - 1:
                 conn.last_event = n
                 ready.append(conn.ws)
                 conn.sent += 1
+                if n + 1 in recent:
+                    drain.append(conn)
             else:
+                behind = True
+        if ready:
+            websockets.broadcast(ready, frame)
+        for conn in drain:  # events that arrived before n, now in order after it
+            while (held := recent.get(conn.last_event + 1)) is not None:
+                conn.last_event += 1
+                conn.sent += 1
+                websockets.broadcast([conn.ws], held)
+        if behind and code not in self.gap_timers:
+            self.gap_timers[code] = asyncio.get_running_loop().call_later(GAP_WAIT, self._gap_check, code)
+
+    def _gap_check(self, code: str) -> None:
+        """Whoever is still behind the newest event after the wait fetches what it missed."""
+        self.gap_timers.pop(code, None)
+        recent = self.recent.get(code)
+        if not recent:
+            return
+        top = max(recent)
+        for conn in self.rooms.get(code, ()):
+            if conn.last_event < top:
                 conn.dirty = True
                 self.t.spawn(self.t.catch_up(conn))
-        if ready:
-            websockets.broadcast(ready, m.encode(event))
-        if event.get("kind") == "start":
-            self.t.spawn(self.t.send_boards_at_start(code))
 
     def on_board(self, code: str, delay: int, frame: bytes) -> None:
         def send() -> None:

@@ -91,7 +91,7 @@ async def test_pubsub_carries_numbered_events(store: Store) -> None:
         msg = await ps.get_message(timeout=0.1)
         if msg:
             break
-    assert msg is not None and msg["data"].startswith(b"e1:")
+    assert msg is not None and msg["data"].startswith(b"e" + store.origin + b"1:")  # tagged by its origin
     await ps.aclose()
 
 

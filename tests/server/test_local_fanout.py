@@ -1,0 +1,134 @@
+"""A process fans its own events out to its own connections as soon as Redis has stored them,
+and drops its own copies off pub/sub; other processes' events still come by pub/sub. The two
+streams interleave, so these tests check that every client still sees each event exactly once
+and in order, with no gap, when a room's seats are split across two processes."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from solrace.server.process import ServerProcess
+from solrace.server.store import ORIGIN_LEN, Store
+
+_here = Path(__file__).with_name("test_resume_and_processes.py")
+_spec = importlib.util.spec_from_file_location("_resume_helpers_local_fanout", _here)
+_helpers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_helpers)
+play = _helpers.play
+
+DOC = {"code": "LOCAL", "seats": [{"seat": 0}, {"seat": 1}], "state": "lobby"}
+
+
+class Sink:
+    """Records what the store hands to its process's own fan-out."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int, dict[str, Any]]] = []
+        self.boards: list[tuple[str, bytes]] = []
+
+    def local_event(self, code: str, n: int, event: dict[str, Any]) -> None:
+        self.events.append((code, n, event))
+
+    def local_board(self, code: str, board: bytes) -> None:
+        self.boards.append((code, board))
+
+
+@pytest.fixture
+async def store(redis_url: str, key_prefix: str):
+    s = Store(aioredis.from_url(redis_url), key_prefix)
+    yield s
+    await s.close()
+
+
+async def test_store_hands_every_stored_event_to_its_sink_and_tags_what_it_publishes(store: Store) -> None:
+    sink = Sink()
+    store.local = sink
+    ps = store.redis.pubsub(ignore_subscribe_messages=True)
+    await ps.subscribe(store.channel("LOCAL"))
+    ver, numbers = await store.commit("LOCAL", 0, DOC, [{"kind": "a"}, {"kind": "b"}], seats=2)
+    assert numbers == [1, 2]
+    await store.append("LOCAL", ver, 0, 0, 0, "deal 1", {"kind": "progress", "seat": 0}, b"0:board")
+    await store.presence("LOCAL", "1", +1, {"kind": "connected", "connected": True},
+                         {"kind": "connected", "connected": False})
+    await store.presence("LOCAL", "1", +1, {"kind": "connected", "connected": True})  # no crossing: no event
+    await store.presence("LOCAL", "1", -2, {"kind": "connected", "connected": True},
+                         {"kind": "connected", "connected": False})
+    assert [(n, e["kind"]) for _, n, e in sink.events] == [
+        (1, "a"), (2, "b"), (3, "progress"), (4, "connected"), (5, "connected")]
+    assert [e.get("connected") for _, n, e in sink.events if n >= 4] == [True, False]
+    assert sink.boards == []  # nobody watches: the board was neither published nor fanned out
+    published = []
+    for _ in range(100):  # get_message also answers None for the (ignored) subscribe confirmation
+        msg = await ps.get_message(timeout=0.1)
+        if msg is not None:
+            published.append(msg["data"])
+        if len(published) == 5:
+            break
+    own = b"e" + store.origin
+    assert [d[:1 + ORIGIN_LEN] for d in published] == [own] * 5
+    assert [int(d[1 + ORIGIN_LEN:].split(b":", 1)[0]) for d in published] == [1, 2, 3, 4, 5]
+    await store.redis.hset(store.key("LOCAL", "conn"), "spectators", 1)
+    await store.append("LOCAL", ver, 1, 0, 0, "deal 1", {"kind": "progress", "seat": 1}, b"0:board")
+    await store.publish_board("LOCAL", b"2:late")
+    assert sink.boards == [("LOCAL", b"0:board"), ("LOCAL", b"2:late")]
+    await ps.aclose()
+
+
+def events_since_start(client) -> list[dict[str, Any]]:
+    """The events a client received after its last snapshot, checked to follow it: once, in order, no gap."""
+    starts = [i for i, x in enumerate(client.received) if x.get("snapshot")]  # snapshot, or joined with one
+    assert starts, "no snapshot"
+    snap = client.received[starts[-1]]["snapshot"]
+    after = [x for x in client.received[starts[-1] + 1:] if x["type"] == "event"]
+    ns = [x["n"] for x in after]
+    assert ns == list(range(snap["event"] + 1, snap["event"] + 1 + len(ns))), ns  # once, in order, no gap
+    return after
+
+
+async def test_own_events_reach_local_clients_once_and_in_order_while_another_process_publishes(
+        redis_url: str, key_prefix: str, wire) -> None:
+    with ServerProcess(redis_url, key_prefix) as sa, ServerProcess(redis_url, key_prefix) as sb:
+        host = await wire(sa.ws_url)
+        created = await host.request({"type": "create", "name": "a0", "options": {"game": "puttputt",
+                                                                                   "countdown": 0}})
+        code = created["room"]
+        players = [host]
+        for i, srv in enumerate((sb, sa, sb), start=1):  # seats 0 and 2 on a, 1 and 3 on b
+            c = await wire(srv.ws_url)
+            j = await c.request({"type": "join", "room": code, "name": f"p{i}"})
+            assert j["seat"] == i
+            players.append(c)
+        watchers = [await wire(srv.ws_url) for srv in (sa, sb)]
+        for w in watchers:
+            await w.request({"type": "spectate", "room": code})
+        await host.wait_event("player_joined", seat=3)
+        await host.request({"type": "start", "host_token": created["host_token"]})
+        for c in players:
+            await c.wait_for(lambda x: x["type"] == "snapshot")
+        # every seat moves as fast as its acks return, on both processes at once
+        acks = await asyncio.gather(*(play(c, 20) for c in players))
+        moved = {seat: len(a) for seat, a in enumerate(acks)}
+        assert all(moved[s] > 0 for s in moved)
+
+        def caught_up(client) -> bool:
+            last = {}
+            for x in client.received:
+                if x["type"] == "event" and x["kind"] == "progress":
+                    last[x["seat"]] = x["moves"]
+            return all(last.get(s, 0) >= k for s, k in moved.items())
+
+        for _ in range(500):
+            if all(caught_up(c) for c in players + watchers):
+                break
+            await asyncio.sleep(0.01)
+        for c in players + watchers:
+            seen = events_since_start(c)
+            for seat, k in moved.items():
+                progress = [x["moves"] for x in seen if x["kind"] == "progress" and x["seat"] == seat]
+                assert progress == list(range(1, k + 1)), (seat, progress)  # each move's event once
