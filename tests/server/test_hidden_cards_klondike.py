@@ -10,25 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 from typing import Any
 
 from solrace.engine import new_game, seed_from_text
 
-CARD = re.compile(r"^[A23456789TJQK][CDHS]$")
-
-
-def strings(obj: Any):
-    if isinstance(obj, str):
-        yield obj
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            yield k
-            yield from strings(v)
-    elif isinstance(obj, list):
-        for v in obj:
-            yield from strings(v)
-
+from helpers.views import CARD, strings
 
 def view_cards(view: dict[str, Any] | None) -> set[str]:
     if not view:

@@ -9,39 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
 from typing import Any
 
 from solrace.engine import replay
 
-CARD = re.compile(r"^[A23456789TJQK][CDHS]$")
-RANKS = "A23456789TJQK"
-
-
-def putt_choice(view: dict[str, Any]) -> str | None:
-    """From a player's own view only: a tX-f1 move when one is legal, else deal, else None."""
-    piles = view["piles"]
-    top = piles["f1"][-1]
-    r = RANKS.index(top[0])
-    near = {RANKS[(r + 1) % 13], RANKS[(r - 1) % 13]}
-    for i in range(1, 8):
-        pile = piles[f"t{i}"]
-        if pile and isinstance(pile[-1], str) and pile[-1][0] in near:
-            return f"t{i}-f1"
-    return "deal" if view["stock"] > 0 else None
-
-
-def strings(obj: Any):
-    if isinstance(obj, str):
-        yield obj
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            yield k
-            yield from strings(v)
-    elif isinstance(obj, list):
-        for v in obj:
-            yield from strings(v)
-
+from helpers.views import CARD, putt_move, strings
 
 def ints(obj: Any):
     if isinstance(obj, bool):
@@ -104,7 +76,7 @@ async def play_to_end(client, state: dict[str, Any]) -> list[dict[str, Any]]:
     acks = []
     view = state["view"]
     while True:
-        mv = putt_choice(view)
+        mv = putt_move(view)
         if mv is None:
             break
         ack = await client.request({"type": "move", "move": mv, "n": len(acks) + 1})

@@ -7,19 +7,7 @@ import time
 
 from solrace.server.process import ServerProcess
 
-RANKS = "A23456789TJQK"
-
-
-def tableau_play(view) -> str | None:
-    piles = view["piles"]
-    r = RANKS.index(piles["f1"][-1][0])
-    near = {RANKS[(r + 1) % 13], RANKS[(r - 1) % 13]}
-    for i in range(1, 8):
-        pile = piles[f"t{i}"]
-        if pile and pile[-1][0] in near:
-            return f"t{i}-f1"
-    return None
-
+from helpers.views import putt_move
 
 async def race(url: str, wire, players: int = 1, **options):
     host = await wire(url)
@@ -73,9 +61,9 @@ async def test_safe_undo_over_the_wire(race_server, wire) -> None:
     r = await a.request({"type": "undo", "n": 1})
     assert r["code"] == "undo_refused"
     view = deal["view"]
-    while tableau_play(view) is None:
+    while putt_move(view, deal=False) is None:
         view = (await a.request({"type": "move", "move": "deal"}))["view"]
-    mv = tableau_play(view)
+    mv = putt_move(view, deal=False)
     ack = await a.request({"type": "move", "move": mv})
     assert ack["revealed"] == []
     undo = await a.request({"type": "undo", "n": ack["n"]})

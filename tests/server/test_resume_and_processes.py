@@ -6,6 +6,8 @@ import asyncio
 
 from solrace.server.process import ServerProcess
 
+from helpers.views import putt_move
+
 
 async def start_race(url: str, wire, players: int = 2, **options):
     """Host + players in a Putt Putt room, race started; returns (clients, tokens, code, host_token)."""
@@ -26,20 +28,6 @@ async def start_race(url: str, wire, players: int = 2, **options):
 
 
 
-RANKS = "A23456789TJQK"
-
-
-def choose(view) -> str | None:
-    piles = view["piles"]
-    r = RANKS.index(piles["f1"][-1][0])
-    near = {RANKS[(r + 1) % 13], RANKS[(r - 1) % 13]}
-    for i in range(1, 8):
-        pile = piles[f"t{i}"]
-        if pile and pile[-1][0] in near:
-            return f"t{i}-f1"
-    return "deal" if view["stock"] > 0 else None
-
-
 def current_view(client) -> dict:
     for msg in reversed(client.received):
         if msg["type"] == "ack":
@@ -56,7 +44,7 @@ async def play(client, count: int) -> list[dict]:
     acks = []
     for _ in range(count):
         view = current_view(client)
-        mv = choose(view)
+        mv = putt_move(view)
         if mv is None:
             break
         ack = await client.request({"type": "move", "move": mv, "n": view["moves"] + 1})
@@ -150,7 +138,7 @@ async def test_two_processes_share_a_room(redis_url, key_prefix, wire) -> None:
         pb2 = await wire(sa.ws_url)
         await pb2.request({"type": "resume", "room": code, "token": jb["token"]})
         view = current_view(pb)
-        mv = choose(view)
+        mv = putt_move(view)
         r1, r2 = await asyncio.gather(
             pb.request({"type": "move", "move": mv, "n": 3}), pb2.request({"type": "move", "move": mv, "n": 3}))
         kinds = sorted([r1["type"], r2["type"]])
@@ -159,7 +147,7 @@ async def test_two_processes_share_a_room(redis_url, key_prefix, wire) -> None:
         assert err["code"] in ("out_of_sync", "illegal_move")
         # without n both may be judged; still, each stored move is acked exactly once
         view = (r1 if r1["type"] == "ack" else r2)["view"]
-        mv = choose(view)
+        mv = putt_move(view)
         r1, r2 = await asyncio.gather(pb.request({"type": "move", "move": mv}),
                                       pb2.request({"type": "move", "move": mv}))
         acked = [r for r in (r1, r2) if r["type"] == "ack"]
