@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from solrace.server.process import ServerProcess
 from solrace.server.redis_process import RedisProcess
 
 
@@ -39,7 +40,5 @@ def race_server(redis_url: str, key_prefix: str) -> Iterator["ServerProcess"]:
     One per test (a fresh process costs ~0.3 s): tests may kill, stop or restart it
     freely. `.url` (http), `.ws_url` (ws://.../ws), `.kill()`, `.stop()`, `.restart()`.
     """
-    from solrace.server.process import ServerProcess
-
     with ServerProcess(redis_url, key_prefix) as server:
         yield server

@@ -231,7 +231,6 @@ def test_draw_three_cycle_shift_after_recycle(position):
 
 def test_from_text_klondike_refusals():
     good = new_game("klondike", 1).to_text()
-    lines = good.splitlines()
     import solrace.engine as eng
 
     with pytest.raises(eng.BadPosition):
