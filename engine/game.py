@@ -79,6 +79,12 @@ class Game:
     piles: list[list[int]]
     history: list[Move]
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Each game names its piles once; the name -> index map follows from that order."""
+        super().__init_subclass__(**kwargs)
+        if "PILE_NAMES" in cls.__dict__:
+            cls.PILE_INDEX = {n: i for i, n in enumerate(cls.PILE_NAMES)}
+
     # ----------------------------------------------------------------- setup
 
     @classmethod

@@ -30,7 +30,6 @@ TO_F1: list[Move] = [_TABLE[x][F1][1] for x in range(T)]
 class PuttPutt(Game):
     NAME = "puttputt"
     PILE_NAMES = NAMES
-    PILE_INDEX = {n: i for i, n in enumerate(NAMES)}
     STOCK = S
     TOTAL = 35
 

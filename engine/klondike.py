@@ -59,7 +59,6 @@ def _tops_playable(order: list[int], draw: int, playable) -> bool:
 class Klondike(Game):
     NAME = "klondike"
     PILE_NAMES = NAMES
-    PILE_INDEX = {n: i for i, n in enumerate(NAMES)}
     STOCK = S
     TOTAL = 52
     OPTIONS = {"draw": (1, (1, 3)), "moves": ("top", ("top", "build")), "passes": (0, None)}

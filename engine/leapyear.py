@@ -30,7 +30,6 @@ TO_F: list[list[Move]] = [[_TABLE[x][F + k][1] for k in range(NF)] for x in rang
 class LeapYear(Game):
     NAME = "leapyear"
     PILE_NAMES = NAMES
-    PILE_INDEX = {n: i for i, n in enumerate(NAMES)}
     STOCK = S
     DECKS = 4
     HOME0 = 16

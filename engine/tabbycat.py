@@ -54,7 +54,6 @@ class TabbyCat(Game):
 
     NAME = "tabbycat"
     PILE_NAMES = NAMES
-    PILE_INDEX = {n: i for i, n in enumerate(NAMES)}
     STOCK = S
     TOTAL = 52
     EMPTY_STOCK = "the stock is empty (no redeal)"
