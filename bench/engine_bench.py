@@ -28,7 +28,9 @@ GOAL_PLAY = 50_000
 GOAL_LEGAL = 20_000
 
 
-def record_playouts(game: str, options: dict, playouts: int, max_moves: int, seed: int) -> list[tuple[object, list]]:
+def record_playouts(
+    game: str, options: dict, playouts: int, max_moves: int, seed: int
+) -> list[tuple[object, list]]:
     """(fresh game, move list) pairs from random play; the game objects are untouched copies."""
     rng = random.Random(seed)
     out = []
@@ -100,11 +102,19 @@ def time_baseline(n: int) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="solrace bench engine", description=__doc__.splitlines()[0])
-    parser.add_argument("--playouts", type=int, default=60, help="random playouts per game (default 60)")
-    parser.add_argument("--max-moves", type=int, default=300, help="moves per playout at most (default 300)")
+    parser = argparse.ArgumentParser(
+        prog="solrace bench engine", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--playouts", type=int, default=60, help="random playouts per game (default 60)"
+    )
+    parser.add_argument(
+        "--max-moves", type=int, default=300, help="moves per playout at most (default 300)"
+    )
     parser.add_argument("--seed", type=int, default=1, help="seed of the playouts (default 1)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per figure; the best is shown (default 3)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="timed runs per figure; the best is shown (default 3)"
+    )
     parser.add_argument("--games", nargs="*", help="only these games (default: all variants)")
     args = parser.parse_args(list(argv) if argv is not None else None)
 
@@ -120,7 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         label = game + ("".join(f" {k}={v}" for k, v in options.items()))
         recorded = record_playouts(game, options, args.playouts, args.max_moves, args.seed)
-        time_play(recorded, as_text=True)  # warm-up: fills the parse cache, as a long-running server would
+        time_play(
+            recorded, as_text=True
+        )  # warm-up: fills the parse cache, as a long-running server would
         n_play, t_play = best_of(args.repeat, time_play, recorded, False)
         n_text, t_text = best_of(args.repeat, time_play, recorded, True)
         n_legal, t_legal = best_of(args.repeat, time_positions, recorded, "legal_moves")

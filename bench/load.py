@@ -28,19 +28,26 @@ from pathlib import Path
 from typing import Any
 
 import redis
-
 from solrace.bench.load_hist import Histogram, merged
 from solrace.bench.load_pool import Pool, split
-from solrace.bench.load_profile import Profiler, components, summarize
 from solrace.bench.load_procs import CpuMeter, EchoServer, RaceServer, rss_kib
+from solrace.bench.load_profile import Profiler, components, summarize
 from solrace.bench.load_report import Report, kib, ms
 from solrace.server.redis_process import RedisProcess
 
 SCENARIOS = ("throughput", "paced", "spectators", "memory", "two-process")
 
 #: serve flags that lift the limits a benchmark would otherwise measure instead of the server
-DEFAULT_SERVER_ARGS = ["--rate", "100000", "--burst", "100000",
-                       "--spectator-rate", "100000", "--spectator-burst", "100000"]
+DEFAULT_SERVER_ARGS = [
+    "--rate",
+    "100000",
+    "--burst",
+    "100000",
+    "--spectator-rate",
+    "100000",
+    "--spectator-burst",
+    "100000",
+]
 
 
 @dataclass
@@ -63,10 +70,23 @@ class Sizes:
     mem_players: int = 8
 
     @classmethod
-    def quick(cls) -> "Sizes":
-        return cls(duration=2.0, warmup=0.5, tp_rooms=4, tp_players=4, paced_rooms=5,
-                   paced_players=4, paced_duration=2.0, paced_ladder=(), spec_players=2, spec_count=20,
-                   spec_duration=2.0, idle_conns=50, mem_rooms=3, mem_players=8)
+    def quick(cls) -> Sizes:
+        return cls(
+            duration=2.0,
+            warmup=0.5,
+            tp_rooms=4,
+            tp_players=4,
+            paced_rooms=5,
+            paced_players=4,
+            paced_duration=2.0,
+            paced_ladder=(),
+            spec_players=2,
+            spec_count=20,
+            spec_duration=2.0,
+            idle_conns=50,
+            mem_rooms=3,
+            mem_players=8,
+        )
 
 
 #: the rooms' spectator_view; --spectator-view changes it for every scenario but spectators
@@ -75,8 +95,15 @@ SPECTATOR_VIEW = ["boards"]
 
 def room_options(game: str, players: int, **more: Any) -> dict[str, Any]:
     """Room options for bot races: a fixed text seed, no time limit, shortest countdown."""
-    opts = {"game": game, "seed": "solrace-bench", "max_players": max(players, 1),
-            "time_limit": 0, "countdown": 0, "spectators": True, "spectator_view": SPECTATOR_VIEW[0]}
+    opts = {
+        "game": game,
+        "seed": "solrace-bench",
+        "max_players": max(players, 1),
+        "time_limit": 0,
+        "countdown": 0,
+        "spectators": True,
+        "spectator_view": SPECTATOR_VIEW[0],
+    }
     opts.update(more)
     return opts
 
@@ -102,7 +129,7 @@ class Bench:
 
     # -- set-up ------------------------------------------------------------
 
-    def __enter__(self) -> "Bench":
+    def __enter__(self) -> Bench:
         if not self.redis_url:
             self.redis_proc = RedisProcess().start()
             self.redis_url = self.redis_proc.url
@@ -146,12 +173,21 @@ class Bench:
     def open_rooms(self, urls: list[str], rooms: int, players: int, options: dict) -> list[str]:
         assert self.pool is not None
         counts = split(rooms, self.pool.size)
-        codes = self.pool.each("rooms", [{"urls": urls, "rooms": c, "players": players,
-                                          "options": options} for c in counts])
+        codes = self.pool.each(
+            "rooms",
+            [{"urls": urls, "rooms": c, "players": players, "options": options} for c in counts],
+        )
         return [code for part in codes for code in part]
 
-    def run_load(self, servers: dict[str, int], pace: float, duration: float, *,
-                 track_sends: bool = False, until_done: bool = False) -> dict[str, Any]:
+    def run_load(
+        self,
+        servers: dict[str, int],
+        pace: float,
+        duration: float,
+        *,
+        track_sends: bool = False,
+        until_done: bool = False,
+    ) -> dict[str, Any]:
         """Every worker moves its players (or echoes) for warmup + duration; merged figures."""
         assert self.pool is not None
         warmup = self.sizes.warmup
@@ -161,14 +197,23 @@ class Bench:
         time.sleep(max(0.0, t0 - time.monotonic()))
         meter.start()
         profiler = self.start_profiler(servers, duration)
-        parts = self.pool.all("run", t0=t0, t1=t1, pace=pace, track_sends=track_sends,
-                              until_done=until_done, timeout=duration + warmup + 900)
+        parts = self.pool.all(
+            "run",
+            t0=t0,
+            t1=t1,
+            pace=pace,
+            track_sends=track_sends,
+            until_done=until_done,
+            timeout=duration + warmup + 900,
+        )
         meter.stop()
         if profiler is not None:
             self.print_profile(profiler)
         retries = sum(self.pool.all("setup_retries"))
         if retries:
-            self.report.figure("set-up requests retried after server `internal` errors", str(retries))
+            self.report.figure(
+                "set-up requests retried after server `internal` errors", str(retries)
+            )
         errors: dict[str, int] = {}
         for p in parts:
             for code, n in p["errors"].items():
@@ -184,7 +229,8 @@ class Bench:
             "total_moves": sum(p["total_moves"] for p in parts),
             "unfinished_rooms": sum(p["unfinished_rooms"] for p in parts),
             "cpu": meter.shares(),
-            "t0": t0, "t1": t1,
+            "t0": t0,
+            "t1": t1,
         }
         if track_sends:
             sends: dict = {}
@@ -212,7 +258,9 @@ class Bench:
             return
         raw = prof.output.read_text()
         total, top_self, top_incl = summarize(raw)
-        r.figure("profile", f"py-spy, {total} samples of pid {prof.pid}, raw stacks in {prof.output}")
+        r.figure(
+            "profile", f"py-spy, {total} samples of pid {prof.pid}, raw stacks in {prof.output}"
+        )
         for name, share in components(raw):
             r.line(f"    part {share:6.1%}  {name}")
         for name, share in top_self:
@@ -220,33 +268,46 @@ class Bench:
         for name, share in top_incl:
             r.line(f"    incl {share:6.1%}  {name}")
 
-    def spectator_latency(self, sends: dict, t0: float, t1: float) -> tuple[Histogram, int, list[float]]:
+    def spectator_latency(
+        self, sends: dict, t0: float, t1: float
+    ) -> tuple[Histogram, int, list[float]]:
         """Merged move-to-spectator histogram, deliveries never seen, worst delay per second."""
         assert self.pool is not None
         parts = self.pool.all("spectator_latency", sends=sends, t0=t0, t1=t1)
         seconds = int(t1 - t0 + 0.999)
         worst = [max((p["worst"].get(i, 0.0) for p in parts), default=0.0) for i in range(seconds)]
-        return (merged([Histogram.from_dict(p["hist"]) for p in parts]),
-                sum(p["missing"] for p in parts), worst)
+        return (
+            merged([Histogram.from_dict(p["hist"]) for p in parts]),
+            sum(p["missing"] for p in parts),
+            worst,
+        )
 
     def close_all(self) -> None:
         assert self.pool is not None
         self.pool.all("close")
 
-    def print_load(self, label: str, res: dict[str, Any], unit: str = "moves/s acknowledged") -> None:
+    def print_load(
+        self, label: str, res: dict[str, Any], unit: str = "moves/s acknowledged"
+    ) -> None:
         r = self.report
         r.figure(f"{label} {unit}", f"{res['rate']:.0f}")
         if res["frames_rate"]:
-            r.figure(f"{label} frames/s delivered to clients (acks, events, boards)",
-                     f"{res['frames_rate']:.0f}")
+            r.figure(
+                f"{label} frames/s delivered to clients (acks, events, boards)",
+                f"{res['frames_rate']:.0f}",
+            )
         r.latency(f"{label} move-to-ack latency", res["ack"])
         r.cpu(res["cpu"])
         busy = sum(v for k, v in res["cpu"].items() if k.startswith(("server", "echo")))
         if res["rate"]:
-            r.figure(f"{label} server CPU per {unit.split('/')[0].rstrip('s')}",
-                     f"{busy / res['rate'] * 1e6:.0f} us")
+            r.figure(
+                f"{label} server CPU per {unit.split('/')[0].rstrip('s')}",
+                f"{busy / res['rate'] * 1e6:.0f} us",
+            )
         if res["errors"]:
-            r.figure(f"{label} errors", ", ".join(f"{k} {v}" for k, v in sorted(res["errors"].items())))
+            r.figure(
+                f"{label} errors", ", ".join(f"{k} {v}" for k, v in sorted(res["errors"].items()))
+            )
         if res["late"]:
             r.figure(f"{label} paced sends that fell behind schedule", str(res["late"]))
 
@@ -255,14 +316,24 @@ class Bench:
     def echo_baseline(self, conns: int) -> dict[str, Any]:
         assert self.pool is not None
         with EchoServer() as echo:
-            self.pool.each("echo", [{"url": f"ws://127.0.0.1:{echo.port}/", "count": c}
-                                    for c in split(conns, self.pool.size)])
+            self.pool.each(
+                "echo",
+                [
+                    {"url": f"ws://127.0.0.1:{echo.port}/", "count": c}
+                    for c in split(conns, self.pool.size)
+                ],
+            )
             res = self.run_load({"echo": echo.pid}, 0.0, self.sizes.duration)
             self.close_all()
         return res
 
-    def throughput_race(self, urls_of: list[RaceServer], split_seats: bool,
-                        rooms: int | None = None, players: int | None = None) -> dict[str, Any]:
+    def throughput_race(
+        self,
+        urls_of: list[RaceServer],
+        split_seats: bool,
+        rooms: int | None = None,
+        players: int | None = None,
+    ) -> dict[str, Any]:
         s = self.sizes
         rooms = s.tp_rooms if rooms is None else rooms
         players = s.tp_players if players is None else players
@@ -271,12 +342,13 @@ class Bench:
         if split_seats or len(urls) == 1:
             self.open_rooms(urls, rooms, players, options)
         else:  # whole rooms alternate between the servers
-            for url, c in zip(urls, split(rooms, len(urls))):
+            for url, c in zip(urls, split(rooms, len(urls)), strict=False):
                 self.open_rooms([url], c, players, options)
         assert self.pool is not None
         self.pool.all("start")
-        pids = {f"server{i}" if len(urls_of) > 1 else "server": srv.pid
-                for i, srv in enumerate(urls_of)}
+        pids = {
+            f"server{i}" if len(urls_of) > 1 else "server": srv.pid for i, srv in enumerate(urls_of)
+        }
         res = self.run_load(pids, 0.0, s.duration)
         self.close_all()
         for srv in urls_of:
@@ -286,9 +358,11 @@ class Bench:
     def scenario_throughput(self) -> None:
         s, r = self.sizes, self.report
         conns = s.tp_rooms * s.tp_players
-        r.heading(f"throughput: bots move as fast as acks return; {s.tp_rooms} rooms x "
-                  f"{s.tp_players} players = {conns} connections; {s.duration:.0f} s after "
-                  f"{s.warmup:.1f} s warm-up; Klondike")
+        r.heading(
+            f"throughput: bots move as fast as acks return; {s.tp_rooms} rooms x "
+            f"{s.tp_players} players = {conns} connections; {s.duration:.0f} s after "
+            f"{s.warmup:.1f} s warm-up; Klondike"
+        )
         base = self.echo_baseline(conns)
         self.print_load("echo baseline", base, "messages/s echoed")
         server = self.race_server()
@@ -305,19 +379,30 @@ class Bench:
         ratio = race["rate"] / base["rate"] if base["rate"] else 0.0
         r.figure("ratio race server / echo baseline", f"{ratio:.2f}")
         if base["rate"]:
-            r.figure("ratio race server frames delivered / echo baseline",
-                     f"{race['frames_rate'] / base['rate']:.2f}")
-            r.figure("ratio race server in rooms of 1 / echo baseline", f"{solo['rate'] / base['rate']:.2f}")
-        r.goal("throughput vs baseline (moves acknowledged / messages echoed)", f"{ratio:.0%}",
-               ">= 60%", ratio >= 0.60)
+            r.figure(
+                "ratio race server frames delivered / echo baseline",
+                f"{race['frames_rate'] / base['rate']:.2f}",
+            )
+            r.figure(
+                "ratio race server in rooms of 1 / echo baseline",
+                f"{solo['rate'] / base['rate']:.2f}",
+            )
+        r.goal(
+            "throughput vs baseline (moves acknowledged / messages echoed)",
+            f"{ratio:.0%}",
+            ">= 60%",
+            ratio >= 0.60,
+        )
         self.results["throughput"] = {"race": race, "base": base, "ratio": ratio, "solo": solo}
 
     def paced_run(self, rooms: int, players: int) -> dict[str, Any]:
         """`rooms` x `players` bots, each moving once a second, on a fresh server."""
         s, r = self.sizes, self.report
         n = rooms * players
-        r.heading(f"paced: {n} players in {rooms} rooms, each moving once a second; "
-                  f"{s.paced_duration:.0f} s after {s.warmup:.1f} s warm-up")
+        r.heading(
+            f"paced: {n} players in {rooms} rooms, each moving once a second; "
+            f"{s.paced_duration:.0f} s after {s.warmup:.1f} s warm-up"
+        )
         server = self.race_server()
         assert self.pool is not None
         try:
@@ -344,43 +429,66 @@ class Bench:
             res = self.paced_run(rooms, s.paced_players)
         p99 = res["ack"].percentile(99)
         clean = not res["errors"]
-        self.report.goal(f"{full} players paced, move-to-ack p99", ms(p99) + ("" if clean else
-                         f" with {sum(res['errors'].values())} errors"), "<= 25 ms",
-                         p99 <= 0.025 and clean)
+        self.report.goal(
+            f"{full} players paced, move-to-ack p99",
+            ms(p99) + ("" if clean else f" with {sum(res['errors'].values())} errors"),
+            "<= 25 ms",
+            p99 <= 0.025 and clean,
+        )
         self.results["paced"] = res
 
     def scenario_spectators(self) -> None:
         s, r = self.sizes, self.report
-        r.heading(f"spectators: one room, {s.spec_players} players moving once a second, "
-                  f"{s.spec_count} spectators (boards live); {s.spec_duration:.0f} s")
+        r.heading(
+            f"spectators: one room, {s.spec_players} players moving once a second, "
+            f"{s.spec_count} spectators (boards live); {s.spec_duration:.0f} s"
+        )
         assert self.pool is not None
         with EchoServer(fanout=True) as base:
             url = f"ws://127.0.0.1:{base.port}/"
             self.pool.call(0, "fanout_players", url=url, count=s.spec_players)
-            self.pool.each("spectate", [{"urls": [url], "rooms": ["BASE"], "per_room": c}
-                                        for c in split(s.spec_count, self.pool.size)])
+            self.pool.each(
+                "spectate",
+                [
+                    {"urls": [url], "rooms": ["BASE"], "per_room": c}
+                    for c in split(s.spec_count, self.pool.size)
+                ],
+            )
             bres = self.run_load({"echo": base.pid}, 1.0, s.spec_duration, track_sends=True)
-            bhist, bmissing, bworst = self.spectator_latency(bres["sends"], bres["t0"], bres["t1"])
+            bhist, _bmissing, bworst = self.spectator_latency(bres["sends"], bres["t0"], bres["t1"])
             self.close_all()
         r.figure("bare broadcast baseline frames/s delivered", f"{bres['frames_rate']:.0f}")
         r.cpu(bres["cpu"])
         r.latency("bare broadcast baseline move-to-spectator latency", bhist)
-        r.figure("bare broadcast baseline worst latency in each second (ms)",
-                 " ".join(f"{w * 1000:.0f}" for w in bworst))
+        r.figure(
+            "bare broadcast baseline worst latency in each second (ms)",
+            " ".join(f"{w * 1000:.0f}" for w in bworst),
+        )
         server = self.race_server()
         try:
-            codes = self.open_rooms([server.url], 1, s.spec_players,
-                                    room_options("klondike", s.spec_players, spectator_view="boards"))
-            self.pool.each("spectate", [{"urls": [server.url], "rooms": codes, "per_room": c}
-                                        for c in split(s.spec_count, self.pool.size)])
+            codes = self.open_rooms(
+                [server.url],
+                1,
+                s.spec_players,
+                room_options("klondike", s.spec_players, spectator_view="boards"),
+            )
+            self.pool.each(
+                "spectate",
+                [
+                    {"urls": [server.url], "rooms": codes, "per_room": c}
+                    for c in split(s.spec_count, self.pool.size)
+                ],
+            )
             self.pool.all("start")
             res = self.run_load({"server": server.pid}, 1.0, s.spec_duration, track_sends=True)
             hist, missing, worst = self.spectator_latency(res["sends"], res["t0"], res["t1"])
             self.print_load("race server", res)
             r.latency("move-to-spectator latency", hist)
             r.figure("spectator deliveries missing", str(missing))
-            r.figure("worst move-to-spectator latency in each second (ms)",
-                     " ".join(f"{w * 1000:.0f}" for w in worst))
+            r.figure(
+                "worst move-to-spectator latency in each second (ms)",
+                " ".join(f"{w * 1000:.0f}" for w in worst),
+            )
             p99 = hist.percentile(99)
             met = p99 <= 0.100 and hist.count > 0
             r.goal(f"{s.spec_count} spectators, move-to-spectator p99", ms(p99), "<= 100 ms", met)
@@ -396,8 +504,9 @@ class Bench:
         self.close_all()
         time.sleep(0.5)
         before = rss_kib(pid)
-        self.pool.each("idle", [{"url": url, "count": c, "echo": echo}
-                                for c in split(count, self.pool.size)])
+        self.pool.each(
+            "idle", [{"url": url, "count": c, "echo": echo} for c in split(count, self.pool.size)]
+        )
         time.sleep(1.0)
         after = rss_kib(pid)
         self.close_all()
@@ -427,11 +536,14 @@ class Bench:
 
     def scenario_memory(self) -> None:
         s, r = self.sizes, self.report
-        r.heading(f"memory: {s.idle_conns} idle connections; {s.mem_rooms} finished rooms of "
-                  f"{s.mem_players} Putt Putt bots")
+        r.heading(
+            f"memory: {s.idle_conns} idle connections; {s.mem_rooms} finished rooms of "
+            f"{s.mem_players} Putt Putt bots"
+        )
         with EchoServer() as echo:
-            base = self.idle_rss_per_conn(echo.pid, f"ws://127.0.0.1:{echo.port}/", s.idle_conns,
-                                          echo=True)
+            base = self.idle_rss_per_conn(
+                echo.pid, f"ws://127.0.0.1:{echo.port}/", s.idle_conns, echo=True
+            )
         r.figure("echo baseline RSS per idle connection", kib(base))
         server = self.race_server()
         assert self.pool is not None
@@ -440,8 +552,9 @@ class Bench:
             r.figure("race server RSS per idle connection (after hello)", kib(per_conn))
             mem0, data0 = self.redis_memory()
             rss0 = rss_kib(server.pid)
-            codes = self.open_rooms([server.url], s.mem_rooms, s.mem_players,
-                                    room_options("puttputt", s.mem_players))
+            codes = self.open_rooms(
+                [server.url], s.mem_rooms, s.mem_players, room_options("puttputt", s.mem_players)
+            )
             time.sleep(0.5)
             seated = (rss_kib(server.pid) - rss0) * 1024 / (s.mem_rooms * s.mem_players)
             r.figure("race server RSS per seated player (room in lobby)", kib(seated))
@@ -459,23 +572,40 @@ class Bench:
             if res["errors"]:
                 r.figure("errors", ", ".join(f"{k} {v}" for k, v in sorted(res["errors"].items())))
             r.figure("Redis used_memory delta per finished room", kib(per_room))
-            r.figure("Redis used_memory_dataset delta per finished room", kib((data1 - data0) / s.mem_rooms))
+            r.figure(
+                "Redis used_memory_dataset delta per finished room",
+                kib((data1 - data0) / s.mem_rooms),
+            )
             r.figure("Redis keys per finished room", f"{keys:.1f}")
             r.figure("Redis MEMORY USAGE of a finished room's keys", kib(usage))
-            r.figure("  by key", "  ".join(f"{k} {kib(v)}" for k, v in
-                                            sorted(by_kind.items(), key=lambda kv: -kv[1])))
-            r.goal("server memory per idle connection", kib(per_conn), "<= 40 KiB",
-                   per_conn <= 40 * 1024)
-            r.goal("Redis memory per finished room of 8 (MEMORY USAGE)", kib(usage), "<= 20 KiB",
-                   usage <= 20 * 1024)
+            r.figure(
+                "  by key",
+                "  ".join(
+                    f"{k} {kib(v)}" for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])
+                ),
+            )
+            r.goal(
+                "server memory per idle connection",
+                kib(per_conn),
+                "<= 40 KiB",
+                per_conn <= 40 * 1024,
+            )
+            r.goal(
+                "Redis memory per finished room of 8 (MEMORY USAGE)",
+                kib(usage),
+                "<= 20 KiB",
+                usage <= 20 * 1024,
+            )
         finally:
             server.stop()
         self.results["memory"] = {"idle": per_conn, "room": per_room, "usage": usage}
 
     def scenario_two_process(self) -> None:
         s, r = self.sizes, self.report
-        r.heading(f"two-process: two `solrace serve` on one Redis vs one; throughput load of "
-                  f"{s.tp_rooms} rooms x {s.tp_players} players")
+        r.heading(
+            f"two-process: two `solrace serve` on one Redis vs one; throughput load of "
+            f"{s.tp_rooms} rooms x {s.tp_players} players"
+        )
         # One process is measured again here, right before two: on a shared machine the
         # figures of a few minutes ago were taken under other load.
         server = self.race_server()
@@ -499,25 +629,26 @@ class Bench:
         self.results["two-process"] = {"one": one, "rooms": rooms, "seats": seats}
 
 
+def _proc_field(path: str, name: str) -> str | None:
+    """The value of the first ``name:`` line of a /proc file, or None where it cannot be read."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(name):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
 def machine_line() -> str:
-    model = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = "?"
-    try:
-        for line in open("/proc/meminfo"):
-            if line.startswith("MemTotal"):
-                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
-                break
-    except OSError:
-        pass
-    return (f"machine: {os.cpu_count()} cpus, {model}, {mem} RAM, Python {platform.python_version()}, "
-            f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, {load_line()}")
+    model = _proc_field("/proc/cpuinfo", "model name") or "?"
+    total = _proc_field("/proc/meminfo", "MemTotal")
+    mem = f"{int(total.split()[0]) / 1024 / 1024:.1f} GiB" if total else "?"
+    return (
+        f"machine: {os.cpu_count()} cpus, {model}, {mem} RAM, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, {load_line()}"
+    )
 
 
 def load_line() -> str:
@@ -529,7 +660,9 @@ def load_line() -> str:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="solrace bench load", description=__doc__.split("\n")[0])
     p.add_argument("--scenario", default="all", choices=[*SCENARIOS, "all"])
-    p.add_argument("--quick", action="store_true", help="tiny sizes, a few seconds each (smoke test)")
+    p.add_argument(
+        "--quick", action="store_true", help="tiny sizes, a few seconds each (smoke test)"
+    )
     p.add_argument("--workers", type=int, default=2, help="load-generator processes (default 2)")
     p.add_argument("--duration", type=float, help="seconds measured in throughput runs")
     p.add_argument("--warmup", type=float, help="seconds of load before measuring")
@@ -537,20 +670,37 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--tp-players", dest="tp_players", type=int)
     p.add_argument("--paced-rooms", dest="paced_rooms", type=int)
     p.add_argument("--paced-duration", dest="paced_duration", type=float)
-    p.add_argument("--paced-ladder", dest="paced_ladder", type=lambda v: tuple(int(x) for x in v.split(",") if x),
-                   help="smaller player counts run before the full one, e.g. 500,1000 ('' for none)")
+    p.add_argument(
+        "--paced-ladder",
+        dest="paced_ladder",
+        type=lambda v: tuple(int(x) for x in v.split(",") if x),
+        help="smaller player counts run before the full one, e.g. 500,1000 ('' for none)",
+    )
     p.add_argument("--spectators", dest="spec_count", type=int)
     p.add_argument("--idle-conns", dest="idle_conns", type=int)
     p.add_argument("--mem-rooms", dest="mem_rooms", type=int)
-    p.add_argument("--profile", action="store_true",
-                   help="sample the race server with py-spy during each measured run; print hot spots")
-    p.add_argument("--profile-dir", default="/tmp", help="where py-spy's raw stacks go (default /tmp)")
-    p.add_argument("--spectator-view", choices=["boards", "progress"], default="boards",
-                   help="rooms' spectator_view outside the spectators scenario (progress: the server "
-                        "publishes no board per move)")
-    p.add_argument("--server-arg", dest="server_args", action="append",
-                   help="a `solrace serve` flag for the race server (repeat; replaces the defaults "
-                        f"{' '.join(DEFAULT_SERVER_ARGS)})")
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="sample the race server with py-spy during each measured run; print hot spots",
+    )
+    p.add_argument(
+        "--profile-dir", default="/tmp", help="where py-spy's raw stacks go (default /tmp)"
+    )
+    p.add_argument(
+        "--spectator-view",
+        choices=["boards", "progress"],
+        default="boards",
+        help="rooms' spectator_view outside the spectators scenario (progress: the server "
+        "publishes no board per move)",
+    )
+    p.add_argument(
+        "--server-arg",
+        dest="server_args",
+        action="append",
+        help="a `solrace serve` flag for the race server (repeat; replaces the defaults "
+        f"{' '.join(DEFAULT_SERVER_ARGS)})",
+    )
     return p.parse_args(argv)
 
 
@@ -563,8 +713,10 @@ def main(argv: list[str] | None = None) -> int:
     report.line(machine_line())
     with Bench(args, report) as bench:
         report.line(f"redis: {bench.redis_url}  load-generator processes: {args.workers}")
-        report.line(f"race server flags: {' '.join(bench.server_args)}; rooms' spectator_view: "
-                    f"{args.spectator_view} (spectators scenario: boards)")
+        report.line(
+            f"race server flags: {' '.join(bench.server_args)}; rooms' spectator_view: "
+            f"{args.spectator_view} (spectators scenario: boards)"
+        )
         started = time.monotonic()
         for name in chosen:
             getattr(bench, "scenario_" + name.replace("-", "_"))()

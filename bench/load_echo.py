@@ -53,16 +53,38 @@ class Fanout:
                     await ws.send(msgpack.packb({"type": "welcome", "version": 1}))
                 elif kind == "spectate":
                     self.spectators.add(ws)
-                    await ws.send(msgpack.packb({"type": "joined", "ref": ref, "room": msg["room"]}))
+                    await ws.send(
+                        msgpack.packb({"type": "joined", "ref": ref, "room": msg["room"]})
+                    )
                 elif kind == "move":
                     n, seat = msg.get("n", 0), msg.get("seat", 0)
-                    await ws.send(msgpack.packb({"type": "ack", "ref": ref, "n": n, "status": "racing"}))
+                    await ws.send(
+                        msgpack.packb({"type": "ack", "ref": ref, "n": n, "status": "racing"})
+                    )
                     at = int(time.time() * 1000)
-                    broadcast(self.spectators, msgpack.packb(
-                        {"type": "board", "seat": seat, "moves": n, "view": self.view}))
-                    broadcast(self.spectators, msgpack.packb(
-                        {"type": "event", "n": n, "kind": "progress", "at": at, "seat": seat,
-                         "moves": n, "home": 0, "progress": 0.0, "status": "racing", "time": None}))
+                    broadcast(
+                        self.spectators,
+                        msgpack.packb(
+                            {"type": "board", "seat": seat, "moves": n, "view": self.view}
+                        ),
+                    )
+                    broadcast(
+                        self.spectators,
+                        msgpack.packb(
+                            {
+                                "type": "event",
+                                "n": n,
+                                "kind": "progress",
+                                "at": at,
+                                "seat": seat,
+                                "moves": n,
+                                "home": 0,
+                                "progress": 0.0,
+                                "status": "racing",
+                                "time": None,
+                            }
+                        ),
+                    )
         except Exception:
             pass
         finally:

@@ -52,7 +52,7 @@ class Histogram:
         if value < self.min:
             self.min = value
 
-    def merge(self, other: "Histogram") -> "Histogram":
+    def merge(self, other: Histogram) -> Histogram:
         """Add `other`'s samples into this one (in place) and return self."""
         for b, c in other.counts.items():
             self.counts[b] = self.counts.get(b, 0) + c
@@ -83,13 +83,19 @@ class Histogram:
 
     def to_dict(self) -> dict:
         """A plain dict for pickling across processes cheaply (no class identity needed)."""
-        return {"counts": self.counts, "count": self.count, "total": self.total,
-                "max": self.max, "min": self.min}
+        return {
+            "counts": self.counts,
+            "count": self.count,
+            "total": self.total,
+            "max": self.max,
+            "min": self.min,
+        }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Histogram":
-        return cls(counts=dict(d["counts"]), count=d["count"], total=d["total"],
-                   max=d["max"], min=d["min"])
+    def from_dict(cls, d: dict) -> Histogram:
+        return cls(
+            counts=dict(d["counts"]), count=d["count"], total=d["total"], max=d["max"], min=d["min"]
+        )
 
 
 def merged(hists: list[Histogram]) -> Histogram:

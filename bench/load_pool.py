@@ -65,7 +65,7 @@ class Pool:
         return self.each(cmd, [args] * self.size, timeout)
 
     def close(self) -> None:
-        for i, pipe in enumerate(self.pipes):
+        for _i, pipe in enumerate(self.pipes):
             try:
                 pipe.send(("exit", {}))
                 if pipe.poll(15):

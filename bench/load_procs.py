@@ -37,7 +37,7 @@ def rss_kib(pid: int) -> int:
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time a process has used so far (its threads included)."""
     raw = Path(f"/proc/{pid}/stat").read_text()
-    fields = raw[raw.rindex(")") + 2:].split()
+    fields = raw[raw.rindex(")") + 2 :].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
@@ -51,12 +51,12 @@ class CpuMeter:
         self.used: dict[str, float] = {}
         self.wall = 0.0
 
-    def start(self) -> "CpuMeter":
+    def start(self) -> CpuMeter:
         self.start_at = time.monotonic()
         self.before = {k: cpu_seconds(p) for k, p in self.pids.items()}
         return self
 
-    def stop(self) -> "CpuMeter":
+    def stop(self) -> CpuMeter:
         self.wall = time.monotonic() - self.start_at
         self.used = {k: cpu_seconds(p) - self.before[k] for k, p in self.pids.items()}
         return self
@@ -101,10 +101,11 @@ class ChildServer:
         assert self.proc is not None
         return self.proc.pid
 
-    def start(self, timeout: float = 30.0) -> "ChildServer":
+    def start(self, timeout: float = 30.0) -> ChildServer:
         log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
-                                     env=self.env())
+        self.proc = subprocess.Popen(
+            self.command(), stdout=log, stderr=subprocess.STDOUT, env=self.env()
+        )
         wait_for_port(self.port, self.proc, timeout, self.what)
         return self
 
@@ -126,7 +127,7 @@ class ChildServer:
         except OSError:
             return ""
 
-    def __enter__(self) -> "ChildServer":
+    def __enter__(self) -> ChildServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -141,8 +142,14 @@ class EchoServer(ChildServer):
         self.fanout = fanout
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "solrace.bench.load_echo", "--port", str(self.port),
-                *(["--fanout"] if self.fanout else [])]
+        return [
+            sys.executable,
+            "-m",
+            "solrace.bench.load_echo",
+            "--port",
+            str(self.port),
+            *(["--fanout"] if self.fanout else []),
+        ]
 
 
 class RaceServer(ChildServer):
@@ -161,9 +168,23 @@ class RaceServer(ChildServer):
         self.extra = extra
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "solrace", "serve", "--host", "127.0.0.1",
-                "--port", str(self.port), "--redis-url", self.redis_url,
-                "--redis-prefix", self.key_prefix, "--log-level", "WARNING", *self.extra]
+        return [
+            sys.executable,
+            "-m",
+            "solrace",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--redis-url",
+            self.redis_url,
+            "--redis-prefix",
+            self.key_prefix,
+            "--log-level",
+            "WARNING",
+            *self.extra,
+        ]
 
     def health(self) -> dict:
         """The server's /healthz JSON ({} when it does not answer)."""

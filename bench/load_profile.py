@@ -36,9 +36,23 @@ class Profiler:
         if tool is None:
             return False
         self.proc = subprocess.Popen(
-            [tool, "record", "--pid", str(self.pid), "--duration", str(max(1, int(self.duration))),
-             "--rate", str(self.rate), "--format", "raw", "--output", str(self.output)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            [
+                tool,
+                "record",
+                "--pid",
+                str(self.pid),
+                "--duration",
+                str(max(1, int(self.duration))),
+                "--rate",
+                str(self.rate),
+                "--format",
+                "raw",
+                "--output",
+                str(self.output),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         return True
 
     def wait(self) -> str:
@@ -47,7 +61,9 @@ class Profiler:
             return "py-spy is not installed (pip install py-spy)"
         _, err = self.proc.communicate(timeout=self.duration + 60)
         if self.proc.returncode != 0 or not self.output.exists():
-            return (err or b"").decode(errors="replace")[-500:] or f"py-spy exited {self.proc.returncode}"
+            return (err or b"").decode(errors="replace")[
+                -500:
+            ] or f"py-spy exited {self.proc.returncode}"
         return ""
 
 
@@ -79,7 +95,11 @@ def component_of(frames: list[str]) -> str:
     leaf = frames[-1] if frames else ""
     joined = ";".join(frames)
     if "_SelectorSocketTransport.write" in leaf or "sock_send" in leaf:
-        return "socket write syscall (Redis)" if "/redis/" in joined else "socket write syscall (WebSocket)"
+        return (
+            "socket write syscall (Redis)"
+            if "/redis/" in joined
+            else "socket write syscall (WebSocket)"
+        )
     if "EpollSelector.select" in leaf:
         return "epoll wait"
     for frame in reversed(frames):
@@ -104,7 +124,9 @@ def components(collapsed: str) -> list[tuple[str, float]]:
     return [(k, c / total) for k, c in counts.most_common()] if total else []
 
 
-def summarize(collapsed: str, top: int = 15) -> tuple[int, list[tuple[str, float]], list[tuple[str, float]]]:
+def summarize(
+    collapsed: str, top: int = 15
+) -> tuple[int, list[tuple[str, float]], list[tuple[str, float]]]:
     """(samples, top self shares, top inclusive shares) from py-spy's collapsed stacks.
 
     Idle samples (the event loop waiting in select/epoll) are counted, so shares
@@ -126,6 +148,8 @@ def summarize(collapsed: str, top: int = 15) -> tuple[int, list[tuple[str, float
             incl_c[f] += n
     if not total:
         return 0, [], []
-    return (total,
-            [(f, c / total) for f, c in self_c.most_common(top)],
-            [(f, c / total) for f, c in incl_c.most_common(top + 10)])
+    return (
+        total,
+        [(f, c / total) for f, c in self_c.most_common(top)],
+        [(f, c / total) for f, c in incl_c.most_common(top + 10)],
+    )

@@ -24,13 +24,12 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 import msgpack
+from solrace.bench.load_hist import Histogram
+from solrace.bench.load_policy import next_move
 from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
 from websockets.uri import parse_uri
-
-from solrace.bench.load_hist import Histogram
-from solrace.bench.load_policy import next_move
 
 now = time.monotonic
 
@@ -76,10 +75,26 @@ class Conn:
     or, for spectators, the first time each move was seen.
     """
 
-    __slots__ = ("ws", "role", "room", "seat", "token", "host_token", "view", "n", "status",
-                 "started", "results", "pending", "ids", "seen", "use_n", "closed")
+    __slots__ = (
+        "closed",
+        "host_token",
+        "ids",
+        "n",
+        "pending",
+        "results",
+        "role",
+        "room",
+        "seat",
+        "seen",
+        "started",
+        "status",
+        "token",
+        "use_n",
+        "view",
+        "ws",
+    )
 
-    def __init__(self, ws: "LightSocket", role: str) -> None:
+    def __init__(self, ws: LightSocket, role: str) -> None:
         self.ws = ws
         self.role = role
         self.room: str | None = None
@@ -167,7 +182,7 @@ class Conn:
 class EchoPeer:
     """An echo-baseline connection: one frame out, the next frame in resolves `reply`."""
 
-    def __init__(self, sock: "LightSocket") -> None:
+    def __init__(self, sock: LightSocket) -> None:
         self.ws = sock
         self.reply: asyncio.Future | None = None
 
@@ -218,9 +233,12 @@ class LightSocket(asyncio.Protocol):
                     self.opened.set_exception(self.proto.handshake_exc)
                 else:
                     self.opened.set_result(None)
-            elif isinstance(event, Frame) and event.opcode in (Opcode.BINARY, Opcode.TEXT):
-                if self.conn is not None:
-                    self.conn.on_frame(bytes(event.data))
+            elif (
+                isinstance(event, Frame)
+                and event.opcode in (Opcode.BINARY, Opcode.TEXT)
+                and self.conn is not None
+            ):
+                self.conn.on_frame(bytes(event.data))
         self._flush()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -292,7 +310,8 @@ class Worker:
             for attempt in range(5):
                 try:
                     _, sock = await asyncio.get_running_loop().create_connection(
-                        lambda: LightSocket(url), host, int(port))
+                        lambda: LightSocket(url), host, int(port)
+                    )
                     await asyncio.wait_for(sock.opened, 60)
                     return sock
                 except OSError:
@@ -375,16 +394,23 @@ class Worker:
         self.players += seats
         return host.room  # type: ignore[return-value]
 
-    async def cmd_rooms(self, urls: list[str], rooms: int, players: int, options: dict,
-                        tag: str = "bot") -> list[str]:
+    async def cmd_rooms(
+        self, urls: list[str], rooms: int, players: int, options: dict, tag: str = "bot"
+    ) -> list[str]:
         """Create `rooms` rooms of `players` ready players; seat i connects to urls[i % len]."""
         self.game = options.get("game", "klondike")
-        return list(await asyncio.gather(
-            *(self._room(urls, players, options, f"{tag}{self.index}.{r}") for r in range(rooms))))
+        return list(
+            await asyncio.gather(
+                *(
+                    self._room(urls, players, options, f"{tag}{self.index}.{r}")
+                    for r in range(rooms)
+                )
+            )
+        )
 
     async def cmd_fanout_players(self, url: str, count: int) -> int:
         """Players of the spectator baseline: hello only, seats numbered here."""
-        for i in range(count):
+        for _i in range(count):
             c = await self._hello(url, "player")
             c.room, c.seat = FANOUT_ROOM, len(self.players)
             c.started.set()
@@ -399,7 +425,8 @@ class Worker:
             return c
 
         self.spectators += await asyncio.gather(
-            *(one(i, room) for room in rooms for i in range(per_room)))
+            *(one(i, room) for room in rooms for i in range(per_room))
+        )
         return len(self.spectators)
 
     async def cmd_start(self, timeout: float = 60.0, batch: int = 8) -> dict:
@@ -409,18 +436,22 @@ class Worker:
         (countdown timer, start snapshots), and 250 at once overflow its Redis pool.
         """
         for i in range(0, len(self.hosts), batch):
-            hosts = self.hosts[i:i + batch]
+            hosts = self.hosts[i : i + batch]
             rooms = {h.room for h in hosts}
-            await asyncio.gather(*(self._req(h, {"type": "start", "host_token": h.host_token})
-                                   for h in hosts))
-            await asyncio.wait_for(asyncio.gather(
-                *(c.started.wait() for c in self.players if c.room in rooms)), timeout)
+            await asyncio.gather(
+                *(self._req(h, {"type": "start", "host_token": h.host_token}) for h in hosts)
+            )
+            await asyncio.wait_for(
+                asyncio.gather(*(c.started.wait() for c in self.players if c.room in rooms)),
+                timeout,
+            )
         return {"players": len(self.players)}
 
     # -- running -----------------------------------------------------------
 
-    async def _move_loop(self, c: Conn, t0: float, t1: float, pace: float, stats: dict,
-                         until_done: bool) -> None:
+    async def _move_loop(
+        self, c: Conn, t0: float, t1: float, pace: float, stats: dict, until_done: bool
+    ) -> None:
         """Move at `pace` per second (0: as fast as acks come back) until t1 or the seat is done."""
         hist: Histogram = stats["ack"]
         period = 1.0 / pace if pace else 0.0
@@ -502,12 +533,23 @@ class Worker:
         await asyncio.sleep(max(0.0, t1 - now()))
         stats["frames"] = FRAMES[0] - start
 
-    async def cmd_run(self, t0: float, t1: float, pace: float = 0.0, track_sends: bool = False,
-                      until_done: bool = False) -> dict:
+    async def cmd_run(
+        self,
+        t0: float,
+        t1: float,
+        pace: float = 0.0,
+        track_sends: bool = False,
+        until_done: bool = False,
+    ) -> dict:
         """Move (or echo) from now; count acks of moves sent in [t0, t1). Spectators keep reading."""
-        stats: dict[str, Any] = {"ack": Histogram(), "acks": 0, "errors": Counter(), "finished": 0,
-                                 "late": 0,
-                                 "sends": {} if track_sends else None}
+        stats: dict[str, Any] = {
+            "ack": Histogram(),
+            "acks": 0,
+            "errors": Counter(),
+            "finished": 0,
+            "late": 0,
+            "sends": {} if track_sends else None,
+        }
         tasks = [self._move_loop(c, t0, t1, pace, stats, until_done) for c in self.players]
         tasks.append(self._count_frames(t0, t1, stats))
         tasks += [self._echo_loop(peer, t0, t1, stats) for peer in self.echo]
@@ -546,8 +588,11 @@ class Worker:
 
     async def cmd_close(self) -> int:
         conns = self.players + self.spectators + self.idle
-        await asyncio.gather(*(c.close() for c in conns), *(peer.close() for peer in self.echo),
-                             return_exceptions=True)
+        await asyncio.gather(
+            *(c.close() for c in conns),
+            *(peer.close() for peer in self.echo),
+            return_exceptions=True,
+        )
         n = len(conns) + len(self.echo)
         self.players, self.hosts, self.spectators, self.idle, self.echo = [], [], [], [], []
         return n

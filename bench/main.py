@@ -17,7 +17,9 @@ KINDS = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("kind", choices=sorted(KINDS), help="which benchmark")
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options (see KIND --help)")
+    parser.add_argument(
+        "rest", nargs=argparse.REMAINDER, help="the benchmark's own options (see KIND --help)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,15 +13,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import events as ev
 from .connection import Client, ConnectionLost, ServerError
 from .moves import Board
-from .strategy import choose_move
 from .options import parse_option, room_options
+from .strategy import choose_move
 from .urls import DEFAULT_SERVER, parse_target, share_link
 
 log = logging.getLogger(__name__)
@@ -121,11 +121,19 @@ async def play_race(client: Client, pace: float, stop: asyncio.Event, result: Bo
     return _my_status(client) or "unknown"
 
 
-async def run_bot(url: str, room: str | None = None, name: str = "bot", pace: float = 0.5,
-                  stop_event: asyncio.Event | None = None, *, races: int | None = 1,
-                  create_options: dict[str, Any] | None = None, start_when: int | None = None,
-                  ready: bool = True,
-                  on_joined: Callable[[ev.Joined], None] | None = None) -> BotResult:
+async def run_bot(
+    url: str,
+    room: str | None = None,
+    name: str = "bot",
+    pace: float = 0.5,
+    stop_event: asyncio.Event | None = None,
+    *,
+    races: int | None = 1,
+    create_options: dict[str, Any] | None = None,
+    start_when: int | None = None,
+    ready: bool = True,
+    on_joined: Callable[[ev.Joined], None] | None = None,
+) -> BotResult:
     """Join `room` (or create one with `create_options`), ready up and race.
 
     Stops after `races` races (None: until `stop_event`). As host (created the
@@ -148,8 +156,14 @@ async def run_bot(url: str, room: str | None = None, name: str = "bot", pace: fl
             if ready:
                 await client.ready(True)
             if client.host_token and start_when:
-                await _wait(client, lambda: sum(bool(p.get("ready")) for p in
-                                                client.room.players.values()) >= start_when, stop)
+                await _wait(
+                    client,
+                    lambda: (
+                        sum(bool(p.get("ready")) for p in client.room.players.values())
+                        >= start_when
+                    ),
+                    stop,
+                )
                 if stop.is_set():
                     break
                 await client.start()
@@ -170,21 +184,43 @@ async def run_bot(url: str, room: str | None = None, name: str = "bot", pace: fl
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", nargs="?", default="",
-                        help="room link, ws:// URL or room code (omit with --create)")
-    parser.add_argument("--create", metavar="GAME",
-                        help="the first bot creates a room for GAME and hosts it")
-    parser.add_argument("--start-when", type=int, default=0,
-                        help="with --create: start once this many players are ready (default --count)")
-    parser.add_argument("--option", "-o", action="append", type=parse_option, metavar="KEY=VALUE",
-                        help="room or game option for --create, e.g. -o countdown=1")
-    parser.add_argument("--server", default=DEFAULT_SERVER,
-                        help=f"server for a bare room code (default {DEFAULT_SERVER})")
+    parser.add_argument(
+        "target",
+        nargs="?",
+        default="",
+        help="room link, ws:// URL or room code (omit with --create)",
+    )
+    parser.add_argument(
+        "--create", metavar="GAME", help="the first bot creates a room for GAME and hosts it"
+    )
+    parser.add_argument(
+        "--start-when",
+        type=int,
+        default=0,
+        help="with --create: start once this many players are ready (default --count)",
+    )
+    parser.add_argument(
+        "--option",
+        "-o",
+        action="append",
+        type=parse_option,
+        metavar="KEY=VALUE",
+        help="room or game option for --create, e.g. -o countdown=1",
+    )
+    parser.add_argument(
+        "--server",
+        default=DEFAULT_SERVER,
+        help=f"server for a bare room code (default {DEFAULT_SERVER})",
+    )
     parser.add_argument("--name", default="bot", help="player name (numbered when --count > 1)")
     parser.add_argument("--pace", type=float, default=1.0, help="seconds between moves")
     parser.add_argument("--count", type=int, default=1, help="how many bots to run")
-    parser.add_argument("--races", type=int, default=0,
-                        help="leave after this many races (0: stay until interrupted)")
+    parser.add_argument(
+        "--races",
+        type=int,
+        default=0,
+        help="leave after this many races (0: stay until interrupted)",
+    )
 
 
 async def _main(args: argparse.Namespace) -> int:
@@ -205,18 +241,32 @@ async def _main(args: argparse.Namespace) -> int:
             created.set_result(joined.room)
 
         options = room_options(args.create, args.option)
-        tasks.append(asyncio.create_task(run_bot(
-            target.url, None, names[0], args.pace, stop, races=races, create_options=options,
-            start_when=args.start_when or args.count, on_joined=announce)))
+        tasks.append(
+            asyncio.create_task(
+                run_bot(
+                    target.url,
+                    None,
+                    names[0],
+                    args.pace,
+                    stop,
+                    races=races,
+                    create_options=options,
+                    start_when=args.start_when or args.count,
+                    on_joined=announce,
+                )
+            )
+        )
         room = await asyncio.wait_for(asyncio.shield(created), 30)
         names_to_join = names[1:]
     else:
         names_to_join = names
-    tasks += [asyncio.create_task(run_bot(target.url, room, n, args.pace, stop, races=races))
-              for n in names_to_join]
+    tasks += [
+        asyncio.create_task(run_bot(target.url, room, n, args.pace, stop, races=races))
+        for n in names_to_join
+    ]
     results = await asyncio.gather(*tasks, return_exceptions=True)
     code = 0
-    for n, r in zip(names, results):
+    for n, r in zip(names, results, strict=False):
         if isinstance(r, BaseException):
             print(f"{n}: error: {r}")
             code = 1

@@ -14,7 +14,8 @@ from typing import Any
 import msgpack
 
 try:  # the protocol package's codec: one definition of the wire format for everyone
-    from solrace.protocol.messages import decode as _proto_decode, encode as _proto_encode
+    from solrace.protocol.messages import decode as _proto_decode
+    from solrace.protocol.messages import encode as _proto_encode
 except ImportError:  # pragma: no cover - only while the protocol package was being written
     _proto_decode = None
     _proto_encode = None

@@ -106,9 +106,17 @@ BOARD_GRACE = 1.0
 class Client:
     """A solrace protocol client over one WebSocket connection (reconnecting if asked)."""
 
-    def __init__(self, url: str, *, auto_resume: bool = False, reconnect_tries: int = 8,
-                 client_name: str = CLIENT_NAME, open_timeout: float = 10.0,
-                 throttle: bool = False, record: bool = False) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        auto_resume: bool = False,
+        reconnect_tries: int = 8,
+        client_name: str = CLIENT_NAME,
+        open_timeout: float = 10.0,
+        throttle: bool = False,
+        record: bool = False,
+    ) -> None:
         self.url = url
         self.auto_resume = auto_resume
         self.reconnect_tries = reconnect_tries
@@ -148,15 +156,18 @@ class Client:
         return await self._hello()
 
     async def _open(self) -> None:
-        self._ws = await connect(self.url, compression=None, max_size=2**24,
-                                 open_timeout=self.open_timeout)
+        self._ws = await connect(
+            self.url, compression=None, max_size=2**24, open_timeout=self.open_timeout
+        )
         self._reader = asyncio.create_task(self._read_loop(self._ws), name="solrace-client-reader")
 
     async def _hello(self) -> ev.Welcome:
         """Say hello; `welcome` carries no `ref`, so it resolves its own future."""
         self._welcome_wait = asyncio.get_running_loop().create_future()
-        reply = await self.request({"type": "hello", "version": PROTOCOL_VERSION,
-                                    "client": self.client_name}, wait=self._welcome_wait)
+        reply = await self.request(
+            {"type": "hello", "version": PROTOCOL_VERSION, "client": self.client_name},
+            wait=self._welcome_wait,
+        )
         assert isinstance(reply, ev.Welcome), reply
         self.welcome = reply
         if self.throttle and self._bucket is None:
@@ -181,7 +192,7 @@ class Client:
         if self._ws is not None and self._ws.transport is not None:
             self._ws.transport.abort()
 
-    async def __aenter__(self) -> "Client":
+    async def __aenter__(self) -> Client:
         await self.connect()
         return self
 
@@ -258,14 +269,21 @@ class Client:
         self._queue.put_nowait(msg)
 
     def _needs_board(self) -> bool:
-        return (self.role == "player" and self.token is not None and self.room.view is None
-                and self.room.seat in self.room.players)
+        return (
+            self.role == "player"
+            and self.token is not None
+            and self.room.view is None
+            and self.room.seat in self.room.players
+        )
 
     def _needs_boards(self) -> bool:
         """A spectator of a room that shows boards, with none yet."""
-        return (self.role == "spectator" and not self.room.boards
-                and self.room.options.get("spectator_view", "boards") == "boards"
-                and self.room.options.get("spectator_delay", 0) == 0)
+        return (
+            self.role == "spectator"
+            and not self.room.boards
+            and self.room.options.get("spectator_view", "boards") == "boards"
+            and self.room.options.get("spectator_delay", 0) == 0
+        )
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
@@ -332,7 +350,7 @@ class Client:
                         await self.resume(last_event=self.room.event)
                     else:
                         await self.spectate(self.room.room or "", last_event=self.room.event)
-                except (OSError, ConnectionError, asyncio.TimeoutError, ConnectionClosed) as exc:
+                except (TimeoutError, OSError, ConnectionError, ConnectionClosed) as exc:
                     log.info("reconnect attempt %d failed: %s", attempt, exc)
                     if self._ws is not None:
                         with contextlib.suppress(Exception):
@@ -381,8 +399,12 @@ class Client:
 
     # ---- requests -----------------------------------------------------------
 
-    async def request(self, message: dict[str, Any], timeout: float | None = 15.0,
-                      wait: asyncio.Future[ev.Message] | None = None) -> ev.Message:
+    async def request(
+        self,
+        message: dict[str, Any],
+        timeout: float | None = 15.0,
+        wait: asyncio.Future[ev.Message] | None = None,
+    ) -> ev.Message:
         """Send `message` with a fresh id and wait for the reply that refs it.
 
         An `error` that refs the id fails `wait` too (an `unsupported_version`
@@ -412,8 +434,9 @@ class Client:
             raise ConnectionLost("not connected")
         await self._ws.send(encode(message))
 
-    async def create(self, name: str, options: dict[str, Any] | None = None,
-                     play: bool = True) -> ev.Joined:
+    async def create(
+        self, name: str, options: dict[str, Any] | None = None, play: bool = True
+    ) -> ev.Joined:
         msg: dict[str, Any] = {"type": "create", "name": name, "play": play}
         if options:
             msg["options"] = options
@@ -428,8 +451,9 @@ class Client:
             msg["last_event"] = last_event
         return await self._joined(msg)
 
-    async def resume(self, room: str | None = None, token: str | None = None,
-                     last_event: int | None = None) -> ev.Joined:
+    async def resume(
+        self, room: str | None = None, token: str | None = None, last_event: int | None = None
+    ) -> ev.Joined:
         """Take the seat back; without `last_event` the reply's snapshot is a full resync."""
         room = room or self.room.room
         token = token or self.token
@@ -461,8 +485,9 @@ class Client:
         return self.host_token
 
     async def configure(self, options: dict[str, Any]) -> ev.Message:
-        return await self.request({"type": "configure", "host_token": self._host(),
-                                   "options": options})
+        return await self.request(
+            {"type": "configure", "host_token": self._host(), "options": options}
+        )
 
     async def start(self) -> ev.Message:
         return await self.request({"type": "start", "host_token": self._host()})

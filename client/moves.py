@@ -62,7 +62,7 @@ class Board:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_view(cls, view: dict[str, Any]) -> "Board":
+    def from_view(cls, view: dict[str, Any]) -> Board:
         piles: dict[str, list[str]] = {}
         for name, items in view["piles"].items():
             if name == "s":
@@ -76,14 +76,28 @@ class Board:
             piles[name] = pile
         stock = view.get("stock")
         if stock is None:
-            stock = sum(int(i.get("hidden", 0)) if isinstance(i, dict) else 1
-                        for i in view["piles"].get("s", []))
-        return cls(view["game"], dict(view.get("options") or {}), piles, int(stock),
-                   view.get("deals_left"), view.get("passes_left"))
+            stock = sum(
+                int(i.get("hidden", 0)) if isinstance(i, dict) else 1
+                for i in view["piles"].get("s", [])
+            )
+        return cls(
+            view["game"],
+            dict(view.get("options") or {}),
+            piles,
+            int(stock),
+            view.get("deals_left"),
+            view.get("passes_left"),
+        )
 
-    def copy(self) -> "Board":
-        b = Board(self.game, self.options, {k: v[:] for k, v in self.piles.items()},
-                  self.stock, self.deals_left, self.passes_left)
+    def copy(self) -> Board:
+        b = Board(
+            self.game,
+            self.options,
+            {k: v[:] for k, v in self.piles.items()},
+            self.stock,
+            self.deals_left,
+            self.passes_left,
+        )
         b.extra = self.extra  # the pile-name cache: same piles, same names
         return b
 
@@ -120,7 +134,7 @@ def top_build(pile: list[str]) -> int:
 def _cat_accepts(pile: list[str], lowest: str) -> bool:
     if not known(lowest):
         return False
-    return not pile or known(pile[-1]) and succ(rank(lowest)) == rank(pile[-1])
+    return not pile or (known(pile[-1]) and succ(rank(lowest)) == rank(pile[-1]))
 
 
 def _is_discard_run(pile: list[str]) -> bool:
@@ -148,8 +162,9 @@ def _cat_moves(b: Board) -> list[str]:
             out.extend(f"{x}-{f}:13" for f in founds if not b.piles[f])
     if tail:
         n = len(tail)
-        out.extend(f"r-{y}" + (f":{n}" if n > 1 else "")
-                   for y in tabs if _cat_accepts(b.piles[y], tail[0]))
+        out.extend(
+            f"r-{y}" + (f":{n}" if n > 1 else "") for y in tabs if _cat_accepts(b.piles[y], tail[0])
+        )
     if b.stock > 0:
         out.append("deal")
     return out
@@ -164,8 +179,11 @@ def _golf_neighbours(a: str, b: str) -> bool:
 
 def _puttputt_moves(b: Board) -> list[str]:
     base = b.top("f1")
-    out = [f"{x}-f1" for x in b.names("t")
-           if b.piles[x] and base is not None and _golf_neighbours(b.piles[x][-1], base)]
+    out = [
+        f"{x}-f1"
+        for x in b.names("t")
+        if b.piles[x] and base is not None and _golf_neighbours(b.piles[x][-1], base)
+    ]
     if b.stock > 0:
         out.append("deal")
     return out

@@ -22,8 +22,13 @@ YELLOW = "\x1b[33m"
 BOLD = "\x1b[1m"
 
 SUIT_SYMBOLS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
-GAME_TITLES = {"tabbycat": "Tabby Cat", "manx": "Manx", "puttputt": "Putt Putt",
-               "klondike": "Klondike", "leapyear": "Leap Year"}
+GAME_TITLES = {
+    "tabbycat": "Tabby Cat",
+    "manx": "Manx",
+    "puttputt": "Putt Putt",
+    "klondike": "Klondike",
+    "leapyear": "Leap Year",
+}
 
 
 def paint(text: str, code: str, color: bool) -> str:
@@ -74,9 +79,13 @@ def view_summary(view: dict[str, Any]) -> str:
     game = view.get("game", "?")
     opts = view.get("options") or {}
     opt_s = " ".join(f"{k}={v}" for k, v in opts.items())
-    parts = [GAME_TITLES.get(game, game) + (f" ({opt_s})" if opt_s else ""),
-             f"moves {view.get('moves', 0)}", f"home {view.get('home', 0)}",
-             f"{round(100 * float(view.get('progress', 0)))}%", f"stock {view.get('stock', 0)}"]
+    parts = [
+        GAME_TITLES.get(game, game) + (f" ({opt_s})" if opt_s else ""),
+        f"moves {view.get('moves', 0)}",
+        f"home {view.get('home', 0)}",
+        f"{round(100 * float(view.get('progress', 0)))}%",
+        f"stock {view.get('stock', 0)}",
+    ]
     if view.get("deals_left") is not None:
         parts.append(f"deals left {view['deals_left']}")
     if view.get("passes_left") is not None:
@@ -96,14 +105,16 @@ def render_view(view: dict[str, Any], color: bool = True) -> str:
     if founds:
         per_line = 8
         for i in range(0, len(founds), per_line):
-            chunk = founds[i:i + per_line]
+            chunk = founds[i : i + per_line]
             lines.append("  ".join(f"{n:>3} {_top_text(piles[n], color)}" for n in chunk))
     for name, items in piles.items():
         if name.startswith("f"):
             continue
         if name == "s":
-            lines.append(f"{name:>3} {hidden_text(_count(items), color, limit=0) if items else paint('--', DIM, color)}"
-                         f"  ({_count(items)} in stock)")
+            lines.append(
+                f"{name:>3} {hidden_text(_count(items), color, limit=0) if items else paint('--', DIM, color)}"
+                f"  ({_count(items)} in stock)"
+            )
             continue
         lines.append(f"{name:>3} {pile_text(items, color)}")
     return "\n".join(lines)
@@ -133,9 +144,11 @@ def player_line(p: dict[str, Any], you: bool = False, color: bool = True) -> str
     status = p.get("status", "")
     if color and status == "won":
         status = paint(status, GREEN, True)
-    return (f"{marks} {name:<12} {progress_bar(p.get('progress', 0.0), color=color)} "
-            f"{round(100 * float(p.get('progress', 0.0))):>3}% {status:<8} "
-            f"{p.get('moves', 0):>4} moves{t_s}{conn}")
+    return (
+        f"{marks} {name:<12} {progress_bar(p.get('progress', 0.0), color=color)} "
+        f"{round(100 * float(p.get('progress', 0.0))):>3}% {status:<8} "
+        f"{p.get('moves', 0):>4} moves{t_s}{conn}"
+    )
 
 
 def header(room: RoomModel, now_ms: float | None = None, color: bool = True) -> str:
@@ -158,8 +171,11 @@ def header(room: RoomModel, now_ms: float | None = None, color: bool = True) -> 
 
 
 def render_players(room: RoomModel, color: bool = True, skip_seat: int | None = None) -> str:
-    lines = [player_line(p, you=(seat == room.seat), color=color)
-             for seat, p in sorted(room.players.items()) if seat != skip_seat]
+    lines = [
+        player_line(p, you=(seat == room.seat), color=color)
+        for seat, p in sorted(room.players.items())
+        if seat != skip_seat
+    ]
     return "\n".join(lines)
 
 
@@ -168,16 +184,19 @@ def render_results(room: RoomModel) -> str:
     lines = ["results:"]
     for r in results.get("ranking", []):
         t = r.get("time")
-        lines.append(f"  {r.get('place')}. {r.get('name', '')} {r.get('status')} "
-                     f"{round(100 * float(r.get('progress', 0)))}% {r.get('moves')} moves"
-                     + (f" {clock_text(t / 1000)}" if t is not None else ""))
+        lines.append(
+            f"  {r.get('place')}. {r.get('name', '')} {r.get('status')} "
+            f"{round(100 * float(r.get('progress', 0)))}% {r.get('moves')} moves"
+            + (f" {clock_text(t / 1000)}" if t is not None else "")
+        )
     if "seed" in results:
         lines.append(f"  seed {results['seed']} salt {results.get('salt')}")
     return "\n".join(lines)
 
 
-def render_player_screen(room: RoomModel, color: bool = True, now_ms: float | None = None,
-                         moves: list[str] | None = None) -> str:
+def render_player_screen(
+    room: RoomModel, color: bool = True, now_ms: float | None = None, moves: list[str] | None = None
+) -> str:
     """What `solrace play` shows: header, own board, everyone's progress, numbered moves."""
     out = [header(room, now_ms, color)]
     if room.view is not None:
@@ -191,8 +210,9 @@ def render_player_screen(room: RoomModel, color: bool = True, now_ms: float | No
     return "\n".join(out)
 
 
-def render_spectator_screen(room: RoomModel, color: bool = True,
-                            now_ms: float | None = None) -> str:
+def render_spectator_screen(
+    room: RoomModel, color: bool = True, now_ms: float | None = None
+) -> str:
     """What `solrace watch` shows: header, progress of all, and every board the room allows."""
     out = [header(room, now_ms, color), render_players(room, color)]
     for seat, view in sorted(room.boards.items()):

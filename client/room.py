@@ -16,8 +16,17 @@ from . import events as ev
 
 
 def _new_player(seat: int, name: str) -> dict[str, Any]:
-    return {"seat": seat, "name": name, "ready": False, "connected": True, "status": "waiting",
-            "moves": 0, "home": 0, "progress": 0.0, "time": None}
+    return {
+        "seat": seat,
+        "name": name,
+        "ready": False,
+        "connected": True,
+        "status": "waiting",
+        "moves": 0,
+        "home": 0,
+        "progress": 0.0,
+        "time": None,
+    }
 
 
 @dataclass
@@ -151,7 +160,7 @@ class RoomModel:
             return True
         return False
 
-    def copy(self) -> "RoomModel":
+    def copy(self) -> RoomModel:
         return copy.deepcopy(self)
 
     # ---- event kinds --------------------------------------------------------

@@ -38,10 +38,11 @@ Klondike (draw 1, moves=build): 0.45 vs 0.13, 7 won of 30.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .moves import RANK_OF, HIDDEN, Board, apply, known, legal_moves, parse_move, rank, succ
+from .moves import HIDDEN, RANK_OF, Board, apply, known, legal_moves, parse_move, rank, succ
 
 STOCK_MOVES = ("deal", "recycle")
 #: positions the look-ahead expands per decision (the bot's thinking budget)
@@ -54,8 +55,12 @@ END_GAME_FACTOR = 5
 TAIL_COST = 15
 
 
-def choose_move(view: dict[str, Any], history: Sequence[str] = (),
-                seen: Iterable[tuple] | None = None, budget: int | None = None) -> str | None:
+def choose_move(
+    view: dict[str, Any],
+    history: Sequence[str] = (),
+    seen: Iterable[tuple] | None = None,
+    budget: int | None = None,
+) -> str | None:
     """The bot's next move for `view`, or None when it should stop (resign).
 
     `history` is the bot's own moves so far; `seen` holds `Board.key()` of
@@ -71,8 +76,9 @@ def choose_move(view: dict[str, Any], history: Sequence[str] = (),
     seen_set = seen if isinstance(seen, (set, frozenset)) else set(seen or ())
     if board.game == "puttputt":
         return _putt_choice(board, moves)
-    best = _best_lookahead(board, moves, history, seen_set,
-                           _budget(board) if budget is None else budget)
+    best = _best_lookahead(
+        board, moves, history, seen_set, _budget(board) if budget is None else budget
+    )
     if best is not None:
         return best
     return _stock_move(board, moves, history)
@@ -137,8 +143,9 @@ def _putt_choice(board: Board, moves: list[str]) -> str | None:
     def future(heights: tuple[int, ...]) -> float:
         if not stock_left or not any(heights):
             return 0.0
-        return sum(max(0, unseen[r]) * golf.longest(heights, r)
-                   for r in range(1, 14)) / total_unseen
+        return (
+            sum(max(0, unseen[r]) * golf.longest(heights, r) for r in range(1, 14)) / total_unseen
+        )
 
     start = (tuple(len(p) for p in piles), rank(board.piles["f1"][-1]))
     # breadth-first over chain states, remembering each state's first move
@@ -157,7 +164,7 @@ def _putt_choice(board: Board, moves: list[str]) -> str | None:
         frontier = nxt
     total = sum(start[0])
     best: tuple[float, int, int] | None = None
-    for (heights, base), first in visited.items():
+    for (heights, _top), first in visited.items():
         if first is None:
             continue
         cleared = total - sum(heights)
@@ -187,7 +194,7 @@ def _cat_score(b: Board) -> float:
             score += 12
             continue
         ranks = [RANK_OF[c] for c in pile]
-        for low, high in zip(ranks, ranks[1:]):
+        for low, high in itertools.pairwise(ranks):
             if high and low and _CAT_SUCC[high] == low:
                 score += 10
     if b.piles.get("r"):
@@ -218,8 +225,12 @@ def _klondike_score(b: Board) -> float:
     return score
 
 
-_SCORES = {"tabbycat": _cat_score, "manx": _cat_score, "leapyear": _leap_score,
-           "klondike": _klondike_score}
+_SCORES = {
+    "tabbycat": _cat_score,
+    "manx": _cat_score,
+    "leapyear": _leap_score,
+    "klondike": _klondike_score,
+}
 
 
 # ---- look-ahead -------------------------------------------------------------------------
@@ -228,7 +239,9 @@ _SCORES = {"tabbycat": _cat_score, "manx": _cat_score, "leapyear": _leap_score,
 def _budget(board: Board) -> int:
     """Think harder once the stock is out: then every card in play is in sight."""
     base = SEARCH_NODES.get(board.game, 40)
-    return base * END_GAME_FACTOR if board.stock == 0 and board.game in ("tabbycat", "manx") else base
+    return (
+        base * END_GAME_FACTOR if board.stock == 0 and board.game in ("tabbycat", "manx") else base
+    )
 
 
 def _reverse(move: str) -> str | None:
@@ -239,8 +252,9 @@ def _reverse(move: str) -> str | None:
     return f"{dst}-{src}" + (f":{n}" if n > 1 else "")
 
 
-def _best_lookahead(board: Board, moves: list[str], history: Sequence[str],
-                    seen: set[tuple], budget: int) -> str | None:
+def _best_lookahead(
+    board: Board, moves: list[str], history: Sequence[str], seen: set[tuple], budget: int
+) -> str | None:
     """First move of the best-scoring position reachable without the stock.
 
     A best-first search over non-stock moves, bounded by `budget` expanded

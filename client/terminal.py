@@ -29,10 +29,22 @@ from .options import parse_option, room_options
 from .render import player_line, render_player_screen, render_results, render_spectator_screen
 from .urls import DEFAULT_SERVER, parse_target
 
-COMMANDS = ["/ready", "/unready", "/start", "/resign", "/undo", "/rematch", "/kick", "/board",
-            "/moves", "/help", "/quit"]
-HELP = ("type a move (t1-f1, w-t3, t2-t5:3, deal, recycle) or its number; commands: "
-        + " ".join(COMMANDS))
+COMMANDS = [
+    "/ready",
+    "/unready",
+    "/start",
+    "/resign",
+    "/undo",
+    "/rematch",
+    "/kick",
+    "/board",
+    "/moves",
+    "/help",
+    "/quit",
+]
+HELP = "type a move (t1-f1, w-t3, t2-t5:3, deal, recycle) or its number; commands: " + " ".join(
+    COMMANDS
+)
 
 
 def completions(text: str, moves: list[str]) -> list[str]:
@@ -67,8 +79,12 @@ class Terminal:
     def draw(self, force: bool = True) -> None:
         """Print the whole screen; unforced, only when something changed since the last one."""
         room = self.client.room
-        signature = (room.event, room.state, (room.view or {}).get("moves"),
-                     tuple((k, v.get("moves")) for k, v in sorted(room.boards.items())))
+        signature = (
+            room.event,
+            room.state,
+            (room.view or {}).get("moves"),
+            tuple((k, v.get("moves")) for k, v in sorted(room.boards.items())),
+        )
         if not force and signature == self._last_drawn:
             return
         self._last_drawn = signature
@@ -182,13 +198,25 @@ class Terminal:
             self.print("GO!")
         elif isinstance(msg, ev.Results):
             self.print(render_results(room))
-        elif isinstance(msg, (ev.PlayerJoined, ev.PlayerLeft, ev.Kicked, ev.ReadyChanged,
-                              ev.OptionsChanged, ev.Rematch, ev.Connected)):
-            self.print(f"* {msg.kind}: " + ", ".join(
-                f"{k}={v}" for k, v in msg.raw.items() if k not in ("type", "n", "kind", "at")))
-        elif isinstance(msg, ev.Snapshot):
-            self.draw(force=False)
-        elif isinstance(msg, (ev.Board, Resynced, Reconnected)):
+        elif isinstance(
+            msg,
+            (
+                ev.PlayerJoined,
+                ev.PlayerLeft,
+                ev.Kicked,
+                ev.ReadyChanged,
+                ev.OptionsChanged,
+                ev.Rematch,
+                ev.Connected,
+            ),
+        ):
+            self.print(
+                f"* {msg.kind}: "
+                + ", ".join(
+                    f"{k}={v}" for k, v in msg.raw.items() if k not in ("type", "n", "kind", "at")
+                )
+            )
+        elif isinstance(msg, (ev.Snapshot, ev.Board, Resynced, Reconnected)):
             self.draw(force=False)
         elif isinstance(msg, ev.Error):
             self.print(f"server: {msg.code}: {msg.message}")
@@ -226,8 +254,9 @@ class Terminal:
         try:
             while not self.done.is_set():
                 get = asyncio.create_task(self.lines.get())
-                finished, _ = await asyncio.wait({get, push_task},
-                                                 return_when=asyncio.FIRST_COMPLETED)
+                finished, _ = await asyncio.wait(
+                    {get, push_task}, return_when=asyncio.FIRST_COMPLETED
+                )
                 if get not in finished:
                     get.cancel()
                     break
@@ -239,17 +268,34 @@ class Terminal:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", nargs="?", default="",
-                        help="room link, ws:// URL or room code (omit with --create)")
-    parser.add_argument("--server", default=DEFAULT_SERVER,
-                        help=f"server for a bare room code or --create (default {DEFAULT_SERVER})")
+    parser.add_argument(
+        "target",
+        nargs="?",
+        default="",
+        help="room link, ws:// URL or room code (omit with --create)",
+    )
+    parser.add_argument(
+        "--server",
+        default=DEFAULT_SERVER,
+        help=f"server for a bare room code or --create (default {DEFAULT_SERVER})",
+    )
     parser.add_argument("--name", default=os.environ.get("USER", "player")[:24])
-    parser.add_argument("--create", metavar="GAME",
-                        help="create a room for GAME (tabbycat manx puttputt klondike leapyear)")
-    parser.add_argument("--option", "-o", action="append", type=parse_option, metavar="KEY=VALUE",
-                        help="room or game option for --create, e.g. -o draw=3 -o time_limit=300")
-    parser.add_argument("--spectate-only", action="store_true",
-                        help="with --create: host without a seat")
+    parser.add_argument(
+        "--create",
+        metavar="GAME",
+        help="create a room for GAME (tabbycat manx puttputt klondike leapyear)",
+    )
+    parser.add_argument(
+        "--option",
+        "-o",
+        action="append",
+        type=parse_option,
+        metavar="KEY=VALUE",
+        help="room or game option for --create, e.g. -o draw=3 -o time_limit=300",
+    )
+    parser.add_argument(
+        "--spectate-only", action="store_true", help="with --create: host without a seat"
+    )
     parser.add_argument("--no-color", action="store_true", help="plain text output")
 
 
@@ -265,10 +311,13 @@ async def _main(args: argparse.Namespace) -> int:
     term = Terminal(client, color)
     try:
         if args.create:
-            joined = await client.create(args.name, room_options(args.create, args.option),
-                                         play=not args.spectate_only)
-            term.print(f"room {joined.room} created; share {target.share_link(joined.room)}"
-                       f" or the code {joined.room}")
+            joined = await client.create(
+                args.name, room_options(args.create, args.option), play=not args.spectate_only
+            )
+            term.print(
+                f"room {joined.room} created; share {target.share_link(joined.room)}"
+                f" or the code {joined.room}"
+            )
         elif target.room:
             joined = await client.join(target.room, args.name)
             term.print(f"joined room {joined.room} as seat {joined.seat}")

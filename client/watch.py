@@ -19,8 +19,9 @@ from .urls import DEFAULT_SERVER, parse_target
 CLEAR = "\x1b[H\x1b[2J"
 
 
-async def watch(url: str, room: str, *, color: bool, interval: float, once: bool,
-                clear: bool, out=None) -> int:
+async def watch(
+    url: str, room: str, *, color: bool, interval: float, once: bool, clear: bool, out=None
+) -> int:
     out = out or sys.stdout
     client = Client(url, auto_resume=True, client_name="solrace-watch/0.1")
     await client.connect()
@@ -52,8 +53,11 @@ async def watch(url: str, room: str, *, color: bool, interval: float, once: bool
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", help="room link, ws:// URL or room code")
-    parser.add_argument("--server", default=DEFAULT_SERVER,
-                        help=f"server for a bare room code (default {DEFAULT_SERVER})")
+    parser.add_argument(
+        "--server",
+        default=DEFAULT_SERVER,
+        help=f"server for a bare room code (default {DEFAULT_SERVER})",
+    )
     parser.add_argument("--interval", type=float, default=0.5, help="seconds between redraws")
     parser.add_argument("--once", action="store_true", help="print one screen and exit")
     parser.add_argument("--no-color", action="store_true", help="plain text, no screen clearing")
@@ -66,8 +70,16 @@ def run(args: argparse.Namespace) -> int:
         return 2
     tty = sys.stdout.isatty() and not args.no_color
     try:
-        return asyncio.run(watch(target.url, target.room, color=tty, interval=args.interval,
-                                 once=args.once, clear=tty))
+        return asyncio.run(
+            watch(
+                target.url,
+                target.room,
+                color=tty,
+                interval=args.interval,
+                once=args.once,
+                clear=tty,
+            )
+        )
     except ServerError as exc:
         print(f"refused: {exc.code}: {exc.message}")
         return 1

@@ -25,15 +25,19 @@ class BadPosition(ValueError):
 class Effect:
     """What one move did: the move, the cards it made visible, and the change in ``home``."""
 
-    __slots__ = ("move", "revealed", "home_delta")
+    __slots__ = ("home_delta", "move", "revealed")
 
-    def __init__(self, move: Move, revealed: tuple[str, ...] = NO_CARDS, home_delta: int = 0) -> None:
+    def __init__(
+        self, move: Move, revealed: tuple[str, ...] = NO_CARDS, home_delta: int = 0
+    ) -> None:
         self.move = move
         self.revealed = revealed
         self.home_delta = home_delta
 
     def __repr__(self) -> str:
-        return f"Effect(move={self.move!r}, revealed={self.revealed!r}, home_delta={self.home_delta})"
+        return (
+            f"Effect(move={self.move!r}, revealed={self.revealed!r}, home_delta={self.home_delta})"
+        )
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -103,17 +107,25 @@ class Game:
                     raise ValueError(f"option {name} takes an int, not {value!r}")
                 if allowed is None:
                     if value < 0:
-                        raise ValueError(f"option {name} is 0 (unlimited) or a positive count, not {value}")
+                        raise ValueError(
+                            f"option {name} is 0 (unlimited) or a positive count, not {value}"
+                        )
                 elif value not in allowed:
-                    raise ValueError(f"option {name} is one of {', '.join(map(str, allowed))}, not {value}")
+                    raise ValueError(
+                        f"option {name} is one of {', '.join(map(str, allowed))}, not {value}"
+                    )
             else:
                 if value not in allowed:
-                    raise ValueError(f"option {name} is one of {', '.join(map(str, allowed))}, not {value!r}")
+                    raise ValueError(
+                        f"option {name} is one of {', '.join(map(str, allowed))}, not {value!r}"
+                    )
             out[name] = value
         return out
 
     @classmethod
-    def _blank(cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]) -> Self:
+    def _blank(
+        cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]
+    ) -> Self:
         """A game with these piles and no history yet; each ``_make`` adds its own state."""
         g = object.__new__(cls)
         g.game = game
@@ -230,7 +242,7 @@ class Game:
     def _view_deals_left(self) -> int | None:
         return self.deals_left
 
-    def copy(self) -> "Game":
+    def copy(self) -> Game:
         """An independent copy (history and undo records included)."""
         new = object.__new__(self.__class__)
         d = dict(self.__dict__)
@@ -243,7 +255,9 @@ class Game:
         return new
 
     def __repr__(self) -> str:
-        return f"<{self.__class__.__name__} {self.game} moves={len(self.history)} home={self.home()}>"
+        return (
+            f"<{self.__class__.__name__} {self.game} moves={len(self.history)} home={self.home()}>"
+        )
 
     # ------------------------------------------------------------ hooks
 
@@ -269,7 +283,9 @@ class Game:
             return None if self.piles[self.STOCK] else self.EMPTY_STOCK
         return f"there is no {m.src} in {self.game}"
 
-    def _check_move(self, m: Move, si: int, di: int, n: int) -> str | None:  # pragma: no cover - abstract
+    def _check_move(
+        self, m: Move, si: int, di: int, n: int
+    ) -> str | None:  # pragma: no cover - abstract
         """A move of ``n`` cards from pile index ``si`` to ``di``, both known piles of this game."""
         raise NotImplementedError
 
@@ -280,13 +296,17 @@ class Game:
         raise NotImplementedError
 
     @classmethod
-    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> "Game":  # pragma: no cover
+    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> Game:  # pragma: no cover
         raise NotImplementedError
 
     @classmethod
     def _from_piles(
-        cls, game: str, options: dict[str, Any], state: dict[str, int], piles: dict[str, list[tuple[int, bool]]]
-    ) -> "Game":  # pragma: no cover
+        cls,
+        game: str,
+        options: dict[str, Any],
+        state: dict[str, int],
+        piles: dict[str, list[tuple[int, bool]]],
+    ) -> Game:  # pragma: no cover
         raise NotImplementedError
 
     # ------------------------------------------------------------ helpers for subclasses

@@ -34,7 +34,7 @@ class PuttPutt(Game):
     TOTAL = 35
 
     @classmethod
-    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> "PuttPutt":
+    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> PuttPutt:
         cards = shuffled_deck(seed)
         piles: list[list[int]] = [[] for _ in NAMES]
         for row in range(5):
@@ -45,13 +45,15 @@ class PuttPutt(Game):
         return cls._make(game, options, seed, piles)
 
     @classmethod
-    def _make(cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]) -> "PuttPutt":
+    def _make(
+        cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]
+    ) -> PuttPutt:
         g = cls._blank(game, options, seed, piles)
         g._home = 35 - sum(len(piles[i]) for i in range(T))
         return g
 
     @classmethod
-    def _from_piles(cls, game, options, state, piles) -> "PuttPutt":
+    def _from_piles(cls, game, options, state, piles) -> PuttPutt:
         out = [[c for c, _ in piles[name]] for name in NAMES]
         if not out[F1]:
             raise BadPosition("f1 must hold at least one card (the game starts with one there)")

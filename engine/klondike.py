@@ -8,7 +8,7 @@ draw three the dealt fan, see the Decisions in the package docstring) and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from .cards import RANK, RED, SUIT, TEXT
 from .deal import shuffled_deck
@@ -61,12 +61,16 @@ class Klondike(Game):
     PILE_NAMES = NAMES
     STOCK = S
     TOTAL = 52
-    OPTIONS = {"draw": (1, (1, 3)), "moves": ("top", ("top", "build")), "passes": (0, None)}
+    OPTIONS: ClassVar[dict[str, tuple[Any, tuple[Any, ...] | None]]] = {
+        "draw": (1, (1, 3)),
+        "moves": ("top", ("top", "build")),
+        "passes": (0, None),
+    }
     STATE_KEYS = ("recycled", "shown")
     FACE_DOWN_PILES = frozenset(NAMES[:T])
 
     @classmethod
-    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> "Klondike":
+    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> Klondike:
         cards = shuffled_deck(seed)
         piles: list[list[int]] = [[] for _ in NAMES]
         i = 0
@@ -78,7 +82,7 @@ class Klondike(Game):
         return cls._make(game, options, seed, piles, list(range(T)), 0, 0)
 
     @classmethod
-    def _make(cls, game, options, seed, piles, down, recycled, wvis) -> "Klondike":
+    def _make(cls, game, options, seed, piles, down, recycled, wvis) -> Klondike:
         g = cls._blank(game, options, seed, piles)
         g._down = down
         g._recycled = recycled
@@ -90,7 +94,7 @@ class Klondike(Game):
         return g
 
     @classmethod
-    def _from_piles(cls, game, options, state, piles) -> "Klondike":
+    def _from_piles(cls, game, options, state, piles) -> Klondike:
         out = []
         down = []
         for i, name in enumerate(NAMES):
@@ -101,7 +105,9 @@ class Klondike(Game):
                 while d < len(items) and items[d][1]:
                     d += 1
                 if any(fd for _, fd in items[d:]):
-                    raise BadPosition(f"{name}: face-down cards must all lie below the face-up ones")
+                    raise BadPosition(
+                        f"{name}: face-down cards must all lie below the face-up ones"
+                    )
                 if items and d == len(items):
                     raise BadPosition(f"{name}: the top card of a tableau pile is face up")
                 down.append(d)
@@ -181,7 +187,11 @@ class Klondike(Game):
         return self._wvis
 
     def _can_recycle(self) -> bool:
-        return not self.piles[S] and bool(self.piles[W]) and (not self._passes or self._recycled + 1 < self._passes)
+        return (
+            not self.piles[S]
+            and bool(self.piles[W])
+            and (not self._passes or self._recycled + 1 < self._passes)
+        )
 
     def _run(self, x: int) -> int:
         """Length of the movable run on top of tableau pile x (1 with moves=top)."""
@@ -294,7 +304,11 @@ class Klondike(Game):
         if m is DEAL:
             if piles[S]:
                 return None
-            return "the stock is empty (recycle the waste)" if self._can_recycle() else "the stock is empty"
+            return (
+                "the stock is empty (recycle the waste)"
+                if self._can_recycle()
+                else "the stock is empty"
+            )
         if m is RECYCLE:
             if piles[S]:
                 return "the stock is not empty yet"

@@ -36,7 +36,7 @@ class LeapYear(Game):
     TOTAL = 208
 
     @classmethod
-    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> "LeapYear":
+    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> LeapYear:
         cards = shuffled_deck(seed, 4)
         piles: list[list[int]] = [[] for _ in NAMES]
         aces = [c for c in cards if RANK[c] == 1]
@@ -49,17 +49,21 @@ class LeapYear(Game):
         return cls._make(game, options, seed, piles)
 
     @classmethod
-    def _make(cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]) -> "LeapYear":
+    def _make(
+        cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]
+    ) -> LeapYear:
         g = cls._blank(game, options, seed, piles)
         g._home = sum(len(piles[k]) for k in range(F, F + NF))
         return g
 
     @classmethod
-    def _from_piles(cls, game, options, state, piles) -> "LeapYear":
+    def _from_piles(cls, game, options, state, piles) -> LeapYear:
         out = [[c for c, _ in piles[name]] for name in NAMES]
         for k in range(F, F + NF):
             if [RANK[c] for c in out[k]] != list(range(1, len(out[k]) + 1)) or not out[k]:
-                raise BadPosition(f"{NAMES[k]} must hold A, 2, 3, ... in order (any suits), starting with its Ace")
+                raise BadPosition(
+                    f"{NAMES[k]} must hold A, 2, 3, ... in order (any suits), starting with its Ace"
+                )
         out[S].reverse()
         return cls._make(game, options, None, out)
 

@@ -9,13 +9,14 @@ ready-made objects and the hot paths never build new ones.
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 _PILE = r"(?:[tf][1-9][0-9]*|[swr])"
 _MOVE_RE = re.compile(rf"({_PILE})-({_PILE})(?::([1-9][0-9]*))?")
 _PILE_RE = re.compile(_PILE)
 SPECIAL = ("deal", "recycle")
 #: cache of parsed canonical texts; bounded so hostile input cannot grow it forever
-_PARSED: dict[str, "Move"] = {}
+_PARSED: dict[str, Move] = {}
 _PARSE_CACHE_MAX = 20000
 #: only moves that some game can make are interned (a pile number of at most two
 #: digits, a count of at most 64 cards), so hostile texts like ``t1-t2:N`` for
@@ -51,15 +52,15 @@ class IllegalMove(ValueError):
 class Move:
     """One move: ``src``, ``dst`` (None for deal/recycle) and ``count`` (0 for deal/recycle)."""
 
-    __slots__ = ("src", "dst", "count", "text")
-    _interned: dict[tuple, "Move"] = {}
+    __slots__ = ("count", "dst", "src", "text")
+    _interned: ClassVar[dict[tuple[str, str | None, int], Move]] = {}
 
     src: str
     dst: str | None
     count: int
     text: str
 
-    def __new__(cls, src: str, dst: str | None = None, count: int = 1) -> "Move":
+    def __new__(cls, src: str, dst: str | None = None, count: int = 1) -> Move:
         if count.__class__ is not int:
             raise ValueError(f"a move's count is an int, not {count!r}")
         key = (src, dst, count)
@@ -68,7 +69,9 @@ class Move:
             return m
         if dst is None:
             if src not in SPECIAL:
-                raise ValueError(f"a move without a destination is 'deal' or 'recycle', not {src!r}")
+                raise ValueError(
+                    f"a move without a destination is 'deal' or 'recycle', not {src!r}"
+                )
             count = 0
             text = src
         else:
@@ -87,7 +90,11 @@ class Move:
         if dst is None:
             cls._interned[key] = m
             cls._interned[(src, None, 0)] = m
-        elif count <= _INTERN_MAX_COUNT and len(src) <= _INTERN_MAX_NAME and len(dst) <= _INTERN_MAX_NAME:
+        elif (
+            count <= _INTERN_MAX_COUNT
+            and len(src) <= _INTERN_MAX_NAME
+            and len(dst) <= _INTERN_MAX_NAME
+        ):
             cls._interned[key] = m
         return m
 
@@ -114,7 +121,7 @@ class Move:
         return hash(self.text)
 
     @classmethod
-    def parse(cls, text: str) -> "Move":
+    def parse(cls, text: str) -> Move:
         """Parse canonical move text only; anything else raises IllegalMove with the reason."""
         m = _PARSED.get(text) if isinstance(text, str) else None
         if m is not None:
@@ -126,16 +133,22 @@ def _parse_slow(text: object) -> Move:
     if not isinstance(text, str):
         raise IllegalMove(f"a move is text, not {type(text).__name__}")
     if len(text) > _MAX_TEXT:
-        raise IllegalMove(f"{text[:_MAX_TEXT]!r}... is too long to be a move of any game", move=text[:_MAX_TEXT])
+        raise IllegalMove(
+            f"{text[:_MAX_TEXT]!r}... is too long to be a move of any game", move=text[:_MAX_TEXT]
+        )
     if text in SPECIAL:
         m = Move(text)
     else:
         match = _MOVE_RE.fullmatch(text)
         if match is None:
-            raise IllegalMove(f"{text!r} is not canonical move text (e.g. 't1-t3', 't1-t3:4', 'deal')", move=text)
+            raise IllegalMove(
+                f"{text!r} is not canonical move text (e.g. 't1-t3', 't1-t3:4', 'deal')", move=text
+            )
         src, dst, count = match.groups()
         if count == "1":
-            raise IllegalMove(f"{text!r} is not canonical move text (':N' is written only for N >= 2)", move=text)
+            raise IllegalMove(
+                f"{text!r} is not canonical move text (':N' is written only for N >= 2)", move=text
+            )
         m = Move(src, dst, int(count) if count else 1)
     if len(_PARSED) < _PARSE_CACHE_MAX:
         _PARSED[text] = m

@@ -28,7 +28,9 @@ def _parse_item(item: str, pile: str, brackets: bool) -> tuple[int, bool]:
     return c, down
 
 
-def parse_game_line(line: str, games: dict[str, type[Game]]) -> tuple[str, type[Game], dict[str, Any], dict[str, int]]:
+def parse_game_line(
+    line: str, games: dict[str, type[Game]]
+) -> tuple[str, type[Game], dict[str, Any], dict[str, int]]:
     parts = line.split()
     if len(parts) < 2 or parts[0] != "game":
         raise BadPosition("the first line must be 'game NAME [option=value ...]'")
@@ -70,7 +72,9 @@ def from_text(text: str, games: dict[str, type[Game]]) -> Game:
     for line in lines[1:]:
         pile, *items = line.split()
         if pile not in cls.PILE_INDEX:
-            raise BadPosition(f"unknown pile {pile!r} in {name} (piles: {' '.join(cls.PILE_NAMES)})")
+            raise BadPosition(
+                f"unknown pile {pile!r} in {name} (piles: {' '.join(cls.PILE_NAMES)})"
+            )
         if pile in piles:
             raise BadPosition(f"pile {pile} appears twice")
         piles[pile] = [_parse_item(it, pile, pile in brackets) for it in items]

@@ -24,7 +24,9 @@ def game_class(name: str) -> type[Game]:
     return cls
 
 
-def new_game(game: str, seed: int | str | None = None, options: dict[str, Any] | None = None) -> Game:
+def new_game(
+    game: str, seed: int | str | None = None, options: dict[str, Any] | None = None
+) -> Game:
     """Deal ``game`` from ``seed`` (u64 int, or text -> SHA-256; None: a fresh secret seed)."""
     cls = game_class(game)
     opts = cls.normalize_options(options)
@@ -36,6 +38,8 @@ def from_text(text: str) -> Game:
     return _from_text(text, _CLASSES)
 
 
-def replay(game: str, seed: int | str, options: dict[str, Any] | None, moves: Iterable[str]) -> Game:
+def replay(
+    game: str, seed: int | str, options: dict[str, Any] | None, moves: Iterable[str]
+) -> Game:
     """Deal and play ``moves``; IllegalMove carries the bad move's ``index``."""
     return _replay(game, seed, options, moves, new_game)

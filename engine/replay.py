@@ -8,7 +8,9 @@ from typing import Any
 from .moves import IllegalMove
 
 
-def replay(game: str, seed: int | str, options: dict[str, Any] | None, moves: Iterable[str], new_game) -> Any:
+def replay(
+    game: str, seed: int | str, options: dict[str, Any] | None, moves: Iterable[str], new_game
+) -> Any:
     """Deal ``(game, seed, options)`` and play ``moves``; IllegalMove names the bad move's index."""
     g = new_game(game, seed, options)
     for i, text in enumerate(moves):

@@ -59,7 +59,7 @@ class TabbyCat(Game):
     EMPTY_STOCK = "the stock is empty (no redeal)"
 
     @classmethod
-    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> "TabbyCat":
+    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> TabbyCat:
         cards = shuffled_deck(seed)
         piles: list[list[int]] = [[] for _ in NAMES]
         for i in range(T):
@@ -68,7 +68,9 @@ class TabbyCat(Game):
         return cls._make(game, options, seed, piles)
 
     @classmethod
-    def _make(cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]) -> "TabbyCat":
+    def _make(
+        cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]
+    ) -> TabbyCat:
         g = cls._blank(game, options, seed, piles)
         g._manx = game == "manx"
         g._blen = [build_len(piles[i]) for i in range(T)]
@@ -76,12 +78,14 @@ class TabbyCat(Game):
         return g
 
     @classmethod
-    def _from_piles(cls, game, options, state, piles) -> "TabbyCat":
+    def _from_piles(cls, game, options, state, piles) -> TabbyCat:
         out = [[c for c, _ in piles[name]] for name in NAMES]
         for k in range(F, F + 4):
             f = out[k]
             if f and [RANK[c] for c in f] != list(range(13, 0, -1)):
-                raise BadPosition(f"{NAMES[k]} must be empty or hold exactly K Q J T 9 8 7 6 5 4 3 2 A")
+                raise BadPosition(
+                    f"{NAMES[k]} must be empty or hold exactly K Q J T 9 8 7 6 5 4 3 2 A"
+                )
         tail = out[R]
         if tail and build_len(tail) != len(tail):
             raise BadPosition("the tail must be a build (each card lying on the one below)")

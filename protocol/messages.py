@@ -19,10 +19,26 @@ MAX_FRAME = 8192
 #: every error code the server may send; clients may rely on these strings
 ERROR_CODES = frozenset(
     {
-        "bad_frame", "frame_too_large", "bad_message", "unknown_type", "hello_required",
-        "unsupported_version", "rate_limited", "no_room", "room_full", "bad_token",
-        "not_host", "not_player", "not_allowed", "bad_state", "bad_options",
-        "illegal_move", "out_of_sync", "undo_refused", "busy", "internal",
+        "bad_frame",
+        "frame_too_large",
+        "bad_message",
+        "unknown_type",
+        "hello_required",
+        "unsupported_version",
+        "rate_limited",
+        "no_room",
+        "room_full",
+        "bad_token",
+        "not_host",
+        "not_player",
+        "not_allowed",
+        "bad_state",
+        "bad_options",
+        "illegal_move",
+        "out_of_sync",
+        "undo_refused",
+        "busy",
+        "internal",
     }
 )
 
@@ -50,7 +66,11 @@ Num = (int, float)
 
 def _is(value: Any, kind: Any) -> bool:
     """isinstance, except that a bool is never accepted as a number (msgpack keeps them apart)."""
-    if isinstance(value, bool) and kind is not bool and not (isinstance(kind, tuple) and bool in kind):
+    if (
+        isinstance(value, bool)
+        and kind is not bool
+        and not (isinstance(kind, tuple) and bool in kind)
+    ):
         return False
     return isinstance(value, kind)
 
@@ -90,12 +110,27 @@ SERVER: dict[str, dict[str, F]] = {
     "error": {"code": F(str), "message": F(str), "ref": F(int, False)},
     "ok": {"ref": F(int, False)},
     "pong": {"ref": F(int, False), "t": F(object, False)},
-    "joined": {"room": F(str), "role": F(str), "seat": F((int, type(None)), False),
-               "token": F(str, False), "host_token": F(str, False), "snapshot": F(dict, False),
-               "you": F(dict, False), "event": F(int, False), "ref": F(int, False)},
+    "joined": {
+        "room": F(str),
+        "role": F(str),
+        "seat": F((int, type(None)), False),
+        "token": F(str, False),
+        "host_token": F(str, False),
+        "snapshot": F(dict, False),
+        "you": F(dict, False),
+        "event": F(int, False),
+        "ref": F(int, False),
+    },
     "snapshot": {"snapshot": F(dict)},
-    "ack": {"n": F(int), "view": F(dict), "status": F(str), "move": F(str, False),
-            "undone": F(str, False), "revealed": F(list, False), "ref": F(int, False)},
+    "ack": {
+        "n": F(int),
+        "view": F(dict),
+        "status": F(str),
+        "move": F(str, False),
+        "undone": F(str, False),
+        "revealed": F(list, False),
+        "ref": F(int, False),
+    },
     "event": {"n": F(int), "kind": F(str), "at": F(int)},
     "board": {"seat": F(int), "moves": F(int), "view": F(dict)},
     "lobby": {"rooms": F(list), "ref": F(int, False)},
@@ -111,10 +146,22 @@ EVENT_KINDS: dict[str, dict[str, F]] = {
     "kicked": {"seat": F(int)},
     "countdown": {"starts_at": F(int), "commitment": F(str), "players": F(list)},
     "start": {"starts_at": F(int), "ends_at": F((int, type(None)))},
-    "progress": {"seat": F(int), "moves": F(int), "home": F(int), "progress": F(Num),
-                 "status": F(str), "time": F((int, type(None)))},
-    "results": {"ranking": F(list), "seed": F(int), "salt": F(str), "game": F(str),
-                "game_options": F(dict), "moves": F(dict)},
+    "progress": {
+        "seat": F(int),
+        "moves": F(int),
+        "home": F(int),
+        "progress": F(Num),
+        "status": F(str),
+        "time": F((int, type(None))),
+    },
+    "results": {
+        "ranking": F(list),
+        "seed": F(int),
+        "salt": F(str),
+        "game": F(str),
+        "game_options": F(dict),
+        "moves": F(dict),
+    },
     "rematch": {"options": F(dict)},
 }
 
@@ -127,9 +174,13 @@ def _check_fields(msg: dict[str, Any], fields: dict[str, F], what: str) -> None:
             continue
         value = msg[name]
         if spec.kind is not object and not _is(value, spec.kind):
-            raise ProtocolError("bad_message", f"{what}: field {name!r} has the wrong type", field=name)
+            raise ProtocolError(
+                "bad_message", f"{what}: field {name!r} has the wrong type", field=name
+            )
         if spec.max_len is not None and isinstance(value, str) and len(value) > spec.max_len:
-            raise ProtocolError("bad_message", f"{what}: field {name!r} is longer than {spec.max_len}", field=name)
+            raise ProtocolError(
+                "bad_message", f"{what}: field {name!r} is longer than {spec.max_len}", field=name
+            )
 
 
 # --- encode / decode ---------------------------------------------------------------------
@@ -143,9 +194,13 @@ def encode(msg: dict[str, Any]) -> bytes:
 def decode(frame: bytes | str, max_size: int = MAX_FRAME) -> dict[str, Any]:
     """Bytes off the wire -> a map with a string `type`, or a ProtocolError saying why not."""
     if isinstance(frame, str):
-        raise ProtocolError("bad_frame", "text frames are not accepted; send msgpack in a binary frame")
+        raise ProtocolError(
+            "bad_frame", "text frames are not accepted; send msgpack in a binary frame"
+        )
     if len(frame) > max_size:
-        raise ProtocolError("frame_too_large", f"frame of {len(frame)} bytes is over the {max_size} byte limit")
+        raise ProtocolError(
+            "frame_too_large", f"frame of {len(frame)} bytes is over the {max_size} byte limit"
+        )
     try:
         msg = msgpack.unpackb(frame, raw=False, strict_map_key=True)
     except Exception as exc:  # msgpack raises many kinds for garbage; all mean the same here
@@ -245,12 +300,25 @@ DEFAULT_OPTIONS: dict[str, Any] = {
 }
 
 _OPTION_TYPES: dict[str, Any] = {
-    "game": str, "game_options": dict, "max_players": int, "time_limit": int, "undo": str,
-    "spectators": bool, "spectator_view": str, "spectator_delay": int, "public": bool,
-    "seed": str, "countdown": int,
+    "game": str,
+    "game_options": dict,
+    "max_players": int,
+    "time_limit": int,
+    "undo": str,
+    "spectators": bool,
+    "spectator_view": str,
+    "spectator_delay": int,
+    "public": bool,
+    "seed": str,
+    "countdown": int,
 }
 
-_INT_RANGES = {"max_players": (1, 64), "time_limit": (0, 86400), "spectator_delay": (0, 3600), "countdown": (0, 60)}
+_INT_RANGES = {
+    "max_players": (1, 64),
+    "time_limit": (0, 86400),
+    "spectator_delay": (0, 3600),
+    "countdown": (0, 60),
+}
 _CHOICES = {"game": GAME_NAMES, "undo": ("none", "safe"), "spectator_view": ("boards", "progress")}
 
 
@@ -274,7 +342,9 @@ def merge_options(current: dict[str, Any], change: dict[str, Any]) -> dict[str, 
             if not lo <= value <= hi:
                 raise ProtocolError("bad_options", f"option {key!r} must be between {lo} and {hi}")
         if key in _CHOICES and value not in _CHOICES[key]:
-            raise ProtocolError("bad_options", f"option {key!r} must be one of {', '.join(_CHOICES[key])}")
+            raise ProtocolError(
+                "bad_options", f"option {key!r} must be one of {', '.join(_CHOICES[key])}"
+            )
         if key == "seed" and len(value) > 64:
             raise ProtocolError("bad_options", "a text seed is at most 64 characters")
         if key == "game_options":

@@ -40,7 +40,9 @@ def web_root() -> Path:
     return Path(solrace.client.__file__).parent / "web"
 
 
-def response(status: HTTPStatus, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> Response:
+def response(
+    status: HTTPStatus, body: bytes, content_type: str, extra: dict[str, str] | None = None
+) -> Response:
     headers = Headers()
     headers["Content-Type"] = content_type
     headers["Content-Length"] = str(len(body))
@@ -75,7 +77,9 @@ def resolve_static(root: Path, url_path: str) -> Path | None:
     return resolved if resolved.is_file() else None
 
 
-def make_process_request(health: Callable[[], dict[str, Any]], root: Path | None = None) -> Callable[..., Any]:
+def make_process_request(
+    health: Callable[[], dict[str, Any]], root: Path | None = None
+) -> Callable[..., Any]:
     """The `process_request` hook: /ws goes on to the WebSocket handshake, the rest is HTTP."""
     static_root = root or web_root()
 
@@ -83,7 +87,10 @@ def make_process_request(health: Callable[[], dict[str, Any]], root: Path | None
         path = urlsplit(request.path).path
         if path == WS_PATH:
             if request.headers.get("Upgrade", "").lower() != "websocket":
-                return text(HTTPStatus.UPGRADE_REQUIRED, "WebSocket endpoint: connect with a WebSocket client\n")
+                return text(
+                    HTTPStatus.UPGRADE_REQUIRED,
+                    "WebSocket endpoint: connect with a WebSocket client\n",
+                )
             return None
         if path == "/healthz":
             body = json.dumps({"ok": True, **health()}).encode()

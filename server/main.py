@@ -9,54 +9,95 @@ import logging
 import os
 import signal
 
-from websockets.asyncio.server import serve
-from websockets.frames import CloseCode
-
 from solrace.server.http import make_process_request
 from solrace.server.redis_process import RedisProcess
 from solrace.server.service import RoomService
 from solrace.server.store import Store
 from solrace.server.transport import Limits, Transport
+from websockets.asyncio.server import serve
+from websockets.frames import CloseCode
 
 log = logging.getLogger("solrace.server")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8765, help="port for HTTP and WebSockets (default 8765)")
-    parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL"),
-                        help="Redis URL (default $REDIS_URL; unset: start an embedded redis-server)")
-    parser.add_argument("--redis-prefix", default=os.environ.get("SOLRACE_REDIS_PREFIX", "solrace:"),
-                        help="prefix of every Redis key (default solrace:)")
-    parser.add_argument("--finished-ttl", type=int, default=3600, help="seconds a finished room is kept")
-    parser.add_argument("--max-events", type=int, default=500, help="room events kept for resuming clients")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=8765, help="port for HTTP and WebSockets (default 8765)"
+    )
+    parser.add_argument(
+        "--redis-url",
+        default=os.environ.get("REDIS_URL"),
+        help="Redis URL (default $REDIS_URL; unset: start an embedded redis-server)",
+    )
+    parser.add_argument(
+        "--redis-prefix",
+        default=os.environ.get("SOLRACE_REDIS_PREFIX", "solrace:"),
+        help="prefix of every Redis key (default solrace:)",
+    )
+    parser.add_argument(
+        "--finished-ttl", type=int, default=3600, help="seconds a finished room is kept"
+    )
+    parser.add_argument(
+        "--max-events", type=int, default=500, help="room events kept for resuming clients"
+    )
     parser.add_argument("--burst", type=int, default=60, help="player messages allowed at once")
-    parser.add_argument("--rate", type=float, default=20.0, help="player messages per second, sustained")
+    parser.add_argument(
+        "--rate", type=float, default=20.0, help="player messages per second, sustained"
+    )
     parser.add_argument("--spectator-burst", type=int, default=20)
     parser.add_argument("--spectator-rate", type=float, default=5.0)
-    parser.add_argument("--grace", type=float, default=30.0, help="seconds a disconnected racer keeps the seat")
-    parser.add_argument("--heartbeat", type=float, default=2.0,
-                        help="seconds between liveness beats in Redis; 5 missed = process dead")
-    parser.add_argument("--idle-timeout", type=float, default=60.0, help="close connections silent this long")
-    parser.add_argument("--data-dir", default=os.environ.get("SOLRACE_DATA_DIR", default_data_dir()),
-                        help="where the embedded Redis keeps its append-only file (used without --redis-url)")
-    parser.add_argument("--embedded-redis-port", type=int, default=6390,
-                        help="loopback port of the embedded Redis (used without --redis-url)")
+    parser.add_argument(
+        "--grace", type=float, default=30.0, help="seconds a disconnected racer keeps the seat"
+    )
+    parser.add_argument(
+        "--heartbeat",
+        type=float,
+        default=2.0,
+        help="seconds between liveness beats in Redis; 5 missed = process dead",
+    )
+    parser.add_argument(
+        "--idle-timeout", type=float, default=60.0, help="close connections silent this long"
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=os.environ.get("SOLRACE_DATA_DIR", default_data_dir()),
+        help="where the embedded Redis keeps its append-only file (used without --redis-url)",
+    )
+    parser.add_argument(
+        "--embedded-redis-port",
+        type=int,
+        default=6390,
+        help="loopback port of the embedded Redis (used without --redis-url)",
+    )
     parser.add_argument("--log-level", default="INFO")
 
 
 def default_data_dir() -> str:
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "share"
+    )
     return os.path.join(base, "solrace", "redis")
 
 
-async def serve_forever(args: argparse.Namespace, redis_url: str, ready: asyncio.Event | None = None) -> None:
-    store = Store.from_url(redis_url, args.redis_prefix, finished_ttl=args.finished_ttl,
-                           max_events=args.max_events)
+async def serve_forever(
+    args: argparse.Namespace, redis_url: str, ready: asyncio.Event | None = None
+) -> None:
+    store = Store.from_url(
+        redis_url, args.redis_prefix, finished_ttl=args.finished_ttl, max_events=args.max_events
+    )
     service = RoomService(store)
-    limits = Limits(burst=args.burst, rate=args.rate, spectator_burst=args.spectator_burst,
-                    spectator_rate=args.spectator_rate, grace=args.grace, idle_timeout=args.idle_timeout,
-                    heartbeat=args.heartbeat)
+    limits = Limits(
+        burst=args.burst,
+        rate=args.rate,
+        spectator_burst=args.spectator_burst,
+        spectator_rate=args.spectator_rate,
+        grace=args.grace,
+        idle_timeout=args.idle_timeout,
+        heartbeat=args.heartbeat,
+    )
     transport = Transport(service, limits)
     stop = asyncio.get_running_loop().create_future()
     loop = asyncio.get_running_loop()
@@ -65,17 +106,27 @@ async def serve_forever(args: argparse.Namespace, redis_url: str, ready: asyncio
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, lambda: stop.done() or stop.set_result(None))
-    async with serve(
-        transport.handler, args.host, args.port,
-        process_request=make_process_request(transport.health),
-        max_size=64 * 1024,  # larger frames are refused by protocol.decode with an error first
-        compression=None,
-        ping_interval=20, ping_timeout=20,
-        close_timeout=2,  # a client that does not answer the close handshake must not hold up shutdown
-        server_header="solrace/0.1.0",
-    ) as server:
-        log.info("solrace serving on http://%s:%d (ws at /ws), redis %s prefix %r",
-                 args.host, args.port, redis_url, args.redis_prefix)
+    async with (
+        serve(
+            transport.handler,
+            args.host,
+            args.port,
+            process_request=make_process_request(transport.health),
+            max_size=64 * 1024,  # larger frames are refused by protocol.decode with an error first
+            compression=None,
+            ping_interval=20,
+            ping_timeout=20,
+            close_timeout=2,  # a client that does not answer the close handshake must not hold up shutdown
+            server_header="solrace/0.1.0",
+        ) as server
+    ):
+        log.info(
+            "solrace serving on http://%s:%d (ws at /ws), redis %s prefix %r",
+            args.host,
+            args.port,
+            redis_url,
+            args.redis_prefix,
+        )
         print(f"solrace serving on http://{args.host}:{args.port}", flush=True)
         await transport.start()
         if ready:
@@ -83,8 +134,13 @@ async def serve_forever(args: argparse.Namespace, redis_url: str, ready: asyncio
         await stop
         log.info("shutting down: closing connections with 1001")
         server.close(close_connections=False)
-        await asyncio.gather(*(conn.ws.close(CloseCode.GOING_AWAY, "server shutting down")
-                               for conn in list(transport.conns)), return_exceptions=True)
+        await asyncio.gather(
+            *(
+                conn.ws.close(CloseCode.GOING_AWAY, "server shutting down")
+                for conn in list(transport.conns)
+            ),
+            return_exceptions=True,
+        )
         await server.wait_closed()
     await transport.close()
     await store.close()
@@ -100,8 +156,10 @@ def dump_tasks() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.INFO),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     if args.redis_url:
         asyncio.run(serve_forever(args, args.redis_url))
         return 0
@@ -113,8 +171,14 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(serve_forever(args, embedded_url))
         return 0
     os.makedirs(args.data_dir, exist_ok=True)
-    with RedisProcess(port=args.embedded_redis_port, persist=True, data_dir=args.data_dir) as redis_proc:
-        log.info("no REDIS_URL: started an embedded redis-server at %s (data in %s)", redis_proc.url, args.data_dir)
+    with RedisProcess(
+        port=args.embedded_redis_port, persist=True, data_dir=args.data_dir
+    ) as redis_proc:
+        log.info(
+            "no REDIS_URL: started an embedded redis-server at %s (data in %s)",
+            redis_proc.url,
+            args.data_dir,
+        )
         asyncio.run(serve_forever(args, redis_proc.url))
     return 0
 
@@ -129,4 +193,3 @@ def redis_answers(port: int) -> bool:
             return s.recv(16).startswith(b"+PONG")
     except OSError:
         return False
-

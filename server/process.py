@@ -13,22 +13,31 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from solrace.server.redis_process import free_port
 
 
 class ServerProcess:
-    def __init__(self, redis_url: str, prefix: str, *, port: int | None = None,
-                 extra_args: Sequence[str] = (), host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        redis_url: str,
+        prefix: str,
+        *,
+        port: int | None = None,
+        extra_args: Sequence[str] = (),
+        host: str = "127.0.0.1",
+    ) -> None:
         self.redis_url = redis_url
         self.prefix = prefix
         self.host = host
         self.port = port or free_port(host)
         self.extra_args = list(extra_args)
         self.proc: subprocess.Popen[bytes] | None = None
-        self._log = tempfile.NamedTemporaryFile(prefix="solrace-server-", suffix=".log", delete=False)
+        self._log = tempfile.NamedTemporaryFile(
+            prefix="solrace-server-", suffix=".log", delete=False
+        )
         self.log_path = Path(self._log.name)
 
     @property
@@ -40,16 +49,33 @@ class ServerProcess:
         return f"ws://{self.host}:{self.port}/ws"
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "solrace", "serve", "--host", self.host, "--port", str(self.port),
-                "--redis-url", self.redis_url, "--redis-prefix", self.prefix, *self.extra_args]
+        return [
+            sys.executable,
+            "-m",
+            "solrace",
+            "serve",
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--redis-url",
+            self.redis_url,
+            "--redis-prefix",
+            self.prefix,
+            *self.extra_args,
+        ]
 
-    def start(self, timeout: float = 15.0) -> "ServerProcess":
+    def start(self, timeout: float = 15.0) -> ServerProcess:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen(self.command(), stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        self.proc = subprocess.Popen(
+            self.command(), stdout=self._log, stderr=subprocess.STDOUT, env=env
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"solrace serve exited with {self.proc.returncode}:\n{self.log()[-3000:]}")
+                raise RuntimeError(
+                    f"solrace serve exited with {self.proc.returncode}:\n{self.log()[-3000:]}"
+                )
             try:
                 with urllib.request.urlopen(f"{self.url}/healthz", timeout=0.5) as resp:
                     if resp.status == 200:
@@ -58,7 +84,9 @@ class ServerProcess:
                 pass
             time.sleep(0.05)
         self.kill()
-        raise RuntimeError(f"solrace serve did not answer /healthz within {timeout}s:\n{self.log()[-3000:]}")
+        raise RuntimeError(
+            f"solrace serve did not answer /healthz within {timeout}s:\n{self.log()[-3000:]}"
+        )
 
     def log(self) -> str:
         try:
@@ -85,12 +113,12 @@ class ServerProcess:
                 self.proc.wait()
         return self.proc.returncode
 
-    def restart(self, timeout: float = 15.0) -> "ServerProcess":
+    def restart(self, timeout: float = 15.0) -> ServerProcess:
         """Start again on the same port (after kill() or stop())."""
         self.stop()
         return self.start(timeout)
 
-    def __enter__(self) -> "ServerProcess":
+    def __enter__(self) -> ServerProcess:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -37,7 +37,9 @@ def delayed_view(room: Room, race: SeatRace, cutoff: int | None) -> dict[str, An
         return race.view()
     import solrace.engine as engine
 
-    past = engine.replay(race.game_name, race.seed, race.game_options, [e.move for e in race.entries[:k]])
+    past = engine.replay(
+        race.game_name, race.seed, race.game_options, [e.move for e in race.entries[:k]]
+    )
     return past.view()
 
 
@@ -53,7 +55,9 @@ def spectator_boards(room: Room, now: int) -> dict[str, dict[str, Any]] | None:
     if room.options["spectator_view"] != "boards" or room.state not in (RACING, FINISHED):
         return None
     cutoff = spectator_cutoff(room, now)
-    return {str(seat): delayed_view(room, race, cutoff) for seat, race in sorted(room.races.items())}
+    return {
+        str(seat): delayed_view(room, race, cutoff) for seat, race in sorted(room.races.items())
+    }
 
 
 def board_message(room: Room, seat: int) -> dict[str, Any]:
@@ -63,11 +67,19 @@ def board_message(room: Room, seat: int) -> dict[str, Any]:
 
 def player_row(room: Room, seat: dict[str, Any], connected: dict[str, int]) -> dict[str, Any]:
     n = seat["seat"]
-    return {"seat": n, "name": seat["name"], "ready": seat["ready"],
-            "connected": connected.get(str(n), 0) > 0, "status": room.status(n), **room.stats(n)}
+    return {
+        "seat": n,
+        "name": seat["name"],
+        "ready": seat["ready"],
+        "connected": connected.get(str(n), 0) > 0,
+        "status": room.status(n),
+        **room.stats(n),
+    }
 
 
-def snapshot(room: Room, viewer: Viewer, now: int, connected: dict[str, int], event: int) -> dict[str, Any]:
+def snapshot(
+    room: Room, viewer: Viewer, now: int, connected: dict[str, int], event: int
+) -> dict[str, Any]:
     d = room.doc
     you = None
     if viewer.role == "player" and viewer.seat is not None:
@@ -93,6 +105,11 @@ def snapshot(room: Room, viewer: Viewer, now: int, connected: dict[str, int], ev
 
 
 def lobby_row(doc: dict[str, Any], connected: dict[str, int] | None = None) -> dict[str, Any]:
-    return {"room": doc["code"], "game": doc["options"]["game"], "state": doc["state"],
-            "players": sum(1 for s in doc["seats"] if s), "max_players": doc["options"]["max_players"],
-            "spectators": (connected or {}).get("spectators", 0)}
+    return {
+        "room": doc["code"],
+        "game": doc["options"]["game"],
+        "state": doc["state"],
+        "players": sum(1 for s in doc["seats"] if s),
+        "max_players": doc["options"]["max_players"],
+        "spectators": (connected or {}).get("spectators", 0),
+    }

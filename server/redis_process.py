@@ -48,7 +48,9 @@ class RedisProcess:
     when `persist=True`; tests use the default, no persistence.
     """
 
-    def __init__(self, *, port: int | None = None, persist: bool = False, data_dir: str | None = None) -> None:
+    def __init__(
+        self, *, port: int | None = None, persist: bool = False, data_dir: str | None = None
+    ) -> None:
         self.binary = find_redis_server()
         self.port = port or free_port()
         self.persist = persist
@@ -60,17 +62,25 @@ class RedisProcess:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self, timeout: float = 10.0) -> "RedisProcess":
+    def start(self, timeout: float = 10.0) -> RedisProcess:
         args = [
             self.binary,
-            "--port", str(self.port),
-            "--bind", "127.0.0.1",
-            "--dir", self.dir,
-            "--save", "",
-            "--appendonly", "yes" if self.persist else "no",
-            "--protected-mode", "no",
-            "--daemonize", "no",
-            "--logfile", str(Path(self.dir) / "redis.log"),
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            self.dir,
+            "--save",
+            "",
+            "--appendonly",
+            "yes" if self.persist else "no",
+            "--protected-mode",
+            "no",
+            "--daemonize",
+            "no",
+            "--logfile",
+            str(Path(self.dir) / "redis.log"),
         ]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
@@ -102,7 +112,7 @@ class RedisProcess:
         if self._own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
 
-    def __enter__(self) -> "RedisProcess":
+    def __enter__(self) -> RedisProcess:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

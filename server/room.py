@@ -52,7 +52,7 @@ class Entry:
         return f"{self.move} {self.at}"
 
     @classmethod
-    def decode(cls, raw: str | bytes) -> "Entry":
+    def decode(cls, raw: str | bytes) -> Entry:
         text = raw.decode() if isinstance(raw, bytes) else raw
         move, at = text.rsplit(" ", 1)
         return cls(move, int(at))
@@ -68,7 +68,9 @@ class SeatRace:
         self.game = _engine().new_game(game, seed=seed, options=self.game_options)
         self.entries: list[Entry] = []
         self.homes: list[int] = []  # home count after each entry, for "when progress was reached"
-        self.revealed: list[tuple[str, ...]] = []  # per entry: cards that move revealed (undo policy)
+        self.revealed: list[
+            tuple[str, ...]
+        ] = []  # per entry: cards that move revealed (undo policy)
         self.home0 = self.game.home()
         self.rev = 0  # bumped on every stored append or pop; guards against a stale cache
         self.state = 0  # bumped on every change of the game: the key of the cached view
@@ -94,10 +96,12 @@ class SeatRace:
         mine = [(e.move, e.at) for e in self.entries]
         theirs = [(e.move, e.at) for e in entries]
         if theirs[: len(mine)] != mine:
-            self.game = _engine().new_game(self.game_name, seed=self.seed, options=self.game_options)
+            self.game = _engine().new_game(
+                self.game_name, seed=self.seed, options=self.game_options
+            )
             self.state += 1
             self.entries, self.homes, self.revealed = [], [], []
-        for e in entries[len(self.entries):]:
+        for e in entries[len(self.entries) :]:
             self.play(e.move, e.at)
         self.rev = rev
 
@@ -156,18 +160,29 @@ class Room:
     # --- construction -------------------------------------------------------------------
 
     @classmethod
-    def new(cls, code: str, host_hash: str, options: dict[str, Any] | None, now: int) -> "Room":
+    def new(cls, code: str, host_hash: str, options: dict[str, Any] | None, now: int) -> Room:
         opts = merge_options(DEFAULT_OPTIONS, options or {})
         check_game_options(opts)
         doc = {
-            "code": code, "state": LOBBY, "round": 1, "options": opts, "host_hash": host_hash,
-            "host_seat": None, "seats": [], "created": now, "seed": None, "salt": None,
-            "commitment": None, "starts_at": None, "ends_at": None, "finished_at": None,
+            "code": code,
+            "state": LOBBY,
+            "round": 1,
+            "options": opts,
+            "host_hash": host_hash,
+            "host_seat": None,
+            "seats": [],
+            "created": now,
+            "seed": None,
+            "salt": None,
+            "commitment": None,
+            "starts_at": None,
+            "ends_at": None,
+            "finished_at": None,
             "results": None,
         }
         return cls(doc)
 
-    def clone(self) -> "Room":
+    def clone(self) -> Room:
         """A copy whose document may be changed freely; the seat games are shared (read-only)."""
         return Room(copy.deepcopy(self.doc), self.races)
 
@@ -179,7 +194,9 @@ class Room:
             return
         for s in d["seats"]:
             if s and s.get("in_race"):
-                self.races[s["seat"]] = SeatRace(d["options"]["game"], d["seed"], d["options"]["game_options"])
+                self.races[s["seat"]] = SeatRace(
+                    d["options"]["game"], d["seed"], d["options"]["game_options"]
+                )
 
     # --- reading ------------------------------------------------------------------------
 
@@ -226,7 +243,11 @@ class Room:
         return s["status"]
 
     def racing_seats(self) -> list[int]:
-        return [s["seat"] for s in self.seats() if s.get("in_race") and self.status(s["seat"]) == "racing"]
+        return [
+            s["seat"]
+            for s in self.seats()
+            if s.get("in_race") and self.status(s["seat"]) == "racing"
+        ]
 
     def stats(self, seat: int) -> dict[str, Any]:
         """Public progress of a seat: safe for every viewer (no cards)."""
@@ -239,30 +260,56 @@ class Room:
             at = last - start
         else:
             at = None
-        return {"moves": race.moves, "home": int(race.game.home()), "progress": float(race.game.progress()),
-                "time": at}
+        return {
+            "moves": race.moves,
+            "home": int(race.game.home()),
+            "progress": float(race.game.progress()),
+            "time": at,
+        }
 
     def progress_event(self, seat: int, now: int) -> dict[str, Any]:
-        return {"kind": "progress", "at": now, "seat": seat, "status": self.status(seat), **self.stats(seat)}
+        return {
+            "kind": "progress",
+            "at": now,
+            "seat": seat,
+            "status": self.status(seat),
+            **self.stats(seat),
+        }
 
     # --- lobby commands (they change only the document) ---------------------------------
 
     def join(self, name: str, thash: str, now: int) -> tuple[int, list[dict[str, Any]]]:
         if self.state != LOBBY:
-            raise ProtocolError("bad_state", "the race has started; join as a spectator or wait for the rematch")
+            raise ProtocolError(
+                "bad_state", "the race has started; join as a spectator or wait for the rematch"
+            )
         name = clean_name(name)
         if len(self.seats()) >= self.options["max_players"]:
-            raise ProtocolError("room_full", f"the room is full ({self.options['max_players']} players)")
+            raise ProtocolError(
+                "room_full", f"the room is full ({self.options['max_players']} players)"
+            )
         seat = len(self.doc["seats"])
-        self.doc["seats"].append({"seat": seat, "name": name, "token_hash": thash, "ready": False,
-                                  "status": "waiting", "in_race": False, "joined": now})
+        self.doc["seats"].append(
+            {
+                "seat": seat,
+                "name": name,
+                "token_hash": thash,
+                "ready": False,
+                "status": "waiting",
+                "in_race": False,
+                "joined": now,
+            }
+        )
         return seat, [{"kind": "player_joined", "at": now, "seat": seat, "name": name}]
 
     def leave(self, seat: int, now: int) -> list[dict[str, Any]]:
         s = self.seat(seat)
         if self.state in (COUNTDOWN, RACING) and s.get("in_race") and self.status(seat) == "racing":
             s["status"] = "left"
-            return [{"kind": "player_left", "at": now, "seat": seat}, self.progress_event(seat, now)]
+            return [
+                {"kind": "player_left", "at": now, "seat": seat},
+                self.progress_event(seat, now),
+            ]
         if self.state == LOBBY:
             self.doc["seats"][seat] = None
             if self.doc["host_seat"] == seat:
@@ -318,20 +365,38 @@ class Room:
         d["seed"], d["salt"] = seed, salt.hex()
         d["commitment"] = commitment(seed, salt)
         d["starts_at"] = now + self.options["countdown"] * 1000
-        d["ends_at"] = d["starts_at"] + self.options["time_limit"] * 1000 if self.options["time_limit"] else None
+        d["ends_at"] = (
+            d["starts_at"] + self.options["time_limit"] * 1000
+            if self.options["time_limit"]
+            else None
+        )
         d["state"] = COUNTDOWN
         for s in players:
             s["in_race"], s["status"], s["ready"] = True, "racing", False
         self.build_races()
-        return [{"kind": "countdown", "at": now, "starts_at": d["starts_at"], "commitment": d["commitment"],
-                 "players": [s["seat"] for s in players]}]
+        return [
+            {
+                "kind": "countdown",
+                "at": now,
+                "starts_at": d["starts_at"],
+                "commitment": d["commitment"],
+                "players": [s["seat"] for s in players],
+            }
+        ]
 
     def begin(self, now: int) -> list[dict[str, Any]]:
         """Countdown over: the race is on (idempotent: no events when it already is)."""
         if self.state != COUNTDOWN or now < self.doc["starts_at"]:
             return []
         self.doc["state"] = RACING
-        return [{"kind": "start", "at": now, "starts_at": self.doc["starts_at"], "ends_at": self.doc["ends_at"]}]
+        return [
+            {
+                "kind": "start",
+                "at": now,
+                "starts_at": self.doc["starts_at"],
+                "ends_at": self.doc["ends_at"],
+            }
+        ]
 
     def resign(self, seat: int, now: int, status: str = "resigned") -> list[dict[str, Any]]:
         s = self.seat(seat)
@@ -346,11 +411,22 @@ class Room:
         if self.state != FINISHED:
             raise ProtocolError("bad_state", "a rematch follows a finished race")
         d = self.doc
-        d["seats"] = [s if s and not s.get("left") and not s.get("kicked") else None for s in d["seats"]]
+        d["seats"] = [
+            s if s and not s.get("left") and not s.get("kicked") else None for s in d["seats"]
+        ]
         for s in self.seats():
             s.update(ready=False, status="waiting", in_race=False)
-        d.update(state=LOBBY, round=d["round"] + 1, seed=None, salt=None, commitment=None,
-                 starts_at=None, ends_at=None, finished_at=None, results=None)
+        d.update(
+            state=LOBBY,
+            round=d["round"] + 1,
+            seed=None,
+            salt=None,
+            commitment=None,
+            starts_at=None,
+            ends_at=None,
+            finished_at=None,
+            results=None,
+        )
         self.races = {}
         return [{"kind": "rematch", "at": now, "options": public_options(self.options)}]
 
@@ -393,8 +469,19 @@ class Room:
                 key = (0, t or 0, 0.0, seat)
             else:
                 key = (1, 0, -prog, (t if t is not None else -1), seat)
-            rows.append((key, {"seat": seat, "name": s["name"], "status": st, "progress": prog,
-                               "moves": race.moves, "time": t}))
+            rows.append(
+                (
+                    key,
+                    {
+                        "seat": seat,
+                        "name": s["name"],
+                        "status": st,
+                        "progress": prog,
+                        "moves": race.moves,
+                        "time": t,
+                    },
+                )
+            )
         rows.sort(key=lambda r: r[0])
         out, place, prev = [], 0, None
         for i, (key, row) in enumerate(rows):
@@ -406,10 +493,18 @@ class Room:
 
     def results(self) -> dict[str, Any]:
         d = self.doc
-        return {"ranking": self.ranking(), "seed": d["seed"], "salt": d["salt"], "game": d["options"]["game"],
-                "game_options": dict(d["options"]["game_options"]),
-                "commitment": d["commitment"],
-                "moves": {str(seat): [e.move for e in race.entries] for seat, race in sorted(self.races.items())}}
+        return {
+            "ranking": self.ranking(),
+            "seed": d["seed"],
+            "salt": d["salt"],
+            "game": d["options"]["game"],
+            "game_options": dict(d["options"]["game_options"]),
+            "commitment": d["commitment"],
+            "moves": {
+                str(seat): [e.move for e in race.entries]
+                for seat, race in sorted(self.races.items())
+            },
+        }
 
     # --- moves (they change only a seat's log) ------------------------------------------
 
@@ -433,13 +528,24 @@ class Room:
         """Check and apply a move to the cached game; the caller stores it, or calls `rollback`."""
         race = self.check_can_move(seat, now)
         if n is not None and n != race.moves + 1:
-            raise ProtocolError("out_of_sync", f"that would be move {race.moves + 1}, not {n}", expected=race.moves + 1)
+            raise ProtocolError(
+                "out_of_sync",
+                f"that would be move {race.moves + 1}, not {n}",
+                expected=race.moves + 1,
+            )
         expected_len, rev = race.moves, race.rev
         try:
             eff = race.play(text, now)
         except ValueError as exc:  # IllegalMove is a ValueError
             raise ProtocolError("illegal_move", str(exc) or f"illegal move {text!r}") from None
-        return MovePlan(seat, race.entries[-1], expected_len, rev, tuple(eff.revealed), self.progress_event(seat, now))
+        return MovePlan(
+            seat,
+            race.entries[-1],
+            expected_len,
+            rev,
+            tuple(eff.revealed),
+            self.progress_event(seat, now),
+        )
 
     def undo(self, seat: int, n: int | None, now: int) -> MovePlan:
         race = self.check_can_move(seat, now)
@@ -448,12 +554,18 @@ class Room:
         if not race.entries:
             raise ProtocolError("undo_refused", "there is no move to take back")
         if n is not None and n != race.moves:
-            raise ProtocolError("out_of_sync", f"your last move is {race.moves}, not {n}", expected=race.moves)
+            raise ProtocolError(
+                "out_of_sync", f"your last move is {race.moves}, not {n}", expected=race.moves
+            )
         if race.revealed[-1]:
-            raise ProtocolError("undo_refused", "that move revealed a card; it cannot be taken back")
+            raise ProtocolError(
+                "undo_refused", "that move revealed a card; it cannot be taken back"
+            )
         expected_len, rev = race.moves, race.rev
         entry = race.pop()
-        return MovePlan(seat, entry, expected_len, rev, (), self.progress_event(seat, now), undone=True)
+        return MovePlan(
+            seat, entry, expected_len, rev, (), self.progress_event(seat, now), undone=True
+        )
 
     def rollback(self, plan: MovePlan) -> None:
         """The store refused the plan (someone else moved first): put the cached game back."""

@@ -35,7 +35,7 @@ async def backoff(attempt: int) -> None:
 
     The first retry is immediate (the usual conflict is only a stale cache here)."""
     if attempt > 0:
-        await asyncio.sleep(random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** attempt)))
+        await asyncio.sleep(random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt)))
 
 
 def too_busy(what: str) -> ProtocolError:
@@ -111,12 +111,18 @@ class RoomService:
         old = self.cache.get(code)
         room = Room(loaded.doc)
         d = room.doc
-        same_race = old is not None and old.room.doc["round"] == d["round"] and old.room.doc["seed"] == d["seed"]
+        same_race = (
+            old is not None
+            and old.room.doc["round"] == d["round"]
+            and old.room.doc["seed"] == d["seed"]
+        )
         if same_race and d["seed"] is not None:
             room.races = old.room.races
             for s in room.seats():
                 if s.get("in_race") and s["seat"] not in room.races:
-                    room.races[s["seat"]] = SeatRace(d["options"]["game"], d["seed"], d["options"]["game_options"])
+                    room.races[s["seat"]] = SeatRace(
+                        d["options"]["game"], d["seed"], d["options"]["game_options"]
+                    )
         else:
             room.build_races()
         for seat, race in room.races.items():
@@ -133,11 +139,15 @@ class RoomService:
             return hit, False
         return await self._load(code), True
 
-    async def update(self, code: str, rule: Callable[[Room, int], list[dict[str, Any]]]) -> tuple[Room, list[int]]:
+    async def update(
+        self, code: str, rule: Callable[[Room, int], list[dict[str, Any]]]
+    ) -> tuple[Room, list[int]]:
         async with self.lock(code):
             return await self._update(code, rule)
 
-    async def _update(self, code: str, rule: Callable[[Room, int], list[dict[str, Any]]]) -> tuple[Room, list[int]]:
+    async def _update(
+        self, code: str, rule: Callable[[Room, int], list[dict[str, Any]]]
+    ) -> tuple[Room, list[int]]:
         """Run a document rule on fresh state and store it; the clock's own events ride along."""
         code = normalize_code(code)
         for attempt in range(RETRIES):
@@ -155,8 +165,16 @@ class RoomService:
             revs = {seat: race.rev for seat, race in room.races.items()} if finishing else None
             try:
                 ver, numbers = await self.store.commit(
-                    code, cached.ver, room.doc, events, seats=len(room.doc["seats"]),
-                    finished=room.state == FINISHED, clear_logs=clear, revs=revs, trim=finishing)
+                    code,
+                    cached.ver,
+                    room.doc,
+                    events,
+                    seats=len(room.doc["seats"]),
+                    finished=room.state == FINISHED,
+                    clear_logs=clear,
+                    revs=revs,
+                    trim=finishing,
+                )
             except Conflict:
                 continue
             if clear:
@@ -185,7 +203,9 @@ class RoomService:
                 seat, events = room.join(name, token_hash(token), now)
                 room.doc["host_seat"] = seat
             try:
-                ver, numbers = await self.store.commit(code, 0, room.doc, events, seats=len(room.doc["seats"]))
+                ver, numbers = await self.store.commit(
+                    code, 0, room.doc, events, seats=len(room.doc["seats"])
+                )
             except Conflict:
                 continue  # the code is taken
             self.cache[code] = Cached(room, ver, numbers[-1] if numbers else 0)
@@ -219,7 +239,9 @@ class RoomService:
             raise ProtocolError("not_allowed", "this room does not allow spectators")
         return cached.room
 
-    async def host_update(self, code: str, host_token: str, rule: Callable[[Room, int], list[dict[str, Any]]]) -> Room:
+    async def host_update(
+        self, code: str, host_token: str, rule: Callable[[Room, int], list[dict[str, Any]]]
+    ) -> Room:
         def guarded(room: Room, now: int) -> list[dict[str, Any]]:
             if not room.is_host(token_hash(host_token)):
                 raise ProtocolError("not_host", "only the host may do that")
@@ -266,11 +288,15 @@ class RoomService:
             return True
         return room.state == RACING and d["ends_at"] is not None and now >= d["ends_at"]
 
-    async def move(self, code: str, seat: int, text: str, n: int | None, *, undo: bool = False) -> dict[str, Any]:
+    async def move(
+        self, code: str, seat: int, text: str, n: int | None, *, undo: bool = False
+    ) -> dict[str, Any]:
         async with self.lock(code):
             return await self._move(normalize_code(code), seat, text, n, undo)
 
-    async def _move(self, code: str, seat: int, text: str, n: int | None, undo: bool) -> dict[str, Any]:
+    async def _move(
+        self, code: str, seat: int, text: str, n: int | None, undo: bool
+    ) -> dict[str, Any]:
         """Validate with the engine, store with the atomic append, and only then build the ack."""
         cached, fresh = await self._cached(code)
         for attempt in range(RETRIES):
@@ -293,8 +319,16 @@ class RoomService:
             board = self._board(room, seat) if boards and self.watched.get(code, 0) > 0 else b""
             try:
                 stored = await self.store.append(
-                    code, cached.ver, seat, plan.expected_len, plan.expected_rev, plan.entry.encode(),
-                    plan.event, board, pop=plan.undone)
+                    code,
+                    cached.ver,
+                    seat,
+                    plan.expected_len,
+                    plan.expected_rev,
+                    plan.entry.encode(),
+                    plan.event,
+                    board,
+                    pop=plan.undone,
+                )
             except Conflict:
                 room.rollback(plan)
                 cached, fresh = await self._load(code), True
@@ -306,8 +340,12 @@ class RoomService:
             race = room.races[seat]
             race.rev = stored.rev
             status = room.status(seat)
-            ack: dict[str, Any] = {"type": "ack", "n": length, "view": projection.own_view(room, seat),
-                                   "status": status}
+            ack: dict[str, Any] = {
+                "type": "ack",
+                "n": length,
+                "view": projection.own_view(room, seat),
+                "status": status,
+            }
             if plan.undone:
                 ack["undone"] = plan.entry.move
             else:
@@ -320,7 +358,9 @@ class RoomService:
 
     @staticmethod
     def _board(room: Room, seat: int) -> bytes:
-        return b"%d:" % room.options["spectator_delay"] + encode(projection.board_message(room, seat))
+        return b"%d:" % room.options["spectator_delay"] + encode(
+            projection.board_message(room, seat)
+        )
 
     # --- views --------------------------------------------------------------------------
 
@@ -336,13 +376,18 @@ class RoomService:
             cached = await self._load(code)
             connected = await self.store.connections(code)
             now = self.clock()
-            return [projection.snapshot(cached.room, v, now, connected, cached.seq) for v in viewers]
+            return [
+                projection.snapshot(cached.room, v, now, connected, cached.seq) for v in viewers
+            ]
 
     async def spectator_boards(self, code: str) -> list[dict[str, Any]]:
         async with self.lock(code):
             cached = await self._load(code)
             boards = projection.spectator_boards(cached.room, self.clock()) or {}
-        return [{"type": "board", "seat": int(s), "moves": v["moves"], "view": v} for s, v in boards.items()]
+        return [
+            {"type": "board", "seat": int(s), "moves": v["moves"], "view": v}
+            for s, v in boards.items()
+        ]
 
     async def own_view(self, code: str, seat: int) -> dict[str, Any] | None:
         async with self.lock(code):

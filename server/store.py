@@ -182,8 +182,14 @@ def unpack(data: bytes) -> Any:
 
 
 class Store:
-    def __init__(self, redis: aioredis.Redis, prefix: str = "", *, finished_ttl: int = 3600,
-                 max_events: int = MAX_EVENTS) -> None:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        prefix: str = "",
+        *,
+        finished_ttl: int = 3600,
+        max_events: int = MAX_EVENTS,
+    ) -> None:
         self.redis = redis
         self.prefix = prefix
         self.finished_ttl_ms = finished_ttl * 1000
@@ -212,18 +218,28 @@ class Store:
                 log.exception("local fan-out of a board in %s", code)
 
     @classmethod
-    def from_url(cls, url: str, prefix: str = "", *, max_connections: int = POOL_SIZE,
-                 pool_timeout: float = POOL_TIMEOUT, client_name: str | None = "solrace",
-                 **kw: Any) -> "Store":
+    def from_url(
+        cls,
+        url: str,
+        prefix: str = "",
+        *,
+        max_connections: int = POOL_SIZE,
+        pool_timeout: float = POOL_TIMEOUT,
+        client_name: str | None = "solrace",
+        **kw: Any,
+    ) -> Store:
         """A store on a bounded pool whose callers queue for a connection.
 
         redis-py's default pool raises MaxConnectionsError the moment every connection is
         in use, so a burst (rooms starting together, a backlog of moves) became `internal`
         errors; a blocking pool makes the burst wait its turn instead.
         """
-        pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=max_connections,
-                                                        timeout=pool_timeout, client_name=client_name)
-        return cls(aioredis.Redis.from_pool(pool), prefix, **kw)  # closing the store closes the pool
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=max_connections, timeout=pool_timeout, client_name=client_name
+        )
+        return cls(
+            aioredis.Redis.from_pool(pool), prefix, **kw
+        )  # closing the store closes the pool
 
     async def close(self) -> None:
         await self.redis.aclose()
@@ -253,9 +269,19 @@ class Store:
     async def exists(self, code: str) -> bool:
         return bool(await self.redis.exists(self.key(code, "meta")))
 
-    async def commit(self, code: str, ver: int, doc: dict[str, Any], events: Sequence[dict[str, Any]], *,
-                     seats: int, finished: bool = False, clear_logs: bool = False,
-                     revs: dict[int, int] | None = None, trim: bool = False) -> tuple[int, list[int]]:
+    async def commit(
+        self,
+        code: str,
+        ver: int,
+        doc: dict[str, Any],
+        events: Sequence[dict[str, Any]],
+        *,
+        seats: int,
+        finished: bool = False,
+        clear_logs: bool = False,
+        revs: dict[int, int] | None = None,
+        trim: bool = False,
+    ) -> tuple[int, list[int]]:
         """Write the document if it is still at `ver` (and the logs at `revs`), append the events.
 
         Returns (new version, the events' numbers). A finished room's keys expire after
@@ -269,15 +295,25 @@ class Store:
         for seat, rev in sorted((revs or {}).items()):
             rev_args += [seat, rev]
         flags = ("c" if clear_logs else "") + ("t" if trim else "")
-        args = [ver, pack(doc), self.channel(code), self.max_events, ttl, flags, self.origin,
-                len(revs or {}), *rev_args, *(pack(e) for e in events)]
+        args = [
+            ver,
+            pack(doc),
+            self.channel(code),
+            self.max_events,
+            ttl,
+            flags,
+            self.origin,
+            len(revs or {}),
+            *rev_args,
+            *(pack(e) for e in events),
+        ]
         out = await self._commit(keys=self.room_keys(code, seats), args=args)
         if out[0] == -1:
             raise Conflict("version", int(out[1]))
         if out[0] == -3:
             raise Conflict("log", int(out[2]))
         numbers = [int(n) for n in out[1:]]
-        for n, event in zip(numbers, events):
+        for n, event in zip(numbers, events, strict=False):
             self._fan_event(code, n, event)
         return int(out[0]), numbers
 
@@ -307,21 +343,52 @@ class Store:
 
     # --- move logs ----------------------------------------------------------------------
 
-    async def append(self, code: str, ver: int, seat: int, length: int, rev: int, entry: str,
-                     event: dict[str, Any], board: bytes = b"", *, pop: bool = False) -> Appended:
+    async def append(
+        self,
+        code: str,
+        ver: int,
+        seat: int,
+        length: int,
+        rev: int,
+        entry: str,
+        event: dict[str, Any],
+        board: bytes = b"",
+        *,
+        pop: bool = False,
+    ) -> Appended:
         """Append (or pop) one move if the log is exactly as the caller saw it.
 
         `board` ("<delay>:<frame>") is published only when the room has spectators. Raises
         Conflict when the log, its revision or the document changed.
         """
-        keys = [self.key(code, "meta"), self.log_key(code, seat), self.key(code, "revs"),
-                self.key(code, "seq"), self.key(code, "events"), self.key(code, "conn")]
-        args = [ver, length, rev, seat, "pop" if pop else "push", entry, self.channel(code), self.max_events,
-                ACTIVE_TTL_MS, pack(event), board, self.origin]
+        keys = [
+            self.key(code, "meta"),
+            self.log_key(code, seat),
+            self.key(code, "revs"),
+            self.key(code, "seq"),
+            self.key(code, "events"),
+            self.key(code, "conn"),
+        ]
+        args = [
+            ver,
+            length,
+            rev,
+            seat,
+            "pop" if pop else "push",
+            entry,
+            self.channel(code),
+            self.max_events,
+            ACTIVE_TTL_MS,
+            pack(event),
+            board,
+            self.origin,
+        ]
         out = await self._append(keys=keys, args=args)
         code_ = int(out[0])
         if code_ < 0:
-            raise Conflict({-1: "version", -2: "length", -3: "revision", -4: "entry"}[code_], int(out[1]))
+            raise Conflict(
+                {-1: "version", -2: "length", -3: "revision", -4: "entry"}[code_], int(out[1])
+            )
         stored = Appended(int(out[0]), int(out[1]), int(out[2]), int(out[3]))
         self._fan_event(code, stored.n, event)
         if board and stored.spectators > 0:
@@ -349,13 +416,26 @@ class Store:
 
     # --- presence -----------------------------------------------------------------------
 
-    async def presence(self, code: str, field: str, delta: int, on_event: dict[str, Any] | None = None,
-                       off_event: dict[str, Any] | None = None) -> tuple[int, int]:
+    async def presence(
+        self,
+        code: str,
+        field: str,
+        delta: int,
+        on_event: dict[str, Any] | None = None,
+        off_event: dict[str, Any] | None = None,
+    ) -> tuple[int, int]:
         """Count a connection in or out; emit on_event/off_event when the count crosses zero."""
         keys = [self.key(code, "conn"), self.key(code, "seq"), self.key(code, "events")]
-        args = [field, delta, self.channel(code), self.max_events,
-                pack(on_event) if on_event else "", pack(off_event) if off_event else "", ACTIVE_TTL_MS,
-                self.origin]
+        args = [
+            field,
+            delta,
+            self.channel(code),
+            self.max_events,
+            pack(on_event) if on_event else "",
+            pack(off_event) if off_event else "",
+            ACTIVE_TTL_MS,
+            self.origin,
+        ]
         out = await self._presence(keys=keys, args=args)
         after, n = int(out[0]), int(out[1])
         event = off_event if after == 0 else on_event
@@ -385,7 +465,6 @@ class Store:
             await self.redis.sadd(self.lobby_key, code)
         else:
             await self.redis.srem(self.lobby_key, code)
-
 
     # --- server processes, their connections, and deadlines -----------------------------
 
@@ -440,4 +519,3 @@ class Store:
             if await self.redis.zrem(self.deadlines_key, member) == 1:
                 claimed.append(member.decode())
         return claimed
-

@@ -26,16 +26,15 @@ import msgpack
 import websockets
 from redis.asyncio.client import PubSub
 from redis.exceptions import ConnectionError as RedisConnectionError
-from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed
-from websockets.frames import CloseCode
-
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server.projection import Viewer
 from solrace.server.room import COUNTDOWN, RACING
 from solrace.server.service import RoomService, normalize_code
 from solrace.server.store import ORIGIN_LEN, Store
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
 
 log = logging.getLogger("solrace.server")
 
@@ -52,7 +51,9 @@ class Limits:
     idle_timeout: float = 60.0
     grace: float = 30.0
     bad_frames: int = 3
-    heartbeat: float = 2.0  # a process silent for 5 heartbeats is dead: others count out its connections
+    heartbeat: float = (
+        2.0  # a process silent for 5 heartbeats is dead: others count out its connections
+    )
 
 
 class Bucket:
@@ -107,7 +108,7 @@ class Hub:
     """Which local connections watch which room, fed by this process's own commits and by
     one Redis pub/sub connection for everyone else's."""
 
-    def __init__(self, transport: "Transport") -> None:
+    def __init__(self, transport: Transport) -> None:
         self.t = transport
         self.rooms: dict[str, set[Conn]] = {}
         self.pubsub: PubSub = transport.store.redis.pubsub(ignore_subscribe_messages=True)
@@ -230,7 +231,9 @@ class Hub:
                 conn.sent += 1
                 websockets.broadcast([conn.ws], held)
         if behind and code not in self.gap_timers:
-            self.gap_timers[code] = asyncio.get_running_loop().call_later(GAP_WAIT, self._gap_check, code)
+            self.gap_timers[code] = asyncio.get_running_loop().call_later(
+                GAP_WAIT, self._gap_check, code
+            )
 
     def _gap_check(self, code: str) -> None:
         """Whoever is still behind the newest event after the wait fetches what it missed."""
@@ -323,10 +326,16 @@ class Transport:
             seat = int(field)
             now = self.service.clock()
             left, _ = await self.store.presence(
-                code, field, -count, {"kind": "connected", "at": now, "seat": seat, "connected": True},
-                {"kind": "connected", "at": now, "seat": seat, "connected": False})
+                code,
+                field,
+                -count,
+                {"kind": "connected", "at": now, "seat": seat, "connected": True},
+                {"kind": "connected", "at": now, "seat": seat, "connected": False},
+            )
             if left == 0:
-                await self.store.add_deadline(f"grace|{code}|{seat}", now + int(self.limits.grace * 1000))
+                await self.store.add_deadline(
+                    f"grace|{code}|{seat}", now + int(self.limits.grace * 1000)
+                )
 
     # --- helpers ------------------------------------------------------------------------
 
@@ -383,7 +392,7 @@ class Transport:
             snaps = await self.service.snapshots(code, [c.viewer() for c in players])
         except ProtocolError:
             return
-        for conn, snap in zip(players, snaps):
+        for conn, snap in zip(players, snaps, strict=False):
             conn.last_event = max(conn.last_event, snap["event"])
             with contextlib.suppress(ConnectionClosed):
                 await self.send(conn, {"type": "snapshot", "snapshot": snap})
@@ -434,8 +443,14 @@ class Transport:
                     if conn.bucket.refused_in_row > 3 * conn.bucket.burst:
                         await ws.close(CloseCode.POLICY_VIOLATION, "rate limit")
                         return
-                    await self.send(conn, m.error("rate_limited", "too many messages; slow down",
-                                                  ref=_peek_ref(frame, lim.max_frame)))
+                    await self.send(
+                        conn,
+                        m.error(
+                            "rate_limited",
+                            "too many messages; slow down",
+                            ref=_peek_ref(frame, lim.max_frame),
+                        ),
+                    )
                     continue
                 msg: dict[str, Any] | None = None
                 try:
@@ -450,7 +465,11 @@ class Transport:
                     if exc.code == "bad_frame":
                         conn.bad_frames += 1
                         if conn.bad_frames >= lim.bad_frames:
-                            code = CloseCode.UNSUPPORTED_DATA if isinstance(frame, str) else CloseCode.INVALID_DATA
+                            code = (
+                                CloseCode.UNSUPPORTED_DATA
+                                if isinstance(frame, str)
+                                else CloseCode.INVALID_DATA
+                            )
                             await ws.close(code, "undecodable frames")
                             return
                     if exc.code == "unsupported_version":
@@ -460,11 +479,20 @@ class Transport:
                     raise
                 except RedisConnectionError:
                     # no pooled connection came free in time (or Redis is briefly away): retryable
-                    log.warning("redis unavailable while handling %r", msg and msg.get("type"), exc_info=True)
-                    await self.send(conn, m.error("busy", "the server is busy; try again", ref=m.ref_of(msg)))
+                    log.warning(
+                        "redis unavailable while handling %r",
+                        msg and msg.get("type"),
+                        exc_info=True,
+                    )
+                    await self.send(
+                        conn, m.error("busy", "the server is busy; try again", ref=m.ref_of(msg))
+                    )
                 except Exception:
                     log.exception("handling %r", msg)
-                    await self.send(conn, m.error("internal", "the server failed on that message", ref=m.ref_of(msg)))
+                    await self.send(
+                        conn,
+                        m.error("internal", "the server failed on that message", ref=m.ref_of(msg)),
+                    )
         except ConnectionClosed:
             pass
         finally:
@@ -496,12 +524,17 @@ class Transport:
             if role == "player" and seat is not None:
                 now = self.service.clock()
                 count, _ = await self.store.presence(
-                    code, str(seat), -1,
+                    code,
+                    str(seat),
+                    -1,
                     {"kind": "connected", "at": now, "seat": seat, "connected": True},
-                    {"kind": "connected", "at": now, "seat": seat, "connected": False})
+                    {"kind": "connected", "at": now, "seat": seat, "connected": False},
+                )
                 await self.store.note_connection(self.proc_id, code, str(seat), -1)
                 if count == 0:
-                    await self.store.add_deadline(f"grace|{code}|{seat}", now + int(self.limits.grace * 1000))
+                    await self.store.add_deadline(
+                        f"grace|{code}|{seat}", now + int(self.limits.grace * 1000)
+                    )
             elif role == "spectator":
                 await self.store.presence(code, "spectators", -1)
                 await self.store.note_connection(self.proc_id, code, "spectators", -1)
@@ -529,9 +562,12 @@ class Transport:
         if role == "player" and seat is not None:
             now = self.service.clock()
             await self.store.presence(
-                code, str(seat), +1,
+                code,
+                str(seat),
+                +1,
                 {"kind": "connected", "at": now, "seat": seat, "connected": True},
-                {"kind": "connected", "at": now, "seat": seat, "connected": False})
+                {"kind": "connected", "at": now, "seat": seat, "connected": False},
+            )
             await self.store.note_connection(self.proc_id, code, str(seat), +1)
         else:
             # watchers get fewer credits than racers (lichess does the same)
@@ -546,12 +582,23 @@ class Transport:
         ref = m.ref_of(msg)
         if kind == "hello":
             if msg["version"] not in m.VERSIONS:
-                raise ProtocolError("unsupported_version", f"this server speaks version {m.VERSION}",
-                                    versions=list(m.VERSIONS))
+                raise ProtocolError(
+                    "unsupported_version",
+                    f"this server speaks version {m.VERSION}",
+                    versions=list(m.VERSIONS),
+                )
             conn.hello = True
             lim = self.limits
-            await self.send(conn, {**m.welcome(SERVER_NAME, {"max_frame": lim.max_frame, "burst": lim.burst,
-                                                             "rate": int(lim.rate)}), **_ref(ref)})
+            await self.send(
+                conn,
+                {
+                    **m.welcome(
+                        SERVER_NAME,
+                        {"max_frame": lim.max_frame, "burst": lim.burst, "rate": int(lim.rate)},
+                    ),
+                    **_ref(ref),
+                },
+            )
             return
         if not conn.hello:
             raise ProtocolError("hello_required", "say hello first")
@@ -559,13 +606,23 @@ class Transport:
             await self.send(conn, m.pong(ref, msg.get("t")))
             return
         if kind == "lobby":
-            await self.send(conn, {"type": "lobby", "rooms": await self.service.lobby(), **_ref(ref)})
+            await self.send(
+                conn, {"type": "lobby", "rooms": await self.service.lobby(), **_ref(ref)}
+            )
             return
         handler = getattr(self, f"on_{kind}")
         await handler(conn, msg, ref)
 
-    async def _joined(self, conn: Conn, ref: int | None, code: str, role: str, seat: int | None,
-                      last_event: int | None, **extra: Any) -> None:
+    async def _joined(
+        self,
+        conn: Conn,
+        ref: int | None,
+        code: str,
+        role: str,
+        seat: int | None,
+        last_event: int | None,
+        **extra: Any,
+    ) -> None:
         """Bind, then reply with a snapshot, or (resuming with a kept gap) with the missed events."""
         conn.catching_up = True  # live events wait until the reply has set where this client is
         try:
@@ -574,15 +631,34 @@ class Transport:
             conn.catching_up = False
         await self.catch_up(conn)
 
-    async def _joined_reply(self, conn: Conn, ref: int | None, code: str, role: str, seat: int | None,
-                            last_event: int | None, **extra: Any) -> None:
+    async def _joined_reply(
+        self,
+        conn: Conn,
+        ref: int | None,
+        code: str,
+        role: str,
+        seat: int | None,
+        last_event: int | None,
+        **extra: Any,
+    ) -> None:
         await self.bind(conn, code, role, seat)
         self.conns_bound_clock(code)
-        reply: dict[str, Any] = {"type": "joined", "room": code, "role": role, "seat": seat, **extra, **_ref(ref)}
+        reply: dict[str, Any] = {
+            "type": "joined",
+            "room": code,
+            "role": role,
+            "seat": seat,
+            **extra,
+            **_ref(ref),
+        }
         if last_event is not None:
             missed = await self.store.events_after(code, last_event)
             if missed is not None:
-                you = await self.service.own_view(code, seat) if role == "player" and seat is not None else None
+                you = (
+                    await self.service.own_view(code, seat)
+                    if role == "player" and seat is not None
+                    else None
+                )
                 reply["event"] = last_event
                 if role == "player":
                     reply["you"] = {"seat": seat, "view": you}
@@ -618,7 +694,9 @@ class Transport:
         extra = {"host_token": out["host_token"]}
         if play:
             extra["token"] = out["token"]
-        await self._joined(conn, ref, out["room"], "player" if play else "spectator", out["seat"], None, **extra)
+        await self._joined(
+            conn, ref, out["room"], "player" if play else "spectator", out["seat"], None, **extra
+        )
 
     async def on_join(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         out = await self.service.join(msg["room"], msg["name"])

@@ -26,7 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an unsigned 64-bit integer (digits only); any other text is taken as a text seed "
         "(SHA-256 of its UTF-8, first 8 bytes big-endian), e.g. --seed 2026-11-22",
     )
-    group.add_argument("--seed-text", help="a text seed, even if it is all digits (--seed-text 42 is not --seed 42)")
+    group.add_argument(
+        "--seed-text",
+        help="a text seed, even if it is all digits (--seed-text 42 is not --seed 42)",
+    )
     parser.add_argument(
         "--option",
         "-o",

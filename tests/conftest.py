@@ -12,7 +12,6 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-
 from solrace.server.process import ServerProcess
 from solrace.server.redis_process import RedisProcess
 
@@ -34,7 +33,7 @@ def key_prefix() -> str:
 
 
 @pytest.fixture
-def race_server(redis_url: str, key_prefix: str) -> Iterator["ServerProcess"]:
+def race_server(redis_url: str, key_prefix: str) -> Iterator[ServerProcess]:
     """A real `solrace serve` subprocess on the session's Redis, with this test's own key prefix.
 
     One per test (a fresh process costs ~0.3 s): tests may kill, stop or restart it

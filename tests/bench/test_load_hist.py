@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import given, settings, strategies as st
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from solrace.bench.load_hist import Histogram, bucket_high, bucket_of, merged
 
 
@@ -36,8 +36,10 @@ def test_bucket_upper_edge_never_understates(value: float) -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.floats(min_value=1e-6, max_value=10.0), min_size=1, max_size=200),
-       st.lists(st.floats(min_value=1e-6, max_value=10.0), min_size=1, max_size=200))
+@given(
+    st.lists(st.floats(min_value=1e-6, max_value=10.0), min_size=1, max_size=200),
+    st.lists(st.floats(min_value=1e-6, max_value=10.0), min_size=1, max_size=200),
+)
 def test_merge_equals_recording_everything_in_one(a: list[float], b: list[float]) -> None:
     ha, hb, hall = Histogram(), Histogram(), Histogram()
     for v in a:

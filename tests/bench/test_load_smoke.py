@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from solrace.bench.load import main
 
 NUMBER = r"[0-9]+(?:\.[0-9]+)?"

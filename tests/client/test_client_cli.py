@@ -29,11 +29,21 @@ async def test_play_joins_readies_and_sends_a_move(server_url, solrace_cmd, chil
     try:
         joined = await host.create("host", {"game": "puttputt", "countdown": 1}, play=False)
         proc = await asyncio.create_subprocess_exec(
-            *solrace_cmd, "play", f"{server_url}#{joined.room}", "--name", "bob", "--no-color",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, env=child_env)
+            *solrace_cmd,
+            "play",
+            f"{server_url}#{joined.room}",
+            "--name",
+            "bob",
+            "--no-color",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env=child_env,
+        )
         out = await read_until(proc.stdout, f"joined room {joined.room}")
-        await host.wait_until(lambda: any(p["name"] == "bob" for p in host.room.players.values()), 10)
+        await host.wait_until(
+            lambda: any(p["name"] == "bob" for p in host.room.players.values()), 10
+        )
         seat = next(s for s, p in host.room.players.items() if p["name"] == "bob")
         proc.stdin.write(b"/ready\n")
         await proc.stdin.drain()
@@ -67,10 +77,24 @@ async def test_play_joins_readies_and_sends_a_move(server_url, solrace_cmd, chil
 
 async def test_play_create_prints_share_link(server_url, solrace_cmd, child_env):
     proc = await asyncio.create_subprocess_exec(
-        *solrace_cmd, "play", "--server", server_url, "--create", "klondike", "-o", "draw=3",
-        "-o", "time_limit=300", "--name", "ann", "--no-color",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, env=child_env)
+        *solrace_cmd,
+        "play",
+        "--server",
+        server_url,
+        "--create",
+        "klondike",
+        "-o",
+        "draw=3",
+        "-o",
+        "time_limit=300",
+        "--name",
+        "ann",
+        "--no-color",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=child_env,
+    )
     try:
         out = await read_until(proc.stdout, "created")
         code = out.split("room ")[1].split()[0]
@@ -106,8 +130,15 @@ async def test_watch_prints_every_board(server_url, solrace_cmd, child_env):
         await a.wait_board()
         await a.move("deal", n=1)
         proc = await asyncio.create_subprocess_exec(
-            *solrace_cmd, "watch", f"{server_url}#{joined.room}", "--once", "--no-color",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=child_env)
+            *solrace_cmd,
+            "watch",
+            f"{server_url}#{joined.room}",
+            "--once",
+            "--no-color",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env=child_env,
+        )
         out, _ = await asyncio.wait_for(proc.communicate(), 20)
         text = out.decode()
         assert proc.returncode == 0, text
@@ -126,11 +157,26 @@ async def test_bot_command_races_and_reports(server_url, solrace_cmd, child_env)
     try:
         joined = await host.create("host", {"game": "puttputt", "countdown": 1}, play=False)
         proc = await asyncio.create_subprocess_exec(
-            *solrace_cmd, "bot", joined.room, "--server", server_url, "--pace", "0",
-            "--count", "2", "--races", "1", "--name", "robo",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=child_env)
-        await host.wait_until(lambda: sum(bool(p.get("ready")) for p in
-                                          host.room.players.values()) == 2, timeout=20)
+            *solrace_cmd,
+            "bot",
+            joined.room,
+            "--server",
+            server_url,
+            "--pace",
+            "0",
+            "--count",
+            "2",
+            "--races",
+            "1",
+            "--name",
+            "robo",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env=child_env,
+        )
+        await host.wait_until(
+            lambda: sum(bool(p.get("ready")) for p in host.room.players.values()) == 2, timeout=20
+        )
         assert sorted(p["name"] for p in host.room.players.values()) == ["robo-1", "robo-2"]
         await host.start()
         out, _ = await asyncio.wait_for(proc.communicate(), 120)
@@ -144,10 +190,23 @@ async def test_bot_command_races_and_reports(server_url, solrace_cmd, child_env)
 
 async def test_play_as_host_without_a_seat_shows_boards(server_url, solrace_cmd, child_env):
     proc = await asyncio.create_subprocess_exec(
-        *solrace_cmd, "play", "--server", server_url, "--create", "puttputt", "-o", "countdown=1",
-        "--spectate-only", "--name", "boss", "--no-color",
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, env=child_env)
+        *solrace_cmd,
+        "play",
+        "--server",
+        server_url,
+        "--create",
+        "puttputt",
+        "-o",
+        "countdown=1",
+        "--spectate-only",
+        "--name",
+        "boss",
+        "--no-color",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=child_env,
+    )
     player = Client(server_url)
     await player.connect()
     try:
@@ -179,9 +238,18 @@ async def test_watch_redraws_as_the_race_goes(server_url, solrace_cmd, child_env
     try:
         joined = await a.create("ann", {"game": "puttputt", "countdown": 1})
         proc = await asyncio.create_subprocess_exec(
-            *solrace_cmd, "watch", joined.room, "--server", server_url, "--interval", "0.2",
-            "--no-color", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            env=child_env)
+            *solrace_cmd,
+            "watch",
+            joined.room,
+            "--server",
+            server_url,
+            "--interval",
+            "0.2",
+            "--no-color",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env=child_env,
+        )
         await read_until(proc.stdout, "room " + joined.room + "  lobby")
         await a.ready()
         await a.start()
@@ -206,8 +274,9 @@ async def test_run_bot_stops_when_told(server_url):
     try:
         joined = await host.create("host", {"game": "klondike"}, play=False)
         stop = asyncio.Event()
-        bot = asyncio.create_task(run_bot(server_url, joined.room, "idle", pace=0.1,
-                                          stop_event=stop, races=None))
+        bot = asyncio.create_task(
+            run_bot(server_url, joined.room, "idle", pace=0.1, stop_event=stop, races=None)
+        )
         await host.wait_until(lambda: any(p.get("ready") for p in host.room.players.values()), 10)
         stop.set()
         result = await asyncio.wait_for(bot, 5)
@@ -218,9 +287,26 @@ async def test_run_bot_stops_when_told(server_url):
 
 async def test_bot_command_can_create_and_host_a_room(server_url, solrace_cmd, child_env):
     proc = await asyncio.create_subprocess_exec(
-        *solrace_cmd, "bot", "--server", server_url, "--create", "puttputt", "-o", "countdown=1",
-        "--count", "2", "--races", "1", "--pace", "0", "--name", "robo",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=child_env)
+        *solrace_cmd,
+        "bot",
+        "--server",
+        server_url,
+        "--create",
+        "puttputt",
+        "-o",
+        "countdown=1",
+        "--count",
+        "2",
+        "--races",
+        "1",
+        "--pace",
+        "0",
+        "--name",
+        "robo",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=child_env,
+    )
     out = await read_until(proc.stdout, "/r/")
     code = out.split("room ")[1].split(":")[0]
     rest, _ = await asyncio.wait_for(proc.communicate(), 120)

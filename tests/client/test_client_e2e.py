@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
-from solrace.client import Client, Reconnected, ServerError, events as ev
+from solrace.client import Client, Reconnected, ServerError
+from solrace.client import events as ev
 from solrace.client.moves import legal_moves
 
 
@@ -197,17 +197,19 @@ async def test_spectator_gets_boards_and_progress(server_url):
             await c.close()
 
 
-
 async def test_bots_finish_a_putt_putt_race(server_url):
     from solrace.client.bot import run_bot
 
     host = await connected(server_url)
     try:
         joined = await host.create("host", {"game": "puttputt", "countdown": 1}, play=False)
-        bots = [asyncio.create_task(run_bot(server_url, joined.room, f"bot{i}", pace=0.0))
-                for i in range(2)]
-        await host.wait_until(lambda: sum(bool(p.get("ready")) for p in
-                                          host.room.players.values()) == 2, timeout=10)
+        bots = [
+            asyncio.create_task(run_bot(server_url, joined.room, f"bot{i}", pace=0.0))
+            for i in range(2)
+        ]
+        await host.wait_until(
+            lambda: sum(bool(p.get("ready")) for p in host.room.players.values()) == 2, timeout=10
+        )
         await host.start()
         results = await asyncio.wait_for(asyncio.gather(*bots), 120)
         for r in results:
@@ -219,9 +221,12 @@ async def test_bots_finish_a_putt_putt_race(server_url):
         assert sorted(p["seat"] for p in ranking) == sorted(r.seat for r in results)
         # the moves each bot made replay on the revealed deal to what the server saw
         from solrace.engine import replay
+
         res = host.room.results
         for r in results:
-            moves = res["moves"][str(r.seat)] if str(r.seat) in res["moves"] else res["moves"][r.seat]
+            moves = (
+                res["moves"][str(r.seat)] if str(r.seat) in res["moves"] else res["moves"][r.seat]
+            )
             g = replay(res["game"], res["seed"], res["game_options"], moves)
             assert len(g.history) == r.moves
     finally:
@@ -258,8 +263,9 @@ async def test_bot_readies_again_after_a_rematch(server_url):
         joined = await host.create("host", {"game": "puttputt", "countdown": 1}, play=False)
         bot = asyncio.create_task(run_bot(server_url, joined.room, "robo", pace=0.0, races=2))
         for race in range(2):
-            await host.wait_until(lambda: any(p.get("ready") for p in host.room.players.values()),
-                                timeout=10)
+            await host.wait_until(
+                lambda: any(p.get("ready") for p in host.room.players.values()), timeout=10
+            )
             await host.start()
             await host.wait_until(lambda: host.room.state == "finished", timeout=60)
             if race == 0:
@@ -275,8 +281,16 @@ async def test_bot_as_host_creates_starts_and_races_alone(server_url):
     from solrace.client.bot import run_bot
 
     result = await asyncio.wait_for(
-        run_bot(server_url, None, "solo", pace=0.0, start_when=1,
-                create_options={"game": "leapyear", "countdown": 1, "public": True}), 120)
+        run_bot(
+            server_url,
+            None,
+            "solo",
+            pace=0.0,
+            start_when=1,
+            create_options={"game": "leapyear", "countdown": 1, "public": True},
+        ),
+        120,
+    )
     assert result.room and result.seat == 0 and result.races == 1
     assert result.statuses[0] in ("won", "dead", "resigned") and result.moves > 20
     assert "rate_limited" not in result.errors
@@ -355,9 +369,22 @@ async def test_a_gap_in_event_numbers_triggers_a_resync(server_url):
         n = b.room.event
         players_before = dict(b.room.players[0])
         # feed the reader a numbered event from the future, as if frames had been lost
-        b._dispatch(ev.parse_message({"type": "event", "n": n + 5, "kind": "progress", "at": 0,
-                                      "seat": 0, "moves": 99, "home": 0, "progress": 0.0,
-                                      "status": "racing", "time": None}))
+        b._dispatch(
+            ev.parse_message(
+                {
+                    "type": "event",
+                    "n": n + 5,
+                    "kind": "progress",
+                    "at": 0,
+                    "seat": 0,
+                    "moves": 99,
+                    "home": 0,
+                    "progress": 0.0,
+                    "status": "racing",
+                    "time": None,
+                }
+            )
+        )
         assert b.room.gaps == [n + 5]
         await b.wait_for(lambda m: type(m).__name__ == "Resynced", 5)
         assert b.room.gaps == [] and b.room.players[0]["moves"] == players_before["moves"]

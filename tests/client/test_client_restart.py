@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from solrace.client import Client, Reconnected, ServerError
 from solrace.client.moves import legal_moves
 

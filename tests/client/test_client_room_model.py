@@ -6,11 +6,32 @@ from solrace.client.room import RoomModel
 
 def snap(**over):
     base = {
-        "room": "KX7QF", "state": "lobby", "event": 2, "options": {"game": "puttputt"},
-        "host_seat": 0, "commitment": None, "starts_at": None, "ends_at": None, "now": 1_000_000,
-        "players": [{"seat": 0, "name": "ann", "ready": False, "connected": True,
-                     "status": "waiting", "moves": 0, "home": 0, "progress": 0.0, "time": None}],
-        "spectators": 0, "you": {"seat": 0, "view": None}, "boards": None, "results": None,
+        "room": "KX7QF",
+        "state": "lobby",
+        "event": 2,
+        "options": {"game": "puttputt"},
+        "host_seat": 0,
+        "commitment": None,
+        "starts_at": None,
+        "ends_at": None,
+        "now": 1_000_000,
+        "players": [
+            {
+                "seat": 0,
+                "name": "ann",
+                "ready": False,
+                "connected": True,
+                "status": "waiting",
+                "moves": 0,
+                "home": 0,
+                "progress": 0.0,
+                "time": None,
+            }
+        ],
+        "spectators": 0,
+        "you": {"seat": 0, "view": None},
+        "boards": None,
+        "results": None,
     }
     base.update(over)
     return base
@@ -32,8 +53,18 @@ def test_parse_message_types_and_kinds():
 
 def test_events_apply_in_order_and_replays_are_skipped():
     room = RoomModel()
-    room.apply(ev.parse_message({"type": "joined", "room": "KX7QF", "role": "player", "seat": 0,
-                                 "token": "t", "snapshot": snap()}, ))
+    room.apply(
+        ev.parse_message(
+            {
+                "type": "joined",
+                "room": "KX7QF",
+                "role": "player",
+                "seat": 0,
+                "token": "t",
+                "snapshot": snap(),
+            },
+        )
+    )
     assert room.room == "KX7QF" and room.event == 2 and room.seat == 0
     assert room.apply(event(3, "player_joined", seat=1, name="bob"))
     assert room.players[1]["name"] == "bob"
@@ -45,12 +76,24 @@ def test_events_apply_in_order_and_replays_are_skipped():
     assert room.state == "countdown" and room.commitment == "ab"
     room.apply(event(7, "start", starts_at=1_003_000, ends_at=1_063_000))
     assert room.state == "racing" and room.players[1]["status"] == "racing"
-    room.apply(event(8, "progress", seat=1, moves=4, home=3, progress=0.2, status="racing", time=None))
+    room.apply(
+        event(8, "progress", seat=1, moves=4, home=3, progress=0.2, status="racing", time=None)
+    )
     assert room.players[1]["progress"] == 0.2
     room.apply(event(9, "connected", seat=1, connected=False))
     assert room.players[1]["connected"] is False
-    room.apply(event(10, "results", ranking=[{"seat": 1, "place": 1}], seed=5, salt="aa",
-                     game="puttputt", game_options={}, moves={1: ["deal"]}))
+    room.apply(
+        event(
+            10,
+            "results",
+            ranking=[{"seat": 1, "place": 1}],
+            seed=5,
+            salt="aa",
+            game="puttputt",
+            game_options={},
+            moves={1: ["deal"]},
+        )
+    )
     assert room.state == "finished" and room.results["seed"] == 5
     room.apply(event(11, "rematch", options={"game": "klondike"}))
     assert room.state == "lobby" and room.results is None and not room.players[1]["ready"]
@@ -70,8 +113,19 @@ def test_ack_updates_own_view_and_board_updates_spectator_boards():
     room = RoomModel()
     room.apply_snapshot(snap(state="racing"))
     view = {"game": "puttputt", "moves": 1, "home": 1, "progress": 1 / 35, "piles": {}}
-    room.apply(ev.parse_message({"type": "ack", "ref": 1, "n": 1, "move": "t1-f1",
-                                 "revealed": [], "view": view, "status": "racing"}))
+    room.apply(
+        ev.parse_message(
+            {
+                "type": "ack",
+                "ref": 1,
+                "n": 1,
+                "move": "t1-f1",
+                "revealed": [],
+                "view": view,
+                "status": "racing",
+            }
+        )
+    )
     assert room.view == view and room.players[0]["moves"] == 1
     room.apply(ev.parse_message({"type": "board", "seat": 0, "moves": 1, "view": view}))
     assert room.boards == {0: view}

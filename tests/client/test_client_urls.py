@@ -1,7 +1,6 @@
 """Every way a user can name a room reduces to a WebSocket URL and a room code."""
 
 import pytest
-
 from solrace.client.urls import DEFAULT_SERVER, parse_target, share_link
 
 

@@ -16,7 +16,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from solrace.client import Client
 from solrace.server.process import ServerProcess
 from solrace.server.redis_process import free_port
@@ -30,7 +29,9 @@ def local_conf(tmp: Path, port: int, upstreams: list[int]) -> str:
     text = text.replace("solrace-b:8765", f"127.0.0.1:{upstreams[1]}")
     text, n = re.subn(r"listen 80;", f"listen 127.0.0.1:{port};", text)
     assert n == 1, "nginx.conf no longer listens on port 80 as docker-compose.yml expects"
-    paths = " ".join(f"{k}_temp_path {tmp / k};" for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    paths = " ".join(
+        f"{k}_temp_path {tmp / k};" for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
     text = text.replace("http {", f"http {{\n    access_log {tmp / 'access.log'};\n    {paths}", 1)
     return f"pid {tmp / 'nginx.pid'};\nerror_log {tmp / 'error.log'};\ndaemon off;\n" + text
 
@@ -43,13 +44,18 @@ def proxy(redis_url: str, key_prefix: str, tmp_path: Path):
         port = free_port()
         conf = tmp_path / "nginx.conf"
         conf.write_text(local_conf(tmp_path, port, [a.port, b.port]))
-        proc = subprocess.Popen([nginx, "-c", str(conf), "-p", str(tmp_path)],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [nginx, "-c", str(conf), "-p", str(tmp_path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         try:
             deadline = time.monotonic() + 10
             while True:
                 try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=0.5) as r:
+                    with urllib.request.urlopen(
+                        f"http://127.0.0.1:{port}/healthz", timeout=0.5
+                    ) as r:
                         assert r.status == 200
                         break
                 except OSError:

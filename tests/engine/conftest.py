@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-
 from solrace.engine import from_text
 from solrace.engine.cards import TEXT
 
@@ -31,7 +30,7 @@ def build_position(game_line: str, fill: str = "s", **piles: str):
     for text in piles.values():
         for item in text.split():
             used[item.strip("[]")] += 1
-    want = Counter({t: decks for t in TEXT})
+    want = Counter(dict.fromkeys(TEXT, decks))
     rest = sorted((want - used).elements(), key=TEXT.index)
     lines = [f"game {game_line}"]
     for name in PILES[game]:

@@ -14,7 +14,6 @@ import json
 import random
 
 import pytest
-
 from solrace.engine import GAMES, IllegalMove, Move, from_text, new_game, replay, seed_from_text
 
 MASK = (1 << 64) - 1
@@ -132,7 +131,7 @@ class Pos:
             # brackets only at the bottom (RULES.md 4: face-down cards)
             assert all(i.startswith("[") for i in items[: self.down[name]])
 
-    def copy(self) -> "Pos":
+    def copy(self) -> Pos:
         new = object.__new__(Pos)
         new.game = self.game
         new.kv = dict(self.kv)
@@ -197,7 +196,11 @@ def tc_legal(pos: Pos) -> set[str]:
 def pp_legal(pos: Pos) -> set[str]:
     P = pos.piles
     f = rank(P["f1"][-1])
-    out = {mv(f"t{i}", "f1") for i in range(1, 8) if P[f"t{i}"] and abs(rank(P[f"t{i}"][-1]) - f) in (1, 12)}
+    out = {
+        mv(f"t{i}", "f1")
+        for i in range(1, 8)
+        if P[f"t{i}"] and abs(rank(P[f"t{i}"][-1]) - f) in (1, 12)
+    }
     if P["s"]:
         out.add("deal")
     return out
@@ -284,7 +287,9 @@ def kl_dead(pos: Pos) -> bool:
     targets = [P[f"t{i}"] for i in range(1, 8)] + [P[k] for k in ("f1", "f2", "f3", "f4")]
 
     def playable(c: str) -> bool:
-        return any(kl_tab_ok(c, q) for q in targets[:7]) or any(kl_found_ok(c, f) for f in targets[7:])
+        return any(kl_tab_ok(c, q) for q in targets[:7]) or any(
+            kl_found_ok(c, f) for f in targets[7:]
+        )
 
     for _ in range(3 * total + 3):  # two full cycles repeat everything that can ever come
         if stock:
@@ -317,7 +322,13 @@ def ly_legal(pos: Pos) -> set[str]:
     return out
 
 
-LEGAL = {"tabbycat": tc_legal, "manx": tc_legal, "puttputt": pp_legal, "klondike": kl_legal, "leapyear": ly_legal}
+LEGAL = {
+    "tabbycat": tc_legal,
+    "manx": tc_legal,
+    "puttputt": pp_legal,
+    "klondike": kl_legal,
+    "leapyear": ly_legal,
+}
 
 
 def parse_move(text: str) -> tuple[str, str | None, int]:
@@ -365,7 +376,13 @@ def ref_home(pos: Pos) -> int:
     return sum(len(v) for k, v in P.items() if k.startswith("f"))
 
 
-HOME0_TOTAL = {"tabbycat": (0, 52), "manx": (0, 52), "puttputt": (0, 35), "klondike": (0, 52), "leapyear": (16, 208)}
+HOME0_TOTAL = {
+    "tabbycat": (0, 52),
+    "manx": (0, 52),
+    "puttputt": (0, 35),
+    "klondike": (0, 52),
+    "leapyear": (16, 208),
+}
 
 
 def ref_won(pos: Pos) -> bool:
@@ -391,7 +408,9 @@ def candidate_moves(pos: Pos) -> list[str]:
     if pos.game in ("puttputt", "leapyear"):
         counts = [1, 2, 13]  # single cards only in these games
     else:
-        counts = sorted({1, 2, 3, 13, 14, longest, longest + 1} | set(range(1, min(longest, 15) + 1)))
+        counts = sorted(
+            {1, 2, 3, 13, 14, longest, longest + 1} | set(range(1, min(longest, 15) + 1))
+        )
     out = ["deal", "recycle"]
     for a in names:
         for b in names:
@@ -436,7 +455,7 @@ def test_layout_from_the_shuffled_list(game, seed):
     pos = Pos(new_game(game, seed=seed).to_text())
     assert pos.piles == piles
     if game == "klondike":
-        assert pos.down == {**{k: 0 for k in pos.piles}, **down}
+        assert pos.down == {**dict.fromkeys(pos.piles, 0), **down}
     else:
         assert not any(pos.down.values())
 
@@ -458,7 +477,8 @@ def test_leapyear_aces_start_foundations_in_order_found():
 
 
 @pytest.mark.parametrize(
-    "options", [{"draw": 3}, {"moves": "build"}, {"passes": 3}, {"draw": 3, "moves": "build", "passes": 1}]
+    "options",
+    [{"draw": 3}, {"moves": "build"}, {"passes": 3}, {"draw": 3, "moves": "build", "passes": 1}],
 )
 def test_options_never_change_the_order_of_the_cards(options):
     plain = Pos(new_game("klondike", seed=5).to_text())
@@ -471,8 +491,26 @@ def test_options_never_change_the_order_of_the_cards(options):
 
 @pytest.mark.parametrize(
     "text",
-    ["t1-t2:1", "T1-t2", "t1-T2", "t1 - t2", " t1-t2", "t1-t2 ", "t1-t2\n", "DEAL", "Deal", "t1-t2:01", "t1-t2:0",
-     "t01-t2", "t1t2", "t1-t2:", "t1-t2:-3", "recycle ", "t1–t2", "t1-t2:2:2"],
+    [
+        "t1-t2:1",
+        "T1-t2",
+        "t1-T2",
+        "t1 - t2",
+        " t1-t2",
+        "t1-t2 ",
+        "t1-t2\n",
+        "DEAL",
+        "Deal",
+        "t1-t2:01",
+        "t1-t2:0",
+        "t01-t2",
+        "t1t2",
+        "t1-t2:",
+        "t1-t2:-3",
+        "recycle ",
+        "t1–t2",
+        "t1-t2:2:2",
+    ],
 )
 def test_only_canonical_text_is_parsed(text):
     g = new_game("tabbycat", seed=3)
@@ -490,7 +528,9 @@ def test_count_suffix_exactly_when_two_or_more():
 
 
 def test_an_ace_to_each_empty_foundation_is_listed(position):
-    g = position("klondike", t1="AH", t2="KS", t3="QD", t4="JC", t5="TS", t6="9C", t7="8D", fill="s")
+    g = position(
+        "klondike", t1="AH", t2="KS", t3="QD", t4="JC", t5="TS", t6="9C", t7="8D", fill="s"
+    )
     moves = [str(m) for m in g.legal_moves()]
     for k in range(1, 5):
         assert moves.count(f"t1-f{k}") == 1
@@ -544,7 +584,7 @@ def check_against_reference(g, rnd: random.Random, full_universe: bool) -> Pos:
 @pytest.mark.parametrize("game,options", VARIANTS, ids=lambda v: str(v))
 def test_random_playouts_match_the_reference_rules(game, options):
     rnd = random.Random(f"audit-{game}-{options}")
-    for playout in range(6):
+    for _playout in range(6):
         g = new_game(game, seed=rnd.getrandbits(64), options=options)
         for step in range(160):
             pos = check_against_reference(g, rnd, full_universe=step % 10 == 0)
@@ -563,7 +603,9 @@ def test_random_playouts_match_the_reference_rules(game, options):
             if game == "klondike" and str(m) == "recycle" and want.opt("passes", 0):
                 assert after.opt("recycled", 0) == want.opt("recycled", 0)
             # an illegal move changes nothing
-            bad = next(t for t in candidate_moves(after) if t not in {str(x) for x in g.legal_moves()})
+            bad = next(
+                t for t in candidate_moves(after) if t not in {str(x) for x in g.legal_moves()}
+            )
             with pytest.raises(IllegalMove):
                 g.play(bad)
             assert Pos(g.to_text()).piles == after.piles
@@ -595,7 +637,7 @@ def test_tabbycat_build_longer_than_13_moves_as_one_unit(position):
     assert "t1-t3:16" in legal  # empty pile takes anything
     assert "t1-t2:17" not in legal
     g.play("t1-t2:16")
-    assert Pos(g.to_text()).piles["t2"] == ["4H"] + run.split()
+    assert Pos(g.to_text()).piles["t2"] == ["4H", *run.split()]
 
 
 def test_tabbycat_only_the_top_build_moves(position):
@@ -790,7 +832,11 @@ def test_klondike_build_run_to_empty_pile_must_start_with_king(position):
     g = position("klondike moves=build", t1="[2C] KC QH JS", t2="[3D] QD JC TH", t3="", fill="s")
     legal = {str(m) for m in g.legal_moves()}
     assert "t1-t3:3" in legal
-    assert "t1-t3:2" not in legal and "t1-t3" not in legal and not any(m.startswith("t2-t3") for m in legal)
+    assert (
+        "t1-t3:2" not in legal
+        and "t1-t3" not in legal
+        and not any(m.startswith("t2-t3") for m in legal)
+    )
     eff = g.play("t1-t3:3")
     assert Pos(g.to_text()).piles["t3"] == ["KC", "QH", "JS"]
     assert eff.revealed == ("2C",) and Pos(g.to_text()).down["t1"] == 0
@@ -830,7 +876,15 @@ def test_klondike_foundation_to_tableau_and_flip_on_uncover(position):
 
 
 def test_klondike_foundation_up_by_suit_no_wrap(position):
-    g = position("klondike", t1="2D", t2="AC", t3="3H", f1="AH", f2="AS 2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS", fill="s")
+    g = position(
+        "klondike",
+        t1="2D",
+        t2="AC",
+        t3="3H",
+        f1="AH",
+        f2="AS 2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS",
+        fill="s",
+    )
     legal = {str(m) for m in g.legal_moves()}
     assert "t1-f1" not in legal  # 2D is not a heart
     assert "t2-f2" not in legal  # no wrap: A does not go on K
@@ -886,20 +940,48 @@ def test_klondike_passes_one_means_no_recycle(position):
 
 
 def test_klondike_not_dead_while_a_stock_card_can_come_up_playable(position):
-    g = position("klondike", t1="[5C] 9H", t2="[6C] 9D", t3="[7C] 9C", t4="[8C] 9S", t5="[2D] 6H", t6="[3D] 6D",
-                 t7="[4D] 6S", s="QH KH 8S", fill="t1")
+    g = position(
+        "klondike",
+        t1="[5C] 9H",
+        t2="[6C] 9D",
+        t3="[7C] 9C",
+        t4="[8C] 9S",
+        t5="[2D] 6H",
+        t6="[3D] 6D",
+        t7="[4D] 6S",
+        s="QH KH 8S",
+        fill="t1",
+    )
     pos = Pos(g.to_text())
     assert kl_legal(pos, with_stock=False) == set()
     assert not g.is_dead()  # 8S comes up and goes on 9H/9D
-    g2 = position("klondike", t1="[5C] 9H", t2="[6C] 9D", t3="[7C] 9C", t4="[8C] 9S", t5="[2D] 6H", t6="[3D] 6D",
-                  t7="[4D] 6S", s="QH KH JH", fill="t1")
+    g2 = position(
+        "klondike",
+        t1="[5C] 9H",
+        t2="[6C] 9D",
+        t3="[7C] 9C",
+        t4="[8C] 9S",
+        t5="[2D] 6H",
+        t6="[3D] 6D",
+        t7="[4D] 6S",
+        s="QH KH JH",
+        fill="t1",
+    )
     assert kl_legal(Pos(g2.to_text()), with_stock=False) == set()
     assert g2.is_dead()  # deal/recycle remain legal, but no card can ever be played
     assert "deal" in {str(m) for m in g2.legal_moves()} and g2.view()["dead"] is True
 
 
 def test_klondike_dead_respects_the_pass_limit(position):
-    base = dict(t1="[5C] 9H", t2="[6C] 9D", t3="[7C] 9C", t4="[8C] 9S", t5="[2D] 6H", t6="[3D] 6D", t7="[4D] 6S")
+    base = {
+        "t1": "[5C] 9H",
+        "t2": "[6C] 9D",
+        "t3": "[7C] 9C",
+        "t4": "[8C] 9S",
+        "t5": "[2D] 6H",
+        "t6": "[3D] 6D",
+        "t7": "[4D] 6S",
+    }
     # the playable 8S lies in the waste under QH: only a recycle can bring it up again
     alive = position("klondike passes=2", **base, s="", w="8S QH", fill="t1")
     assert not alive.is_dead()
@@ -908,7 +990,15 @@ def test_klondike_dead_respects_the_pass_limit(position):
 
 
 def test_klondike_draw_three_dead_only_group_tops_count(position):
-    base = dict(t1="[5C] 9H", t2="[6C] 9D", t3="[7C] 9C", t4="[8C] 9S", t5="[2D] 6H", t6="[3D] 6D", t7="[4D] 6S")
+    base = {
+        "t1": "[5C] 9H",
+        "t2": "[6C] 9D",
+        "t3": "[7C] 9C",
+        "t4": "[8C] 9S",
+        "t5": "[2D] 6H",
+        "t6": "[3D] 6D",
+        "t7": "[4D] 6S",
+    }
     # draw three: 8S is the first of a group of three, never the waste's top by cycling alone
     g = position("klondike draw=3", **base, s="8S QH KH", fill="t1")
     assert g.is_dead() == ref_dead(Pos(g.to_text())) is True
@@ -920,7 +1010,7 @@ def test_klondike_won_and_progress():
     g = new_game("klondike", seed=4)
     assert g.progress() == 0.0 and g.home() == 0
     lines = ["game klondike"] + [f"t{i}" for i in range(1, 8)]
-    lines += ["f%d %s" % (k + 1, " ".join(r + s for r in RANKS)) for k, s in enumerate("CDHS")]
+    lines += [f"f{k + 1} {' '.join(r + s for r in RANKS)}" for k, s in enumerate("CDHS")]
     lines += ["s", "w"]
     won = from_text("\n".join(lines))
     assert won.is_won() and won.progress() == 1.0 and not won.is_dead()
@@ -935,7 +1025,15 @@ LY_ACES = ["AD"] + ["AC"] * 4 + ["AD"] * 3 + ["AH"] * 4 + ["AS"] * 4
 
 def test_leapyear_no_wrap_and_king_ends_a_foundation(position):
     found = {f"f{k}": LY_ACES[k - 1] for k in range(2, 17)}
-    g = position("leapyear", t1="2C", t2="2H", t3="KS", fill="s", f1="AD 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD", **found)
+    g = position(
+        "leapyear",
+        t1="2C",
+        t2="2H",
+        t3="KS",
+        fill="s",
+        f1="AD 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD",
+        **found,
+    )
     legal = {str(m) for m in g.legal_moves()}
     assert not any(m.endswith("-f1") for m in legal)  # nothing on a King
     # a 2 on every Ace, any suit, each equivalent move listed once
@@ -1017,10 +1115,14 @@ def _drop_first_t1_card(t: str) -> str:
         lambda t: t.replace("game tabbycat", "game tabbykat"),  # unknown game
         lambda t: t.replace("\nr\n", "\nq\n"),  # unknown pile
         lambda t: t + "t1\n",  # a pile repeated
-        lambda t: t.replace("\nt2 ", "\nt2 AS ", 1) if "AS" not in t.split("\n")[2] else t + "x",  # a card twice
+        lambda t: (
+            t.replace("\nt2 ", "\nt2 AS ", 1) if "AS" not in t.split("\n")[2] else t + "x"
+        ),  # a card twice
         _drop_first_t1_card,  # a card missing
         lambda t: t.replace("game tabbycat", "game tabbycat draw=3"),  # no such option
-        lambda t: t.replace("\nt1 ", "\nt1 [", 1).replace("\nt2", "]\nt2", 1),  # brackets outside Klondike
+        lambda t: t.replace("\nt1 ", "\nt1 [", 1).replace(
+            "\nt2", "]\nt2", 1
+        ),  # brackets outside Klondike
     ],
 )
 def test_from_text_refuses_bad_positions(mutate):
@@ -1074,20 +1176,28 @@ def test_views_never_show_a_hidden_card_the_stock_order_or_the_seed(game, option
         assert "seed" not in dumped and str(seed) not in dumped
         assert list(v["piles"]) == list(pos.piles)
         for name, items in v["piles"].items():
-            assert sum(x["hidden"] if isinstance(x, dict) else 1 for x in items) == len(pos.piles[name])
+            assert sum(x["hidden"] if isinstance(x, dict) else 1 for x in items) == len(
+                pos.piles[name]
+            )
             if name == "w":
                 w = pos.piles["w"]
                 shown = [x for x in items if isinstance(x, str)]
                 # the waste's top is visible; below it at most draw-1 more (1 with draw one, up to 3 with draw three)
-                assert shown == w[len(w) - len(shown):] and (not w or 1 <= len(shown) <= (1 if draw == 1 else 3))
+                assert shown == w[len(w) - len(shown) :] and (
+                    not w or 1 <= len(shown) <= (1 if draw == 1 else 3)
+                )
                 assert not w or items[0] == {"hidden": len(w) - len(shown)} or len(shown) == len(w)
             else:
-                assert items == expected_view_pile(game, name, pos.piles[name], pos.down[name], draw)
+                assert items == expected_view_pile(
+                    game, name, pos.piles[name], pos.down[name], draw
+                )
         assert v["stock"] == len(pos.piles["s"])
         per = {"tabbycat": 4, "manx": 4, "leapyear": 8}.get(game)
         if per:
             assert v["deals_left"] == -(-len(pos.piles["s"]) // per)
-        assert v["moves"] == len(g.history) and v["home"] == g.home() and v["progress"] == g.progress()
+        assert (
+            v["moves"] == len(g.history) and v["home"] == g.home() and v["progress"] == g.progress()
+        )
         assert v["won"] == g.is_won() and v["dead"] == g.is_dead()
         assert v["game"] == game and v["options"] == g.options
         moves = g.legal_moves()
@@ -1126,7 +1236,12 @@ def greedy_score(pos: Pos, text: str, last: str | None, rnd: random.Random) -> f
         if src.startswith("f"):
             return score - 20
         score += 5 * (sum(pos.down.values()) - sum(after.down.values()))
-        if src.startswith("t") and len(after.piles[src]) == 0 and n == len(pos.piles[src]) and pos.down[src] == 0:
+        if (
+            src.startswith("t")
+            and len(after.piles[src]) == 0
+            and n == len(pos.piles[src])
+            and pos.down[src] == 0
+        ):
             score -= 3  # a King that already sits alone
     if pos.game in ("tabbycat", "manx") and dst.startswith("t"):
         score += 0.3 * top_build(after.piles[dst]) + (1.5 if not after.piles[src] else 0)
@@ -1145,10 +1260,12 @@ def test_goal_seeking_playouts_match_the_reference_and_reveal_exactly_the_new_ca
     for _ in range(5):
         g = new_game(game, seed=rnd.getrandbits(64), options=options)
         last = None
-        for step in range(400):
+        for _step in range(400):
             pos = check_against_reference(g, rnd, full_universe=False)
             if game in ("tabbycat", "manx"):
-                longest_build = max([longest_build] + [top_build(pos.piles[f"t{i}"]) for i in range(1, 5)])
+                longest_build = max(
+                    [longest_build] + [top_build(pos.piles[f"t{i}"]) for i in range(1, 5)]
+                )
             legal = [str(m) for m in g.legal_moves()]
             if not legal:
                 break
@@ -1176,7 +1293,8 @@ def test_goal_seeking_playouts_match_the_reference_and_reveal_exactly_the_new_ca
 
 
 @pytest.mark.parametrize(
-    "bad", ["t1-t2:" + "9" * 5000, "t" + "9" * 5000 + "-t2", "x" * 100000, None, 3, b"deal", [], {}, 2.5]
+    "bad",
+    ["t1-t2:" + "9" * 5000, "t" + "9" * 5000 + "-t2", "x" * 100000, None, 3, b"deal", [], {}, 2.5],
 )
 def test_hostile_move_input_is_an_illegal_move(bad):
     g = new_game("tabbycat", seed=1)
@@ -1207,14 +1325,18 @@ def random_klondike_text(rnd: random.Random, head: str) -> str:
     cards = list(UNSHUFFLED)
     rnd.shuffle(cards)
     found = {k: [] for k in ("f1", "f2", "f3", "f4")}
-    for k, suit in zip(found, rnd.sample("CDHS", 4)):
+    for k, suit in zip(found, rnd.sample("CDHS", 4), strict=False):
         top = rnd.choice([0, 0, 1, 2, 5, 12])
         found[k] = [r + suit for r in RANKS[:top]]
     used = {c for f in found.values() for c in f}
     cards = [c for c in cards if c not in used]
     n_stock = rnd.randint(0, 12)
     n_waste = rnd.randint(0, 6)
-    stock, waste, rest = cards[:n_stock], cards[n_stock : n_stock + n_waste], cards[n_stock + n_waste :]
+    stock, waste, rest = (
+        cards[:n_stock],
+        cards[n_stock : n_stock + n_waste],
+        cards[n_stock + n_waste :],
+    )
     piles = {f"t{i}": [] for i in range(1, 8)}
     for i, c in enumerate(rest):
         piles[f"t{i % 7 + 1}"].append(c)
@@ -1228,8 +1350,14 @@ def random_klondike_text(rnd: random.Random, head: str) -> str:
 
 @pytest.mark.parametrize(
     "head",
-    ["game klondike", "game klondike draw=3", "game klondike passes=2", "game klondike passes=2 recycled=1",
-     "game klondike draw=3 passes=3 recycled=1", "game klondike draw=3 moves=build passes=1"],
+    [
+        "game klondike",
+        "game klondike draw=3",
+        "game klondike passes=2",
+        "game klondike passes=2 recycled=1",
+        "game klondike draw=3 passes=3 recycled=1",
+        "game klondike draw=3 moves=build passes=1",
+    ],
 )
 def test_klondike_dead_matches_rules_5_3_on_random_positions(head):
     rnd = random.Random(head)
@@ -1243,7 +1371,9 @@ def test_klondike_dead_matches_rules_5_3_on_random_positions(head):
         if not kl_legal(pos, with_stock=False):
             stuck += 1
             dead += g.is_dead()
-    assert stuck - dead >= 5 and dead >= 1  # the comparison covered stuck positions both alive and dead
+    assert (
+        stuck - dead >= 5 and dead >= 1
+    )  # the comparison covered stuck positions both alive and dead
 
 
 # --------------------------------------------------------------------------- wins

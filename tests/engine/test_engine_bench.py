@@ -6,7 +6,22 @@ from solrace.bench import engine_bench
 
 
 def test_bench_prints_baseline_and_rows(capsys):
-    assert engine_bench.main(["--playouts", "2", "--max-moves", "30", "--repeat", "1", "--games", "puttputt", "klondike"]) == 0
+    assert (
+        engine_bench.main(
+            [
+                "--playouts",
+                "2",
+                "--max-moves",
+                "30",
+                "--repeat",
+                "1",
+                "--games",
+                "puttputt",
+                "klondike",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("baseline:")
     rows = [ln.split()[0] for ln in out[4:]]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from solrace.engine import IllegalMove, from_text, new_game
 
 
@@ -31,7 +30,9 @@ def test_layout_and_defaults():
     assert v["deals_left"] is None and v["passes_left"] is None
 
 
-@pytest.mark.parametrize("opts", [{"draw": 2}, {"moves": "any"}, {"passes": -1}, {"colour": 1}, {"draw": "x"}])
+@pytest.mark.parametrize(
+    "opts", [{"draw": 2}, {"moves": "any"}, {"passes": -1}, {"colour": 1}, {"draw": "x"}]
+)
 def test_bad_options(opts):
     with pytest.raises(ValueError):
         new_game("klondike", 1, opts)
@@ -54,7 +55,12 @@ def test_empty_pile_takes_only_a_king(position):
 
 def test_foundations_up_by_suit_from_ace_any_empty(position):
     g = position("klondike", t1="AH", t2="2H", t3="2S", f2="AS", fill="t1")
-    assert [str(m) for m in g.legal_moves() if m.src == "t1"] == ["t1-t3", "t1-f1", "t1-f3", "t1-f4"]  # AH on 2S, too
+    assert [str(m) for m in g.legal_moves() if m.src == "t1"] == [
+        "t1-t3",
+        "t1-f1",
+        "t1-f3",
+        "t1-f4",
+    ]  # AH on 2S, too
     refused(g, "t2-f1", "an empty foundation takes only an Ace, not 2H")
     refused(g, "t2-f2", "2H does not go on AS")
     g.play("t3-f2")
@@ -72,7 +78,7 @@ def test_face_down_card_turns_up_with_the_move_and_undo_turns_it_back(position):
 
 
 def test_moves_top_refuses_runs_build_allows_any_face_up_part(position):
-    kw = dict(t1="[2C] 9S 8H 7C", t2="TD", t3="9C", t4="", fill="t1")
+    kw = {"t1": "[2C] 9S 8H 7C", "t2": "TD", "t3": "9C", "t4": "", "fill": "t1"}
     top = position("klondike", **kw)
     refused(top, "t1-t2:3", "only the top card of a pile moves (moves=top)")
     assert not any(m.count > 1 for m in top.legal_moves())
@@ -197,7 +203,7 @@ def test_won(position):
 
 def test_dead_needs_no_stock_card_ever_playable(position):
     # tableau: only useless moves; foundations empty except as given; stock holds a 2C with f1 on AC
-    base = dict(t1="[KC] 5H", t2="[QD] 9S", f1="AC", fill="t1")
+    base = {"t1": "[KC] 5H", "t2": "[QD] 9S", "f1": "AC", "fill": "t1"}
     alive = position("klondike", s="4D 2C 7H", **base)
     assert alive.legal_moves() == [alive.legal_moves()[0]] and str(alive.legal_moves()[0]) == "deal"
     assert not alive.is_dead()
@@ -208,7 +214,7 @@ def test_dead_needs_no_stock_card_ever_playable(position):
 
 
 def test_dead_counts_the_pass_limit(position):
-    base = dict(t1="[KC] 5H", t2="[QD] 9S", f1="AC", fill="t1")
+    base = {"t1": "[KC] 5H", "t2": "[QD] 9S", "f1": "AC", "fill": "t1"}
     # the playable 2C is below the waste top; only a recycle could bring it back
     unlimited = position("klondike", w="2C 7H", **base)
     assert [str(m) for m in unlimited.legal_moves()] == ["recycle"] and not unlimited.is_dead()
@@ -222,7 +228,7 @@ def test_dead_counts_the_pass_limit(position):
 
 def test_draw_three_cycle_shift_after_recycle(position):
     # stock 4 cards with draw 3: tops are the 3rd and the 4th; after a recycle the groups are the same
-    base = dict(t1="[KC] 5H", t2="[QD] 9S", f1="AC", fill="t1")
+    base = {"t1": "[KC] 5H", "t2": "[QD] 9S", "f1": "AC", "fill": "t1"}
     g = position("klondike draw=3", s="4D 7H 2C 6S", **base)
     assert not g.is_dead()  # 2C is the 3rd card: it tops the first group
     h = position("klondike draw=3", s="4D 2C 7H 6S", **base)
@@ -253,7 +259,15 @@ def test_recycle_needs_a_waste(position):
 
 
 def test_waste_to_tableau_and_no_wrap(position):
-    g = position("klondike", t1="9S", t2="AH", t3="KD", w="8D", f1="AC 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC", fill="t1")
+    g = position(
+        "klondike",
+        t1="9S",
+        t2="AH",
+        t3="KD",
+        w="8D",
+        f1="AC 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC",
+        fill="t1",
+    )
     assert [str(m) for m in g.legal_moves() if m.src == "w"] == ["w-t1"]
     refused(g, "t3-t2", "KD does not go on AH")  # no K-on-A wrap in Klondike
     refused(g, "t2-f1", "AH does not go on KC")  # foundations do not wrap either

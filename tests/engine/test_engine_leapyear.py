@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from solrace.engine import IllegalMove, new_game
 from solrace.engine.cards import RANK, TEXT
 from solrace.engine.deal import shuffled_deck
@@ -35,9 +34,15 @@ def test_ace_extraction_keeps_order(seed):
 
 
 def test_one_rank_up_any_suit_every_foundation_listed(position):
-    g = position("leapyear", t1="2H", t2="3S", t3="5D", **foundations(f3="AH 2D", f9="AC 2C 3C 4C"), fill="s")
+    g = position(
+        "leapyear", t1="2H", t2="3S", t3="5D", **foundations(f3="AH 2D", f9="AC 2C 3C 4C"), fill="s"
+    )
     moves = [str(m) for m in g.legal_moves()]
-    assert moves == [f"t1-f{k}" for k in range(1, 17) if k not in (3, 9)] + ["t2-f3", "t3-f9", "deal"]
+    assert moves == [f"t1-f{k}" for k in range(1, 17) if k not in (3, 9)] + [
+        "t2-f3",
+        "t3-f9",
+        "deal",
+    ]
     refused(g, "t2-f2", "3S is not one rank above AD")
     refused(g, "t1-f3", "2H is not one rank above 2D")
     g.play("t3-f9")
@@ -46,7 +51,13 @@ def test_one_rank_up_any_suit_every_foundation_listed(position):
 
 def test_no_wrap_at_king(position):
     kings = "AC 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC"
-    g = position("leapyear", t1="2H", t2="QH", **foundations(f1=kings, f2="AD 2C 3C 4C 5C 6C 7C 8C 9C TC JC"), fill="s")
+    g = position(
+        "leapyear",
+        t1="2H",
+        t2="QH",
+        **foundations(f1=kings, f2="AD 2C 3C 4C 5C 6C 7C 8C 9C TC JC"),
+        fill="s",
+    )
     refused(g, "t1-f1", "f1 is complete")
     assert [str(m) for m in g.legal_moves() if m.src == "t2"] == ["t2-f2"]
     assert "t1-f1" not in [str(m) for m in g.legal_moves()]
@@ -63,7 +74,9 @@ def test_only_tops_no_building_nothing_back(position):
 
 
 def test_deal_one_each_including_empty(position):
-    g = position("leapyear", t1="2H", t3="9D", s="3C 4C 5C 6C 7C 8C 9C TC", **foundations(), fill="t2")
+    g = position(
+        "leapyear", t1="2H", t3="9D", s="3C 4C 5C 6C 7C 8C 9C TC", **foundations(), fill="t2"
+    )
     g.play("t1-f1")
     eff = g.play("deal")
     assert eff.revealed == ("3C", "4C", "5C", "6C", "7C", "8C", "9C", "TC")
@@ -96,6 +109,18 @@ def test_won_and_dead():
 
 
 def test_dead_when_stuck(position):
-    g = position("leapyear", t1="5C", t2="5D", t3="5H", t4="5S", t5="7C", t6="7D", t7="7H", t8="8S", **foundations(), fill="t1")
+    g = position(
+        "leapyear",
+        t1="5C",
+        t2="5D",
+        t3="5H",
+        t4="5S",
+        t5="7C",
+        t6="7D",
+        t7="7H",
+        t8="8S",
+        **foundations(),
+        fill="t1",
+    )
     # all foundations hold only their Ace (via the helper) and the stock is empty: nothing fits
     assert g.legal_moves() == [] and g.is_dead()

@@ -6,12 +6,25 @@ import copy
 import pickle
 
 import pytest
-
 from solrace.engine import IllegalMove, Move, new_game
 
 
-@pytest.mark.parametrize("text", ["t1-t3", "t1-t3:4", "w-f2", "t5-f1", "f3-t2", "t2-r:3", "r-t4:3", "t2-f1:13",
-                                  "deal", "recycle", "t12-f16"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "t1-t3",
+        "t1-t3:4",
+        "w-f2",
+        "t5-f1",
+        "f3-t2",
+        "t2-r:3",
+        "r-t4:3",
+        "t2-f1:13",
+        "deal",
+        "recycle",
+        "t12-f16",
+    ],
+)
 def test_canonical_round_trip(text):
     m = Move.parse(text)
     assert str(m) == text
@@ -31,8 +44,30 @@ def test_fields_and_interning():
 
 @pytest.mark.parametrize(
     "text",
-    ["T1-t3", "t1-T3", "t1 -t3", " t1-t3", "t1-t3 ", "t1-t3:1", "t1-t3:0", "t1-t3:04", "t0-t1", "t01-t2",
-     "x1-t2", "t1-t", "t1t3", "t1-t3:", "t1-t3:-2", "Deal", "DEAL", "deal ", "", "t1_t3", "t1—t3", "f1-t1:1"],
+    [
+        "T1-t3",
+        "t1-T3",
+        "t1 -t3",
+        " t1-t3",
+        "t1-t3 ",
+        "t1-t3:1",
+        "t1-t3:0",
+        "t1-t3:04",
+        "t0-t1",
+        "t01-t2",
+        "x1-t2",
+        "t1-t",
+        "t1t3",
+        "t1-t3:",
+        "t1-t3:-2",
+        "Deal",
+        "DEAL",
+        "deal ",
+        "",
+        "t1_t3",
+        "t1—t3",
+        "f1-t1:1",
+    ],
 )
 def test_parser_refusals(text):
     with pytest.raises(IllegalMove) as info:

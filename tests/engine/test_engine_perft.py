@@ -9,7 +9,6 @@ four tail moves, deal).
 from __future__ import annotations
 
 import pytest
-
 from solrace.engine import new_game
 
 PERFT = {

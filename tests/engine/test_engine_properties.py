@@ -11,7 +11,6 @@ from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from solrace.engine import IllegalMove, Move, from_text, new_game
 from solrace.engine.cards import TEXT
 
@@ -27,8 +26,13 @@ VARIANTS = [
     ("leapyear", {}),
 ]
 
-SETTINGS = settings(max_examples=12, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 seeds = st.integers(min_value=0, max_value=2**64 - 1)
 
 
@@ -41,9 +45,9 @@ def visible_cards(g) -> Counter:
         if pname == "s":
             continue
         if name == "klondike" and pname.startswith("t"):
-            pile = pile[g.face_down(pname):]
+            pile = pile[g.face_down(pname) :]
         if name == "klondike" and pname == "w":
-            pile = pile[len(pile) - g.visible_waste():]
+            pile = pile[len(pile) - g.visible_waste() :]
         out.update(TEXT[c] for c in pile)
     return out
 
@@ -84,7 +88,9 @@ def test_random_playout_invariants(variant, seed, data):
     game, options = variant
     g = new_game(game, seed, options)
     deck = cards_of(g)
-    rng_moves = data.draw(st.lists(st.integers(min_value=0, max_value=10**6), min_size=40, max_size=120))
+    rng_moves = data.draw(
+        st.lists(st.integers(min_value=0, max_value=10**6), min_size=40, max_size=120)
+    )
     last_progress = g.progress()
     for step, pick in enumerate(rng_moves):
         legal = g.legal_moves()
@@ -107,7 +113,17 @@ def test_random_playout_invariants(variant, seed, data):
                 g.undo()
                 assert g.to_text() == text
         # a refused move changes nothing
-        for probe in ("t1-t2", "t2-f1", "w-t1", "r-t1", "f1-t1", "t1-f1:13", "t3-t1:2", "deal", "recycle"):
+        for probe in (
+            "t1-t2",
+            "t2-f1",
+            "w-t1",
+            "r-t1",
+            "f1-t1",
+            "t1-f1:13",
+            "t3-t1:2",
+            "deal",
+            "recycle",
+        ):
             m = Move.parse(probe)
             if m not in legal:
                 try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from solrace.engine import IllegalMove, new_game
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from solrace.engine import IllegalMove, Move, new_game
 
 RUN_K_TO_A = "KS QH JD TC 9S 8H 7D 6C 5S 4H 3D 2C AS"
@@ -108,10 +107,22 @@ def test_discard_complete_k_to_a_run(position):
 def test_discard_needs_empty_pile(position):
     run = RUN_K_TO_A.split()
     other = "KC QD JS TH 9C 8D 7S 6H 5C 4D 3S 2H AC"
-    g = position("tabbycat", t1=" ".join(run), t2=other, f1="KH QC JH TS 9H 8C 7H 6S 5H 4C 3H 2S AH", fill="s")
+    g = position(
+        "tabbycat",
+        t1=" ".join(run),
+        t2=other,
+        f1="KH QC JH TS 9H 8C 7H 6S 5H 4C 3H 2S AH",
+        fill="s",
+    )
     refused(g, "t1-f1:13", "f1 is not empty")
     assert [str(m) for m in g.legal_moves() if m.dst and m.dst[0] == "f"] == [
-        "t1-f2:13", "t1-f3:13", "t1-f4:13", "t2-f2:13", "t2-f3:13", "t2-f4:13"]
+        "t1-f2:13",
+        "t1-f3:13",
+        "t1-f4:13",
+        "t2-f2:13",
+        "t2-f3:13",
+        "t2-f4:13",
+    ]
 
 
 def test_run_with_wrap_is_not_discardable(position):
@@ -149,9 +160,23 @@ def test_twelve_deals_then_no_redeal():
 
 def test_won_and_dead(position):
     build_position = position
-    runs = ["KS QH JD TC 9S 8H 7D 6C 5S 4H 3D 2C AS", "KH QS JC TD 9H 8S 7C 6D 5H 4S 3C 2D AH",
-            "KD QC JS TH 9D 8C 7S 6H 5D 4C 3S 2H AD", "KC QD JH TS 9C 8D 7H 6S 5C 4D 3H 2S AC"]
-    text = "game tabbycat\nt1 " + runs[0] + "\nt2\nt3\nt4\nf1\nf2 " + runs[1] + "\nf3 " + runs[2] + "\nf4 " + runs[3] + "\nr\ns\n"
+    runs = [
+        "KS QH JD TC 9S 8H 7D 6C 5S 4H 3D 2C AS",
+        "KH QS JC TD 9H 8S 7C 6D 5H 4S 3C 2D AH",
+        "KD QC JS TH 9D 8C 7S 6H 5D 4C 3S 2H AD",
+        "KC QD JH TS 9C 8D 7H 6S 5C 4D 3H 2S AC",
+    ]
+    text = (
+        "game tabbycat\nt1 "
+        + runs[0]
+        + "\nt2\nt3\nt4\nf1\nf2 "
+        + runs[1]
+        + "\nf3 "
+        + runs[2]
+        + "\nf4 "
+        + runs[3]
+        + "\nr\ns\n"
+    )
     from solrace.engine import from_text
 
     g = from_text(text)

@@ -6,8 +6,17 @@ import subprocess
 import sys
 
 import pytest
-
-from solrace.engine import GAMES, BadPosition, Effect, Game, IllegalMove, from_text, new_game, replay, seed_from_text
+from solrace.engine import (
+    GAMES,
+    BadPosition,
+    Effect,
+    Game,
+    IllegalMove,
+    from_text,
+    new_game,
+    replay,
+    seed_from_text,
+)
 
 TABBY = new_game("tabbycat", 42).to_text()
 
@@ -61,14 +70,18 @@ def test_from_text_refusals(mutate, reason):
 
 def test_from_text_game_rules():
     with pytest.raises(BadPosition, match="Manx's tail"):
-        from_text(TABBY.replace(" 8D ", " ").replace("game tabbycat", "game manx").replace("\nr\n", "\nr 8D 7C\n")
-                  .replace("t1 7C", "t1"))
+        from_text(
+            TABBY.replace(" 8D ", " ")
+            .replace("game tabbycat", "game manx")
+            .replace("\nr\n", "\nr 8D 7C\n")
+            .replace("t1 7C", "t1")
+        )
     with pytest.raises(BadPosition, match="tail must be a build"):
         from_text(TABBY.replace(" 8D ", " ").replace("\nr\n", "\nr 7C 8D\n").replace("t1 7C", "t1"))
     with pytest.raises(BadPosition, match="f1 must be empty or hold exactly K"):
         from_text(TABBY.replace("\nf1\n", "\nf1 7C\n").replace("t1 7C", "t1"))
     pp = new_game("puttputt", 3).to_text()
-    f1 = [ln for ln in pp.splitlines() if ln.startswith("f1")][0]
+    f1 = next(ln for ln in pp.splitlines() if ln.startswith("f1"))
     with pytest.raises(BadPosition, match="f1 must hold at least one card"):
         from_text(pp.replace(f1 + "\n", "f1\n").replace("\ns ", f"\ns {f1[3:]} "))
     ly = new_game("leapyear", 3).to_text()
@@ -90,10 +103,10 @@ def test_position_text_options_and_empty_piles():
 def test_replay_names_the_bad_move():
     g = new_game("puttputt", 42)
     good = [str(g.legal_moves()[0])]
-    r = replay("puttputt", 42, None, good + ["deal"])
-    assert [str(m) for m in r.history] == good + ["deal"]
+    r = replay("puttputt", 42, None, [*good, "deal"])
+    assert [str(m) for m in r.history] == [*good, "deal"]
     with pytest.raises(IllegalMove) as info:
-        replay("puttputt", 42, {}, good + ["deal", "t9-f1", "deal"])
+        replay("puttputt", 42, {}, [*good, "deal", "t9-f1", "deal"])
     assert info.value.index == 2 and info.value.move == "t9-f1"
     assert "move 2" in str(info.value) and "there is no pile t9" in str(info.value)
     assert isinstance(info.value, ValueError)
@@ -111,7 +124,12 @@ def test_undo_without_moves_is_index_error():
 def test_effect_fields():
     g = new_game("tabbycat", 42)
     eff = g.play("deal")
-    assert isinstance(eff, Effect) and eff.move.text == "deal" and len(eff.revealed) == 4 and eff.home_delta == 0
+    assert (
+        isinstance(eff, Effect)
+        and eff.move.text == "deal"
+        and len(eff.revealed) == 4
+        and eff.home_delta == 0
+    )
 
 
 def test_view_hides_seed_and_stock():
@@ -122,8 +140,19 @@ def test_view_hides_seed_and_stock():
         assert v["piles"]["s"] == [{"hidden": v["stock"]}]
         stock_cards = g.to_text().splitlines()[-1 if name != "klondike" else -2].split()[1:]
         assert stock_cards and len(stock_cards) == v["stock"]
-        assert list(v) == ["game", "options", "piles", "stock", "deals_left", "passes_left", "moves", "home",
-                           "progress", "won", "dead"]
+        assert list(v) == [
+            "game",
+            "options",
+            "piles",
+            "stock",
+            "deals_left",
+            "passes_left",
+            "moves",
+            "home",
+            "progress",
+            "won",
+            "dead",
+        ]
     assert new_game("tabbycat", 1).view()["deals_left"] == 12
     assert new_game("leapyear", 1).view()["deals_left"] == 23
     assert new_game("klondike", 1, {"passes": 3}).view()["passes_left"] == 2
@@ -136,8 +165,17 @@ def test_deal_cli_by_run(capsys):
 
     parser = argparse.ArgumentParser()
     deal_cli.add_arguments(parser)
-    assert deal_cli.run(parser.parse_args(["klondike", "--seed", "42", "--option", "draw=3", "-o", "moves=build"])) == 0
-    assert capsys.readouterr().out == new_game("klondike", 42, {"draw": 3, "moves": "build"}).to_text()
+    assert (
+        deal_cli.run(
+            parser.parse_args(
+                ["klondike", "--seed", "42", "--option", "draw=3", "-o", "moves=build"]
+            )
+        )
+        == 0
+    )
+    assert (
+        capsys.readouterr().out == new_game("klondike", 42, {"draw": 3, "moves": "build"}).to_text()
+    )
     assert deal_cli.run(parser.parse_args(["manx", "--seed", "2026-11-22"])) == 0
     assert capsys.readouterr().out == new_game("manx", seed_from_text("2026-11-22")).to_text()
     assert deal_cli.run(parser.parse_args(["manx", "--seed-text", "42"])) == 0
@@ -147,8 +185,14 @@ def test_deal_cli_by_run(capsys):
 
 
 def test_deal_cli_subprocess():
-    out = subprocess.run([sys.executable, "-m", "solrace", "deal", "leapyear", "--seed", "0"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "solrace", "deal", "leapyear", "--seed", "0"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out == new_game("leapyear", 0).to_text()
-    bad = subprocess.run([sys.executable, "-m", "solrace", "deal", "leapyear"], capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "solrace", "deal", "leapyear"], capture_output=True, text=True
+    )
     assert bad.returncode != 0

@@ -8,9 +8,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
-
 from solrace.protocol import messages as m
+from websockets.asyncio.client import ClientConnection, connect
 
 
 class WireClient:
@@ -27,7 +26,9 @@ class WireClient:
         self.failure: Exception | None = None
         self.rate_limited = 0
         self.last_event = 0
-        self.closed: asyncio.Future[tuple[int | None, str | None]] = asyncio.get_running_loop().create_future()
+        self.closed: asyncio.Future[tuple[int | None, str | None]] = (
+            asyncio.get_running_loop().create_future()
+        )
         self.reader = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
@@ -81,18 +82,28 @@ class WireClient:
     async def next_push(self, timeout: float = 10.0) -> dict[str, Any]:
         return await asyncio.wait_for(self.pushes.get(), timeout)
 
-    async def wait_for(self, pred: Callable[[dict[str, Any]], bool], timeout: float = 10.0) -> dict[str, Any]:
+    async def wait_for(
+        self, pred: Callable[[dict[str, Any]], bool], timeout: float = 10.0
+    ) -> dict[str, Any]:
         """The first push (from now, skipping others) that satisfies pred."""
+
         async def loop() -> dict[str, Any]:
             while True:
                 msg = await self.pushes.get()
                 if pred(msg):
                     return msg
+
         return await asyncio.wait_for(loop(), timeout)
 
     async def wait_event(self, kind: str, timeout: float = 10.0, **fields: Any) -> dict[str, Any]:
-        return await self.wait_for(lambda x: x["type"] == "event" and x["kind"] == kind
-                                   and all(x.get(k) == v for k, v in fields.items()), timeout)
+        return await self.wait_for(
+            lambda x: (
+                x["type"] == "event"
+                and x["kind"] == kind
+                and all(x.get(k) == v for k, v in fields.items())
+            ),
+            timeout,
+        )
 
     def drain(self) -> list[dict[str, Any]]:
         out = []

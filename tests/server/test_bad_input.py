@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import msgpack
-
 from solrace.protocol import messages as m
 from solrace.server.process import ServerProcess
 
@@ -94,30 +93,49 @@ async def test_flood_is_rate_limited_then_closed_1008(redis_url, key_prefix, wir
 async def test_room_errors_change_nothing(race_server, wire) -> None:
     url = race_server.ws_url
     host = await wire(url)
-    created = await host.request({"type": "create", "name": "ann", "options": {"game": "puttputt",
-                                                                               "countdown": 0, "max_players": 2}})
+    created = await host.request(
+        {
+            "type": "create",
+            "name": "ann",
+            "options": {"game": "puttputt", "countdown": 0, "max_players": 2},
+        }
+    )
     code = created["room"]
     bob = await wire(url)
     jb = await bob.request({"type": "join", "room": code, "name": "bob"})
     before = await room_state(url, wire, code)
 
     stranger = await wire(url)
-    assert (await stranger.request({"type": "join", "room": "ZZZZZ", "name": "x"}))["code"] == "no_room"
+    assert (await stranger.request({"type": "join", "room": "ZZZZZ", "name": "x"}))[
+        "code"
+    ] == "no_room"
     assert (await stranger.request({"type": "spectate", "room": "ZZZZZ"}))["code"] == "no_room"
-    assert (await stranger.request({"type": "join", "room": code, "name": "third"}))["code"] == "room_full"
+    assert (await stranger.request({"type": "join", "room": code, "name": "third"}))[
+        "code"
+    ] == "room_full"
     r = await stranger.request({"type": "resume", "room": code, "token": jb["token"] + "x"})
     assert r["code"] == "bad_token"
     assert (await stranger.request({"type": "move", "move": "deal"}))["code"] == "not_player"
     # host actions by a non-host (bob uses his own player token as host token)
-    for req in ({"type": "start"}, {"type": "configure", "options": {"time_limit": 5}},
-                {"type": "kick", "seat": 0}, {"type": "rematch"}):
+    for req in (
+        {"type": "start"},
+        {"type": "configure", "options": {"time_limit": 5}},
+        {"type": "kick", "seat": 0},
+        {"type": "rematch"},
+    ):
         r = await bob.request({**req, "host_token": jb["token"]})
         assert r["code"] == "not_host", (req, r)
-    r = await host.request({"type": "configure", "host_token": created["host_token"],
-                            "options": {"game": "nope"}})
+    r = await host.request(
+        {"type": "configure", "host_token": created["host_token"], "options": {"game": "nope"}}
+    )
     assert r["code"] == "bad_options"
-    r = await host.request({"type": "configure", "host_token": created["host_token"],
-                            "options": {"game_options": {"draw": 9}, "game": "klondike"}})
+    r = await host.request(
+        {
+            "type": "configure",
+            "host_token": created["host_token"],
+            "options": {"game_options": {"draw": 9}, "game": "klondike"},
+        }
+    )
     assert r["code"] == "bad_options"
     # moves before the start
     assert (await bob.request({"type": "move", "move": "deal"}))["code"] == "bad_state"
@@ -133,7 +151,9 @@ async def test_room_errors_change_nothing(race_server, wire) -> None:
     r = await bob.request({"type": "move", "move": "deal", "n": 7})
     assert r["code"] == "out_of_sync" and r["expected"] == 1
     assert (await bob.request({"type": "undo"}))["code"] == "undo_refused"
-    assert (await stranger.request({"type": "join", "room": code, "name": "late"}))["code"] == "bad_state"
+    assert (await stranger.request({"type": "join", "room": code, "name": "late"}))[
+        "code"
+    ] == "bad_state"
     assert await room_state(url, wire, code) == during
 
     # after the finish
@@ -145,7 +165,9 @@ async def test_room_errors_change_nothing(race_server, wire) -> None:
     assert (await bob.request({"type": "resign"}))["code"] == "bad_state"
     assert await room_state(url, wire, code) == after
     # the host can start over in the same room with a new deal
-    assert (await host.request({"type": "rematch", "host_token": created["host_token"]}))["type"] == "ok"
+    assert (await host.request({"type": "rematch", "host_token": created["host_token"]}))[
+        "type"
+    ] == "ok"
     ev = await bob.wait_event("rematch")
     assert ev["options"]["game"] == "puttputt"
 
@@ -153,13 +175,17 @@ async def test_room_errors_change_nothing(race_server, wire) -> None:
 async def test_spectators_can_be_refused_and_kick_works(race_server, wire) -> None:
     url = race_server.ws_url
     host = await wire(url)
-    created = await host.request({"type": "create", "name": "ann", "options": {"spectators": False}})
+    created = await host.request(
+        {"type": "create", "name": "ann", "options": {"spectators": False}}
+    )
     code = created["room"]
     eve = await wire(url)
     assert (await eve.request({"type": "spectate", "room": code}))["code"] == "not_allowed"
     bob = await wire(url)
     jb = await bob.request({"type": "join", "room": code, "name": "bob"})
-    assert (await host.request({"type": "kick", "host_token": created["host_token"], "seat": 1}))["type"] == "ok"
+    assert (await host.request({"type": "kick", "host_token": created["host_token"], "seat": 1}))[
+        "type"
+    ] == "ok"
     await host.wait_event("kicked", seat=1)
     r = await eve.request({"type": "resume", "room": code, "token": jb["token"]})
     assert r["code"] == "bad_token"
@@ -167,15 +193,23 @@ async def test_spectators_can_be_refused_and_kick_works(race_server, wire) -> No
 
 async def test_lobby_lists_public_rooms(race_server, wire) -> None:
     c = await wire(race_server.ws_url)
-    pub = await c.request({"type": "create", "name": "a", "options": {"public": True, "game": "manx"}})
+    pub = await c.request(
+        {"type": "create", "name": "a", "options": {"public": True, "game": "manx"}}
+    )
     c2 = await wire(race_server.ws_url)
     priv = await c2.request({"type": "create", "name": "b"})
     rooms = (await c2.request({"type": "lobby"}))["rooms"]
     codes = [r["room"] for r in rooms]
     assert pub["room"] in codes and priv["room"] not in codes
     row = rooms[codes.index(pub["room"])]
-    assert row == {"room": pub["room"], "game": "manx", "state": "lobby", "players": 1, "max_players": 8,
-                   "spectators": 0}
+    assert row == {
+        "room": pub["room"],
+        "game": "manx",
+        "state": "lobby",
+        "players": 1,
+        "max_players": 8,
+        "spectators": 0,
+    }
 
 
 async def test_silent_connection_is_closed_1001(redis_url, key_prefix, wire) -> None:

@@ -9,7 +9,6 @@ import importlib.util
 from pathlib import Path
 
 import redis.asyncio as aioredis
-
 from solrace.server.process import ServerProcess
 
 _here = Path(__file__).with_name("test_resume_and_processes.py")
@@ -28,7 +27,7 @@ class ChannelTap:
         self.channel = channel
         self.seen: list[bytes] = []
 
-    async def __aenter__(self) -> "ChannelTap":
+    async def __aenter__(self) -> ChannelTap:
         await self.pubsub.subscribe(self.channel)
         self.task = asyncio.create_task(self._read())
         return self
@@ -59,7 +58,8 @@ class ChannelTap:
 
 
 async def test_no_board_without_spectators_and_boards_for_one_who_joins_mid_race(
-        race_server, wire, redis_url, key_prefix) -> None:
+    race_server, wire, redis_url, key_prefix
+) -> None:
     (a, b), _, code, _ = await start_race(race_server.ws_url, wire)
     channel = f"{key_prefix}room:{{{code}}}:pub"
     async with ChannelTap(redis_url, channel) as tap:
@@ -75,7 +75,9 @@ async def test_no_board_without_spectators_and_boards_for_one_who_joins_mid_race
         # the very next move reaches the new spectator as a board
         more = await play(a, 2)
         for ack in more:
-            got = await eve.wait_for(lambda x: x["type"] == "board" and x["seat"] == 0 and x["moves"] == ack["n"])
+            got = await eve.wait_for(
+                lambda x, n=ack["n"]: x["type"] == "board" and x["seat"] == 0 and x["moves"] == n
+            )
             assert got["view"] == ack["view"]
         assert len(tap.boards()) >= 2
 
@@ -92,7 +94,9 @@ async def test_no_board_without_spectators_and_boards_for_one_who_joins_mid_race
         assert len(tap.boards()) == before  # nobody watches again: no more boards
 
 
-async def test_a_spectator_on_another_process_gets_the_first_board(redis_url, key_prefix, wire) -> None:
+async def test_a_spectator_on_another_process_gets_the_first_board(
+    redis_url, key_prefix, wire
+) -> None:
     """The mover's process has never seen a spectator; the store's count makes it send the board."""
     with ServerProcess(redis_url, key_prefix) as sa, ServerProcess(redis_url, key_prefix) as sb:
         (a,), _, code, _ = await start_race(sa.ws_url, wire, players=1)

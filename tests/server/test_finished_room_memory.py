@@ -8,7 +8,6 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
 from solrace.server.room import FINISHED
 from solrace.server.service import RoomService
 from solrace.server.store import Store

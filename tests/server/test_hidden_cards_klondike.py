@@ -12,9 +12,9 @@ import asyncio
 import random
 from typing import Any
 
+from helpers.views import CARD, strings
 from solrace.engine import new_game, seed_from_text
 
-from helpers.views import CARD, strings
 
 def view_cards(view: dict[str, Any] | None) -> set[str]:
     if not view:
@@ -40,10 +40,23 @@ async def test_klondike_race_never_leaks_a_hidden_card(race_server, wire) -> Non
     url = race_server.ws_url
     text = "leak-check-1"
     ann = await wire(url)
-    created = await ann.request({"type": "create", "name": "ann", "options": {
-        "game": "klondike", "game_options": {"draw": 3}, "countdown": 0, "seed": text}})
+    created = await ann.request(
+        {
+            "type": "create",
+            "name": "ann",
+            "options": {
+                "game": "klondike",
+                "game_options": {"draw": 3},
+                "countdown": 0,
+                "seed": text,
+            },
+        }
+    )
     code = created["room"]
-    assert created["snapshot"]["options"]["text_seed"] is True and "seed" not in created["snapshot"]["options"]
+    assert (
+        created["snapshot"]["options"]["text_seed"] is True
+        and "seed" not in created["snapshot"]["options"]
+    )
     bob = await wire(url)
     await bob.request({"type": "join", "room": code, "name": "bob"})
     eve = await wire(url)
@@ -53,8 +66,10 @@ async def test_klondike_race_never_leaks_a_hidden_card(race_server, wire) -> Non
         await c.wait_for(lambda x: x["type"] == "snapshot")
     seed = seed_from_text(text)
     games = [new_game("klondike", seed=seed, options={"draw": 3}) for _ in range(2)]
-    await asyncio.gather(play_random(ann, games[0], random.Random(1), 80),
-                         play_random(bob, games[1], random.Random(2), 80))
+    await asyncio.gather(
+        play_random(ann, games[0], random.Random(1), 80),
+        play_random(bob, games[1], random.Random(2), 80),
+    )
     # a late spectator's snapshot and a resumed player's snapshot mid-race go through the same checks
     late = await wire(url)
     await late.request({"type": "spectate", "room": code})
@@ -63,8 +78,12 @@ async def test_klondike_race_never_leaks_a_hidden_card(race_server, wire) -> Non
     results = await eve.wait_event("results")
     assert results["seed"] == seed
 
-    total_hidden_at_start = sum(p.get("hidden", 0) for pile in new_game("klondike", seed=seed).view()["piles"].values()
-                                for p in pile if isinstance(p, dict))
+    total_hidden_at_start = sum(
+        p.get("hidden", 0)
+        for pile in new_game("klondike", seed=seed).view()["piles"].values()
+        for p in pile
+        if isinstance(p, dict)
+    )
     assert total_hidden_at_start > 0
     for client in (ann, bob):
         seen: set[str] = set()

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from solrace.server.http import resolve_static, web_root
 
 
@@ -37,8 +36,17 @@ def test_healthz_index_and_content_types(race_server) -> None:
         assert status == 200 and headers["content-type"].startswith("text/javascript")
 
 
-@pytest.mark.parametrize("path", ["/../pyproject.toml", "/%2e%2e/pyproject.toml", "/js/../../server/main.py",
-                                  "/..%2f..%2fserver%2fmain.py", "/nope.html", "/%00"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/../pyproject.toml",
+        "/%2e%2e/pyproject.toml",
+        "/js/../../server/main.py",
+        "/..%2f..%2fserver%2fmain.py",
+        "/nope.html",
+        "/%00",
+    ],
+)
 def test_no_traversal_and_404(race_server, path: str) -> None:
     status, _, body = get(race_server, path)
     assert status == 404 and b"import" not in body

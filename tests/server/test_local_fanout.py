@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-
 from solrace.server.process import ServerProcess
 from solrace.server.store import ORIGIN_LEN, Store
 
@@ -46,7 +45,9 @@ async def store(redis_url: str, key_prefix: str):
     await s.close()
 
 
-async def test_store_hands_every_stored_event_to_its_sink_and_tags_what_it_publishes(store: Store) -> None:
+async def test_store_hands_every_stored_event_to_its_sink_and_tags_what_it_publishes(
+    store: Store,
+) -> None:
     sink = Sink()
     store.local = sink
     ps = store.redis.pubsub(ignore_subscribe_messages=True)
@@ -54,13 +55,30 @@ async def test_store_hands_every_stored_event_to_its_sink_and_tags_what_it_publi
     ver, numbers = await store.commit("LOCAL", 0, DOC, [{"kind": "a"}, {"kind": "b"}], seats=2)
     assert numbers == [1, 2]
     await store.append("LOCAL", ver, 0, 0, 0, "deal 1", {"kind": "progress", "seat": 0}, b"0:board")
-    await store.presence("LOCAL", "1", +1, {"kind": "connected", "connected": True},
-                         {"kind": "connected", "connected": False})
-    await store.presence("LOCAL", "1", +1, {"kind": "connected", "connected": True})  # no crossing: no event
-    await store.presence("LOCAL", "1", -2, {"kind": "connected", "connected": True},
-                         {"kind": "connected", "connected": False})
+    await store.presence(
+        "LOCAL",
+        "1",
+        +1,
+        {"kind": "connected", "connected": True},
+        {"kind": "connected", "connected": False},
+    )
+    await store.presence(
+        "LOCAL", "1", +1, {"kind": "connected", "connected": True}
+    )  # no crossing: no event
+    await store.presence(
+        "LOCAL",
+        "1",
+        -2,
+        {"kind": "connected", "connected": True},
+        {"kind": "connected", "connected": False},
+    )
     assert [(n, e["kind"]) for _, n, e in sink.events] == [
-        (1, "a"), (2, "b"), (3, "progress"), (4, "connected"), (5, "connected")]
+        (1, "a"),
+        (2, "b"),
+        (3, "progress"),
+        (4, "connected"),
+        (5, "connected"),
+    ]
     assert [e.get("connected") for _, n, e in sink.events if n >= 4] == [True, False]
     assert sink.boards == []  # nobody watches: the board was neither published nor fanned out
     published = []
@@ -71,8 +89,8 @@ async def test_store_hands_every_stored_event_to_its_sink_and_tags_what_it_publi
         if len(published) == 5:
             break
     own = b"e" + store.origin
-    assert [d[:1 + ORIGIN_LEN] for d in published] == [own] * 5
-    assert [int(d[1 + ORIGIN_LEN:].split(b":", 1)[0]) for d in published] == [1, 2, 3, 4, 5]
+    assert [d[: 1 + ORIGIN_LEN] for d in published] == [own] * 5
+    assert [int(d[1 + ORIGIN_LEN :].split(b":", 1)[0]) for d in published] == [1, 2, 3, 4, 5]
     await store.redis.hset(store.key("LOCAL", "conn"), "spectators", 1)
     await store.append("LOCAL", ver, 1, 0, 0, "deal 1", {"kind": "progress", "seat": 1}, b"0:board")
     await store.publish_board("LOCAL", b"2:late")
@@ -82,21 +100,27 @@ async def test_store_hands_every_stored_event_to_its_sink_and_tags_what_it_publi
 
 def events_since_start(client) -> list[dict[str, Any]]:
     """The events a client received after its last snapshot, checked to follow it: once, in order, no gap."""
-    starts = [i for i, x in enumerate(client.received) if x.get("snapshot")]  # snapshot, or joined with one
+    starts = [
+        i for i, x in enumerate(client.received) if x.get("snapshot")
+    ]  # snapshot, or joined with one
     assert starts, "no snapshot"
     snap = client.received[starts[-1]]["snapshot"]
-    after = [x for x in client.received[starts[-1] + 1:] if x["type"] == "event"]
+    after = [x for x in client.received[starts[-1] + 1 :] if x["type"] == "event"]
     ns = [x["n"] for x in after]
-    assert ns == list(range(snap["event"] + 1, snap["event"] + 1 + len(ns))), ns  # once, in order, no gap
+    assert ns == list(range(snap["event"] + 1, snap["event"] + 1 + len(ns))), (
+        ns
+    )  # once, in order, no gap
     return after
 
 
 async def test_own_events_reach_local_clients_once_and_in_order_while_another_process_publishes(
-        redis_url: str, key_prefix: str, wire) -> None:
+    redis_url: str, key_prefix: str, wire
+) -> None:
     with ServerProcess(redis_url, key_prefix) as sa, ServerProcess(redis_url, key_prefix) as sb:
         host = await wire(sa.ws_url)
-        created = await host.request({"type": "create", "name": "a0", "options": {"game": "puttputt",
-                                                                                   "countdown": 0}})
+        created = await host.request(
+            {"type": "create", "name": "a0", "options": {"game": "puttputt", "countdown": 0}}
+        )
         code = created["room"]
         players = [host]
         for i, srv in enumerate((sb, sa, sb), start=1):  # seats 0 and 2 on a, 1 and 3 on b
@@ -130,5 +154,7 @@ async def test_own_events_reach_local_clients_once_and_in_order_while_another_pr
         for c in players + watchers:
             seen = events_since_start(c)
             for seat, k in moved.items():
-                progress = [x["moves"] for x in seen if x["kind"] == "progress" and x["seat"] == seat]
+                progress = [
+                    x["moves"] for x in seen if x["kind"] == "progress" and x["seat"] == seat
+                ]
                 assert progress == list(range(1, k + 1)), (seat, progress)  # each move's event once

@@ -6,7 +6,6 @@ import msgpack
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 
@@ -40,7 +39,9 @@ def test_client_roundtrip(kind: str) -> None:
     assert m.parse_client(m.encode(msg)) == msg
 
 
-@pytest.mark.parametrize("kind", sorted(k for k, v in m.CLIENT.items() if any(f.required for f in v.values())))
+@pytest.mark.parametrize(
+    "kind", sorted(k for k, v in m.CLIENT.items() if any(f.required for f in v.values()))
+)
 def test_missing_required_field_is_bad_message(kind: str) -> None:
     fields = m.CLIENT[kind]
     required = next(name for name, f in fields.items() if f.required)
@@ -51,10 +52,19 @@ def test_missing_required_field_is_bad_message(kind: str) -> None:
     assert exc.value.code == "bad_message" and exc.value.extra["field"] == required
 
 
-@pytest.mark.parametrize("kind,field,value", [
-    ("hello", "version", "1"), ("hello", "version", True), ("move", "move", 5), ("move", "n", "3"),
-    ("ready", "ready", 1), ("kick", "seat", 1.5), ("create", "options", [1]), ("join", "name", None),
-])
+@pytest.mark.parametrize(
+    "kind,field,value",
+    [
+        ("hello", "version", "1"),
+        ("hello", "version", True),
+        ("move", "move", 5),
+        ("move", "n", "3"),
+        ("ready", "ready", 1),
+        ("kick", "seat", 1.5),
+        ("create", "options", [1]),
+        ("join", "name", None),
+    ],
+)
 def test_wrong_type_is_bad_message(kind: str, field: str, value: object) -> None:
     msg = {"type": kind, **CLIENT_EXAMPLES[kind], field: value}
     with pytest.raises(ProtocolError) as exc:
@@ -70,15 +80,18 @@ def test_unknown_type_and_unknown_keys() -> None:
     assert m.parse_client(m.encode({"type": "lobby", "future": 1}))["future"] == 1
 
 
-@pytest.mark.parametrize("frame,code", [
-    (b"\xc1", "bad_frame"),  # never-used msgpack byte
-    (b"\x93\x01\x02\x03", "bad_frame"),  # an array, not a map
-    (msgpack.packb({1: 2}), "bad_frame"),  # non-string key
-    (msgpack.packb({"kind": "x"}), "bad_message"),  # no type
-    (msgpack.packb({"type": 3}), "bad_message"),
-    ("text frame", "bad_frame"),
-    (m.encode({"type": "ping", "t": "x" * 9000}), "frame_too_large"),
-])
+@pytest.mark.parametrize(
+    "frame,code",
+    [
+        (b"\xc1", "bad_frame"),  # never-used msgpack byte
+        (b"\x93\x01\x02\x03", "bad_frame"),  # an array, not a map
+        (msgpack.packb({1: 2}), "bad_frame"),  # non-string key
+        (msgpack.packb({"kind": "x"}), "bad_message"),  # no type
+        (msgpack.packb({"type": 3}), "bad_message"),
+        ("text frame", "bad_frame"),
+        (m.encode({"type": "ping", "t": "x" * 9000}), "frame_too_large"),
+    ],
+)
 def test_bad_frames(frame: bytes | str, code: str) -> None:
     with pytest.raises(ProtocolError) as exc:
         m.parse_client(frame)
@@ -99,9 +112,25 @@ SERVER_EXAMPLES = [
     m.error("illegal_move", "t1-f1: 5C is not next to 9H", ref=7),
     m.ok(3),
     m.pong(4, 99),
-    {"type": "joined", "ref": 2, "room": "KX7QF", "role": "player", "seat": 0, "token": "t", "snapshot": {}},
+    {
+        "type": "joined",
+        "ref": 2,
+        "room": "KX7QF",
+        "role": "player",
+        "seat": 0,
+        "token": "t",
+        "snapshot": {},
+    },
     {"type": "snapshot", "snapshot": {"room": "KX7QF"}},
-    {"type": "ack", "ref": 9, "n": 13, "move": "t1-f1", "revealed": [], "view": {}, "status": "racing"},
+    {
+        "type": "ack",
+        "ref": 9,
+        "n": 13,
+        "move": "t1-f1",
+        "revealed": [],
+        "view": {},
+        "status": "racing",
+    },
     {"type": "ack", "n": 12, "undone": "t1-f1", "view": {}, "status": "racing"},
     {"type": "board", "seat": 0, "moves": 13, "view": {}},
     {"type": "lobby", "ref": 3, "rooms": []},
@@ -114,7 +143,17 @@ SERVER_EXAMPLES = [
     m.event(7, "countdown", 5, starts_at=8, commitment="ab", players=[0, 1]),
     m.event(8, "start", 5, starts_at=8, ends_at=None),
     m.event(9, "progress", 5, seat=0, moves=1, home=1, progress=0.03, status="racing", time=100),
-    m.event(10, "results", 5, ranking=[], seed=1, salt="00", game="puttputt", game_options={}, moves={"0": []}),
+    m.event(
+        10,
+        "results",
+        5,
+        ranking=[],
+        seed=1,
+        salt="00",
+        game="puttputt",
+        game_options={},
+        moves={"0": []},
+    ),
     m.event(11, "rematch", 5, options={}),
 ]
 
@@ -129,11 +168,21 @@ def test_every_event_kind_has_an_example() -> None:
 
 
 def test_options_merge_and_refusals() -> None:
-    opts = m.merge_options(m.DEFAULT_OPTIONS, {"game": "puttputt", "time_limit": 60, "seed": "2026-11-22"})
+    opts = m.merge_options(
+        m.DEFAULT_OPTIONS, {"game": "puttputt", "time_limit": 60, "seed": "2026-11-22"}
+    )
     assert opts["game"] == "puttputt" and opts["time_limit"] == 60 and opts["seed"] == "2026-11-22"
     assert "seed" not in m.merge_options(opts, {"seed": None})
-    for bad in ({"game": "chess"}, {"max_players": 0}, {"max_players": 65}, {"undo": "all"},
-                {"public": 1}, {"nonsense": 1}, {"spectator_view": "x"}, {"time_limit": -1}):
+    for bad in (
+        {"game": "chess"},
+        {"max_players": 0},
+        {"max_players": 65},
+        {"undo": "all"},
+        {"public": 1},
+        {"nonsense": 1},
+        {"spectator_view": "x"},
+        {"time_limit": -1},
+    ):
         with pytest.raises(ProtocolError) as exc:
             m.merge_options(m.DEFAULT_OPTIONS, bad)
         assert exc.value.code == "bad_options"

@@ -11,9 +11,9 @@ import asyncio
 import hashlib
 from typing import Any
 
+from helpers.views import CARD, putt_move, strings
 from solrace.engine import replay
 
-from helpers.views import CARD, putt_move, strings
 
 def ints(obj: Any):
     if isinstance(obj, bool):
@@ -39,7 +39,11 @@ def check_player_frames(received: list[dict[str, Any]], seed: int, salt: str) ->
     seen: set[str] = set()
     for msg in received:
         if msg["type"] == "joined":
-            seen |= view_cards((msg.get("snapshot") or {}).get("you", {}).get("view") if msg.get("snapshot") else None)
+            seen |= view_cards(
+                (msg.get("snapshot") or {}).get("you", {}).get("view")
+                if msg.get("snapshot")
+                else None
+            )
             if msg.get("you"):
                 seen |= view_cards(msg["you"]["view"])
         if msg["type"] == "snapshot":
@@ -90,7 +94,9 @@ async def play_to_end(client, state: dict[str, Any]) -> list[dict[str, Any]]:
 
 async def test_full_race_two_players_and_a_spectator(race_server, wire) -> None:
     ann = await wire(race_server.ws_url)
-    created = await ann.request({"type": "create", "name": "ann", "options": {"game": "puttputt", "countdown": 1}})
+    created = await ann.request(
+        {"type": "create", "name": "ann", "options": {"game": "puttputt", "countdown": 1}}
+    )
     code, host_token = created["room"], created["host_token"]
     bob = await wire(race_server.ws_url)
     await bob.request({"type": "join", "room": code, "name": "bob"})
@@ -107,14 +113,20 @@ async def test_full_race_two_players_and_a_spectator(race_server, wire) -> None:
     snap_b = (await bob.wait_for(lambda x: x["type"] == "snapshot"))["snapshot"]
     assert snap_a["state"] == "racing" and snap_a["you"]["seat"] == 0 and snap_b["you"]["seat"] == 1
     assert snap_a["you"]["view"] == snap_b["you"]["view"]  # the identical deal
-    acks_a, acks_b = await asyncio.gather(play_to_end(ann, snap_a["you"]), play_to_end(bob, snap_b["you"]))
+    acks_a, acks_b = await asyncio.gather(
+        play_to_end(ann, snap_a["you"]), play_to_end(bob, snap_b["you"])
+    )
     results = await eve.wait_event("results", timeout=15)
     for c in (ann, bob):
         await c.wait_event("results")
 
     # commitment, seed, salt and moves replay to the same outcome
-    assert hashlib.sha256(bytes.fromhex(results["salt"]) + results["seed"].to_bytes(8, "big")).hexdigest() == \
-        countdown["commitment"]
+    assert (
+        hashlib.sha256(
+            bytes.fromhex(results["salt"]) + results["seed"].to_bytes(8, "big")
+        ).hexdigest()
+        == countdown["commitment"]
+    )
     for seat, acks in ((0, acks_a), (1, acks_b)):
         moves = results["moves"][str(seat)]
         assert moves == [a["move"] for a in acks]
@@ -145,10 +157,14 @@ async def test_full_race_two_players_and_a_spectator(race_server, wire) -> None:
         frames, size = len(c.frames), sum(len(f) for f in c.frames)
         by_type: Counter[str] = Counter()
         bytes_by_type: Counter[str] = Counter()
-        for raw, msg in zip(c.frames, c.received):
+        for raw, msg in zip(c.frames, c.received, strict=False):
             key = msg["type"] if msg["type"] != "event" else f"event:{msg['kind']}"
             by_type[key] += 1
             bytes_by_type[key] += len(raw)
-        detail = ", ".join(f"{k} {n} ({bytes_by_type[k] // n} B avg)" for k, n in by_type.most_common())
-        print(f"{name}: {frames} frames, {size} bytes for {total_moves} moves in the race "
-              f"({frames / total_moves:.2f} frames/move, {size / total_moves:.0f} B/move): {detail}")
+        detail = ", ".join(
+            f"{k} {n} ({bytes_by_type[k] // n} B avg)" for k, n in by_type.most_common()
+        )
+        print(
+            f"{name}: {frames} frames, {size} bytes for {total_moves} moves in the race "
+            f"({frames / total_moves:.2f} frames/move, {size / total_moves:.0f} B/move): {detail}"
+        )

@@ -5,19 +5,22 @@ from __future__ import annotations
 import asyncio
 import time
 
+from helpers.views import putt_move
 from solrace.server.process import ServerProcess
 
-from helpers.views import putt_move
 
 async def race(url: str, wire, players: int = 1, **options):
     host = await wire(url)
-    created = await host.request({"type": "create", "name": "p0",
-                                  "options": {"game": "puttputt", "countdown": 0, **options}})
+    created = await host.request(
+        {"type": "create", "name": "p0", "options": {"game": "puttputt", "countdown": 0, **options}}
+    )
     clients, tokens = [host], [created["token"]]
     for i in range(1, players):
         c = await wire(url)
         clients.append(c)
-        tokens.append((await c.request({"type": "join", "room": created["room"], "name": f"p{i}"}))["token"])
+        tokens.append(
+            (await c.request({"type": "join", "room": created["room"], "name": f"p{i}"}))["token"]
+        )
     return clients, tokens, created
 
 
@@ -80,8 +83,11 @@ async def test_spectator_progress_only_and_delayed_boards(race_server, wire) -> 
     await start([a], created)
     await a.request({"type": "move", "move": "deal"})
     await eve.wait_event("progress", moves=1)
-    snap = (await (await wire(race_server.ws_url)).request(
-        {"type": "spectate", "room": created["room"]}))["snapshot"]
+    snap = (
+        await (await wire(race_server.ws_url)).request(
+            {"type": "spectate", "room": created["room"]}
+        )
+    )["snapshot"]
     assert snap["boards"] is None
     assert not [x for x in eve.received if x["type"] == "board"]
 
@@ -91,21 +97,26 @@ async def test_spectator_progress_only_and_delayed_boards(race_server, wire) -> 
     await start([b], created)
     ack = await b.request({"type": "move", "move": "deal"})
     t0 = time.monotonic()
-    snap = (await (await wire(race_server.ws_url)).request(
-        {"type": "spectate", "room": created["room"]}))["snapshot"]
+    snap = (
+        await (await wire(race_server.ws_url)).request(
+            {"type": "spectate", "room": created["room"]}
+        )
+    )["snapshot"]
     assert snap["boards"]["0"]["moves"] == 0  # the snapshot is delayed too
     board = await eve2.wait_for(lambda x: x["type"] == "board", timeout=5)
     assert time.monotonic() - t0 >= 0.8 and board["view"] == ack["view"]
 
 
 async def test_rematch_deals_a_new_game_in_the_same_room(race_server, wire) -> None:
-    (a, b), (ta, tb), created = await race(race_server.ws_url, wire, 2)
+    (a, b), (_ta, _tb), created = await race(race_server.ws_url, wire, 2)
     await start([a, b], created)
     first = next(x for x in a.received if x["type"] == "event" and x["kind"] == "countdown")
     for c in (a, b):
         await c.request({"type": "resign"})
     res1 = await a.wait_event("results")
-    assert (await a.request({"type": "rematch", "host_token": created["host_token"]}))["type"] == "ok"
+    assert (await a.request({"type": "rematch", "host_token": created["host_token"]}))[
+        "type"
+    ] == "ok"
     await b.wait_event("rematch")
     # bob leaves in the lobby and a new player takes a seat
     assert (await b.request({"type": "leave"}))["type"] == "ok"

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import asyncio
 
-from solrace.server.process import ServerProcess
-
 from helpers.views import putt_move
+from solrace.server.process import ServerProcess
 
 
 async def start_race(url: str, wire, players: int = 2, **options):
     """Host + players in a Putt Putt room, race started; returns (clients, tokens, code, host_token)."""
     host = await wire(url)
-    created = await host.request({"type": "create", "name": "p0",
-                                  "options": {"game": "puttputt", "countdown": 0, **options}})
+    created = await host.request(
+        {"type": "create", "name": "p0", "options": {"game": "puttputt", "countdown": 0, **options}}
+    )
     code = created["room"]
     clients, tokens = [host], [created["token"]]
     for i in range(1, players):
@@ -21,20 +21,21 @@ async def start_race(url: str, wire, players: int = 2, **options):
         j = await c.request({"type": "join", "room": code, "name": f"p{i}"})
         clients.append(c)
         tokens.append(j["token"])
-    assert (await host.request({"type": "start", "host_token": created["host_token"]}))["type"] == "ok"
+    assert (await host.request({"type": "start", "host_token": created["host_token"]}))[
+        "type"
+    ] == "ok"
     for c in clients:
         await c.wait_for(lambda x: x["type"] == "snapshot")
     return clients, tokens, code, created["host_token"]
-
 
 
 def current_view(client) -> dict:
     for msg in reversed(client.received):
         if msg["type"] == "ack":
             return msg["view"]
-        if msg["type"] in ("snapshot", "joined") and msg.get("snapshot") and msg["snapshot"]["you"]:
-            if msg["snapshot"]["you"]["view"]:
-                return msg["snapshot"]["you"]["view"]
+        snapshot = msg.get("snapshot") if msg["type"] in ("snapshot", "joined") else None
+        if snapshot and snapshot["you"] and snapshot["you"]["view"]:
+            return msg["snapshot"]["you"]["view"]
         if msg["type"] == "joined" and msg.get("you") and msg["you"]["view"]:
             return msg["you"]["view"]
     raise AssertionError("no view yet")
@@ -56,7 +57,7 @@ async def play(client, count: int) -> list[dict]:
 
 
 async def test_player_resumes_same_seat_same_game_and_missed_events(race_server, wire) -> None:
-    (a, b), (ta, tb), code, _ = await start_race(race_server.ws_url, wire)
+    (a, b), (ta, _tb), code, _ = await start_race(race_server.ws_url, wire)
     await play(a, 3)
     view_before = current_view(a)
     seen = a.last_event
@@ -67,8 +68,9 @@ async def test_player_resumes_same_seat_same_game_and_missed_events(race_server,
     assert j["seat"] == 0 and j["role"] == "player" and "snapshot" not in j
     assert j["you"]["view"] == view_before  # same game, same position
     missed = []
-    while not missed or not (missed[-1]["kind"] == "progress" and missed[-1]["seat"] == 1
-                             and missed[-1]["moves"] == 4):
+    while not missed or not (
+        missed[-1]["kind"] == "progress" and missed[-1]["seat"] == 1 and missed[-1]["moves"] == 4
+    ):
         missed.append(await a2.next_push())
     assert missed[0]["n"] == seen + 1 and all(m["type"] == "event" for m in missed)
     assert any(m["kind"] == "connected" and m["seat"] == 0 and not m["connected"] for m in missed)
@@ -115,8 +117,9 @@ async def test_spectator_catches_up_or_resyncs(redis_url, key_prefix, wire) -> N
 async def test_two_processes_share_a_room(redis_url, key_prefix, wire) -> None:
     with ServerProcess(redis_url, key_prefix) as sa, ServerProcess(redis_url, key_prefix) as sb:
         host = await wire(sa.ws_url)
-        created = await host.request({"type": "create", "name": "on-a", "options": {"game": "puttputt",
-                                                                                     "countdown": 0}})
+        created = await host.request(
+            {"type": "create", "name": "on-a", "options": {"game": "puttputt", "countdown": 0}}
+        )
         code = created["room"]
         pb = await wire(sb.ws_url)
         jb = await pb.request({"type": "join", "room": code, "name": "on-b"})
@@ -140,7 +143,9 @@ async def test_two_processes_share_a_room(redis_url, key_prefix, wire) -> None:
         view = current_view(pb)
         mv = putt_move(view)
         r1, r2 = await asyncio.gather(
-            pb.request({"type": "move", "move": mv, "n": 3}), pb2.request({"type": "move", "move": mv, "n": 3}))
+            pb.request({"type": "move", "move": mv, "n": 3}),
+            pb2.request({"type": "move", "move": mv, "n": 3}),
+        )
         kinds = sorted([r1["type"], r2["type"]])
         assert kinds == ["ack", "error"], (r1, r2)
         err = r1 if r1["type"] == "error" else r2
@@ -148,10 +153,13 @@ async def test_two_processes_share_a_room(redis_url, key_prefix, wire) -> None:
         # without n both may be judged; still, each stored move is acked exactly once
         view = (r1 if r1["type"] == "ack" else r2)["view"]
         mv = putt_move(view)
-        r1, r2 = await asyncio.gather(pb.request({"type": "move", "move": mv}),
-                                      pb2.request({"type": "move", "move": mv}))
+        r1, r2 = await asyncio.gather(
+            pb.request({"type": "move", "move": mv}), pb2.request({"type": "move", "move": mv})
+        )
         acked = [r for r in (r1, r2) if r["type"] == "ack"]
-        snap = (await (await wire(sb.ws_url)).request({"type": "spectate", "room": code}))["snapshot"]
+        snap = (await (await wire(sb.ws_url)).request({"type": "spectate", "room": code}))[
+            "snapshot"
+        ]
         assert snap["players"][1]["moves"] == 3 + len(acked)
         assert sorted(a["n"] for a in acked) == list(range(4, 4 + len(acked)))
 
@@ -176,13 +184,17 @@ async def test_sigkill_mid_race_keeps_every_acked_move(race_server, wire) -> Non
     assert more[0]["n"] == len(acks_a) + 1
 
 
-async def test_a_dead_process_is_counted_out_and_its_racers_resign_after_grace(redis_url, key_prefix, wire) -> None:
+async def test_a_dead_process_is_counted_out_and_its_racers_resign_after_grace(
+    redis_url, key_prefix, wire
+) -> None:
     """Presence and grace periods live in Redis: a SIGKILLed process's players are marked
     disconnected by a surviving process, which also resigns them when the grace period ends."""
     args = ["--heartbeat", "0.2", "--grace", "1"]
-    with ServerProcess(redis_url, key_prefix, extra_args=args) as sa, \
-            ServerProcess(redis_url, key_prefix, extra_args=args) as sb:
-        (a, b), _, code, _ = await start_race(sa.ws_url, wire)
+    with (
+        ServerProcess(redis_url, key_prefix, extra_args=args) as sa,
+        ServerProcess(redis_url, key_prefix, extra_args=args) as sb,
+    ):
+        (_a, _b), _, code, _ = await start_race(sa.ws_url, wire)
         eve = await wire(sb.ws_url)
         j = await eve.request({"type": "spectate", "room": code})
         assert [p["connected"] for p in j["snapshot"]["players"]] == [True, True]

@@ -10,28 +10,58 @@ import copy
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from solrace.engine import replay
 from solrace.protocol.messages import ProtocolError
 from solrace.server.room import FINISHED, Room, commitment, token_hash
 
 # weighted so that races start, run and end often within a short script
-COMMANDS = st.sampled_from(["join", "join", "leave", "ready", "configure", "start", "start", "tick", "tick",
-                            "move", "move", "move", "move", "bad_move", "undo", "resign", "resign", "resign",
-                            "kick", "rematch"])
+COMMANDS = st.sampled_from(
+    [
+        "join",
+        "join",
+        "leave",
+        "ready",
+        "configure",
+        "start",
+        "start",
+        "tick",
+        "tick",
+        "move",
+        "move",
+        "move",
+        "move",
+        "bad_move",
+        "undo",
+        "resign",
+        "resign",
+        "resign",
+        "kick",
+        "rematch",
+    ]
+)
 
 
 def fingerprint(room: Room):
-    return copy.deepcopy(room.doc), {s: (r.game.to_text(), [(e.move, e.at) for e in r.entries], r.rev)
-                                     for s, r in room.races.items()}
+    return copy.deepcopy(room.doc), {
+        s: (r.game.to_text(), [(e.move, e.at) for e in r.entries], r.rev)
+        for s, r in room.races.items()
+    }
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(COMMANDS, st.integers(0, 2), st.integers(0, 3000)), min_size=5, max_size=80),
-       st.sampled_from(["puttputt", "tabbycat", "klondike"]), st.sampled_from(["none", "safe"]))
+@given(
+    st.lists(st.tuples(COMMANDS, st.integers(0, 2), st.integers(0, 3000)), min_size=5, max_size=80),
+    st.sampled_from(["puttputt", "tabbycat", "klondike"]),
+    st.sampled_from(["none", "safe"]),
+)
 def test_refusals_change_nothing_and_results_replay(script, game, undo) -> None:
     now = 1_000_000
-    room = Room.new("PROPS", token_hash("host"), {"game": game, "countdown": 1, "undo": undo, "max_players": 3}, now)
+    room = Room.new(
+        "PROPS",
+        token_hash("host"),
+        {"game": game, "countdown": 1, "undo": undo, "max_players": 3},
+        now,
+    )
     joined = 0
     opening = [("join", 0, 0), ("join", 0, 0), ("start", 0, 5), ("tick", 0, 1000)]
     for cmd, seat, step in opening + script:
@@ -66,9 +96,18 @@ def test_refusals_change_nothing_and_results_replay(script, game, undo) -> None:
             elif cmd == "rematch":
                 room.rematch(now)
         except ProtocolError as exc:
-            assert exc.code in {"bad_state", "not_player", "room_full", "illegal_move", "undo_refused",
-                                "bad_options", "out_of_sync"}, exc.code
-            assert fingerprint(room) == before, f"{cmd} was refused ({exc.code}) but changed the room"
+            assert exc.code in {
+                "bad_state",
+                "not_player",
+                "room_full",
+                "illegal_move",
+                "undo_refused",
+                "bad_options",
+                "out_of_sync",
+            }, exc.code
+            assert fingerprint(room) == before, (
+                f"{cmd} was refused ({exc.code}) but changed the room"
+            )
         if room.state == FINISHED:
             res = room.doc["results"]
             assert commitment(res["seed"], bytes.fromhex(res["salt"])) == room.doc["commitment"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-
 from solrace.engine import new_game, replay
 from solrace.protocol.messages import ProtocolError
 from solrace.server.room import FINISHED, LOBBY, RACING, Room, commitment, token_hash
@@ -60,7 +59,11 @@ def test_start_countdown_commitment_and_no_moves_before_start() -> None:
     room = make_room(2)
     salt = bytes(range(16))
     ev = room.start(T0, 99, salt)
-    assert ev[0]["kind"] == "countdown" and ev[0]["starts_at"] == T0 + 3000 and ev[0]["players"] == [0, 1]
+    assert (
+        ev[0]["kind"] == "countdown"
+        and ev[0]["starts_at"] == T0 + 3000
+        and ev[0]["players"] == [0, 1]
+    )
     assert ev[0]["commitment"] == hashlib.sha256(salt + (99).to_bytes(8, "big")).hexdigest()
     assert ev[0]["commitment"] == commitment(99, salt)
     with pytest.raises(ProtocolError) as exc:
@@ -83,6 +86,7 @@ def test_text_seed_is_used() -> None:
     room = make_room(1, seed="2026-11-22")
     room.start(T0, 123, b"\0" * 16)
     from solrace.engine import seed_from_text
+
     assert room.doc["seed"] == seed_from_text("2026-11-22")
 
 

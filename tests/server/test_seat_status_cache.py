@@ -8,7 +8,6 @@ import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from solrace.engine import new_game
 from solrace.server import projection
 from solrace.server.room import Entry, Room, SeatRace, token_hash
@@ -43,8 +42,11 @@ def assert_current(room: Room, seat: int = 0) -> None:
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 2**32), choices=st.lists(st.integers(0, 1000), min_size=1, max_size=60),
-       game=st.sampled_from(["klondike", "puttputt", "tabbycat"]))
+@given(
+    seed=st.integers(0, 2**32),
+    choices=st.lists(st.integers(0, 1000), min_size=1, max_size=60),
+    game=st.sampled_from(["klondike", "puttputt", "tabbycat"]),
+)
 def test_view_and_status_follow_every_change(seed: int, choices: list[int], game: str) -> None:
     room = racing_room(game, seed, undo="safe")
     race = room.races[0]
@@ -56,7 +58,9 @@ def test_view_and_status_follow_every_change(seed: int, choices: list[int], game
             room.undo(0, None, at)
         elif c % 7 == 0 and race.entries:
             # the store refused this move: the cached game is put back
-            plan = room.play(0, str(race.game.legal_moves()[c % len(race.game.legal_moves())]), None, at)
+            plan = room.play(
+                0, str(race.game.legal_moves()[c % len(race.game.legal_moves())]), None, at
+            )
             room.rollback(plan)
         else:
             moves = race.game.legal_moves()
@@ -91,7 +95,9 @@ def test_a_rebuild_from_a_different_log_drops_the_cached_view() -> None:
     cached = race.view()
     assert cached["moves"] == 1
     # Redis holds another history of the same length (another process won the race to store)
-    other = [str(mv) for mv in new_game("klondike", seed=8, options=race.game_options).legal_moves()]
+    other = [
+        str(mv) for mv in new_game("klondike", seed=8, options=race.game_options).legal_moves()
+    ]
     alt = next(mv for mv in other if mv != first) if len(other) > 1 else "deal"
     race.load([Entry(alt, T0 + 2)], rev=5)
     assert race.view() == fresh(race) and race.entries[0].move == alt

@@ -17,9 +17,22 @@ from solrace.server.redis_process import free_port
 async def _start_serve(port: int, redis_port: int, data_dir: Path) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "solrace", "serve", "--port", str(port),
-         "--embedded-redis-port", str(redis_port), "--data-dir", str(data_dir)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "solrace",
+            "serve",
+            "--port",
+            str(port),
+            "--embedded-redis-port",
+            str(redis_port),
+            "--data-dir",
+            str(data_dir),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + 15
     while True:
         try:
@@ -44,7 +57,9 @@ async def test_serve_without_redis_url_uses_an_embedded_redis_that_persists(wire
     proc = await _start_serve(port, redis_port, data_dir)
     try:
         c = await wire(f"ws://127.0.0.1:{port}/ws")
-        joined = await c.request({"type": "create", "name": "solo", "options": {"game": "tabbycat"}})
+        joined = await c.request(
+            {"type": "create", "name": "solo", "options": {"game": "tabbycat"}}
+        )
         assert joined["type"] == "joined" and len(joined["room"]) == 5
         room = joined["room"]
         await c.close()

@@ -10,7 +10,6 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 from redis.exceptions import MaxConnectionsError
-
 from solrace.protocol.messages import ProtocolError
 from solrace.server import service as service_mod
 from solrace.server.service import RoomService
@@ -19,9 +18,12 @@ from solrace.server.store import Store
 
 async def _burst(store: Store, n: int) -> list[int]:
     """n rooms written and read back at once: n commands want a connection at the same moment."""
+
     async def one(i: int) -> int:
         code = f"P{i:04d}"
-        await store.commit(code, 0, {"code": code, "seats": [], "state": "lobby"}, [{"kind": "x"}], seats=0)
+        await store.commit(
+            code, 0, {"code": code, "seats": [], "state": "lobby"}, [{"kind": "x"}], seats=0
+        )
         loaded = await store.load(code)
         assert loaded is not None
         return loaded.ver
@@ -37,7 +39,9 @@ async def _clients_named(redis_url: str, name: str) -> int:
         await r.aclose()
 
 
-async def test_300_concurrent_requests_queue_on_a_small_pool(redis_url: str, key_prefix: str) -> None:
+async def test_300_concurrent_requests_queue_on_a_small_pool(
+    redis_url: str, key_prefix: str
+) -> None:
     name = f"pooltest-{uuid.uuid4().hex[:8]}"
     store = Store.from_url(redis_url, key_prefix, max_connections=8, client_name=name)
     try:
@@ -67,7 +71,8 @@ async def test_the_default_pool_fails_the_same_burst(redis_url: str, key_prefix:
 
 
 async def test_exhausted_retries_answer_busy_and_change_nothing(
-        redis_url: str, key_prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    redis_url: str, key_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Another writer bumps the room's version during every attempt: the service backs off,
     then refuses with `busy` (retryable), and the stored room is as before."""
     monkeypatch.setattr(service_mod, "RETRIES", 3)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from solrace.server.store import ACTIVE_TTL_MS, Conflict, Store
 
 
@@ -35,8 +34,12 @@ async def test_commit_is_a_compare_and_set(store: Store) -> None:
     ver, ns = await store.commit("ABCDE", 0, DOC, [{"kind": "a"}, {"kind": "b"}], seats=2)
     assert ver == 1 and ns == [1, 2]
     with pytest.raises(Conflict):
-        await store.commit("ABCDE", 0, DOC, [{"kind": "c"}], seats=2)  # create over an existing room
-    ver, ns = await store.commit("ABCDE", 1, {**DOC, "state": "countdown"}, [{"kind": "c"}], seats=2)
+        await store.commit(
+            "ABCDE", 0, DOC, [{"kind": "c"}], seats=2
+        )  # create over an existing room
+    ver, ns = await store.commit(
+        "ABCDE", 1, {**DOC, "state": "countdown"}, [{"kind": "c"}], seats=2
+    )
     assert (ver, ns) == (2, [3])
     loaded = await store.load("ABCDE")
     assert loaded.doc["state"] == "countdown" and loaded.ver == 2 and loaded.seq == 3
@@ -58,7 +61,11 @@ async def test_append_refuses_stale_length_revision_and_version(store: Store) ->
     with pytest.raises(Conflict) as exc:
         await store.append("ABCDE", 1, 0, 1, 1, "other 9", {"kind": "p"}, pop=True)
     assert exc.value.what == "entry"
-    assert (await store.append("ABCDE", 1, 0, 1, 1, "deal 1", {"kind": "p"}, pop=True))[:3] == (0, 2, 2)
+    assert (await store.append("ABCDE", 1, 0, 1, 1, "deal 1", {"kind": "p"}, pop=True))[:3] == (
+        0,
+        2,
+        2,
+    )
     loaded = await store.load("ABCDE")
     assert loaded.logs == {0: [], 1: []} and loaded.revs == {0: 2}
 
@@ -67,7 +74,8 @@ async def test_concurrent_appends_store_each_move_once(store: Store) -> None:
     await store.commit("ABCDE", 0, DOC, [], seats=2)
     results = await asyncio.gather(
         *(store.append("ABCDE", 1, 1, 0, 0, f"m{i} 1", {"kind": "p"}) for i in range(20)),
-        return_exceptions=True)
+        return_exceptions=True,
+    )
     wins = [r for r in results if not isinstance(r, Exception)]
     assert len(wins) == 1 and all(isinstance(r, Conflict) for r in results if r not in wins)
     assert len((await store.load("ABCDE")).logs[1]) == 1
@@ -91,7 +99,9 @@ async def test_pubsub_carries_numbered_events(store: Store) -> None:
         msg = await ps.get_message(timeout=0.1)
         if msg:
             break
-    assert msg is not None and msg["data"].startswith(b"e" + store.origin + b"1:")  # tagged by its origin
+    assert msg is not None and msg["data"].startswith(
+        b"e" + store.origin + b"1:"
+    )  # tagged by its origin
     await ps.aclose()
 
 
@@ -100,8 +110,15 @@ async def test_finished_rooms_expire_and_others_get_a_day(store: Store) -> None:
     await store.append("ABCDE", 1, 0, 0, 0, "deal 1", {"kind": "p"})
     ttl = await store.redis.pttl(store.key("ABCDE", "meta"))
     assert 0 < ttl <= ACTIVE_TTL_MS and ttl > 60_000
-    await store.commit("ABCDE", 1, {**DOC, "state": "finished"}, [{"kind": "results"}], seats=2, finished=True,
-                       revs={0: 1})
+    await store.commit(
+        "ABCDE",
+        1,
+        {**DOC, "state": "finished"},
+        [{"kind": "results"}],
+        seats=2,
+        finished=True,
+        revs={0: 1},
+    )
     for part in ("meta", "events", "seq", "log:0", "revs"):
         ttl = await store.redis.pttl(store.key("ABCDE", part))
         assert 0 < ttl <= 60_000, part

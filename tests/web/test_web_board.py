@@ -15,7 +15,6 @@ import random
 from collections import Counter
 
 import pytest
-
 from solrace.engine import GAMES, new_game
 
 pytestmark = pytest.mark.browser
@@ -41,7 +40,9 @@ window.rendered = true;
 def played_views() -> dict[str, dict]:
     """A mid-game view of each game (and Klondike draw three), reached by seeded random moves."""
     views = {}
-    for name, game, options in [(g, g, {}) for g in GAMES] + [("klondike3", "klondike", {"draw": 3})]:
+    for name, game, options in [(g, g, {}) for g in GAMES] + [
+        ("klondike3", "klondike", {"draw": 3})
+    ]:
         g = new_game(game, seed=11, options=options)
         rnd = random.Random(5)
         for _ in range(60):
@@ -55,7 +56,13 @@ def played_views() -> dict[str, dict]:
 
 
 def visible_cards(view: dict, skip: set[str] = frozenset()) -> Counter:
-    return Counter(x for pile, items in view["piles"].items() if pile not in skip for x in items if isinstance(x, str))
+    return Counter(
+        x
+        for pile, items in view["piles"].items()
+        if pile not in skip
+        for x in items
+        if isinstance(x, str)
+    )
 
 
 @pytest.mark.parametrize("width", [1280, 390])
@@ -64,26 +71,36 @@ def test_every_game_renders_readably(browser, static_url: str, width: int) -> No
     page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.route(f"{static_url}/__boards__.html", lambda r: r.fulfill(body=PAGE % json.dumps(views), content_type="text/html"))
+    page.route(
+        f"{static_url}/__boards__.html",
+        lambda r: r.fulfill(body=PAGE % json.dumps(views), content_type="text/html"),
+    )
     try:
         page.goto(f"{static_url}/__boards__.html")
         page.wait_for_function("window.rendered === true")
         assert errors == []
         for name, view in views.items():
             wrap = f'.board-wrap[data-name="{name}"]'
-            drawn = page.eval_on_selector_all(f"{wrap} .card[data-card]", """els => els.map(e => ({
+            drawn = page.eval_on_selector_all(
+                f"{wrap} .card[data-card]",
+                """els => els.map(e => ({
                 card: e.dataset.card, pile: e.dataset.pile, text: e.querySelector('.corner').textContent,
-                red: e.classList.contains('red'), color: getComputedStyle(e).color }))""")
+                red: e.classList.contains('red'), color: getComputedStyle(e).color }))""",
+            )
             # Foundations show their top card only; the waste at most its 3 visible top cards.
             expected = visible_cards(view, skip={p for p in view["piles"] if p.startswith("f")})
-            expected += Counter(items[-1] for p, items in view["piles"].items() if p.startswith("f") and items)
+            expected += Counter(
+                items[-1] for p, items in view["piles"].items() if p.startswith("f") and items
+            )
             assert Counter(d["card"] for d in drawn) == expected, name
             for d in drawn:
                 rank = "10" if d["card"][0] == "T" else d["card"][0]
                 assert d["text"] == rank + SUITS[d["card"][1]], d
                 assert d["red"] == (d["card"][1] in "DH"), d
                 assert d["color"] == ("rgb(198, 40, 40)" if d["red"] else "rgb(27, 27, 31)"), d
-            piles = page.eval_on_selector_all(f"{wrap} .pile[data-pile]", "els => els.map(e => e.dataset.pile)")
+            piles = page.eval_on_selector_all(
+                f"{wrap} .pile[data-pile]", "els => els.map(e => e.dataset.pile)"
+            )
             assert sorted(piles) == sorted(view["piles"]), name
             for pile, items in view["piles"].items():
                 hidden = sum(x["hidden"] for x in items if not isinstance(x, str))
@@ -93,15 +110,24 @@ def test_every_game_renders_readably(browser, static_url: str, width: int) -> No
                 elif pile == "s":
                     assert backs == (1 if hidden else 0), (name, pile)
                     if hidden:
-                        assert page.locator(f'{wrap} .pile[data-pile="s"] .badge').inner_text() == str(hidden)
-        assert page.locator('.board-wrap[data-name="leapyear"] .pile[data-kind=foundation]').count() == 16
-        assert page.locator('.board-wrap[data-name="leapyear"] .pile[data-kind=tableau]').count() == 8
+                        assert page.locator(
+                            f'{wrap} .pile[data-pile="s"] .badge'
+                        ).inner_text() == str(hidden)
+        assert (
+            page.locator('.board-wrap[data-name="leapyear"] .pile[data-kind=foundation]').count()
+            == 16
+        )
+        assert (
+            page.locator('.board-wrap[data-name="leapyear"] .pile[data-kind=tableau]').count() == 8
+        )
         for name in ("tabbycat", "manx"):
             assert page.locator(f'.board-wrap[data-name="{name}"] .pile[data-pile=r]').count() == 1
         caption = page.locator('.board-wrap[data-name="tabbycat"] .pile-caption').inner_text()
         assert f"{views['tabbycat']['deals_left']} deal" in caption
         assert page.evaluate("document.documentElement.scrollWidth") <= width
-        right = page.eval_on_selector_all(".card", "els => Math.max(...els.map(e => e.getBoundingClientRect().right))")
+        right = page.eval_on_selector_all(
+            ".card", "els => Math.max(...els.map(e => e.getBoundingClientRect().right))"
+        )
         assert right <= width
         page.screenshot(path=f"/tmp/solrace-boards-{width}.png", full_page=True)
     finally:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Page, expect
-
 from solrace.engine import new_game
 
 pytestmark = pytest.mark.browser
@@ -23,7 +22,7 @@ def choose(game, step: int) -> str:
     runs = [m for m in moves if ":" in m and not m.endswith(":13")]
     tail = [m for m in moves if "-r" in m or m.startswith("r-")]
     plain = [m for m in moves if m not in runs and m not in tail and m != "deal"]
-    for pool in ((runs, plain, tail) if step % 3 else (runs, tail, plain)):
+    for pool in (runs, plain, tail) if step % 3 else (runs, tail, plain):
         if pool:
             return pool[step % len(pool)]
     return moves[0]
@@ -59,7 +58,9 @@ def make_move(page: Page, view: dict, move: str, drag: bool) -> None:
 @pytest.mark.parametrize("game_name", ["puttputt", "tabbycat", "manx", "leapyear", "klondike"])
 def test_solo_race_moves_match_the_engine(browser, race_server, game_name: str) -> None:
     seed = f"web-solo-{game_name}"
-    game = new_game(game_name, seed=seed, options={"moves": "build"} if game_name == "klondike" else None)
+    game = new_game(
+        game_name, seed=seed, options={"moves": "build"} if game_name == "klondike" else None
+    )
     ctx = browser.new_context(viewport={"width": 1100, "height": 900})
     page = ctx.new_page()
     errors: list[str] = []
@@ -70,23 +71,35 @@ def test_solo_race_moves_match_the_engine(browser, race_server, game_name: str) 
         page.click("[data-action=create]")
         expect(page.locator("[data-testid=share-code]")).to_be_visible(timeout=TIMEOUT)
         page.select_option("[data-option=game]", game_name)
-        page.wait_for_function(f"window.solrace.state.snap.options.game === '{game_name}'", timeout=TIMEOUT)
+        page.wait_for_function(
+            f"window.solrace.state.snap.options.game === '{game_name}'", timeout=TIMEOUT
+        )
         if game_name == "klondike":
             page.select_option("[data-option='game_options.moves']", "build")
-            page.wait_for_function("window.solrace.state.snap.options.game_options.moves === 'build'", timeout=TIMEOUT)
+            page.wait_for_function(
+                "window.solrace.state.snap.options.game_options.moves === 'build'", timeout=TIMEOUT
+            )
         if game_name == "puttputt":
             page.select_option("[data-option=undo]", "safe")
-            page.wait_for_function("window.solrace.state.snap.options.undo === 'safe'", timeout=TIMEOUT)
+            page.wait_for_function(
+                "window.solrace.state.snap.options.undo === 'safe'", timeout=TIMEOUT
+            )
         page.fill("[data-option=seed]", seed)
         page.press("[data-option=seed]", "Enter")
-        page.wait_for_function("window.solrace.state.snap.options.text_seed === true", timeout=TIMEOUT)
+        page.wait_for_function(
+            "window.solrace.state.snap.options.text_seed === true", timeout=TIMEOUT
+        )
         page.click("[data-testid=ready]")
         expect(page.locator(".player[data-ready=true]")).to_have_count(1, timeout=TIMEOUT)
         page.click("[data-testid=start]")
-        page.wait_for_function("window.solrace.state.view && window.solrace.state.snap.state === 'racing'", timeout=TIMEOUT)
+        page.wait_for_function(
+            "window.solrace.state.view && window.solrace.state.snap.state === 'racing'",
+            timeout=TIMEOUT,
+        )
         assert page.evaluate("window.solrace.state.view.piles") == game.view()["piles"]
         expect(page.locator(".board-wrap.mine .pile[data-kind=foundation]")).to_have_count(
-            {"puttputt": 1, "leapyear": 16}.get(game_name, 4))
+            {"puttputt": 1, "leapyear": 16}.get(game_name, 4)
+        )
 
         for step in range(8):
             if game.is_won() or game.is_dead():
@@ -95,10 +108,14 @@ def test_solo_race_moves_match_the_engine(browser, race_server, game_name: str) 
             view = game.view()
             make_move(page, view, move, drag=step % 2 == 1)
             game.play(move)
-            page.wait_for_function(f"window.solrace.state.view.moves === {step + 1}", timeout=TIMEOUT)
+            page.wait_for_function(
+                f"window.solrace.state.view.moves === {step + 1}", timeout=TIMEOUT
+            )
             got = page.evaluate("window.solrace.state.view")
             assert got["piles"] == game.view()["piles"], (step, move)
-            assert page.locator("[data-testid=notice]").count() == 0, page.locator("[data-testid=notice]").inner_text()
+            assert page.locator("[data-testid=notice]").count() == 0, page.locator(
+                "[data-testid=notice]"
+            ).inner_text()
             if game_name == "puttputt" and step == 0:
                 # Undo (room option "safe"): a move that revealed nothing is taken back, then replayed.
                 page.click("[data-action=undo]")
@@ -109,7 +126,9 @@ def test_solo_race_moves_match_the_engine(browser, race_server, game_name: str) 
                 game.play(move)
                 page.wait_for_function("window.solrace.state.view.moves === 1", timeout=TIMEOUT)
         assert len(game.history) >= 3
-        if game_name == "tabbycat":  # this seed's line includes whole-run moves to and from the tail
+        if (
+            game_name == "tabbycat"
+        ):  # this seed's line includes whole-run moves to and from the tail
             assert any(":" in str(m) for m in game.history), game.history
         expect(page.locator("[data-testid=my-moves]")).to_have_text(f"{len(game.history)} moves")
         assert errors == []

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
-
 from solrace.engine import new_game
 
 pytestmark = pytest.mark.browser
@@ -38,7 +37,9 @@ def expected_plan() -> dict[str, str]:
 
 
 def board_cards(page: Page) -> list[str]:
-    return page.eval_on_selector_all(".board-wrap.mine [data-card]", "els => els.map(e => e.dataset.pile + ':' + e.dataset.card)")
+    return page.eval_on_selector_all(
+        ".board-wrap.mine [data-card]", "els => els.map(e => e.dataset.pile + ':' + e.dataset.card)"
+    )
 
 
 def my_moves(page: Page) -> int:
@@ -46,8 +47,12 @@ def my_moves(page: Page) -> int:
 
 
 def wait_moves(page: Page, n: int) -> None:
-    page.wait_for_function(f"window.solrace.state.view && window.solrace.state.view.moves === {n}", timeout=TIMEOUT)
-    expect(page.locator("[data-testid=my-moves]")).to_have_text(f"{n} move" + ("" if n == 1 else "s"), timeout=TIMEOUT)
+    page.wait_for_function(
+        f"window.solrace.state.view && window.solrace.state.view.moves === {n}", timeout=TIMEOUT
+    )
+    expect(page.locator("[data-testid=my-moves]")).to_have_text(
+        f"{n} move" + ("" if n == 1 else "s"), timeout=TIMEOUT
+    )
 
 
 def center(page: Page, selector: str) -> tuple[float, float]:
@@ -56,11 +61,16 @@ def center(page: Page, selector: str) -> tuple[float, float]:
     return box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 20)
 
 
-def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa: PLR0915 - one story
+def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:
     tops = expected_plan()
     errors: list[str] = []
     ctx_a = browser.new_context(viewport={"width": 1280, "height": 860})
-    ctx_b = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True, has_touch=True)
+    ctx_b = browser.new_context(
+        viewport={"width": 390, "height": 844},
+        device_scale_factor=2,
+        is_mobile=True,
+        has_touch=True,
+    )
     ctx_s = browser.new_context(viewport={"width": 1280, "height": 900})
     a, b, s = ctx_a.new_page(), ctx_b.new_page(), ctx_s.new_page()
     for name, page in (("A", a), ("B", b), ("S", s)):
@@ -81,7 +91,10 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         a.press("[data-option=seed]", "Enter")
         a.locator("[data-option=max_players]").fill("4")
         a.locator("[data-option=max_players]").press("Tab")
-        a.wait_for_function("window.solrace.state.snap.options.max_players === 4 && window.solrace.state.snap.options.text_seed === true", timeout=TIMEOUT)
+        a.wait_for_function(
+            "window.solrace.state.snap.options.max_players === 4 && window.solrace.state.snap.options.text_seed === true",
+            timeout=TIMEOUT,
+        )
 
         # B joins by the shared link, the spectator by code.
         b.goto(f"{race_server.url}/#{code}")
@@ -104,11 +117,15 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         expect(a.locator(".player[data-ready=true]")).to_have_count(2, timeout=TIMEOUT)
         a.click("[data-testid=start]")
         expect(a.locator(".race-bar")).to_be_visible(timeout=TIMEOUT)
-        expect(b.locator(".countdown-overlay span")).to_have_text(re.compile(r"^[123]$"), timeout=TIMEOUT)
+        expect(b.locator(".countdown-overlay span")).to_have_text(
+            re.compile(r"^[123]$"), timeout=TIMEOUT
+        )
         a.wait_for_function("window.solrace.state.snap.state === 'racing'", timeout=TIMEOUT)
         expect(a.locator(".board-wrap.mine [data-card]").first).to_be_visible(timeout=TIMEOUT)
         for pile, card in tops.items():
-            expect(a.locator(f'.board-wrap.mine .pile[data-pile="{pile}"] .card[data-card="{card}"]')).to_be_visible()
+            expect(
+                a.locator(f'.board-wrap.mine .pile[data-pile="{pile}"] .card[data-card="{card}"]')
+            ).to_be_visible()
         expect(a.locator('.board-wrap.mine [data-pile="s"] .badge')).to_have_text("24")
         assert a.locator(".board-wrap.mine .pile[data-pile=t7] .card.back").count() == 6
         assert my_moves(a) == 0
@@ -116,7 +133,9 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         # Double click sends the Ace home; B's progress bar for A moves.
         a.dblclick(f'.board-wrap.mine [data-card="{tops["t3"]}"]')
         wait_moves(a, 1)
-        expect(a.locator(f'.board-wrap.mine .pile[data-pile=f1] [data-card="{tops["t3"]}"]')).to_be_visible()
+        expect(
+            a.locator(f'.board-wrap.mine .pile[data-pile=f1] [data-card="{tops["t3"]}"]')
+        ).to_be_visible()
         expect(b.locator('.racer[data-seat="0"] .pct')).to_have_text("2%", timeout=TIMEOUT)
         expect(b.locator('.racer[data-seat="0"] .racer-meta')).to_contain_text("1 move")
 
@@ -131,11 +150,17 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         a.mouse.up()
         wait_moves(a, 2)
         expect(a.locator(".drag-ghost")).to_have_count(0)
-        expect(a.locator(f'.board-wrap.mine .pile[data-pile=t5] [data-card="{tops["t4"]}"]')).to_be_visible()
-        expect(a.locator(".board-wrap.mine .pile[data-pile=t4] .card.face")).to_have_count(1)  # the card it uncovered
+        expect(
+            a.locator(f'.board-wrap.mine .pile[data-pile=t5] [data-card="{tops["t4"]}"]')
+        ).to_be_visible()
+        expect(a.locator(".board-wrap.mine .pile[data-pile=t4] .card.face")).to_have_count(
+            1
+        )  # the card it uncovered
 
         # B (on the phone, by touch) sends its own Ace home too; A sees B's bar move.
-        expect(b.locator(f'.board-wrap.mine [data-card="{tops["t3"]}"]')).to_be_visible(timeout=TIMEOUT)
+        expect(b.locator(f'.board-wrap.mine [data-card="{tops["t3"]}"]')).to_be_visible(
+            timeout=TIMEOUT
+        )
         b.dblclick(f'.board-wrap.mine [data-card="{tops["t3"]}"]')
         wait_moves(b, 1)
         expect(a.locator('.racer[data-seat="1"] .pct')).to_have_text("2%", timeout=TIMEOUT)
@@ -145,7 +170,9 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         expect(a.locator(".board-wrap.mine .card.selected")).to_have_count(1)
         a.click(f'.board-wrap.mine .pile[data-pile=t6] [data-card="{tops["t6"]}"]')
         wait_moves(a, 3)
-        expect(a.locator(f'.board-wrap.mine .pile[data-pile=t6] [data-card="{tops["t7"]}"]')).to_be_visible()
+        expect(
+            a.locator(f'.board-wrap.mine .pile[data-pile=t6] [data-card="{tops["t7"]}"]')
+        ).to_be_visible()
 
         # An illegal move is refused and explained; nothing changes.
         before = board_cards(a)
@@ -155,7 +182,9 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         expect(notice).to_be_visible(timeout=TIMEOUT)
         expect(notice).to_have_attribute("data-code", "illegal_move")
         explanation = notice.inner_text()
-        assert "t1-t2" in explanation or tops["t1"] in explanation or "9" in explanation, explanation
+        assert "t1-t2" in explanation or tops["t1"] in explanation or "9" in explanation, (
+            explanation
+        )
         assert my_moves(a) == 3
         assert board_cards(a) == before
         notice.locator("[data-action=dismiss]").click()
@@ -169,15 +198,23 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
 
         # The spectator sees both boards live, with A's moves.
         expect(s.locator(".watch .board")).to_have_count(2, timeout=TIMEOUT)
-        expect(s.locator('.watch[data-seat="0"] .watch-head')).to_contain_text("4 moves", timeout=TIMEOUT)
-        expect(s.locator(f'.watch[data-seat="0"] .pile[data-pile=f1] [data-card="{tops["t3"]}"]')).to_be_visible()
+        expect(s.locator('.watch[data-seat="0"] .watch-head')).to_contain_text(
+            "4 moves", timeout=TIMEOUT
+        )
+        expect(
+            s.locator(f'.watch[data-seat="0"] .pile[data-pile=f1] [data-card="{tops["t3"]}"]')
+        ).to_be_visible()
         expect(s.locator('.racer[data-seat="0"] .pct')).to_have_text("2%")
 
         # A screenshot of the race in progress (README picture when asked for).
         ARTIFACTS.mkdir(exist_ok=True)
         shot = ARTIFACTS / "web-race.png"
-        bottom = a.evaluate("Math.ceil(document.querySelector('.race-layout').getBoundingClientRect().bottom)")
-        a.screenshot(path=str(shot), clip={"x": 0, "y": 0, "width": 1280, "height": min(860, bottom + 24)})
+        bottom = a.evaluate(
+            "Math.ceil(document.querySelector('.race-layout').getBoundingClientRect().bottom)"
+        )
+        a.screenshot(
+            path=str(shot), clip={"x": 0, "y": 0, "width": 1280, "height": min(860, bottom + 24)}
+        )
         b.screenshot(path=str(ARTIFACTS / "web-race-phone.png"))
         s.screenshot(path=str(ARTIFACTS / "web-race-spectator.png"))
         if os.environ.get("SOLRACE_UPDATE_SCREENSHOT"):
@@ -200,13 +237,20 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:  # noqa
         b.wait_for_function("window.solrace.state.conn === 'open'", timeout=TIMEOUT)
         b.tap('.board-wrap.mine [data-pile="s"] .card')
         wait_moves(b, 2)
-        expect(a.locator('.racer[data-seat="1"] .racer-meta')).to_contain_text("2 moves", timeout=TIMEOUT)
-        expect(s.locator('.watch[data-seat="1"] .watch-head')).to_contain_text("2 moves", timeout=TIMEOUT)
+        expect(a.locator('.racer[data-seat="1"] .racer-meta')).to_contain_text(
+            "2 moves", timeout=TIMEOUT
+        )
+        expect(s.locator('.watch[data-seat="1"] .watch-head')).to_contain_text(
+            "2 moves", timeout=TIMEOUT
+        )
 
         # The phone-sized page shows the whole table without sideways scrolling.
         width = b.evaluate("window.innerWidth")
         assert b.evaluate("document.documentElement.scrollWidth") <= width
-        right = b.eval_on_selector_all(".board-wrap.mine .card", "els => Math.max(...els.map(e => e.getBoundingClientRect().right))")
+        right = b.eval_on_selector_all(
+            ".board-wrap.mine .card",
+            "els => Math.max(...els.map(e => e.getBoundingClientRect().right))",
+        )
         assert right <= width, (right, width)
         assert b.locator(".board-wrap.mine .pile[data-pile^=t]").count() == 7
 

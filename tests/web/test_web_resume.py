@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
-
 from solrace.engine import new_game
 
 pytestmark = pytest.mark.browser
@@ -47,11 +46,17 @@ def test_page_resumes_after_the_server_restarts(browser, race_server) -> None:
         page.select_option("[data-option=game]", "puttputt")
         page.fill("[data-option=seed]", SEED)
         page.press("[data-option=seed]", "Enter")
-        page.wait_for_function("window.solrace.state.snap.options.text_seed === true && window.solrace.state.snap.options.game === 'puttputt'", timeout=TIMEOUT)
+        page.wait_for_function(
+            "window.solrace.state.snap.options.text_seed === true && window.solrace.state.snap.options.game === 'puttputt'",
+            timeout=TIMEOUT,
+        )
         expect(page.locator("[data-option=seed]")).to_have_value(SEED)
         page.click("[data-testid=ready]")
         page.click("[data-testid=start]")
-        page.wait_for_function("window.solrace.state.view && window.solrace.state.snap.state === 'racing'", timeout=TIMEOUT)
+        page.wait_for_function(
+            "window.solrace.state.view && window.solrace.state.snap.state === 'racing'",
+            timeout=TIMEOUT,
+        )
         for n in (1, 2):
             move = golf_move(game)
             click_move(page, move)
@@ -63,7 +68,9 @@ def test_page_resumes_after_the_server_restarts(browser, race_server) -> None:
         expect(page.locator(".conn")).not_to_have_class("conn open")
         race_server.restart()
         page.wait_for_function("window.solrace.state.conn === 'open'", timeout=TIMEOUT)
-        page.wait_for_function("window.solrace.state.view && window.solrace.state.view.moves === 2", timeout=TIMEOUT)
+        page.wait_for_function(
+            "window.solrace.state.view && window.solrace.state.view.moves === 2", timeout=TIMEOUT
+        )
         assert page.evaluate("window.solrace.state.view.piles") == game.view()["piles"]
 
         move = golf_move(game)
