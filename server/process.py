@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Sequence
-from pathlib import Path
+from typing import IO
 
 from solrace.server.redis_process import free_port
 
@@ -35,10 +35,7 @@ class ServerProcess:
         self.port = port or free_port(host)
         self.extra_args = list(extra_args)
         self.proc: subprocess.Popen[bytes] | None = None
-        self._log = tempfile.NamedTemporaryFile(
-            prefix="solrace-server-", suffix=".log", delete=False
-        )
-        self.log_path = Path(self._log.name)
+        self._output = OutputTail()
 
     @property
     def url(self) -> str:
@@ -68,8 +65,10 @@ class ServerProcess:
     def start(self, timeout: float = 15.0) -> ServerProcess:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(
-            self.command(), stdout=self._log, stderr=subprocess.STDOUT, env=env
+            self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
         )
+        assert self.proc.stdout is not None
+        self._output.follow(self.proc.stdout)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -89,10 +88,8 @@ class ServerProcess:
         )
 
     def log(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")
-        except OSError:
-            return ""
+        """The end of what the process printed (both runs, when it was restarted)."""
+        return self._output.text()
 
     def kill(self) -> None:
         """SIGKILL: the process dies with no chance to tidy up, like a crash."""
@@ -123,7 +120,33 @@ class ServerProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-        self._log.close()
-        with_errors = exc and exc[0] is not None
-        if not with_errors:
-            self.log_path.unlink(missing_ok=True)
+
+
+class OutputTail:
+    """The last bytes a child printed, kept in memory by a reader thread.
+
+    A pipe that nobody reads would block the child once it fills; a log file would be
+    a file the tests leave behind. Keeping only a bounded tail gives failure messages
+    what they need and writes nothing to disk.
+    """
+
+    LIMIT = 64 * 1024
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._lock = threading.Lock()
+
+    def follow(self, stream: IO[bytes]) -> None:
+        threading.Thread(target=self._drain, args=(stream,), daemon=True).start()
+
+    def _drain(self, stream: IO[bytes]) -> None:
+        fd = stream.fileno()
+        for chunk in iter(lambda: os.read(fd, 4096), b""):
+            with self._lock:
+                self._buf += chunk
+                del self._buf[: -self.LIMIT]
+        stream.close()
+
+    def text(self) -> str:
+        with self._lock:
+            return self._buf.decode(errors="replace")

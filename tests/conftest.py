@@ -17,12 +17,12 @@ from solrace.server.redis_process import RedisProcess
 
 
 @pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     url = os.environ.get("REDIS_URL")
     if url:
         yield url
         return
-    with RedisProcess() as proc:
+    with RedisProcess(data_dir=str(tmp_path_factory.mktemp("redis"))) as proc:
         yield proc.url
 
 

@@ -66,7 +66,7 @@ def visible_cards(view: dict, skip: set[str] = frozenset()) -> Counter:
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_every_game_renders_readably(browser, static_url: str, width: int) -> None:
+def test_every_game_renders_readably(browser, static_url: str, width: int, tmp_path) -> None:
     views = played_views()
     page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
@@ -129,6 +129,6 @@ def test_every_game_renders_readably(browser, static_url: str, width: int) -> No
             ".card", "els => Math.max(...els.map(e => e.getBoundingClientRect().right))"
         )
         assert right <= width
-        page.screenshot(path=f"/tmp/solrace-boards-{width}.png", full_page=True)
+        page.screenshot(path=tmp_path / f"boards-{width}.png", full_page=True)
     finally:
         page.close()

@@ -1,0 +1,54 @@
+"""What the repository itself must hold: no path that only exists on one machine.
+
+A checkout must work wherever it is cloned, so no tracked file may name an absolute path
+inside someone's workspace, home or temporary directory (tests write under pytest's
+tmp_path, benchmarks under a directory they are given). System locations that are the
+same on every machine of a kind (/proc, /usr/bin, /etc) are not machine-specific.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: an absolute path into a workspace, a home directory or the temporary directory
+MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|home|root|Users|tmp|var/tmp)/[\w.${}-]")
+
+BINARY_SUFFIXES = {".png", ".jpg", ".ico", ".woff", ".woff2"}
+
+
+def tracked_text_files() -> list[Path]:
+    out = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    files = [ROOT / name for name in out.split("\0") if name]
+    this = Path(__file__).resolve()  # its own examples below are not paths
+    return [f for f in files if f.suffix not in BINARY_SUFFIXES and f.is_file() and f != this]
+
+
+def test_no_tracked_file_names_a_machine_specific_path() -> None:
+    offenders = []
+    for path in tracked_text_files():
+        text = path.read_text(errors="replace")
+        for number, line in enumerate(text.splitlines(), 1):
+            if MACHINE_PATH.search(line):
+                offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not offenders, "machine-specific paths:\n" + "\n".join(offenders)
+
+
+def test_the_pattern_catches_what_it_should() -> None:
+    assert MACHINE_PATH.search("The contract is /work/shared/RULES.md")
+    assert MACHINE_PATH.search('path=f"/tmp/solrace-boards-{width}.png"')
+    assert MACHINE_PATH.search("cd /root/project")
+    assert not MACHINE_PATH.search("for line in open('/proc/cpuinfo')")
+    assert not MACHINE_PATH.search("executable_path='/usr/bin/chromium'")
+    assert not MACHINE_PATH.search("see docs/RULES.md and ../shared/RULES.md")
+
+
+def test_the_rules_contract_is_in_the_repository() -> None:
+    rules = ROOT / "docs" / "RULES.md"
+    assert rules.is_file()
+    assert "## 2. Deals" in rules.read_text()
