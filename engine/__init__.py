@@ -115,28 +115,34 @@ Decisions (where RULES.md is silent)
 
 from .cards import parse_card
 from .deal import SplitMix64, seed_from_text, shuffled_deck
-from .game import BadPosition, Effect, Game
+from .errors import BadMoveText, BadOptions, BadPosition, BadSeed, EngineError, IllegalMove
+from .game import Effect, Game
 from .golf import PuttPutt
 from .klondike import Klondike
 from .leapyear import LeapYear
-from .moves import DEAL, RECYCLE, IllegalMove, Move
-from .registry import from_text, game_class, new_game, register, replay
+from .moves import DEAL, RECYCLE, Move
+from .registry import from_text, game_class, game_titles, new_game, register, replay
 from .tabbycat import TabbyCat
 
-register("tabbycat", TabbyCat)
-register("manx", TabbyCat)
-register("puttputt", PuttPutt)
-register("klondike", Klondike)
-register("leapyear", LeapYear)
+register("tabbycat", TabbyCat, "Tabby Cat")
+register("manx", TabbyCat, "Manx")
+register("puttputt", PuttPutt, "Putt Putt")
+register("klondike", Klondike, "Klondike")
+register("leapyear", LeapYear, "Leap Year")
 
-GAMES: tuple[str, ...] = ("tabbycat", "manx", "puttputt", "klondike", "leapyear")
+#: the game ids in registration order, read from the registry (the one list of games)
+GAMES: tuple[str, ...] = tuple(game_titles())
 
 __all__ = [
     "DEAL",
     "GAMES",
     "RECYCLE",
+    "BadMoveText",
+    "BadOptions",
     "BadPosition",
+    "BadSeed",
     "Effect",
+    "EngineError",
     "Game",
     "IllegalMove",
     "Klondike",
@@ -147,6 +153,7 @@ __all__ = [
     "TabbyCat",
     "from_text",
     "game_class",
+    "game_titles",
     "new_game",
     "parse_card",
     "register",

@@ -9,6 +9,8 @@ keeps move generation fast in pure Python.
 
 from __future__ import annotations
 
+from .errors import EngineError
+
 RANK_CHARS = "A23456789TJQK"
 SUIT_CHARS = "CDHS"
 
@@ -29,15 +31,15 @@ SUCC: list[int] = [0] + [r % 13 + 1 for r in range(1, 14)]
 def card(rank: int, suit: int) -> int:
     """The card of ``rank`` (1..13) and ``suit`` (0..3 = C D H S)."""
     if not (1 <= rank <= 13 and 0 <= suit <= 3):
-        raise ValueError(f"no card of rank {rank} and suit {suit}")
+        raise EngineError(f"no card of rank {rank} and suit {suit}")
     return suit * 13 + rank - 1
 
 
 def parse_card(text: str) -> int:
-    """Parse canonical card text ("TH"); anything else is a ValueError."""
+    """Parse canonical card text ("TH"); anything else is an EngineError (a ValueError)."""
     c = CARD_OF.get(text)
     if c is None:
-        raise ValueError(f"{text!r} is not a card (rank A23456789TJQK then suit CDHS, e.g. 'TH')")
+        raise EngineError(f"{text!r} is not a card (rank A23456789TJQK then suit CDHS, e.g. 'TH')")
     return c
 
 

@@ -17,6 +17,7 @@ import hashlib
 import secrets
 
 from .cards import deck
+from .errors import BadSeed, EngineError
 
 MASK64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
@@ -40,7 +41,7 @@ class SplitMix64:
     def below(self, n: int) -> int:
         """Uniform in ``0..n-1`` by rejection, never by a biased modulo."""
         if n <= 0:
-            raise ValueError("below(n) needs n >= 1")
+            raise EngineError("below(n) needs n >= 1")
         limit = (1 << 64) - ((1 << 64) % n)
         while True:
             r = self.next()
@@ -48,7 +49,7 @@ class SplitMix64:
                 return r % n
 
 
-def shuffle(cards: list, rng: SplitMix64) -> None:
+def shuffle(cards: list[int], rng: SplitMix64) -> None:
     """Fisher-Yates in place: for i from len-1 down to 1, swap i with below(i+1)."""
     for i in range(len(cards) - 1, 0, -1):
         j = rng.below(i + 1)
@@ -65,14 +66,14 @@ def normalize_seed(seed: int | str | None) -> int:
     if seed is None:
         return secrets.randbits(64)
     if isinstance(seed, bool):
-        raise ValueError("a seed is an unsigned 64-bit int or a text, not a bool")
+        raise BadSeed("a seed is an unsigned 64-bit int or a text, not a bool")
     if isinstance(seed, int):
         if not 0 <= seed <= MASK64:
-            raise ValueError(f"seed {seed} is not an unsigned 64-bit integer")
+            raise BadSeed(f"seed {seed} is not an unsigned 64-bit integer")
         return seed
     if isinstance(seed, str):
         return seed_from_text(seed)
-    raise ValueError(f"a seed is an int or a str, not {type(seed).__name__}")
+    raise BadSeed(f"a seed is an int or a str, not {type(seed).__name__}")
 
 
 def shuffled_deck(seed: int, decks: int = 1) -> list[int]:

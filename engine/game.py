@@ -10,16 +10,27 @@ Everything else (history, parsing, views, position text) lives here once.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Self
+from collections.abc import Mapping
+from typing import Any, ClassVar, Self, TypeAlias, cast
 
 from .cards import TEXT
-from .moves import _PARSED, DEAL, IllegalMove, Move, _parse_slow
+from .errors import BadOptions, IllegalMove
+from .moves import _PARSED, DEAL, Move, _parse_slow
 
 NO_CARDS: tuple[str, ...] = ()
 
-
-class BadPosition(ValueError):
-    """A position text that is not a position of its game (unknown pile, wrong cards, ...)."""
+#: an option's value: a count (draw, passes) or a word (moves)
+OptionValue: TypeAlias = int | str
+#: a game's full options, defaults included
+Options: TypeAlias = dict[str, OptionValue]
+#: an option's default and its allowed values (None: any count >= 0)
+OptionSpec: TypeAlias = tuple[OptionValue, tuple[OptionValue, ...] | None]
+#: what position text hands ``_from_piles``: pile name -> (card, face down) bottom first
+PileItems: TypeAlias = dict[str, list[tuple[int, bool]]]
+#: one pile in a view: card texts, with ``{"hidden": n}`` for n hidden cards in a row
+PileView: TypeAlias = list[str | dict[str, int]]
+#: table[si][di][n] -> the interned move of n cards from pile index si to di
+MoveTable: TypeAlias = list[list[list[Move]]]
 
 
 class Effect:
@@ -48,7 +59,7 @@ class Effect:
         )
 
 
-def _parse(move: Any) -> Move:
+def _parse(move: Move | str) -> Move:
     if move.__class__ is Move:
         return move
     m = _PARSED.get(move) if isinstance(move, str) else None
@@ -62,26 +73,32 @@ class Game:
     stock is stored reversed (next card last) so a deal is a list pop.
     """
 
-    #: registered name -> class, filled by ``register``
+    #: the family's own name (Tabby Cat's class also plays Manx under that name)
     NAME: ClassVar[str]
     PILE_NAMES: ClassVar[tuple[str, ...]]
-    PILE_INDEX: ClassVar[dict[str, int]]
+    #: pile name -> index; keyed ``str | None`` only so that a pile move's ``dst``
+    #: (typed optional for deal/recycle) indexes it on the hot path without a check
+    PILE_INDEX: ClassVar[dict[str | None, int]]
     STOCK: ClassVar[int]
     DECKS: ClassVar[int] = 1
     HOME0: ClassVar[int] = 0
     TOTAL: ClassVar[int] = 52
     #: option name -> (default, allowed values or None for "positive int or 0")
-    OPTIONS: ClassVar[dict[str, tuple[Any, tuple | None]]] = {}
+    OPTIONS: ClassVar[dict[str, OptionSpec]] = {}
     #: game-line keys that carry hidden state rather than options
     STATE_KEYS: ClassVar[tuple[str, ...]] = ()
     #: why 'deal' is refused on an empty stock (games word it for their redeal rule)
     EMPTY_STOCK: ClassVar[str] = "the stock is empty"
+    #: piles whose cards may be face down in position text (Klondike's tableau)
+    FACE_DOWN_PILES: ClassVar[frozenset[str]] = frozenset()
 
     game: str
-    options: dict[str, Any]
+    options: Options
     seed: int | None
     piles: list[list[int]]
     history: list[Move]
+    #: cards on the foundations (or discards), kept up to date by ``_do``/``_undo_last``
+    _home: int
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Each game names its piles once; the name -> index map follows from that order."""
@@ -92,34 +109,15 @@ class Game:
     # ----------------------------------------------------------------- setup
 
     @classmethod
-    def normalize_options(cls, options: dict[str, Any] | None) -> dict[str, Any]:
-        """The full option dict (defaults filled in); unknown names or values are a ValueError."""
-        out = {name: default for name, (default, _) in cls.OPTIONS.items()}
+    def normalize_options(cls, options: Mapping[str, object] | None) -> Options:
+        """The full option dict (defaults filled in); unknown names or values are BadOptions."""
+        out: Options = {name: default for name, (default, _) in cls.OPTIONS.items()}
         for name, value in (options or {}).items():
-            if name not in cls.OPTIONS:
+            spec = cls.OPTIONS.get(name)
+            if spec is None:
                 known = ", ".join(cls.OPTIONS) or "none"
-                raise ValueError(f"unknown option {name!r} for {cls.NAME} (options: {known})")
-            default, allowed = cls.OPTIONS[name]
-            if isinstance(default, int):
-                if isinstance(value, str) and value.isdigit():
-                    value = int(value)
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise ValueError(f"option {name} takes an int, not {value!r}")
-                if allowed is None:
-                    if value < 0:
-                        raise ValueError(
-                            f"option {name} is 0 (unlimited) or a positive count, not {value}"
-                        )
-                elif value not in allowed:
-                    raise ValueError(
-                        f"option {name} is one of {', '.join(map(str, allowed))}, not {value}"
-                    )
-            else:
-                if value not in allowed:
-                    raise ValueError(
-                        f"option {name} is one of {', '.join(map(str, allowed))}, not {value!r}"
-                    )
-            out[name] = value
+                raise BadOptions(f"unknown option {name!r} for {cls.NAME} (options: {known})")
+            out[name] = _option_value(name, value, *spec)
         return out
 
     @classmethod
@@ -132,7 +130,6 @@ class Game:
         g.options = options
         g.seed = seed
         g.history = []
-        g._undo = []
         g.piles = piles
         return g
 
@@ -198,7 +195,7 @@ class Game:
 
     def _game_line_extras(self) -> list[str]:
         """key=value items for the game line: non-default options, then hidden state."""
-        out = []
+        out: list[str] = []
         for name, (default, _) in self.OPTIONS.items():
             if self.options[name] != default:
                 out.append(f"{name}={self.options[name]}")
@@ -217,13 +214,13 @@ class Game:
             lines.append(" ".join([name, *self._pile_text_items(i)]))
         return "\n".join(lines) + "\n"
 
-    def _view_pile(self, i: int) -> list:
+    def _view_pile(self, i: int) -> PileView:
         p = self.piles[i]
         if i == self.STOCK:
             return [{"hidden": len(p)}] if p else []
         return [TEXT[c] for c in p]
 
-    def view(self) -> dict:
+    def view(self) -> dict[str, Any]:
         """What a viewer may see: visible cards as text, hidden ones only as counts."""
         return {
             "game": self.game,
@@ -296,17 +293,13 @@ class Game:
         raise NotImplementedError
 
     @classmethod
-    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> Game:  # pragma: no cover
+    def _deal(cls, game: str, seed: int, options: Options) -> Self:  # pragma: no cover
         raise NotImplementedError
 
     @classmethod
     def _from_piles(
-        cls,
-        game: str,
-        options: dict[str, Any],
-        state: dict[str, int],
-        piles: dict[str, list[tuple[int, bool]]],
-    ) -> Game:  # pragma: no cover
+        cls, game: str, options: Options, state: dict[str, int], piles: PileItems
+    ) -> Self:  # pragma: no cover
         raise NotImplementedError
 
     # ------------------------------------------------------------ helpers for subclasses
@@ -327,11 +320,43 @@ def move_cards(p: list[int], q: list[int], n: int) -> None:
         del p[-n:]
 
 
-def move_table(n_piles: int, max_count: int) -> list[list[list[Move | None]]]:
-    """table[si][di][n] -> the interned Move, so generation never builds objects."""
-    return [[[None] * (max_count + 1) for _ in range(n_piles)] for _ in range(n_piles)]
+def move_table(n_piles: int, max_count: int) -> MoveTable:
+    """table[si][di][n] -> the interned Move, so generation never builds objects.
+
+    Entries no rule can produce stay None although the table is typed as holding
+    Moves: generation reads only entries its rules allow (a None slipping out
+    would fail at its first use), and a ``Move | None`` type would cost a check
+    per generated move on the hottest path for no caught bug.
+    """
+    empty: list[list[list[Move | None]]] = [
+        [[None] * (max_count + 1) for _ in range(n_piles)] for _ in range(n_piles)
+    ]
+    return cast(MoveTable, empty)
 
 
-def fill_table(table: list, names: tuple[str, ...], si: int, di: int, counts: range) -> None:
+def fill_table(table: MoveTable, names: tuple[str, ...], si: int, di: int, counts: range) -> None:
+    """Intern the moves of each count in ``counts`` from pile index ``si`` to ``di``."""
     for n in counts:
         table[si][di][n] = Move(names[si], names[di], n)
+
+
+def _option_value(
+    name: str, value: object, default: OptionValue, allowed: tuple[OptionValue, ...] | None
+) -> OptionValue:
+    """``value`` checked against its option (a digit string counts as an int); else BadOptions."""
+    if isinstance(default, int):
+        if isinstance(value, str) and value.isdigit():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise BadOptions(f"option {name} takes an int, not {value!r}")
+        if allowed is None:
+            if value < 0:
+                raise BadOptions(f"option {name} is 0 (unlimited) or a positive count, not {value}")
+            return value
+        if value not in allowed:
+            raise BadOptions(f"option {name} is one of {', '.join(map(str, allowed))}, not {value}")
+        return value
+    if allowed is None or not isinstance(value, str) or value not in allowed:
+        choices = ", ".join(map(str, allowed or ()))
+        raise BadOptions(f"option {name} is one of {choices}, not {value!r}")
+    return value

@@ -7,11 +7,10 @@ dealt onto ``f1`` one card at a time, at any time.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .cards import RANK, TEXT
 from .deal import shuffled_deck
-from .game import BadPosition, Effect, Game, fill_table, move_table
+from .errors import BadPosition
+from .game import Effect, Game, Options, PileItems, fill_table, move_table
 from .moves import DEAL, Move
 
 T = 7
@@ -33,8 +32,11 @@ class PuttPutt(Game):
     STOCK = S
     TOTAL = 35
 
+    #: per move: the pile index the f1 card came from (S for a deal)
+    _undo: list[int]
+
     @classmethod
-    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> PuttPutt:
+    def _deal(cls, game: str, seed: int, options: Options) -> PuttPutt:
         cards = shuffled_deck(seed)
         piles: list[list[int]] = [[] for _ in NAMES]
         for row in range(5):
@@ -46,14 +48,17 @@ class PuttPutt(Game):
 
     @classmethod
     def _make(
-        cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]
+        cls, game: str, options: Options, seed: int | None, piles: list[list[int]]
     ) -> PuttPutt:
         g = cls._blank(game, options, seed, piles)
+        g._undo = []
         g._home = 35 - sum(len(piles[i]) for i in range(T))
         return g
 
     @classmethod
-    def _from_piles(cls, game, options, state, piles) -> PuttPutt:
+    def _from_piles(
+        cls, game: str, options: Options, state: dict[str, int], piles: PileItems
+    ) -> PuttPutt:
         out = [[c for c, _ in piles[name]] for name in NAMES]
         if not out[F1]:
             raise BadPosition("f1 must hold at least one card (the game starts with one there)")

@@ -8,11 +8,24 @@ draw three the dealt fan, see the Decisions in the package docstring) and
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import ClassVar
 
 from .cards import RANK, RED, SUIT, TEXT
 from .deal import shuffled_deck
-from .game import NO_CARDS, BadPosition, Effect, Game, fill_table, move_cards, move_table
+from .errors import BadPosition
+from .game import (
+    NO_CARDS,
+    Effect,
+    Game,
+    Options,
+    OptionSpec,
+    PileItems,
+    PileView,
+    fill_table,
+    move_cards,
+    move_table,
+)
 from .moves import DEAL, RECYCLE, Move
 
 T = 7
@@ -47,7 +60,7 @@ def _found_ok(c: int, f: list[int]) -> bool:
     return SUIT[c] == SUIT[d] and RANK[c] == RANK[d] + 1
 
 
-def _tops_playable(order: list[int], draw: int, playable) -> bool:
+def _tops_playable(order: list[int], draw: int, playable: Callable[[int], bool]) -> bool:
     """Would dealing ``order`` (first dealt first) in groups of ``draw`` ever top the waste with a playable card?"""
     n = len(order)
     for i in range(draw - 1, n, draw):
@@ -61,7 +74,7 @@ class Klondike(Game):
     PILE_NAMES = NAMES
     STOCK = S
     TOTAL = 52
-    OPTIONS: ClassVar[dict[str, tuple[Any, tuple[Any, ...] | None]]] = {
+    OPTIONS: ClassVar[dict[str, OptionSpec]] = {
         "draw": (1, (1, 3)),
         "moves": ("top", ("top", "build")),
         "passes": (0, None),
@@ -69,8 +82,21 @@ class Klondike(Game):
     STATE_KEYS = ("recycled", "shown")
     FACE_DOWN_PILES = frozenset(NAMES[:T])
 
+    #: face-down cards at the bottom of each tableau pile
+    _down: list[int]
+    #: recycles made (the pass limit counts them)
+    _recycled: int
+    #: visible waste cards (the draw-three fan)
+    _wvis: int
+    #: the options, unpacked once for the hot paths
+    _draw: int
+    _build: bool
+    _passes: int
+    #: per move: the move, its card count, the waste fan before it, whether it flipped a card
+    _undo: list[tuple[Move, int, int, bool]]
+
     @classmethod
-    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> Klondike:
+    def _deal(cls, game: str, seed: int, options: Options) -> Klondike:
         cards = shuffled_deck(seed)
         piles: list[list[int]] = [[] for _ in NAMES]
         i = 0
@@ -82,19 +108,31 @@ class Klondike(Game):
         return cls._make(game, options, seed, piles, list(range(T)), 0, 0)
 
     @classmethod
-    def _make(cls, game, options, seed, piles, down, recycled, wvis) -> Klondike:
+    def _make(
+        cls,
+        game: str,
+        options: Options,
+        seed: int | None,
+        piles: list[list[int]],
+        down: list[int],
+        recycled: int,
+        wvis: int,
+    ) -> Klondike:
         g = cls._blank(game, options, seed, piles)
+        g._undo = []
         g._down = down
         g._recycled = recycled
         g._wvis = wvis
-        g._draw = options["draw"]
+        g._draw = int(options["draw"])
         g._build = options["moves"] == "build"
-        g._passes = options["passes"]
+        g._passes = int(options["passes"])
         g._home = sum(len(piles[k]) for k in range(F, F + 4))
         return g
 
     @classmethod
-    def _from_piles(cls, game, options, state, piles) -> Klondike:
+    def _from_piles(
+        cls, game: str, options: Options, state: dict[str, int], piles: PileItems
+    ) -> Klondike:
         out = []
         down = []
         for i, name in enumerate(NAMES):
@@ -117,7 +155,7 @@ class Klondike(Game):
                 if RANK[c] != j + 1 or SUIT[c] != SUIT[f[0]]:
                     raise BadPosition(f"{NAMES[k]} must build up by suit from the Ace")
         recycled = state.get("recycled", 0)
-        passes = options["passes"]
+        passes = int(options["passes"])
         if passes and recycled >= passes:
             raise BadPosition(f"recycled={recycled} uses more than the {passes} passes allowed")
         waste = out[W]
@@ -152,11 +190,11 @@ class Klondike(Game):
             return [f"[{TEXT[c]}]" for c in p[:d]] + [TEXT[c] for c in p[d:]]
         return super()._pile_text_items(i)
 
-    def _view_pile(self, i: int) -> list:
+    def _view_pile(self, i: int) -> PileView:
         p = self.piles[i]
         if i < T:
             d = self._down[i]
-            head: list = [{"hidden": d}] if d else []
+            head: PileView = [{"hidden": d}] if d else []
             return head + [TEXT[c] for c in p[d:]]
         if i == W:
             hidden = len(p) - self._wvis

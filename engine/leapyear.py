@@ -7,11 +7,10 @@ no wrap, and 23 deals of eight refill ``t1..t8``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .cards import RANK, TEXT
 from .deal import shuffled_deck
-from .game import BadPosition, Effect, Game, fill_table, move_table
+from .errors import BadPosition
+from .game import Effect, Game, Options, PileItems, fill_table, move_table
 from .moves import DEAL, Move
 
 T = 8
@@ -35,8 +34,11 @@ class LeapYear(Game):
     HOME0 = 16
     TOTAL = 208
 
+    #: per move: -k for a deal of k cards, else si * 64 + di
+    _undo: list[int]
+
     @classmethod
-    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> LeapYear:
+    def _deal(cls, game: str, seed: int, options: Options) -> LeapYear:
         cards = shuffled_deck(seed, 4)
         piles: list[list[int]] = [[] for _ in NAMES]
         aces = [c for c in cards if RANK[c] == 1]
@@ -50,14 +52,17 @@ class LeapYear(Game):
 
     @classmethod
     def _make(
-        cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]
+        cls, game: str, options: Options, seed: int | None, piles: list[list[int]]
     ) -> LeapYear:
         g = cls._blank(game, options, seed, piles)
+        g._undo = []
         g._home = sum(len(piles[k]) for k in range(F, F + NF))
         return g
 
     @classmethod
-    def _from_piles(cls, game, options, state, piles) -> LeapYear:
+    def _from_piles(
+        cls, game: str, options: Options, state: dict[str, int], piles: PileItems
+    ) -> LeapYear:
         out = [[c for c, _ in piles[name]] for name in NAMES]
         for k in range(F, F + NF):
             if [RANK[c] for c in out[k]] != list(range(1, len(out[k]) + 1)) or not out[k]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
+from .errors import BadMoveText
+
 _PILE = r"(?:[tf][1-9][0-9]*|[swr])"
 _MOVE_RE = re.compile(rf"({_PILE})-({_PILE})(?::([1-9][0-9]*))?")
 _PILE_RE = re.compile(_PILE)
@@ -25,28 +27,8 @@ _INTERN_MAX_COUNT = 64
 _INTERN_MAX_NAME = 3
 #: no game has a move text this long ("t16-f16:52" is 10); longer input is
 #: refused before any work (int() of a huge digit string would even raise a
-#: plain ValueError instead of IllegalMove)
+#: plain ValueError instead of BadMoveText)
 _MAX_TEXT = 20
-
-
-class IllegalMove(ValueError):
-    """A move that is not legal here (or not canonical text); nothing was changed.
-
-    ``reason`` is the human reason, ``move`` the move text when known, and
-    ``index`` the move's position in a replayed sequence (else None).
-    """
-
-    def __init__(self, reason: str, move: str | None = None, index: int | None = None) -> None:
-        self.reason = reason
-        self.move = move
-        self.index = index
-        if index is not None:
-            msg = f"move {index} ({move!r}): {reason}"
-        elif move is not None:
-            msg = f"{move}: {reason}"
-        else:
-            msg = reason
-        super().__init__(msg)
 
 
 class Move:
@@ -62,25 +44,25 @@ class Move:
 
     def __new__(cls, src: str, dst: str | None = None, count: int = 1) -> Move:
         if count.__class__ is not int:
-            raise ValueError(f"a move's count is an int, not {count!r}")
+            raise BadMoveText(f"a move's count is an int, not {count!r}")
         key = (src, dst, count)
         m = cls._interned.get(key)
         if m is not None:
             return m
         if dst is None:
             if src not in SPECIAL:
-                raise ValueError(
+                raise BadMoveText(
                     f"a move without a destination is 'deal' or 'recycle', not {src!r}"
                 )
             count = 0
             text = src
         else:
             if not (isinstance(src, str) and _PILE_RE.fullmatch(src)):
-                raise ValueError(f"{src!r} is not a pile name")
+                raise BadMoveText(f"{src!r} is not a pile name")
             if not (isinstance(dst, str) and _PILE_RE.fullmatch(dst)):
-                raise ValueError(f"{dst!r} is not a pile name")
+                raise BadMoveText(f"{dst!r} is not a pile name")
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-                raise ValueError(f"a move's count is an int >= 1, not {count!r}")
+                raise BadMoveText(f"a move's count is an int >= 1, not {count!r}")
             text = f"{src}-{dst}" if count == 1 else f"{src}-{dst}:{count}"
         m = object.__new__(cls)
         object.__setattr__(m, "src", src)
@@ -101,7 +83,7 @@ class Move:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Move is immutable")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Move], tuple[str, str, int] | tuple[str]]:
         return (Move, (self.src, self.dst, self.count) if self.dst is not None else (self.src,))
 
     def __str__(self) -> str:
@@ -122,7 +104,7 @@ class Move:
 
     @classmethod
     def parse(cls, text: str) -> Move:
-        """Parse canonical move text only; anything else raises IllegalMove with the reason."""
+        """Parse canonical move text only; anything else raises BadMoveText with the reason."""
         m = _PARSED.get(text) if isinstance(text, str) else None
         if m is not None:
             return m
@@ -131,9 +113,9 @@ class Move:
 
 def _parse_slow(text: object) -> Move:
     if not isinstance(text, str):
-        raise IllegalMove(f"a move is text, not {type(text).__name__}")
+        raise BadMoveText(f"a move is text, not {type(text).__name__}")
     if len(text) > _MAX_TEXT:
-        raise IllegalMove(
+        raise BadMoveText(
             f"{text[:_MAX_TEXT]!r}... is too long to be a move of any game", move=text[:_MAX_TEXT]
         )
     if text in SPECIAL:
@@ -141,12 +123,12 @@ def _parse_slow(text: object) -> Move:
     else:
         match = _MOVE_RE.fullmatch(text)
         if match is None:
-            raise IllegalMove(
+            raise BadMoveText(
                 f"{text!r} is not canonical move text (e.g. 't1-t3', 't1-t3:4', 'deal')", move=text
             )
         src, dst, count = match.groups()
         if count == "1":
-            raise IllegalMove(
+            raise BadMoveText(
                 f"{text!r} is not canonical move text (':N' is written only for N >= 2)", move=text
             )
         m = Move(src, dst, int(count) if count else 1)

@@ -9,10 +9,10 @@ game's deck(s)) and hands the family class clean piles to rebuild its state from
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from .cards import CARD_OF, deck
-from .game import BadPosition, Game
+from .errors import BadOptions, BadPosition
+from .game import Game, Options
 
 
 def _parse_item(item: str, pile: str, brackets: bool) -> tuple[int, bool]:
@@ -30,7 +30,7 @@ def _parse_item(item: str, pile: str, brackets: bool) -> tuple[int, bool]:
 
 def parse_game_line(
     line: str, games: dict[str, type[Game]]
-) -> tuple[str, type[Game], dict[str, Any], dict[str, int]]:
+) -> tuple[str, type[Game], Options, dict[str, int]]:
     parts = line.split()
     if len(parts) < 2 or parts[0] != "game":
         raise BadPosition("the first line must be 'game NAME [option=value ...]'")
@@ -38,7 +38,7 @@ def parse_game_line(
     cls = games.get(name)
     if cls is None:
         raise BadPosition(f"unknown game {name!r} (games: {', '.join(games)})")
-    raw: dict[str, Any] = {}
+    raw: dict[str, str] = {}
     state: dict[str, int] = {}
     for kv in parts[2:]:
         key, eq, value = kv.partition("=")
@@ -54,7 +54,7 @@ def parse_game_line(
             raw[key] = value
     try:
         options = cls.normalize_options(raw)
-    except ValueError as exc:
+    except BadOptions as exc:
         raise BadPosition(str(exc)) from None
     return name, cls, options, state
 
@@ -67,7 +67,7 @@ def from_text(text: str, games: dict[str, type[Game]]) -> Game:
     if not lines:
         raise BadPosition("empty position text")
     name, cls, options, state = parse_game_line(lines[0], games)
-    brackets = getattr(cls, "FACE_DOWN_PILES", frozenset())
+    brackets = cls.FACE_DOWN_PILES
     piles: dict[str, list[tuple[int, bool]]] = {}
     for line in lines[1:]:
         pile, *items = line.split()

@@ -9,11 +9,10 @@ unless the move cut the build off exactly at its base.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .cards import RANK, SUCC, TEXT
 from .deal import shuffled_deck
-from .game import BadPosition, Effect, Game, fill_table, move_cards, move_table
+from .errors import BadPosition
+from .game import Effect, Game, Options, PileItems, fill_table, move_cards, move_table
 from .moves import DEAL, Move
 
 T = 4
@@ -58,8 +57,15 @@ class TabbyCat(Game):
     TOTAL = 52
     EMPTY_STOCK = "the stock is empty (no redeal)"
 
+    #: Manx: the tail takes a single card
+    _manx: bool
+    #: top-build length of each tableau pile
+    _blen: list[int]
+    #: per move: the move, the build lengths before it, the cards a deal dealt
+    _undo: list[tuple[Move, tuple[int, ...], int]]
+
     @classmethod
-    def _deal(cls, game: str, seed: int, options: dict[str, Any]) -> TabbyCat:
+    def _deal(cls, game: str, seed: int, options: Options) -> TabbyCat:
         cards = shuffled_deck(seed)
         piles: list[list[int]] = [[] for _ in NAMES]
         for i in range(T):
@@ -69,16 +75,19 @@ class TabbyCat(Game):
 
     @classmethod
     def _make(
-        cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]
+        cls, game: str, options: Options, seed: int | None, piles: list[list[int]]
     ) -> TabbyCat:
         g = cls._blank(game, options, seed, piles)
+        g._undo = []
         g._manx = game == "manx"
         g._blen = [build_len(piles[i]) for i in range(T)]
         g._home = sum(len(piles[k]) for k in range(F, F + 4))
         return g
 
     @classmethod
-    def _from_piles(cls, game, options, state, piles) -> TabbyCat:
+    def _from_piles(
+        cls, game: str, options: Options, state: dict[str, int], piles: PileItems
+    ) -> TabbyCat:
         out = [[c for c, _ in piles[name]] for name in NAMES]
         for k in range(F, F + 4):
             f = out[k]
