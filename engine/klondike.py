@@ -2,7 +2,7 @@
 
 State beyond the piles: ``_down[x]`` face-down cards at the bottom of each
 tableau pile, ``_wvis`` how many waste cards are visible (1 with draw one; with
-draw three the dealt fan, see the Decisions in the package docstring) and
+draw three the dealt fan, see docs/RULES.md section 7) and
 ``_recycled`` the recycles made, which the pass limit counts.
 """
 
