@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from solrace.protocol.messages import VERSION
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -36,7 +37,6 @@ from .room import RoomModel
 
 log = logging.getLogger(__name__)
 
-PROTOCOL_VERSION = 1
 CLIENT_NAME = "solrace-py/0.1"
 
 
@@ -165,7 +165,7 @@ class Client:
         """Say hello; `welcome` carries no `ref`, so it resolves its own future."""
         self._welcome_wait = asyncio.get_running_loop().create_future()
         reply = await self.request(
-            {"type": "hello", "version": PROTOCOL_VERSION, "client": self.client_name},
+            {"type": "hello", "version": VERSION, "client": self.client_name},
             wait=self._welcome_wait,
         )
         assert isinstance(reply, ev.Welcome), reply

@@ -8,7 +8,7 @@ adds later (unknown keys are allowed by the protocol) is lost.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -196,8 +196,15 @@ MESSAGE_TYPES: dict[str, type[Message]] = {
 }
 
 
-def _fields_of(cls: type) -> set[str]:
-    return set(cls.__dataclass_fields__)  # type: ignore[attr-defined]
+_FIELDS: dict[type[Message], frozenset[str]] = {}
+
+
+def _fields_of(cls: type[Message]) -> frozenset[str]:
+    """Field names of a message class (cached: every server message passes here)."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = frozenset(f.name for f in fields(cls))
+    return names
 
 
 def _build(cls: type[Message], msg: dict[str, Any]) -> Message:

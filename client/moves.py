@@ -17,7 +17,7 @@ card without ever learning (or guessing) which card it is.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 RANKS = "A23456789TJQK"
 #: a face-down card, as the view shows it
@@ -37,7 +37,8 @@ def rank(card: str) -> int:
     return RANK_OF[card]
 
 
-def known(card: str | None) -> bool:
+def known(card: str | None) -> TypeGuard[str]:
+    """A face-up card whose text the player sees (a type guard: `None` is never known)."""
     return card is not None and card not in (HIDDEN, UNKNOWN)
 
 
@@ -194,7 +195,7 @@ def _leap_accepts(found: list[str], card: str) -> bool:
 
 
 def _leapyear_moves(b: Board) -> list[str]:
-    out = []
+    out: list[str] = []
     for x in b.names("t"):
         card = b.top(x)
         if card is None:

@@ -40,7 +40,8 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Set as AbstractSet
+from typing import Any, TypeAlias
 
 from .moves import HIDDEN, RANK_OF, Board, apply, known, legal_moves, parse_move, rank, succ
 
@@ -73,7 +74,7 @@ def choose_move(
     moves = legal_moves(board)
     if not moves:
         return None
-    seen_set = seen if isinstance(seen, (set, frozenset)) else set(seen or ())
+    seen_set: AbstractSet[tuple] = seen if isinstance(seen, AbstractSet) else set(seen or ())
     if board.game == "puttputt":
         return _putt_choice(board, moves)
     best = _best_lookahead(
@@ -98,6 +99,10 @@ PUTT_STATE_LIMIT = 600
 FUTURE_WEIGHT = 2.0
 
 
+#: a Putt Putt chain state: cards left in each tableau pile, and the foundation's top rank
+_GolfState: TypeAlias = tuple[tuple[int, ...], int]
+
+
 def _golf_next(r: int, s: int) -> bool:
     return abs(r - s) in (1, 12)
 
@@ -105,7 +110,7 @@ def _golf_next(r: int, s: int) -> bool:
 class _Golf:
     def __init__(self, piles: list[list[int]]) -> None:
         self.piles = piles
-        self.memo: dict[tuple[tuple[int, ...], int], int] = {}
+        self.memo: dict[_GolfState, int] = {}
 
     def plays(self, heights: tuple[int, ...], base: int) -> list[int]:
         return [i for i, h in enumerate(heights) if h and _golf_next(self.piles[i][h - 1], base)]
@@ -147,10 +152,10 @@ def _putt_choice(board: Board, moves: list[str]) -> str | None:
             sum(max(0, unseen[r]) * golf.longest(heights, r) for r in range(1, 14)) / total_unseen
         )
 
-    start = (tuple(len(p) for p in piles), rank(board.piles["f1"][-1]))
+    start: _GolfState = (tuple(len(p) for p in piles), rank(board.piles["f1"][-1]))
     # breadth-first over chain states, remembering each state's first move
-    frontier = [(start, None)]
-    visited: dict[tuple[tuple[int, ...], int], int | None] = {start: None}
+    frontier: list[tuple[_GolfState, int | None]] = [(start, None)]
+    visited: dict[_GolfState, int | None] = {start: None}
     while frontier and len(visited) < PUTT_STATE_LIMIT:
         nxt = []
         for (heights, base), first in frontier:
@@ -253,7 +258,7 @@ def _reverse(move: str) -> str | None:
 
 
 def _best_lookahead(
-    board: Board, moves: list[str], history: Sequence[str], seen: set[tuple], budget: int
+    board: Board, moves: list[str], history: Sequence[str], seen: AbstractSet[tuple], budget: int
 ) -> str | None:
     """First move of the best-scoring position reachable without the stock.
 
