@@ -12,9 +12,10 @@ from __future__ import annotations
 import argparse
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
 
-from solrace.engine import new_game
+from solrace.engine import Game, Move, new_game
 
 VARIANTS: list[tuple[str, dict]] = [
     ("tabbycat", {}),
@@ -27,17 +28,18 @@ VARIANTS: list[tuple[str, dict]] = [
 GOAL_PLAY = 50_000
 GOAL_LEGAL = 20_000
 
+#: recorded playouts: (untouched start position, the moves played from it)
+Recorded: TypeAlias = list[tuple[Game, list[Move]]]
 
-def record_playouts(
-    game: str, options: dict, playouts: int, max_moves: int, seed: int
-) -> list[tuple[object, list]]:
+
+def record_playouts(game: str, options: dict, playouts: int, max_moves: int, seed: int) -> Recorded:
     """(fresh game, move list) pairs from random play; the game objects are untouched copies."""
     rng = random.Random(seed)
-    out = []
+    out: Recorded = []
     for i in range(playouts):
         g = new_game(game, seed * 1_000_003 + i, options)
         start = g.copy()
-        moves = []
+        moves: list[Move] = []
         for _ in range(max_moves):
             legal = g.legal_moves()
             if not legal:
@@ -49,13 +51,13 @@ def record_playouts(
     return out
 
 
-def time_play(recorded, as_text: bool) -> tuple[int, float]:
+def time_play(recorded: Recorded, as_text: bool) -> tuple[int, float]:
     calls = 0
     elapsed = 0.0
     clock = time.perf_counter
     for start, moves in recorded:
         g = start.copy()
-        seq = [m.text for m in moves] if as_text else moves
+        seq: Sequence[Move | str] = [m.text for m in moves] if as_text else moves
         play = g.play
         t0 = clock()
         for m in seq:
@@ -65,7 +67,7 @@ def time_play(recorded, as_text: bool) -> tuple[int, float]:
     return calls, elapsed
 
 
-def time_positions(recorded, method: str) -> tuple[int, float]:
+def time_positions(recorded: Recorded, method: str) -> tuple[int, float]:
     """Call ``method`` once in every position of every playout (timing only that call)."""
     calls = 0
     elapsed = 0.0
@@ -83,7 +85,7 @@ def time_positions(recorded, method: str) -> tuple[int, float]:
     return calls, elapsed
 
 
-def best_of(repeat: int, fn, *args) -> tuple[int, float]:
+def best_of(repeat: int, fn: Callable[..., tuple[int, float]], *args: Any) -> tuple[int, float]:
     """The fastest of ``repeat`` runs, as timeit does: slower runs measure interference, not the engine."""
     runs = [fn(*args) for _ in range(max(1, repeat))]
     return min(runs, key=lambda r: r[1])

@@ -37,7 +37,11 @@ class Pool:
 
     @property
     def pids(self) -> list[int]:
-        return [p.pid for p in self.procs]  # type: ignore[misc]
+        out = []
+        for p in self.procs:
+            assert p.pid is not None, "a worker is started in __init__, so it has a pid"
+            out.append(p.pid)
+        return out
 
     def send(self, index: int, cmd: str, **args: Any) -> None:
         self.pipes[index].send((cmd, args))

@@ -3,8 +3,9 @@
 The coordinator (solrace.bench.load) starts workers with multiprocessing so the
 load runs on other cores than the server, and drives them through a pipe with
 small commands (open rooms, spectate, run, report). A worker is one asyncio
-loop speaking the wire protocol with websockets' sans-I/O ClientProtocol on a bare asyncio Protocol +
-msgpack: no task or queue per connection, no per-message objects beyond a
+loop speaking the wire protocol with websockets' sans-I/O ClientProtocol on a bare asyncio Protocol,
+frames going through the client's codec (solrace.client.codec, the one wire-format seam on the
+client side): no task or queue per connection, no per-message objects beyond a
 dict, so one process holds thousands of connections and spends little per frame.
 
 Time stamps are `time.monotonic()` (CLOCK_MONOTONIC, one clock for every
@@ -23,9 +24,10 @@ from collections import Counter
 from multiprocessing.connection import Connection
 from typing import Any
 
-import msgpack
 from solrace.bench.load_hist import Histogram
 from solrace.bench.load_policy import next_move
+from solrace.client.codec import decode, encode
+from solrace.protocol.messages import VERSION
 from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
@@ -43,16 +45,6 @@ CONNECT_CONCURRENCY = 64
 #: MaxConnectionsError instead of waiting), so set-up stays well under that; the measured
 #: runs do not limit anything.
 SETUP_CONCURRENCY = 24
-
-
-def encode(message: dict[str, Any]) -> bytes:
-    return msgpack.packb(message, use_bin_type=True)
-
-
-def decode(frame: bytes | str) -> dict[str, Any]:
-    if isinstance(frame, str):
-        return {"type": "_text", "text": frame}
-    return msgpack.unpackb(frame, raw=False, strict_map_key=False)
 
 
 #: frames received by every connection of this worker (a list so the reader can bump it cheaply)
@@ -221,7 +213,9 @@ class LightSocket(asyncio.Protocol):
         self.conn: Conn | EchoPeer | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        # create_connection over TCP always hands a full (read-write) Transport
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
         self.proto.send_request(self.proto.connect())
         self._flush()
 
@@ -347,7 +341,7 @@ class Worker:
         sock = await self._open_light(url)
         c = Conn(sock, role)
         sock.conn = c
-        await self._req(c, {"type": "hello", "version": 1, "client": "solrace-bench/0.1"})
+        await self._req(c, {"type": "hello", "version": VERSION, "client": "solrace-bench/0.1"})
         return c
 
     async def _echo_peer(self, url: str) -> EchoPeer:
@@ -376,7 +370,8 @@ class Worker:
     async def _room(self, urls: list[str], players: int, options: dict, tag: str) -> str:
         host = await self._hello(urls[0], "player")
         reply = await self._req(host, {"type": "create", "name": f"{tag}-0", "options": options})
-        host.room, host.seat = reply["room"], reply.get("seat", 0)
+        room: str = reply["room"]
+        host.room, host.seat = room, reply.get("seat", 0)
         host.token, host.host_token = reply.get("token"), reply.get("host_token")
         host._absorb_snapshot(reply.get("snapshot") or {})
         seats = [host]
@@ -392,7 +387,7 @@ class Worker:
         await asyncio.gather(*(self._req(c, {"type": "ready", "ready": True}) for c in seats))
         self.hosts.append(host)
         self.players += seats
-        return host.room  # type: ignore[return-value]
+        return room
 
     async def cmd_rooms(
         self, urls: list[str], rooms: int, players: int, options: dict, tag: str = "bot"
