@@ -21,6 +21,7 @@ import argparse
 import os
 import platform
 import sys
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass
@@ -108,6 +109,19 @@ def room_options(game: str, players: int, **more: Any) -> dict[str, Any]:
     return opts
 
 
+def work_directory(chosen: str | None) -> Path:
+    """The run's directory for server logs and profiles: the one asked for, else a new one.
+
+    Never a fixed path: two runs (or two people) on one machine must not share logs.
+    A new directory is kept after the run, since the report points into it.
+    """
+    if chosen is None:
+        return Path(tempfile.mkdtemp(prefix="solrace-bench-"))
+    path = Path(chosen)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 class Bench:
     """One benchmark run: a Redis, a load-generator pool, and the figures reported so far."""
 
@@ -126,6 +140,7 @@ class Bench:
         self.pool: Pool | None = None
         self.results: dict[str, dict[str, Any]] = {}
         self.profiles = 0
+        self.work_dir = work_directory(args.work_dir)
 
     # -- set-up ------------------------------------------------------------
 
@@ -151,7 +166,7 @@ class Bench:
         return None
 
     def race_server(self) -> RaceServer:
-        server = RaceServer(self.redis_url, self.prefix, self.server_args)
+        server = RaceServer(self.work_dir, self.redis_url, self.prefix, self.server_args)
         try:
             server.start()
         except Exception:
@@ -161,8 +176,9 @@ class Bench:
 
     def cpu_meter(self, servers: dict[str, int]) -> CpuMeter:
         pids = dict(servers)
-        if self.redis_pid():
-            pids["redis"] = self.redis_pid()  # type: ignore[assignment]
+        redis_pid = self.redis_pid()
+        if redis_pid is not None:
+            pids["redis"] = redis_pid
         assert self.pool is not None
         for i, pid in enumerate(self.pool.pids):
             pids[f"loadgen{i}"] = pid
@@ -245,7 +261,7 @@ class Bench:
         if not self.args.profile or pid is None:
             return None
         self.profiles += 1
-        out = Path(self.args.profile_dir) / f"solrace-bench-profile-{self.profiles}-{pid}.txt"
+        out = self.work_dir / f"profile-{self.profiles}-{pid}.txt"
         prof = Profiler(pid, duration, out)
         prof.start()
         return prof
@@ -315,7 +331,7 @@ class Bench:
 
     def echo_baseline(self, conns: int) -> dict[str, Any]:
         assert self.pool is not None
-        with EchoServer() as echo:
+        with EchoServer(self.work_dir) as echo:
             self.pool.each(
                 "echo",
                 [
@@ -444,7 +460,7 @@ class Bench:
             f"{s.spec_count} spectators (boards live); {s.spec_duration:.0f} s"
         )
         assert self.pool is not None
-        with EchoServer(fanout=True) as base:
+        with EchoServer(self.work_dir, fanout=True) as base:
             url = f"ws://127.0.0.1:{base.port}/"
             self.pool.call(0, "fanout_players", url=url, count=s.spec_players)
             self.pool.each(
@@ -540,7 +556,7 @@ class Bench:
             f"memory: {s.idle_conns} idle connections; {s.mem_rooms} finished rooms of "
             f"{s.mem_players} Putt Putt bots"
         )
-        with EchoServer() as echo:
+        with EchoServer(self.work_dir) as echo:
             base = self.idle_rss_per_conn(
                 echo.pid, f"ws://127.0.0.1:{echo.port}/", s.idle_conns, echo=True
             )
@@ -685,7 +701,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="sample the race server with py-spy during each measured run; print hot spots",
     )
     p.add_argument(
-        "--profile-dir", default="/tmp", help="where py-spy's raw stacks go (default /tmp)"
+        "--work-dir",
+        dest="work_dir",
+        help="where the servers' logs and py-spy's raw stacks go (default: a new temporary "
+        "directory, printed at the start and kept for reading afterwards)",
     )
     p.add_argument(
         "--spectator-view",
@@ -712,6 +731,7 @@ def main(argv: list[str] | None = None) -> int:
     report.line("solrace bench load")
     report.line(machine_line())
     with Bench(args, report) as bench:
+        report.line(f"work directory (server logs, profiles): {bench.work_dir}")
         report.line(f"redis: {bench.redis_url}  load-generator processes: {args.workers}")
         report.line(
             f"race server flags: {' '.join(bench.server_args)}; rooms' spectator_view: "

@@ -80,14 +80,18 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float, what: str) 
 
 
 class ChildServer:
-    """A server child process on a free loopback port, stopped with SIGTERM."""
+    """A server child process on a free loopback port, stopped with SIGTERM.
+
+    Its output goes to `{what}-{port}.log` in the run's work directory, so a failed
+    start can show the log's tail and nothing lands in a fixed place shared with others.
+    """
 
     what = "server"
 
-    def __init__(self) -> None:
+    def __init__(self, work_dir: Path) -> None:
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
-        self.log_path = Path(f"/tmp/solrace-bench-{self.what}-{self.port}.log")
+        self.log_path = work_dir / f"{self.what}-{self.port}.log"
 
     def command(self) -> list[str]:
         raise NotImplementedError
@@ -102,10 +106,11 @@ class ChildServer:
         return self.proc.pid
 
     def start(self, timeout: float = 30.0) -> ChildServer:
-        log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            self.command(), stdout=log, stderr=subprocess.STDOUT, env=self.env()
-        )
+        # the child holds its own copy of the descriptor, so ours can close at once
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                self.command(), stdout=log, stderr=subprocess.STDOUT, env=self.env()
+            )
         wait_for_port(self.port, self.proc, timeout, self.what)
         return self
 
@@ -137,8 +142,8 @@ class ChildServer:
 class EchoServer(ChildServer):
     what = "echo"
 
-    def __init__(self, fanout: bool = False) -> None:
-        super().__init__()
+    def __init__(self, work_dir: Path, fanout: bool = False) -> None:
+        super().__init__(work_dir)
         self.fanout = fanout
 
     def command(self) -> list[str]:
@@ -161,8 +166,8 @@ class RaceServer(ChildServer):
 
     what = "race"
 
-    def __init__(self, redis_url: str, key_prefix: str, extra: list[str]) -> None:
-        super().__init__()
+    def __init__(self, work_dir: Path, redis_url: str, key_prefix: str, extra: list[str]) -> None:
+        super().__init__(work_dir)
         self.redis_url = redis_url
         self.key_prefix = key_prefix
         self.extra = extra

@@ -8,6 +8,7 @@ assertion flaky.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from solrace.bench.load import main
@@ -33,9 +34,12 @@ EXPECTED = [
 
 
 @pytest.mark.timeout(240)
-def test_quick_run_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--quick", "--scenario", "all"]) == 0
+def test_quick_run_prints_every_figure(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["--quick", "--scenario", "all", "--work-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
+    # The servers' logs went to the work directory asked for, and the report says where.
+    assert f"work directory (server logs, profiles): {tmp_path}" in out
+    assert list(tmp_path.glob("race-*.log")) and list(tmp_path.glob("echo-*.log")), out
     for pattern in EXPECTED:
         assert re.search(pattern, out), f"missing /{pattern}/ in output:\n{out}"
     goals = re.findall(r"^  (MET|MISSED|n/a) +(.+)$", out, re.MULTILINE)
