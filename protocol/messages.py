@@ -11,45 +11,58 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgpack
+import solrace.engine as engine
 
+#: the protocol version this package speaks; the web page gets it injected (server/http.py)
 VERSION = 1
+#: every version a server accepts in `hello`
 VERSIONS = (1,)
 MAX_FRAME = 8192
 
-#: every error code the server may send; clients may rely on these strings
-ERROR_CODES = frozenset(
-    {
-        "bad_frame",
-        "frame_too_large",
-        "bad_message",
-        "unknown_type",
-        "hello_required",
-        "unsupported_version",
-        "rate_limited",
-        "no_room",
-        "room_full",
-        "bad_token",
-        "not_host",
-        "not_player",
-        "not_allowed",
-        "bad_state",
-        "bad_options",
-        "illegal_move",
-        "out_of_sync",
-        "undo_refused",
-        "busy",
-        "internal",
-    }
-)
+#: every error code the server may send, with its one-line meaning (PROTOCOL.md shows this table
+#: and a test keeps the two equal); clients may rely on these strings
+ERROR_CODES: dict[str, str] = {
+    "bad_frame": "a text frame, or bytes that are not one msgpack map (3 of them close the connection)",
+    "frame_too_large": "a frame over the 8 KiB limit (then close 1009)",
+    "bad_message": "a required field is missing or has the wrong type (`field` names it)",
+    "unknown_type": "a message `type` the server does not know",
+    "hello_required": "the first message was not `hello`",
+    "unsupported_version": "the server does not speak that version (`versions` lists those it does; then close 1002)",
+    "rate_limited": "over the rate limit: the message was dropped; send it again after a pause",
+    "no_room": "no room has that code",
+    "room_full": "every seat of the room is taken",
+    "bad_token": "that token holds no seat in this room",
+    "not_host": "a host action without the room's host token",
+    "not_player": "a seat's action from a connection that holds no seat, or about a seat that does not exist",
+    "not_allowed": "the room does not allow it (e.g. spectators are off)",
+    "bad_state": "not now: the room or the seat is not in a state for it",
+    "bad_options": "an unknown room or game option, or a value out of range",
+    "illegal_move": "the game's rules refuse the move (the message says why)",
+    "out_of_sync": "`n` is not the move number the server expects (`expected` is)",
+    "undo_refused": "undo is off, there is nothing to take back, or the move revealed a card",
+    "busy": "the server could not do it now; send the same request again after a short pause",
+    "internal": "a server fault",
+}
 
-GAME_NAMES = ("tabbycat", "manx", "puttputt", "klondike", "leapyear")
+#: game ids, as the engine (the only judge of games) deals them
+GAME_NAMES: tuple[str, ...] = tuple(engine.GAMES)
+
+
+def check_code(code: str) -> None:
+    """A real check (not an assert): an unlisted code would be a contract no client knows."""
+    if code not in ERROR_CODES:
+        raise ValueError(f"unknown error code {code!r}")
 
 
 class ProtocolError(Exception):
-    """A refusal that becomes an `error` message; raising it must never change state."""
+    """A refusal that becomes an `error` message; raising it must never change state.
+
+    The base of the protocol layer's errors: anything raised as one reaches the client as
+    its `code`, so the code is checked here, also under `python -O`.
+    """
 
     def __init__(self, code: str, message: str, **extra: Any) -> None:
-        assert code in ERROR_CODES, code
+        check_code(code)
         super().__init__(message)
         self.code = code
         self.message = message
@@ -106,7 +119,13 @@ CLIENT: dict[str, dict[str, F]] = {
 
 #: server -> client messages: type -> fields (used by tests and clients to check what they get)
 SERVER: dict[str, dict[str, F]] = {
-    "welcome": {"version": F(int), "server": F(str), "limits": F(dict), "ref": F(int, False)},
+    "welcome": {
+        "version": F(int),
+        "server": F(str),
+        "limits": F(dict),
+        "games": F(list),
+        "ref": F(int, False),
+    },
     "error": {"code": F(str), "message": F(str), "ref": F(int, False)},
     "ok": {"ref": F(int, False)},
     "pong": {"ref": F(int, False), "t": F(object, False)},
@@ -187,8 +206,18 @@ def _check_fields(msg: dict[str, Any], fields: dict[str, F], what: str) -> None:
 
 
 def encode(msg: dict[str, Any]) -> bytes:
-    """One msgpack map; str stays str and bytes stay bin so every language reads it the same."""
-    return msgpack.packb(msg, use_bin_type=True)
+    """One msgpack map; str stays str and bytes stay bin so every language reads it the same.
+
+    The server also stores and publishes with this (room documents, events), so what it
+    keeps in Redis and what it sends are one format; `decode_trusted` reads them back.
+    """
+    packed: bytes = msgpack.packb(msg, use_bin_type=True)
+    return packed
+
+
+def decode_trusted(data: bytes) -> Any:
+    """Bytes this server wrote itself (Redis, pub/sub) -> data, without the wire checks."""
+    return msgpack.unpackb(data, raw=False, strict_map_key=False)
 
 
 def decode(frame: bytes | str, max_size: int = MAX_FRAME) -> dict[str, Any]:
@@ -255,29 +284,55 @@ def ref_of(msg: dict[str, Any] | None) -> int | None:
 # --- builders for server messages --------------------------------------------------------
 
 
-def _with_ref(msg: dict[str, Any], ref: int | None) -> dict[str, Any]:
+def with_ref(msg: dict[str, Any], ref: int | None) -> dict[str, Any]:
+    """`msg` (changed in place) answering the request whose id was `ref`, if it had one."""
     if ref is not None:
         msg["ref"] = ref
     return msg
 
 
 def error(code: str, message: str, ref: int | None = None, **extra: Any) -> dict[str, Any]:
-    return _with_ref({"type": "error", "code": code, "message": message, **extra}, ref)
+    check_code(code)
+    return with_ref({"type": "error", "code": code, "message": message, **extra}, ref)
 
 
 def ok(ref: int | None = None, **extra: Any) -> dict[str, Any]:
-    return _with_ref({"type": "ok", **extra}, ref)
+    return with_ref({"type": "ok", **extra}, ref)
 
 
 def welcome(server: str, limits: dict[str, int]) -> dict[str, Any]:
-    return {"type": "welcome", "version": VERSION, "server": server, "limits": limits}
+    """The handshake reply: what a client needs to know before anything else, so that no
+    client keeps its own copy of the protocol version or of the games."""
+    return {
+        "type": "welcome",
+        "version": VERSION,
+        "server": server,
+        "limits": limits,
+        "games": games(),
+    }
+
+
+def games() -> list[dict[str, Any]]:
+    """Every game the server deals, in the engine's order: id, title and rule options.
+
+    An option is `{"default": d, "choices": [...]}`; `choices` null means any count >= 0.
+    """
+    titles = engine.game_titles()
+    out = []
+    for game in GAME_NAMES:
+        options = {
+            name: {"default": default, "choices": None if choices is None else list(choices)}
+            for name, (default, choices) in engine.game_class(game).OPTIONS.items()
+        }
+        out.append({"id": game, "title": titles[game], "options": options})
+    return out
 
 
 def pong(ref: int | None, t: Any = None) -> dict[str, Any]:
     msg: dict[str, Any] = {"type": "pong"}
     if t is not None:
         msg["t"] = t
-    return _with_ref(msg, ref)
+    return with_ref(msg, ref)
 
 
 def event(n: int, kind: str, at: int, **fields: Any) -> dict[str, Any]:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import msgpack
 import pytest
+import solrace.engine as engine
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
+
+PROTOCOL_MD = Path(__file__).resolve().parents[2] / "protocol" / "PROTOCOL.md"
 
 CLIENT_EXAMPLES = {
     "hello": {"version": 1, "client": "solrace-web/0.1"},
@@ -186,3 +192,69 @@ def test_options_merge_and_refusals() -> None:
         with pytest.raises(ProtocolError) as exc:
             m.merge_options(m.DEFAULT_OPTIONS, bad)
         assert exc.value.code == "bad_options"
+
+
+def _section(text: str, heading: str) -> str:
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def test_protocol_md_error_table_is_the_code_table() -> None:
+    """PROTOCOL.md lists the same codes, with the same meanings and order, as ERROR_CODES."""
+    section = _section(PROTOCOL_MD.read_text(), "Error codes")
+    rows = re.findall(r"^\| `([a-z_]+)` \| (.+?) \|$", section, re.M)
+    assert rows, "no error code table in PROTOCOL.md"
+    assert dict(rows) == m.ERROR_CODES
+    assert [code for code, _ in rows] == list(m.ERROR_CODES)
+
+
+def test_protocol_md_is_about_this_version() -> None:
+    assert PROTOCOL_MD.read_text().splitlines()[0].endswith(f"version {m.VERSION}")
+    assert m.VERSION in m.VERSIONS
+
+
+def test_unknown_error_code_is_refused_even_under_python_O() -> None:
+    with pytest.raises(ValueError, match="unknown error code"):
+        ProtocolError("no_such_code", "x")
+    with pytest.raises(ValueError, match="unknown error code"):
+        m.error("no_such_code", "x")
+    assert ProtocolError("busy", "later").to_message(5) == {
+        "type": "error",
+        "code": "busy",
+        "message": "later",
+        "ref": 5,
+    }
+
+
+def test_games_come_from_the_engine() -> None:
+    assert m.GAME_NAMES == engine.GAMES
+    games = m.games()
+    assert [g["id"] for g in games] == list(engine.GAMES)
+    assert {g["id"]: g["title"] for g in games} == engine.game_titles()
+    klondike = next(g for g in games if g["id"] == "klondike")
+    for name, (default, choices) in engine.game_class("klondike").OPTIONS.items():
+        spec = klondike["options"][name]
+        assert spec["default"] == default
+        assert spec["choices"] == (None if choices is None else list(choices))
+    # every game's defaults are options the engine accepts
+    for g in games:
+        defaults = {name: spec["default"] for name, spec in g["options"].items()}
+        assert engine.new_game(g["id"], seed=1, options=defaults).options == defaults
+
+
+def test_welcome_carries_version_and_games() -> None:
+    w = m.welcome("solrace/9", {"max_frame": m.MAX_FRAME})
+    assert w["version"] == m.VERSION and w["games"] == m.games()
+    assert m.validate_server(m.decode(m.encode(w), 1 << 20)) == w
+
+
+def test_an_unknown_game_is_bad_options() -> None:
+    with pytest.raises(ProtocolError) as exc:
+        m.merge_options(m.DEFAULT_OPTIONS, {"game": "chess"})
+    assert exc.value.code == "bad_options" and "klondike" in exc.value.message
+
+
+def test_stored_data_round_trips() -> None:
+    doc = {"code": "KX7QF", "seats": [None, {"seat": 1}], "salt": None, "n": 2**63}
+    assert m.decode_trusted(m.encode(doc)) == doc
