@@ -100,7 +100,7 @@ class Game:
     #: cards on the foundations (or discards), kept up to date by ``_do``/``_undo_last``
     _home: int
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         """Each game names its piles once; the name -> index map follows from that order."""
         super().__init_subclass__(**kwargs)
         if "PILE_NAMES" in cls.__dict__:
@@ -121,9 +121,7 @@ class Game:
         return out
 
     @classmethod
-    def _blank(
-        cls, game: str, options: dict[str, Any], seed: int | None, piles: list[list[int]]
-    ) -> Self:
+    def _blank(cls, game: str, options: Options, seed: int | None, piles: list[list[int]]) -> Self:
         """A game with these piles and no history yet; each ``_make`` adds its own state."""
         g = object.__new__(cls)
         g.game = game
@@ -221,7 +219,11 @@ class Game:
         return [TEXT[c] for c in p]
 
     def view(self) -> dict[str, Any]:
-        """What a viewer may see: visible cards as text, hidden ones only as counts."""
+        """What a viewer may see: visible cards as text, hidden ones only as counts.
+
+        Plain JSON-like data (shape in the package docstring); typed ``dict[str, Any]``
+        because that is how the server and protocol hold and extend views.
+        """
         return {
             "game": self.game,
             "options": dict(self.options),
