@@ -2,6 +2,11 @@
 
 websockets hands every request to `process_request` first; answering here keeps
 one port for everything (the web client connects back to the same origin's /ws).
+
+The page's `hello` must name the protocol version before the server can tell the page
+anything, so the served HTML carries it: `{{PROTOCOL_VERSION}}` in an .html file is
+replaced by `protocol.messages.VERSION` (the web client reads it from a <meta> tag).
+Everything else the page needs (games, titles, options) comes in `welcome`.
 """
 
 from __future__ import annotations
@@ -13,10 +18,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from solrace.protocol.messages import VERSION
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 WS_PATH = "/ws"
+#: in served HTML, stands for the protocol version
+PROTOCOL_PLACEHOLDER = b"{{PROTOCOL_VERSION}}"
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -98,7 +106,10 @@ def make_process_request(
         file = resolve_static(static_root, path)
         if file is None:
             return text(HTTPStatus.NOT_FOUND, "not found\n")
-        ctype = CONTENT_TYPES.get(file.suffix.lower(), "application/octet-stream")
-        return response(HTTPStatus.OK, file.read_bytes(), ctype)
+        suffix = file.suffix.lower()
+        body = file.read_bytes()
+        if suffix == ".html":
+            body = body.replace(PROTOCOL_PLACEHOLDER, str(VERSION).encode())
+        return response(HTTPStatus.OK, body, CONTENT_TYPES.get(suffix, "application/octet-stream"))
 
     return process_request

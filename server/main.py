@@ -13,7 +13,7 @@ from solrace.server.http import make_process_request
 from solrace.server.redis_process import RedisProcess
 from solrace.server.service import RoomService
 from solrace.server.store import Store
-from solrace.server.transport import Limits, Transport
+from solrace.server.transport import SERVER_NAME, Limits, Transport
 from websockets.asyncio.server import serve
 from websockets.frames import CloseCode
 
@@ -103,9 +103,14 @@ async def serve_forever(
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, AttributeError):
         loop.add_signal_handler(signal.SIGUSR1, dump_tasks)  # an operator's view of a stuck server
+
+    def request_stop() -> None:
+        if not stop.done():
+            stop.set_result(None)
+
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, lambda: stop.done() or stop.set_result(None))
+            loop.add_signal_handler(sig, request_stop)
     async with (
         serve(
             transport.handler,
@@ -117,7 +122,7 @@ async def serve_forever(
             ping_interval=20,
             ping_timeout=20,
             close_timeout=2,  # a client that does not answer the close handshake must not hold up shutdown
-            server_header="solrace/0.1.0",
+            server_header=SERVER_NAME,
         ) as server
     ):
         log.info(

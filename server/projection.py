@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from solrace.engine import replay
 from solrace.server.room import COUNTDOWN, FINISHED, LOBBY, RACING, Room, SeatRace, public_options
 
 
@@ -28,18 +29,14 @@ def own_view(room: Room, seat: int) -> dict[str, Any] | None:
     return race.view()
 
 
-def delayed_view(room: Room, race: SeatRace, cutoff: int | None) -> dict[str, Any]:
+def delayed_view(race: SeatRace, cutoff: int | None) -> dict[str, Any]:
     """A board as it was at server time `cutoff` (None: now)."""
     if cutoff is None:
         return race.view()
     k = sum(1 for e in race.entries if e.at <= cutoff)
     if k == len(race.entries):
         return race.view()
-    import solrace.engine as engine
-
-    past = engine.replay(
-        race.game_name, race.seed, race.game_options, [e.move for e in race.entries[:k]]
-    )
+    past = replay(race.game_name, race.seed, race.game_options, [e.move for e in race.entries[:k]])
     return past.view()
 
 
@@ -55,14 +52,23 @@ def spectator_boards(room: Room, now: int) -> dict[str, dict[str, Any]] | None:
     if room.options["spectator_view"] != "boards" or room.state not in (RACING, FINISHED):
         return None
     cutoff = spectator_cutoff(room, now)
-    return {
-        str(seat): delayed_view(room, race, cutoff) for seat, race in sorted(room.races.items())
-    }
+    return {str(seat): delayed_view(race, cutoff) for seat, race in sorted(room.races.items())}
+
+
+def board_from_view(seat: int, view: dict[str, Any]) -> dict[str, Any]:
+    """The one `board` builder: a seat's board as a spectator gets it (live or delayed)."""
+    return {"type": "board", "seat": seat, "moves": view["moves"], "view": view}
 
 
 def board_message(room: Room, seat: int) -> dict[str, Any]:
-    race = room.races[seat]
-    return {"type": "board", "seat": seat, "moves": race.moves, "view": race.view()}
+    """The board a move just made, for spectators watching live (or with the room's delay)."""
+    return board_from_view(seat, room.races[seat].view())
+
+
+def spectator_board_messages(room: Room, now: int) -> list[dict[str, Any]]:
+    """Every board a spectator who resumed may see now, one `board` message each."""
+    boards = spectator_boards(room, now) or {}
+    return [board_from_view(int(seat), view) for seat, view in boards.items()]
 
 
 def player_row(room: Room, seat: dict[str, Any], connected: dict[str, int]) -> dict[str, Any]:

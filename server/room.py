@@ -17,11 +17,12 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from solrace.engine import BadOptions, Effect, Game, IllegalMove, new_game, seed_from_text
 from solrace.protocol.messages import DEFAULT_OPTIONS, ProtocolError, merge_options
 
 LOBBY, COUNTDOWN, RACING, FINISHED = "lobby", "countdown", "racing", "finished"
-#: statuses kept in the document; won/dead are read off the seat's game
-DOC_STATUSES = ("waiting", "racing", "resigned", "left", "timeout")
+#: statuses kept in the document are these, "waiting" and "racing"; won/dead are read off the
+#: seat's game
 OUT_STATUSES = ("resigned", "left", "timeout")
 
 
@@ -33,12 +34,6 @@ def token_hash(token: str) -> str:
 def commitment(seed: int, salt: bytes) -> str:
     """sha256(salt bytes + seed as 8 bytes big-endian), hex: published before the race."""
     return hashlib.sha256(salt + seed.to_bytes(8, "big")).hexdigest()
-
-
-def _engine() -> Any:
-    import solrace.engine as engine  # imported late: the engine is the heavy part
-
-    return engine
 
 
 @dataclass
@@ -65,7 +60,7 @@ class SeatRace:
         self.game_name = game
         self.seed = seed
         self.game_options = dict(game_options)
-        self.game = _engine().new_game(game, seed=seed, options=self.game_options)
+        self.game: Game = new_game(game, seed=seed, options=self.game_options)
         self.entries: list[Entry] = []
         self.homes: list[int] = []  # home count after each entry, for "when progress was reached"
         self.revealed: list[
@@ -76,7 +71,7 @@ class SeatRace:
         self.state = 0  # bumped on every change of the game: the key of the cached view
         self._view: tuple[int, dict[str, Any]] | None = None
 
-    def play(self, text: str, at: int) -> Any:
+    def play(self, text: str, at: int) -> Effect:
         eff = self.game.play(text)
         self.state += 1
         self.entries.append(Entry(str(eff.move), at))
@@ -96,9 +91,7 @@ class SeatRace:
         mine = [(e.move, e.at) for e in self.entries]
         theirs = [(e.move, e.at) for e in entries]
         if theirs[: len(mine)] != mine:
-            self.game = _engine().new_game(
-                self.game_name, seed=self.seed, options=self.game_options
-            )
+            self.game = new_game(self.game_name, seed=self.seed, options=self.game_options)
             self.state += 1
             self.entries, self.homes, self.revealed = [], [], []
         for e in entries[len(self.entries) :]:
@@ -122,7 +115,7 @@ class SeatRace:
         return self._view[1]
 
     def won(self) -> bool:
-        return bool(self.game.is_won())
+        return self.game.is_won()
 
     def dead(self) -> bool:
         """No legal move left (never true of a won game: the engine's is_dead excludes it)."""
@@ -262,8 +255,8 @@ class Room:
             at = None
         return {
             "moves": race.moves,
-            "home": int(race.game.home()),
-            "progress": float(race.game.progress()),
+            "home": race.game.home(),
+            "progress": race.game.progress(),
             "time": at,
         }
 
@@ -360,7 +353,7 @@ class Room:
             raise ProtocolError("bad_state", "no players to race")
         text_seed = self.options.get("seed")
         if text_seed:
-            seed = int(_engine().seed_from_text(text_seed))
+            seed = seed_from_text(text_seed)
         d = self.doc
         d["seed"], d["salt"] = seed, salt.hex()
         d["commitment"] = commitment(seed, salt)
@@ -462,11 +455,12 @@ class Room:
             seat = s["seat"]
             race = self.races[seat]
             st = self.status(seat)
-            prog = float(race.game.progress())
+            prog = race.game.progress()
             reached = race.reached_at()
             t = None if reached is None else reached - start
+            key: tuple[int, int, float, int, int]
             if st == "won":
-                key = (0, t or 0, 0.0, seat)
+                key = (0, t or 0, 0.0, 0, seat)
             else:
                 key = (1, 0, -prog, (t if t is not None else -1), seat)
             rows.append(
@@ -536,7 +530,7 @@ class Room:
         expected_len, rev = race.moves, race.rev
         try:
             eff = race.play(text, now)
-        except ValueError as exc:  # IllegalMove is a ValueError
+        except IllegalMove as exc:
             raise ProtocolError("illegal_move", str(exc) or f"illegal move {text!r}") from None
         return MovePlan(
             seat,
@@ -586,8 +580,8 @@ def clean_name(name: str) -> str:
 def check_game_options(opts: dict[str, Any]) -> None:
     """The engine is the judge of rule options; fill in its defaults so everyone sees them."""
     try:
-        g = _engine().new_game(opts["game"], seed=0, options=opts["game_options"])
-    except ValueError as exc:
+        g = new_game(opts["game"], seed=0, options=opts["game_options"])
+    except BadOptions as exc:
         raise ProtocolError("bad_options", f"game options: {exc}") from None
     opts["game_options"] = dict(g.options)
 

@@ -111,12 +111,12 @@ class RoomService:
         old = self.cache.get(code)
         room = Room(loaded.doc)
         d = room.doc
-        same_race = (
+        if (
             old is not None
+            and d["seed"] is not None
             and old.room.doc["round"] == d["round"]
             and old.room.doc["seed"] == d["seed"]
-        )
-        if same_race and d["seed"] is not None:
+        ):
             room.races = old.room.races
             for s in room.seats():
                 if s.get("in_race") and s["seat"] not in room.races:
@@ -358,6 +358,7 @@ class RoomService:
 
     @staticmethod
     def _board(room: Room, seat: int) -> bytes:
+        """A move's board as the store publishes it: "<spectator delay>:<encoded frame>"."""
         return b"%d:" % room.options["spectator_delay"] + encode(
             projection.board_message(room, seat)
         )
@@ -383,11 +384,7 @@ class RoomService:
     async def spectator_boards(self, code: str) -> list[dict[str, Any]]:
         async with self.lock(code):
             cached = await self._load(code)
-            boards = projection.spectator_boards(cached.room, self.clock()) or {}
-        return [
-            {"type": "board", "seat": int(s), "moves": v["moves"], "view": v}
-            for s, v in boards.items()
-        ]
+            return projection.spectator_board_messages(cached.room, self.clock())
 
     async def own_view(self, code: str, seat: int) -> dict[str, Any] | None:
         async with self.lock(code):

@@ -33,10 +33,11 @@ import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, cast
 
-import msgpack
 import redis.asyncio as aioredis
+from solrace.protocol.messages import decode_trusted, encode
+from solrace.server import ServerError
 
 log = logging.getLogger("solrace.server")
 
@@ -133,6 +134,8 @@ return {after, 0}
 
 
 ORIGIN_LEN = 8
+#: what a Lua script's ARGV may hold
+ScriptArg = bytes | str | int
 
 
 class LocalSink(Protocol):
@@ -143,7 +146,7 @@ class LocalSink(Protocol):
     def local_board(self, code: str, board: bytes) -> None: ...
 
 
-class Conflict(Exception):
+class Conflict(ServerError):
     """The store refused a write made against an old version; reload and try again."""
 
     def __init__(self, what: str, have: int) -> None:
@@ -173,12 +176,13 @@ class Loaded:
     seq: int
 
 
-def pack(obj: Any) -> bytes:
-    return msgpack.packb(obj, use_bin_type=True)
+def _text(value: bytes | str) -> str:
+    """A Redis reply as text (this client does not decode replies: they come as bytes)."""
+    return value.decode() if isinstance(value, bytes) else value
 
 
-def unpack(data: bytes) -> Any:
-    return msgpack.unpackb(data, raw=False, strict_map_key=False)
+def _raw(value: bytes | str) -> bytes:
+    return value.encode() if isinstance(value, str) else value
 
 
 class Store:
@@ -266,9 +270,6 @@ class Store:
 
     # --- room document ------------------------------------------------------------------
 
-    async def exists(self, code: str) -> bool:
-        return bool(await self.redis.exists(self.key(code, "meta")))
-
     async def commit(
         self,
         code: str,
@@ -291,13 +292,13 @@ class Store:
         and a client resuming from before them gets a snapshot instead.
         """
         ttl = self.finished_ttl_ms if finished else ACTIVE_TTL_MS
-        rev_args: list[Any] = []
+        rev_args: list[int] = []
         for seat, rev in sorted((revs or {}).items()):
             rev_args += [seat, rev]
         flags = ("c" if clear_logs else "") + ("t" if trim else "")
-        args = [
+        args: list[ScriptArg] = [
             ver,
-            pack(doc),
+            encode(doc),
             self.channel(code),
             self.max_events,
             ttl,
@@ -305,7 +306,7 @@ class Store:
             self.origin,
             len(revs or {}),
             *rev_args,
-            *(pack(e) for e in events),
+            *(encode(e) for e in events),
         ]
         out = await self._commit(keys=self.room_keys(code, seats), args=args)
         if out[0] == -1:
@@ -322,7 +323,7 @@ class Store:
         meta = await self.redis.hgetall(self.key(code, "meta"))
         if not meta:
             return None
-        doc = unpack(meta[b"doc"])
+        doc = decode_trusted(_raw(meta[b"doc"]))
         seats = len(doc["seats"])
         pipe = self.redis.pipeline(transaction=True)
         pipe.hget(self.key(code, "meta"), "ver")
@@ -337,9 +338,6 @@ class Store:
         revs = {int(k): int(v) for k, v in got[1].items()}
         logs = {s: list(got[3 + s]) for s in range(seats)}
         return Loaded(doc, ver, logs, revs, int(got[2] or 0))
-
-    async def version(self, code: str) -> int:
-        return int(await self.redis.hget(self.key(code, "meta"), "ver") or 0)
 
     # --- move logs ----------------------------------------------------------------------
 
@@ -369,7 +367,7 @@ class Store:
             self.key(code, "events"),
             self.key(code, "conn"),
         ]
-        args = [
+        args: list[ScriptArg] = [
             ver,
             length,
             rev,
@@ -379,7 +377,7 @@ class Store:
             self.channel(code),
             self.max_events,
             ACTIVE_TTL_MS,
-            pack(event),
+            encode(event),
             board,
             self.origin,
         ]
@@ -409,7 +407,11 @@ class Store:
         """Events numbered after `after`, or None when some of them are no longer kept."""
         rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
         last = await self.last_event(code)
-        out = [(int(rid.split(b"-")[0]), unpack(fields[b"d"])) for rid, fields in rows]
+        out = [
+            (int(_text(rid).split("-")[0]), decode_trusted(_raw(fields[b"d"])))
+            for rid, fields in rows or ()
+            if rid is not None and fields is not None
+        ]
         if last > after and (not out or out[0][0] != after + 1):
             return None
         return out
@@ -426,13 +428,13 @@ class Store:
     ) -> tuple[int, int]:
         """Count a connection in or out; emit on_event/off_event when the count crosses zero."""
         keys = [self.key(code, "conn"), self.key(code, "seq"), self.key(code, "events")]
-        args = [
+        args: list[ScriptArg] = [
             field,
             delta,
             self.channel(code),
             self.max_events,
-            pack(on_event) if on_event else "",
-            pack(off_event) if off_event else "",
+            encode(on_event) if on_event else "",
+            encode(off_event) if off_event else "",
             ACTIVE_TTL_MS,
             self.origin,
         ]
@@ -445,19 +447,20 @@ class Store:
 
     async def connections(self, code: str) -> dict[str, int]:
         raw = await self.redis.hgetall(self.key(code, "conn"))
-        return {k.decode(): int(v) for k, v in raw.items()}
+        return {_text(k): int(v) for k, v in raw.items()}
 
     # --- lobby --------------------------------------------------------------------------
 
     async def list_public(self, codes_limit: int = 100) -> list[dict[str, Any]]:
-        codes = [c.decode() for c in await self.redis.srandmember(self.lobby_key, codes_limit)]
+        picked = await self.redis.srandmember(self.lobby_key, codes_limit)  # with a count: a list
+        codes = [_text(c) for c in cast(list[bytes], picked or [])]
         out = []
         for code in codes:
             meta = await self.redis.hget(self.key(code, "meta"), "doc")
             if not meta:
                 await self.redis.srem(self.lobby_key, code)
                 continue
-            out.append(unpack(meta))
+            out.append(decode_trusted(_raw(meta)))
         return out
 
     async def set_public(self, code: str, public: bool) -> None:
@@ -497,9 +500,9 @@ class Store:
                 continue
             if await self.redis.hdel(self.procs_key, proc) != 1:
                 continue  # another process claimed it first
-            pid = proc.decode()
+            pid = _text(proc)
             key = self.proc_conns_key(pid)
-            held = {k.decode(): int(v) for k, v in (await self.redis.hgetall(key)).items()}
+            held = {_text(k): int(v) for k, v in (await self.redis.hgetall(key)).items()}
             await self.redis.delete(key)
             out.append((pid, held))
         return out
@@ -515,7 +518,7 @@ class Store:
         """Deadlines that are due, each handed to exactly one caller."""
         due = await self.redis.zrangebyscore(self.deadlines_key, "-inf", now, start=0, num=limit)
         claimed = []
-        for member in due:
+        for member in cast(list[bytes], due):  # members only: no scores were asked for
             if await self.redis.zrem(self.deadlines_key, member) == 1:
                 claimed.append(member.decode())
         return claimed

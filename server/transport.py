@@ -19,13 +19,13 @@ import contextlib
 import logging
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import msgpack
 import websockets
 from redis.asyncio.client import PubSub
 from redis.exceptions import ConnectionError as RedisConnectionError
+from solrace import __version__
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server.projection import Viewer
@@ -38,7 +38,8 @@ from websockets.frames import CloseCode
 
 log = logging.getLogger("solrace.server")
 
-SERVER_NAME = "solrace/0.1.0"
+#: what `welcome` and the HTTP Server header name this server as
+SERVER_NAME = f"solrace/{__version__}"
 
 
 @dataclass
@@ -89,10 +90,8 @@ class Conn:
     catching_up: bool = False
     dirty: bool = False  # a live event was held back while catching up: fetch once more
     bad_frames: int = 0
-    sent: int = 0
     last_seen: float = 0.0  # time.monotonic() of the last frame received
     idle_timer: asyncio.TimerHandle | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def viewer(self) -> Viewer:
         return Viewer(self.role or "spectator", self.seat)
@@ -174,7 +173,7 @@ class Hub:
 
     def on_event(self, code: str, n: int, payload: bytes) -> None:
         """Another process's event, off pub/sub."""
-        body = msgpack.unpackb(payload, raw=False)
+        body = m.decode_trusted(payload)
         self.deliver(code, {"type": "event", "n": n, **body})
 
     def local_event(self, code: str, n: int, event: dict[str, Any]) -> None:
@@ -218,7 +217,6 @@ class Hub:
             elif conn.last_event == n - 1:
                 conn.last_event = n
                 ready.append(conn.ws)
-                conn.sent += 1
                 if n + 1 in recent:
                     drain.append(conn)
             else:
@@ -228,7 +226,6 @@ class Hub:
         for conn in drain:  # events that arrived before n, now in order after it
             while (held := recent.get(conn.last_event + 1)) is not None:
                 conn.last_event += 1
-                conn.sent += 1
                 websockets.broadcast([conn.ws], held)
         if behind and code not in self.gap_timers:
             self.gap_timers[code] = asyncio.get_running_loop().call_later(
@@ -276,7 +273,6 @@ class Transport:
         self.conns: set[Conn] = set()
         self.tasks: set[asyncio.Task[Any]] = set()
         self.timers: dict[str, asyncio.TimerHandle] = {}
-        self.frames_in = 0
         self.proc_id = secrets.token_hex(8)
         self.janitor: asyncio.Task[None] | None = None
 
@@ -345,7 +341,6 @@ class Transport:
         task.add_done_callback(self.tasks.discard)
 
     async def send(self, conn: Conn, msg: dict[str, Any]) -> None:
-        conn.sent += 1
         await conn.ws.send(m.encode(msg))
 
     def health(self) -> dict[str, Any]:
@@ -438,7 +433,6 @@ class Transport:
             while True:
                 frame = await ws.recv()
                 conn.last_seen = time.monotonic()
-                self.frames_in += 1
                 if not conn.bucket.take():
                     if conn.bucket.refused_in_row > 3 * conn.bucket.burst:
                         await ws.close(CloseCode.POLICY_VIOLATION, "rate limit")
@@ -589,16 +583,8 @@ class Transport:
                 )
             conn.hello = True
             lim = self.limits
-            await self.send(
-                conn,
-                {
-                    **m.welcome(
-                        SERVER_NAME,
-                        {"max_frame": lim.max_frame, "burst": lim.burst, "rate": int(lim.rate)},
-                    ),
-                    **_ref(ref),
-                },
-            )
+            limits = {"max_frame": lim.max_frame, "burst": lim.burst, "rate": int(lim.rate)}
+            await self.send(conn, m.with_ref(m.welcome(SERVER_NAME, limits), ref))
             return
         if not conn.hello:
             raise ProtocolError("hello_required", "say hello first")
@@ -606,9 +592,8 @@ class Transport:
             await self.send(conn, m.pong(ref, msg.get("t")))
             return
         if kind == "lobby":
-            await self.send(
-                conn, {"type": "lobby", "rooms": await self.service.lobby(), **_ref(ref)}
-            )
+            rooms = await self.service.lobby()
+            await self.send(conn, m.with_ref({"type": "lobby", "rooms": rooms}, ref))
             return
         handler = getattr(self, f"on_{kind}")
         await handler(conn, msg, ref)
@@ -649,8 +634,8 @@ class Transport:
             "role": role,
             "seat": seat,
             **extra,
-            **_ref(ref),
         }
+        m.with_ref(reply, ref)
         if last_event is not None:
             missed = await self.store.events_after(code, last_event)
             if missed is not None:
@@ -749,12 +734,12 @@ class Transport:
     async def on_move(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         code, seat = self._player(conn)
         ack = await self.service.move(code, seat, msg["move"], msg.get("n"))
-        await self.send(conn, {**ack, **_ref(ref)})
+        await self.send(conn, m.with_ref(ack, ref))
 
     async def on_undo(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         code, seat = self._player(conn)
         ack = await self.service.move(code, seat, "", msg.get("n"), undo=True)
-        await self.send(conn, {**ack, **_ref(ref)})
+        await self.send(conn, m.with_ref(ack, ref))
 
     async def on_resign(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         code, seat = self._player(conn)
@@ -779,7 +764,3 @@ def _peek_ref(frame: bytes | str, max_size: int) -> int | None:
         return m.ref_of(m.decode(frame, max_size))
     except ProtocolError:
         return None
-
-
-def _ref(ref: int | None) -> dict[str, Any]:
-    return {} if ref is None else {"ref": ref}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import msgpack
+import solrace
+import solrace.engine as engine
 from solrace.protocol import messages as m
 from solrace.server.process import ServerProcess
 
@@ -25,9 +27,21 @@ async def test_hello_first_and_versions(race_server, wire) -> None:
     r = await c.request({"type": "lobby"})
     assert r["code"] == "hello_required"
     r = await c.request({"type": "hello", "version": 99})
-    assert r["code"] == "unsupported_version" and r["versions"] == [1]
+    assert r["code"] == "unsupported_version" and r["versions"] == list(m.VERSIONS)
     code, _ = await asyncio.wait_for(c.closed, 5)
     assert code == 1002
+
+
+async def test_welcome_names_the_versions_and_the_games(race_server, wire) -> None:
+    """What a client must not keep its own copy of comes in welcome, from the one definition."""
+    c = await wire(race_server.ws_url, hello=False)
+    w = await c.request({"type": "hello", "version": m.VERSION})
+    assert m.validate_server(w) is w
+    assert w["version"] == m.VERSION
+    assert w["server"] == f"solrace/{solrace.__version__}"
+    assert [g["id"] for g in w["games"]] == list(engine.GAMES)
+    assert {g["id"]: g["title"] for g in w["games"]} == engine.game_titles()
+    assert w["games"] == m.games()
 
 
 async def test_garbage_then_close_1007(race_server, wire) -> None:

@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from solrace.server.http import resolve_static, web_root
+from solrace.protocol.messages import VERSION
+from solrace.server.http import PROTOCOL_PLACEHOLDER, resolve_static, web_root
+from solrace.server.transport import SERVER_NAME
 
 
 def get(server, path: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
@@ -25,7 +27,12 @@ def test_healthz_index_and_content_types(race_server) -> None:
     assert status == 200 and json.loads(body)["ok"] is True
     status, headers, body = get(race_server, "/")
     assert status == 200 and headers["content-type"].startswith("text/html")
-    assert body == (web_root() / "index.html").read_bytes()
+    assert headers["server"] == SERVER_NAME
+    page = (web_root() / "index.html").read_bytes()
+    assert PROTOCOL_PLACEHOLDER in page
+    assert body == page.replace(PROTOCOL_PLACEHOLDER, str(VERSION).encode())
+    # the page's hello reads its protocol version from here (client/web/js/net.js)
+    assert f'<meta name="solrace-protocol" content="{VERSION}">'.encode() in body
     mjs = "/node_modules/@msgpack/msgpack/dist.esm/index.mjs"
     if (web_root() / mjs.lstrip("/")).exists():
         status, headers, _ = get(race_server, mjs)
