@@ -2,7 +2,7 @@
 // page's ui state are rendered, and clicks / drags / form changes become requests.
 
 import { Connection } from "./net.js";
-import { initialState, reduce, me, isHost } from "./state.js";
+import { initialState, reduce, me, isHost, gameOptionValue } from "./state.js";
 import { renderApp, clockTexts } from "./render.js";
 import { attachPointer } from "./input.js";
 import { pickUp, dropMove, stockMove, foundationMove } from "./moves.js";
@@ -67,8 +67,10 @@ function onStatus(s) {
   setState({ ...state, conn: s });
 }
 
-/** After every (re)connect: take the seat back, or look at the public rooms. */
-async function onReady() {
+/** After every (re)connect: learn the server's games, then take the seat back or look at the
+ * public rooms. */
+async function onReady(welcome) {
+  setState(reduce(state, welcome));
   const saved = loadSession();
   if (saved && saved.room) {
     await rejoin(saved);
@@ -252,13 +254,13 @@ root.addEventListener("change", (e) => {
   const key = e.target.dataset.option;
   if (!key || !isHost(state)) return;
   const el = e.target;
-  let value = el.type === "checkbox" ? el.checked : el.type === "number" ? Number(el.value) : el.value;
-  if (key === "game_options.draw") value = Number(value);
+  const value = el.type === "checkbox" ? el.checked : el.type === "number" ? Number(el.value) : el.value;
   if (key === "game") return configure({ game: value, game_options: {} });
   if (key === "seed") ui.form.seed = value;
   if (key.startsWith("game_options.")) {
     const sub = key.slice("game_options.".length);
-    return configure({ game_options: { ...(state.snap.options.game_options || {}), [sub]: value } });
+    const typed = gameOptionValue(state, state.snap.options.game, sub, value);
+    return configure({ game_options: { ...(state.snap.options.game_options || {}), [sub]: typed } });
   }
   configure({ [key]: value });
 });

@@ -30,6 +30,16 @@ export function encodeMessage(msg) {
 
 export const CLIENT_NAME = "solrace-web/0.1";
 
+/**
+ * The protocol version to say in hello: the server writes it into the page it serves
+ * (<meta name="solrace-protocol">, see server/http.py), since hello goes before anything else.
+ * 0 when the page did not come from a solrace server: that server then refuses the hello.
+ */
+export function protocolVersion(doc = globalThis.document) {
+  const v = Number(doc?.querySelector('meta[name="solrace-protocol"]')?.content);
+  return Number.isInteger(v) ? v : 0;
+}
+
 export class Connection {
   /**
    * @param {string} url ws:// or wss:// address of the server's /ws endpoint
@@ -67,7 +77,7 @@ export class Connection {
     const ws = new WebSocket(this.url);
     ws.binaryType = "arraybuffer";
     this.ws = ws;
-    ws.onopen = () => ws.send(encodeMessage({ type: "hello", version: 1, client: CLIENT_NAME }));
+    ws.onopen = () => ws.send(encodeMessage({ type: "hello", version: protocolVersion(), client: CLIENT_NAME }));
     ws.onmessage = (ev) => this._receive(ev.data);
     ws.onclose = () => this._closed(ws);
     ws.onerror = () => {};

@@ -4,10 +4,14 @@
 
 import { h } from "./dom.js";
 import { renderBoard } from "./board.js";
-import { isHost, me, serverNow } from "./state.js";
+import { gameInfo, gameTitle, isHost, me, serverNow } from "./state.js";
 
-export const GAME_NAMES = {
-  klondike: "Klondike", puttputt: "Putt Putt", tabbycat: "Tabby Cat", manx: "Manx", leapyear: "Leap Year",
+// Games, their titles and their rule options come from the server's welcome; the page only
+// words the options it knows (any other option shows its own name and values).
+const OPTION_TEXT = {
+  draw: { label: "Draw", choices: { 1: "one", 3: "three" } },
+  moves: { label: "Moves", choices: { top: "top card only", build: "any run" } },
+  passes: { label: "Passes (0 = ∞)" },
 };
 const STATUS_TEXT = {
   waiting: "waiting", racing: "racing", won: "won", dead: "stuck", resigned: "resigned", timeout: "timed out", left: "left",
@@ -73,7 +77,7 @@ function homeScreen(state, ui) {
   return h("main.home",
     h("section.panel.hero",
       h("h1", "Race your friends on the same deal"),
-      h("p.lead", "Five patience games, one shuffle for everyone, live progress bars. First to clear the table wins."),
+      h("p.lead", "Patience games, one shuffle for everyone, live progress bars. First to clear the table wins."),
       h("label.field", h("span", "Your name"),
         h("input#name", { value: ui.form.name || "", maxlength: "24", autocomplete: "nickname", placeholder: "e.g. Ann", dataset: { form: "name" } })),
       h("div.actions",
@@ -87,7 +91,7 @@ function homeScreen(state, ui) {
       h("div.panel-head", h("h2", "Public rooms"), h("button.small", { dataset: { action: "lobby" } }, "Refresh")),
       rooms.length
         ? h("table.rooms", h("tbody", rooms.map((r) => h("tr", { dataset: { room: r.room } },
-          h("td.code", r.room), h("td", GAME_NAMES[r.game] || r.game), h("td", r.state),
+          h("td.code", r.room), h("td", gameTitle(state, r.game)), h("td", r.state),
           h("td", `${r.players}/${r.max_players}`),
           h("td.act", h("button.small", { dataset: { action: "join-room", room: r.room } }, "Join"),
             h("button.small", { dataset: { action: "watch-room", room: r.room } }, "Watch"))))))
@@ -113,20 +117,30 @@ function checkbox(key, value, disabled) {
   return h("input", { type: "checkbox", checked: Boolean(value), dataset: { option: key }, disabled });
 }
 
+/** One control per rule option the server lists for the game: a choice, or a count >= 0. */
+function gameOptionControls(info, values, off) {
+  return Object.entries(info?.options || {}).map(([name, spec]) => {
+    const text = OPTION_TEXT[name] || {};
+    const key = `game_options.${name}`;
+    const value = values[name] ?? spec.default;
+    const control = spec.choices
+      ? select(key, value, spec.choices.map((c) => [c, text.choices?.[c] ?? String(c)]), off)
+      : numberInput(key, value, 0, 99, off);
+    return optionControl(text.label || name, name, control);
+  });
+}
+
 function optionsPanel(state, ui) {
   const o = state.snap.options || {};
-  const go = o.game_options || {};
   const off = !isHost(state);
-  const game = o.game || "klondike";
+  const game = o.game;
+  const games = state.games.map((g) => [g.id, g.title]);
+  if (game && !gameInfo(state, game)) games.push([game, game]);
   return h("section.panel.options",
     h("h2", "Game"),
     h("div.opt-grid",
-      optionControl("Game", "game", select("game", game, Object.entries(GAME_NAMES), off)),
-      game === "klondike" ? [
-        optionControl("Draw", "draw", select("game_options.draw", go.draw ?? 1, [[1, "one"], [3, "three"]], off)),
-        optionControl("Moves", "moves", select("game_options.moves", go.moves ?? "top", [["top", "top card only"], ["build", "any run"]], off)),
-        optionControl("Passes (0 = ∞)", "passes", numberInput("game_options.passes", go.passes ?? 0, 0, 99, off)),
-      ] : null,
+      optionControl("Game", "game", select("game", game, games, off)),
+      gameOptionControls(gameInfo(state, game), o.game_options || {}, off),
       optionControl("Deal (text seed)", "seed", h("span.seed-row",
         // The server keeps a text seed secret until the results (options say only text_seed).
         h("input", { value: o.seed ?? (o.text_seed ? ui.form.seed || "" : ""), dataset: { option: "seed" }, disabled: off,
@@ -216,7 +230,7 @@ function raceBar(state, clocks) {
   const view = state.view;
   const canUndo = snap.options?.undo === "safe" && mine && mine.status === "racing" && view && view.moves > 0;
   return h("div.race-bar",
-    h("span.game-name", GAME_NAMES[snap.options?.game] || snap.options?.game || ""),
+    h("span.game-name", gameTitle(state, snap.options?.game)),
     h("span.clock", { dataset: { clock: "elapsed" } }, clocks.elapsed || "0:00.0"),
     snap.ends_at ? h("span.clock.left", "left ", h("span", { dataset: { clock: "left" } }, clocks.left || "")) : null,
     view ? h("span.stat", { dataset: { testid: "my-moves" } }, plural(view.moves, "move")) : null,

@@ -14,6 +14,8 @@ export function initialState() {
     lastEvent: 0,
     clockOffset: 0,          // server clock minus local clock, ms
     lobby: [],               // public rooms
+    games: [],               // from welcome: [{id, title, options: {name: {default, choices}}}]
+    server: null,            // from welcome: the server's name and version
     notice: null,            // {kind: "error" | "info", text, code, at}
     needResync: false,       // an event arrived after a gap, or the race started without our board
     kicked: false,
@@ -153,6 +155,8 @@ export function reduce(state, msg, localNow = Date.now()) {
         boardMoves: { ...state.boardMoves, [msg.seat]: msg.moves } };
     case "lobby":
       return { ...state, lobby: msg.rooms || [] };
+    case "welcome":
+      return { ...state, games: msg.games || [], server: msg.server || null };
     case "error":
       return { ...state, notice: { kind: "error", code: msg.code, text: msg.message || msg.code, at: localNow } };
     default:
@@ -168,6 +172,25 @@ export function serverNow(state, localNow = Date.now()) {
 /** Whether this client holds the host token of its room. */
 export function isHost(state) {
   return Boolean(state.hostToken);
+}
+
+/** What the server said of a game (title, rule options), or null for a game it did not list. */
+export function gameInfo(state, id) {
+  return state.games.find((g) => g.id === id) || null;
+}
+
+/** A game's title as the server names it (its id until the server has said). */
+export function gameTitle(state, id) {
+  return gameInfo(state, id)?.title || id || "";
+}
+
+/**
+ * A rule option's value from a form control (always text) in the type of the option's
+ * default, so that {"draw": 3} is sent, not {"draw": "3"}.
+ */
+export function gameOptionValue(state, game, name, text) {
+  const spec = gameInfo(state, game)?.options?.[name];
+  return spec && typeof spec.default === "number" ? Number(text) : text;
 }
 
 /** This client's own player line, if it is a player. */

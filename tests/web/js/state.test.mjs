@@ -1,7 +1,7 @@
 // The reducer that keeps the page's model of a room (run by tests/web/test_web_units.py).
 import test from "node:test";
 import assert from "node:assert/strict";
-import { initialState, reduce, me, serverNow } from "../../../client/web/js/state.js";
+import { initialState, reduce, me, serverNow, gameInfo, gameTitle, gameOptionValue } from "../../../client/web/js/state.js";
 import { clockTexts, formatTime } from "../../../client/web/js/render.js";
 
 const player = (seat, name) => ({ seat, name, ready: false, connected: true, status: "waiting", moves: 0, home: 0, progress: 0, time: null });
@@ -100,4 +100,35 @@ test("times read as m:ss.t", () => {
   assert.equal(formatTime(0), "0:00.0");
   assert.equal(formatTime(65_300), "1:05.3");
   assert.equal(formatTime(null), "–");
+});
+
+const welcome = { type: "welcome", version: 1, server: "solrace/0.1.0", limits: { max_frame: 8192 },
+  games: [{ id: "puttputt", title: "Putt Putt", options: {} },
+    { id: "klondike", title: "Klondike", options: { draw: { default: 1, choices: [1, 3] },
+      moves: { default: "top", choices: ["top", "build"] }, passes: { default: 0, choices: null } } }] };
+
+test("welcome tells the page the games, their titles and options; nothing is hard-coded", () => {
+  const s = reduce(initialState(), welcome);
+  assert.deepEqual(s.games.map((g) => g.id), ["puttputt", "klondike"]);
+  assert.equal(s.server, "solrace/0.1.0");
+  assert.equal(gameTitle(s, "puttputt"), "Putt Putt");
+  assert.equal(gameTitle(s, "newgame"), "newgame", "a game the server did not list shows its id");
+  assert.equal(gameTitle(initialState(), "klondike"), "klondike", "before welcome: the id");
+  assert.equal(gameInfo(s, "klondike").options.draw.default, 1);
+  assert.equal(gameInfo(s, "chess"), null);
+});
+
+test("a rule option from a form control is sent in its default's type", () => {
+  const s = reduce(initialState(), welcome);
+  assert.strictEqual(gameOptionValue(s, "klondike", "draw", "3"), 3);
+  assert.strictEqual(gameOptionValue(s, "klondike", "moves", "build"), "build");
+  assert.strictEqual(gameOptionValue(s, "klondike", "passes", 2), 2);
+  assert.strictEqual(gameOptionValue(s, "chess", "x", "3"), "3", "unknown option: as typed");
+});
+
+test("a second welcome (a reconnect) replaces the games and keeps the room", () => {
+  let s = reduce(joined(), welcome);
+  s = reduce(s, { ...welcome, games: [{ id: "manx", title: "Manx", options: {} }] });
+  assert.deepEqual(s.games.map((g) => g.id), ["manx"]);
+  assert.equal(s.room, "KX7QF");
 });
