@@ -45,7 +45,8 @@ CONTENT_TYPES = {
 def web_root() -> Path:
     import solrace.client
 
-    return Path(solrace.client.__file__).parent / "web"
+    # resolve(): an editable (strict) install links each file; the web folder is beside the real one
+    return Path(solrace.client.__file__).resolve().parent / "web"
 
 
 def response(
