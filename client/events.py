@@ -26,6 +26,8 @@ class Welcome(Message):
     version: int
     server: str = ""
     limits: dict[str, Any] = field(default_factory=dict)
+    #: the games this server deals: id, title and each rule option's default and choices
+    games: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)

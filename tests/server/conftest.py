@@ -112,7 +112,7 @@ class WireClient:
         return out
 
     async def hello(self) -> dict[str, Any]:
-        return await self.request({"type": "hello", "version": 1, "client": "solrace-tests"})
+        return await self.request({"type": "hello", "version": m.VERSION, "client": "solrace-tests"})
 
     async def close(self) -> None:
         await self.ws.close()
