@@ -5,17 +5,10 @@ while someone watches. A spectator who arrives mid-race still sees every board f
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-from pathlib import Path
 
 import redis.asyncio as aioredis
-from solrace.server.process import ServerProcess
-
-_here = Path(__file__).with_name("test_resume_and_processes.py")
-_spec = importlib.util.spec_from_file_location("_resume_helpers", _here)
-_helpers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_helpers)
-start_race, play, current_view = _helpers.start_race, _helpers.play, _helpers.current_view
+from helpers.race import current_view, play, start_race, until
+from helpers.servers import serving
 
 
 class ChannelTap:
@@ -45,11 +38,7 @@ class ChannelTap:
         return [d for d in self.seen if d[:1] == b"e"]
 
     async def settle(self, events: int) -> None:
-        for _ in range(200):
-            if len(self.events()) >= events:
-                return
-            await asyncio.sleep(0.01)
-        raise AssertionError(f"only {len(self.events())} of {events} events published")
+        await until(lambda: len(self.events()) >= events, f"{events} events published")
 
     async def __aexit__(self, *exc: object) -> None:
         self.task.cancel()
@@ -82,11 +71,12 @@ async def test_no_board_without_spectators_and_boards_for_one_who_joins_mid_race
         assert len(tap.boards()) >= 2
 
         await eve.close()
-        for _ in range(200):  # the spectator's presence is counted out
-            conn = await tap.redis.hget(f"{key_prefix}room:{{{code}}}:conn", "spectators")
-            if int(conn or 0) == 0:
-                break
-            await asyncio.sleep(0.01)
+        conn_key = f"{key_prefix}room:{{{code}}}:conn"
+
+        async def nobody_watches() -> bool:
+            return int(await tap.redis.hget(conn_key, "spectators") or 0) == 0
+
+        await until(nobody_watches, "the spectator's presence counted out")
         before = len(tap.boards())
         events = len(tap.events())
         await play(b, 3)
@@ -98,7 +88,7 @@ async def test_a_spectator_on_another_process_gets_the_first_board(
     redis_url, key_prefix, wire
 ) -> None:
     """The mover's process has never seen a spectator; the store's count makes it send the board."""
-    with ServerProcess(redis_url, key_prefix) as sa, ServerProcess(redis_url, key_prefix) as sb:
+    async with serving(redis_url, key_prefix, count=2) as (sa, sb):
         (a,), _, code, _ = await start_race(sa.ws_url, wire, players=1)
         await play(a, 3)
         eve = await wire(sb.ws_url)

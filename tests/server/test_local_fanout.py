@@ -6,20 +6,13 @@ and in order, with no gap, when a room's seats are split across two processes.""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-from solrace.server.process import ServerProcess
+from helpers.race import play, until
+from helpers.servers import serving
 from solrace.server.store import ORIGIN_LEN, Store
-
-_here = Path(__file__).with_name("test_resume_and_processes.py")
-_spec = importlib.util.spec_from_file_location("_resume_helpers_local_fanout", _here)
-_helpers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_helpers)
-play = _helpers.play
 
 DOC = {"code": "LOCAL", "seats": [{"seat": 0}, {"seat": 1}], "state": "lobby"}
 
@@ -116,7 +109,7 @@ def events_since_start(client) -> list[dict[str, Any]]:
 async def test_own_events_reach_local_clients_once_and_in_order_while_another_process_publishes(
     redis_url: str, key_prefix: str, wire
 ) -> None:
-    with ServerProcess(redis_url, key_prefix) as sa, ServerProcess(redis_url, key_prefix) as sb:
+    async with serving(redis_url, key_prefix, count=2) as (sa, sb):
         host = await wire(sa.ws_url)
         created = await host.request(
             {"type": "create", "name": "a0", "options": {"game": "puttputt", "countdown": 0}}
@@ -147,10 +140,7 @@ async def test_own_events_reach_local_clients_once_and_in_order_while_another_pr
                     last[x["seat"]] = x["moves"]
             return all(last.get(s, 0) >= k for s, k in moved.items())
 
-        for _ in range(500):
-            if all(caught_up(c) for c in players + watchers):
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: all(caught_up(c) for c in players + watchers), "every client caught up")
         for c in players + watchers:
             seen = events_since_start(c)
             for seat, k in moved.items():

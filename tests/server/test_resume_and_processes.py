@@ -4,56 +4,19 @@ from __future__ import annotations
 
 import asyncio
 
+from helpers.race import current_view, play, sent_to, start_race
+from helpers.servers import serving
 from helpers.views import putt_move
-from solrace.server.process import ServerProcess
 
 
-async def start_race(url: str, wire, players: int = 2, **options):
-    """Host + players in a Putt Putt room, race started; returns (clients, tokens, code, host_token)."""
-    host = await wire(url)
-    created = await host.request(
-        {"type": "create", "name": "p0", "options": {"game": "puttputt", "countdown": 0, **options}}
+def progress(msg: dict, seat: int, moves: int) -> bool:
+    """Whether msg is the progress event of `seat` reaching `moves` moves."""
+    return (
+        msg["type"] == "event"
+        and msg["kind"] == "progress"
+        and msg["seat"] == seat
+        and msg["moves"] == moves
     )
-    code = created["room"]
-    clients, tokens = [host], [created["token"]]
-    for i in range(1, players):
-        c = await wire(url)
-        j = await c.request({"type": "join", "room": code, "name": f"p{i}"})
-        clients.append(c)
-        tokens.append(j["token"])
-    assert (await host.request({"type": "start", "host_token": created["host_token"]}))[
-        "type"
-    ] == "ok"
-    for c in clients:
-        await c.wait_for(lambda x: x["type"] == "snapshot")
-    return clients, tokens, code, created["host_token"]
-
-
-def current_view(client) -> dict:
-    for msg in reversed(client.received):
-        if msg["type"] == "ack":
-            return msg["view"]
-        snapshot = msg.get("snapshot") if msg["type"] in ("snapshot", "joined") else None
-        if snapshot and snapshot["you"] and snapshot["you"]["view"]:
-            return msg["snapshot"]["you"]["view"]
-        if msg["type"] == "joined" and msg.get("you") and msg["you"]["view"]:
-            return msg["you"]["view"]
-    raise AssertionError("no view yet")
-
-
-async def play(client, count: int) -> list[dict]:
-    acks = []
-    for _ in range(count):
-        view = current_view(client)
-        mv = putt_move(view)
-        if mv is None:
-            break
-        ack = await client.request({"type": "move", "move": mv, "n": view["moves"] + 1})
-        assert ack["type"] == "ack", ack
-        acks.append(ack)
-        if ack["status"] != "racing":
-            break
-    return acks
 
 
 async def test_player_resumes_same_seat_same_game_and_missed_events(race_server, wire) -> None:
@@ -88,7 +51,7 @@ async def test_player_resumes_same_seat_same_game_and_missed_events(race_server,
 
 
 async def test_spectator_catches_up_or_resyncs(redis_url, key_prefix, wire) -> None:
-    with ServerProcess(redis_url, key_prefix, extra_args=["--max-events", "6"]) as srv:
+    async with serving(redis_url, key_prefix, extra_args=["--max-events", "6"]) as (srv,):
         (a, b), _, code, _ = await start_race(srv.ws_url, wire)
         eve = await wire(srv.ws_url)
         j = await eve.request({"type": "spectate", "room": code})
@@ -115,7 +78,11 @@ async def test_spectator_catches_up_or_resyncs(redis_url, key_prefix, wire) -> N
 
 
 async def test_two_processes_share_a_room(redis_url, key_prefix, wire) -> None:
-    with ServerProcess(redis_url, key_prefix) as sa, ServerProcess(redis_url, key_prefix) as sb:
+    # Every wait here reads the clients' whole history (`sent_to`), never takes pushes off a queue:
+    # a spectator's board and the progress event of the same move take separate paths on the
+    # spectator's process (an event waits while the connection catches up, a board does not),
+    # so under load the board can come first, and a queue wait for the event would drop it.
+    async with serving(redis_url, key_prefix, count=2) as (sa, sb):
         host = await wire(sa.ws_url)
         created = await host.request(
             {"type": "create", "name": "on-a", "options": {"game": "puttputt", "countdown": 0}}
@@ -125,17 +92,16 @@ async def test_two_processes_share_a_room(redis_url, key_prefix, wire) -> None:
         jb = await pb.request({"type": "join", "room": code, "name": "on-b"})
         eve = await wire(sb.ws_url)
         await eve.request({"type": "spectate", "room": code})
-        await host.wait_event("player_joined", seat=1)
+        await sent_to(host, lambda x: x.get("kind") == "player_joined" and x["seat"] == 1)
         await host.request({"type": "start", "host_token": created["host_token"]})
         for c in (host, pb):
-            await c.wait_for(lambda x: x["type"] == "snapshot")
+            await sent_to(c, lambda x: x["type"] == "snapshot")
         acks = await play(host, 3)
-        ev = await eve.wait_event("progress", seat=0, moves=3)
-        assert ev["seat"] == 0
-        board = await eve.wait_for(lambda x: x["type"] == "board" and x["moves"] == 3)
-        assert board["view"] == acks[-1]["view"]
+        await sent_to(eve, lambda x: progress(x, seat=0, moves=3))
+        board = await sent_to(eve, lambda x: x["type"] == "board" and x["moves"] == 3)
+        assert board["seat"] == 0 and board["view"] == acks[-1]["view"]
         await play(pb, 2)
-        await host.wait_event("progress", seat=1, moves=2)
+        await sent_to(host, lambda x: progress(x, seat=1, moves=2))
 
         # the same seat on two connections (one per process) sends move 3 at once: stored once
         pb2 = await wire(sa.ws_url)
@@ -190,10 +156,7 @@ async def test_a_dead_process_is_counted_out_and_its_racers_resign_after_grace(
     """Presence and grace periods live in Redis: a SIGKILLed process's players are marked
     disconnected by a surviving process, which also resigns them when the grace period ends."""
     args = ["--heartbeat", "0.2", "--grace", "1"]
-    with (
-        ServerProcess(redis_url, key_prefix, extra_args=args) as sa,
-        ServerProcess(redis_url, key_prefix, extra_args=args) as sb,
-    ):
+    async with serving(redis_url, key_prefix, count=2, extra_args=args) as (sa, sb):
         (_a, _b), _, code, _ = await start_race(sa.ws_url, wire)
         eve = await wire(sb.ws_url)
         j = await eve.request({"type": "spectate", "room": code})
@@ -206,7 +169,6 @@ async def test_a_dead_process_is_counted_out_and_its_racers_resign_after_grace(
         results = await eve.wait_event("results", timeout=10)
         assert {r["status"] for r in results["ranking"]} == {"resigned"}
         await eve.close()
-        await asyncio.to_thread(sb.stop)
 
 
 async def test_sigterm_closes_with_1001(race_server, wire) -> None:

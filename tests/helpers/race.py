@@ -1,0 +1,108 @@
+"""Driving a Putt Putt race over the wire, shared by the server's end-to-end tests.
+
+Built on the tests' own WireClient (tests/server/conftest.py), not on solrace.client, so the
+server tests stay independent of the Python client library tested elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from helpers.views import putt_move
+
+
+async def start_race(url: str, wire: Any, players: int = 2, **options: Any) -> tuple:
+    """Host + players in a Putt Putt room, race started; returns (clients, tokens, code, host_token)."""
+    host = await wire(url)
+    created = await host.request(
+        {"type": "create", "name": "p0", "options": {"game": "puttputt", "countdown": 0, **options}}
+    )
+    code = created["room"]
+    clients, tokens = [host], [created["token"]]
+    for i in range(1, players):
+        c = await wire(url)
+        j = await c.request({"type": "join", "room": code, "name": f"p{i}"})
+        clients.append(c)
+        tokens.append(j["token"])
+    assert (await host.request({"type": "start", "host_token": created["host_token"]}))[
+        "type"
+    ] == "ok"
+    for c in clients:
+        await c.wait_for(lambda x: x["type"] == "snapshot")
+    return clients, tokens, code, created["host_token"]
+
+
+def current_view(client: Any) -> dict[str, Any]:
+    """The client's own board as last sent to it: an ack's view, else a snapshot's."""
+    for msg in reversed(client.received):
+        if msg["type"] == "ack":
+            return msg["view"]
+        snapshot = msg.get("snapshot") if msg["type"] in ("snapshot", "joined") else None
+        if snapshot and snapshot["you"] and snapshot["you"]["view"]:
+            return msg["snapshot"]["you"]["view"]
+        if msg["type"] == "joined" and msg.get("you") and msg["you"]["view"]:
+            return msg["you"]["view"]
+    raise AssertionError("no view yet")
+
+
+async def play(client: Any, count: int) -> list[dict[str, Any]]:
+    """Up to `count` legal moves, each sent after the previous ack; stops when the seat is done."""
+    acks = []
+    for _ in range(count):
+        view = current_view(client)
+        mv = putt_move(view)
+        if mv is None:
+            break
+        ack = await client.request({"type": "move", "move": mv, "n": view["moves"] + 1})
+        assert ack["type"] == "ack", ack
+        acks.append(ack)
+        if ack["status"] != "racing":
+            break
+    return acks
+
+
+async def sent_to(
+    client: Any, pred: Callable[[dict[str, Any]], bool], timeout: float = 30.0
+) -> dict[str, Any]:
+    """The first message the client was ever sent that satisfies pred, waiting until there is one.
+
+    Unlike WireClient.wait_for, which takes pushes off the queue, this reads the client's whole
+    history, so waiting for one message never throws away another that arrived before it: a
+    spectator's board and the progress event of the same move come by separate paths, in
+    either order.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        for msg in client.received:
+            if pred(msg):
+                return msg
+        if client.failure is not None:
+            raise client.failure
+        if loop.time() > deadline:
+            raise AssertionError(f"no such message in {timeout} s; last: {client.received[-3:]}")
+        await asyncio.sleep(0.01)
+
+
+async def until(
+    cond: Callable[[], bool | Awaitable[bool]], what: str, timeout: float = 30.0
+) -> None:
+    """Wait for a condition (a plain or async check, polled every 10 ms); fail naming `what`.
+
+    The timeout is only a bound for a test that would otherwise hang: generous, since the
+    machine may be busy, and never reached when the condition comes true.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        ok = cond()
+        if inspect.isawaitable(ok):
+            ok = await ok
+        if ok:
+            return
+        if loop.time() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        await asyncio.sleep(0.01)

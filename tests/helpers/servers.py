@@ -1,0 +1,34 @@
+"""`solrace serve` processes for async tests, started and stopped off the event loop.
+
+ServerProcess.start() and stop() block. Called on the test's event loop thread, stop() keeps
+the test's own clients from answering the server's closing handshake, so each server waits
+out its close timeout (2 s) before it exits; start() of two servers one after the other
+costs twice the start-up. Here both run in threads, all servers at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+
+from solrace.server.process import ServerProcess
+
+
+@contextlib.asynccontextmanager
+async def serving(
+    redis_url: str, prefix: str, count: int = 1, extra_args: Sequence[str] = ()
+) -> AsyncIterator[list[ServerProcess]]:
+    """`count` servers on one Redis and one key prefix (so they share rooms), all up on entry
+    and all stopped (SIGTERM, clean) on exit, while the loop keeps serving the clients."""
+    procs = [ServerProcess(redis_url, prefix, extra_args=extra_args) for _ in range(count)]
+    try:
+        started = await asyncio.gather(
+            *(asyncio.to_thread(p.start) for p in procs), return_exceptions=True
+        )
+        for result in started:
+            if isinstance(result, BaseException):
+                raise result
+        yield procs
+    finally:
+        await asyncio.gather(*(asyncio.to_thread(p.stop) for p in procs))
