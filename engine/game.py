@@ -6,6 +6,11 @@ reason a pile-to-pile move is illegal, without generating the legal moves; the
 checks every game shares run first in ``_check``), ``_do(move)`` (the unchecked
 apply, which pushes an undo record and returns the Effect) and ``_undo_last()``.
 Everything else (history, parsing, views, position text) lives here once.
+
+Instances are built with ``object.__new__`` (``_blank`` then the family's
+``_make``), not ``__init__``, so every attribute is declared with its type in the
+class body: the shared ones here, each family's own state (its ``_undo`` record
+list, whose record shape differs per family, and caches) in the family class.
 """
 
 from __future__ import annotations
