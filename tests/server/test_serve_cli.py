@@ -3,7 +3,6 @@ that keeps its data on disk, so a restarted server still has every room."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 from solrace.server.redis_process import free_port
 
 
-async def _start_serve(port: int, redis_port: int, data_dir: Path) -> subprocess.Popen[bytes]:
+def _start_serve(port: int, redis_port: int, data_dir: Path) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     proc = subprocess.Popen(
         [
@@ -41,7 +40,7 @@ async def _start_serve(port: int, redis_port: int, data_dir: Path) -> subprocess
                 return proc
         except OSError:
             assert time.monotonic() < deadline and proc.poll() is None, "server did not come up"
-            await asyncio.sleep(0.1)
+            time.sleep(0.1)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> bytes:
@@ -54,7 +53,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> bytes:
 async def test_serve_without_redis_url_uses_an_embedded_redis_that_persists(wire, tmp_path) -> None:
     port, redis_port = free_port(), free_port()
     data_dir = tmp_path / "redis"
-    proc = await _start_serve(port, redis_port, data_dir)
+    proc = _start_serve(port, redis_port, data_dir)
     try:
         c = await wire(f"ws://127.0.0.1:{port}/ws")
         joined = await c.request(
@@ -68,7 +67,7 @@ async def test_serve_without_redis_url_uses_an_embedded_redis_that_persists(wire
     assert b"embedded redis-server" in out
     assert any(data_dir.iterdir()), "the embedded Redis wrote no append-only file"
 
-    proc = await _start_serve(port, redis_port, data_dir)
+    proc = _start_serve(port, redis_port, data_dir)
     try:
         c = await wire(f"ws://127.0.0.1:{port}/ws")
         again = await c.request({"type": "join", "room": room, "name": "back"})
