@@ -112,7 +112,9 @@ class WireClient:
         return out
 
     async def hello(self) -> dict[str, Any]:
-        return await self.request({"type": "hello", "version": m.VERSION, "client": "solrace-tests"})
+        return await self.request(
+            {"type": "hello", "version": m.VERSION, "client": "solrace-tests"}
+        )
 
     async def close(self) -> None:
         await self.ws.close()
