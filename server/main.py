@@ -11,9 +11,8 @@ import signal
 
 from solrace.server.http import make_process_request
 from solrace.server.redis_process import RedisProcess
-from solrace.server.service import RoomService
 from solrace.server.store import Store
-from solrace.server.transport import SERVER_NAME, Limits, Transport
+from solrace.server.transport import SERVER_NAME, Limits, build
 from websockets.asyncio.server import serve
 from websockets.frames import CloseCode
 
@@ -85,10 +84,6 @@ def default_data_dir() -> str:
 async def serve_forever(
     args: argparse.Namespace, redis_url: str, ready: asyncio.Event | None = None
 ) -> None:
-    store = Store.from_url(
-        redis_url, args.redis_prefix, finished_ttl=args.finished_ttl, max_events=args.max_events
-    )
-    service = RoomService(store)
     limits = Limits(
         burst=args.burst,
         rate=args.rate,
@@ -98,7 +93,17 @@ async def serve_forever(
         idle_timeout=args.idle_timeout,
         heartbeat=args.heartbeat,
     )
-    transport = Transport(service, limits)
+    transport = build(
+        lambda sink: Store.from_url(
+            redis_url,
+            args.redis_prefix,
+            finished_ttl=args.finished_ttl,
+            max_events=args.max_events,
+            sink=sink,
+        ),
+        limits,
+    )
+    store = transport.store
     stop = asyncio.get_running_loop().create_future()
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, AttributeError):

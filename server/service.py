@@ -327,6 +327,7 @@ class RoomService:
                     plan.entry.encode(),
                     plan.event,
                     board,
+                    delay=room.options["spectator_delay"],
                     pop=plan.undone,
                 )
             except Conflict:
@@ -336,7 +337,10 @@ class RoomService:
             length = stored.length
             self.watched[code] = stored.spectators
             if boards and not board and stored.spectators > 0:
-                await self.store.publish_board(code, self._board(room, seat))  # a spectator came
+                # a spectator came since the last move
+                await self.store.publish_board(
+                    code, self._board(room, seat), room.options["spectator_delay"]
+                )
             race = room.races[seat]
             race.rev = stored.rev
             status = room.status(seat)
@@ -358,12 +362,14 @@ class RoomService:
 
     @staticmethod
     def _board(room: Room, seat: int) -> bytes:
-        """A move's board as the store publishes it: "<spectator delay>:<encoded frame>"."""
-        return b"%d:" % room.options["spectator_delay"] + encode(
-            projection.board_message(room, seat)
-        )
+        """A move's board frame, as spectators get it (the store publishes it)."""
+        return encode(projection.board_message(room, seat))
 
     # --- views --------------------------------------------------------------------------
+
+    async def events_after(self, code: str, after: int) -> list[tuple[int, dict[str, Any]]] | None:
+        """The room's kept events after `after`, or None when some are no longer kept."""
+        return await self.store.events_after(code, after)
 
     async def snapshot(self, code: str, viewer: Viewer) -> dict[str, Any]:
         async with self.lock(code):

@@ -22,13 +22,17 @@ document's version, the log's length and its revision in one step, so two
 processes (or two connections of one seat) can never both store move N.
 
 Every event a script stores is also handed, once the script has answered, to the
-store's `local` sink: the process fans its own events out at once instead of
-decoding them back from pub/sub (the published copy carries the origin, so the
-process's listener drops it by a byte comparison).
+store's event sink (given to its constructor; the fan-out hub): the process fans its
+own events out at once instead of decoding them back from pub/sub. What arrives on
+pub/sub goes through `receive`, the one reader of the published format: our own
+copies (they carry our origin) are dropped by a byte comparison, the rest is handed
+to the same sink.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import secrets
 from collections.abc import Sequence
@@ -36,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, cast
 
 import redis.asyncio as aioredis
+from redis.asyncio.client import PubSub
 from solrace.protocol.messages import decode_trusted, encode
 from solrace.server import ServerError
 
@@ -138,12 +143,20 @@ ORIGIN_LEN = 8
 ScriptArg = bytes | str | int
 
 
-class LocalSink(Protocol):
-    """Who fans out this process's own events and boards (the transport's hub)."""
+class EventSink(Protocol):
+    """Who fans out room events and boards to this process's connections (the hub)."""
 
-    def local_event(self, code: str, n: int, event: dict[str, Any]) -> None: ...
+    def local_event(self, code: str, n: int, event: dict[str, Any]) -> None:
+        """An event this store just stored (not read back from pub/sub)."""
 
-    def local_board(self, code: str, board: bytes) -> None: ...
+    def remote_event(self, code: str, n: int, payload: bytes) -> None:
+        """Another process's event off pub/sub, still encoded."""
+
+    def board(self, code: str, delay: int, frame: bytes) -> None:
+        """A spectator board frame, to send `delay` seconds from now."""
+
+    def lost(self, code: str) -> None:
+        """Pub/sub messages of this room may have been lost: catch up from the stream."""
 
 
 class Conflict(ServerError):
@@ -193,6 +206,7 @@ class Store:
         *,
         finished_ttl: int = 3600,
         max_events: int = MAX_EVENTS,
+        sink: EventSink | None = None,
     ) -> None:
         self.redis = redis
         self.prefix = prefix
@@ -203,23 +217,77 @@ class Store:
         self._presence = redis.register_script(_PRESENCE)
         #: tags what this store publishes, so its own process can skip it on pub/sub
         self.origin: bytes = secrets.token_hex(ORIGIN_LEN // 2).encode()
-        self.local: LocalSink | None = None
+        #: None: nobody in this process watches rooms (tools, tests of the store alone)
+        self.sink = sink
+        self._pubsub: PubSub | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._channels: set[str] = set()
 
     def _fan_event(self, code: str, n: int, event: dict[str, Any]) -> None:
         """Hand a stored event to this process's own connections; a failure here must not
         make a stored write look failed (the listener-side catch-up still repairs gaps)."""
-        if self.local is not None:
+        if self.sink is not None:
             try:
-                self.local.local_event(code, n, event)
+                self.sink.local_event(code, n, event)
             except Exception:
                 log.exception("local fan-out of event %d in %s", n, code)
 
-    def _fan_board(self, code: str, board: bytes) -> None:
-        if self.local is not None:
+    def _fan_board(self, code: str, delay: int, frame: bytes) -> None:
+        if self.sink is not None:
             try:
-                self.local.local_board(code, board)
+                self.sink.board(code, delay, frame)
             except Exception:
                 log.exception("local fan-out of a board in %s", code)
+
+    # --- pub/sub: the one place that knows the published format ---------------------------
+
+    async def subscribe(self, code: str) -> None:
+        """Hear the room's events from other processes (until `unsubscribe`)."""
+        channel = self.channel(code)
+        if channel in self._channels:
+            return
+        self._channels.add(channel)
+        if self._pubsub is None:
+            self._pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+        await self._pubsub.subscribe(channel)
+        if self._listener is None:
+            self._listener = asyncio.create_task(self._listen())
+
+    async def unsubscribe(self, code: str) -> None:
+        channel = self.channel(code)
+        if channel in self._channels and self._pubsub is not None:
+            self._channels.discard(channel)
+            await self._pubsub.unsubscribe(channel)
+
+    async def _listen(self) -> None:
+        assert self._pubsub is not None
+        while True:
+            try:
+                if not self._channels:
+                    await asyncio.sleep(0.05)
+                    continue
+                msg = await self._pubsub.get_message(timeout=1.0)
+                if msg is not None and msg.get("type") == "message":
+                    self.receive(msg["channel"], msg["data"])
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a bad message must not stop the fan-out
+                log.exception("pub/sub listener")
+                await asyncio.sleep(0.1)
+
+    def receive(self, channel: bytes | str, data: bytes) -> None:
+        """One published message: b"e<origin><n>:<event>" or b"b<origin><delay>:<frame>".
+
+        Our own (same origin) were handed to the sink when they were stored: dropped here
+        without decoding them."""
+        if self.sink is None or data[1 : 1 + ORIGIN_LEN] == self.origin:
+            return
+        code = _text(channel).rsplit("{", 1)[1].split("}", 1)[0]
+        head, body = data[1 + ORIGIN_LEN :].split(b":", 1)
+        if data[:1] == b"e":
+            self.sink.remote_event(code, int(head), body)
+        elif data[:1] == b"b":
+            self.sink.board(code, int(head), body)
 
     @classmethod
     def from_url(
@@ -246,6 +314,13 @@ class Store:
         )  # closing the store closes the pool
 
     async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(BaseException):
+                await self._listener
+        if self._pubsub is not None:
+            with contextlib.suppress(Exception):
+                await self._pubsub.aclose()
         await self.redis.aclose()
 
     # --- keys ---------------------------------------------------------------------------
@@ -352,12 +427,14 @@ class Store:
         event: dict[str, Any],
         board: bytes = b"",
         *,
+        delay: int = 0,
         pop: bool = False,
     ) -> Appended:
         """Append (or pop) one move if the log is exactly as the caller saw it.
 
-        `board` ("<delay>:<frame>") is published only when the room has spectators. Raises
-        Conflict when the log, its revision or the document changed.
+        `board` (an encoded frame, for spectators `delay` seconds from now) is published only
+        when the room has spectators. Raises Conflict when the log, its revision or the
+        document changed.
         """
         keys = [
             self.key(code, "meta"),
@@ -378,7 +455,7 @@ class Store:
             self.max_events,
             ACTIVE_TTL_MS,
             encode(event),
-            board,
+            b"%d:%s" % (delay, board) if board else b"",
             self.origin,
         ]
         out = await self._append(keys=keys, args=args)
@@ -390,13 +467,13 @@ class Store:
         stored = Appended(int(out[0]), int(out[1]), int(out[2]), int(out[3]))
         self._fan_event(code, stored.n, event)
         if board and stored.spectators > 0:
-            self._fan_board(code, board)
+            self._fan_board(code, delay, board)
         return stored
 
-    async def publish_board(self, code: str, board: bytes) -> None:
+    async def publish_board(self, code: str, board: bytes, delay: int = 0) -> None:
         """A board the append did not carry (this process thought nobody was watching)."""
-        await self.redis.publish(self.channel(code), b"b" + self.origin + board)
-        self._fan_board(code, board)
+        await self.redis.publish(self.channel(code), b"b%s%d:%s" % (self.origin, delay, board))
+        self._fan_board(code, delay, board)
 
     # --- events -------------------------------------------------------------------------
 

@@ -22,32 +22,42 @@ class Sink:
 
     def __init__(self) -> None:
         self.events: list[tuple[str, int, dict[str, Any]]] = []
-        self.boards: list[tuple[str, bytes]] = []
+        self.boards: list[tuple[str, int, bytes]] = []
+        self.remote: list[tuple[str, int, bytes]] = []
 
     def local_event(self, code: str, n: int, event: dict[str, Any]) -> None:
         self.events.append((code, n, event))
 
-    def local_board(self, code: str, board: bytes) -> None:
-        self.boards.append((code, board))
+    def remote_event(self, code: str, n: int, payload: bytes) -> None:
+        self.remote.append((code, n, payload))
+
+    def board(self, code: str, delay: int, frame: bytes) -> None:
+        self.boards.append((code, delay, frame))
+
+    def lost(self, code: str) -> None:
+        pass
 
 
 @pytest.fixture
-async def store(redis_url: str, key_prefix: str):
-    s = Store(aioredis.from_url(redis_url), key_prefix)
+def sink() -> Sink:
+    return Sink()
+
+
+@pytest.fixture
+async def store(redis_url: str, key_prefix: str, sink: Sink):
+    s = Store(aioredis.from_url(redis_url), key_prefix, sink=sink)
     yield s
     await s.close()
 
 
 async def test_store_hands_every_stored_event_to_its_sink_and_tags_what_it_publishes(
-    store: Store,
+    store: Store, sink: Sink
 ) -> None:
-    sink = Sink()
-    store.local = sink
     ps = store.redis.pubsub(ignore_subscribe_messages=True)
     await ps.subscribe(store.channel("LOCAL"))
     ver, numbers = await store.commit("LOCAL", 0, DOC, [{"kind": "a"}, {"kind": "b"}], seats=2)
     assert numbers == [1, 2]
-    await store.append("LOCAL", ver, 0, 0, 0, "deal 1", {"kind": "progress", "seat": 0}, b"0:board")
+    await store.append("LOCAL", ver, 0, 0, 0, "deal 1", {"kind": "progress", "seat": 0}, b"board")
     await store.presence(
         "LOCAL",
         "1",
@@ -85,9 +95,18 @@ async def test_store_hands_every_stored_event_to_its_sink_and_tags_what_it_publi
     assert [d[: 1 + ORIGIN_LEN] for d in published] == [own] * 5
     assert [int(d[1 + ORIGIN_LEN :].split(b":", 1)[0]) for d in published] == [1, 2, 3, 4, 5]
     await store.redis.hset(store.key("LOCAL", "conn"), "spectators", 1)
-    await store.append("LOCAL", ver, 1, 0, 0, "deal 1", {"kind": "progress", "seat": 1}, b"0:board")
-    await store.publish_board("LOCAL", b"2:late")
-    assert sink.boards == [("LOCAL", b"0:board"), ("LOCAL", b"2:late")]
+    await store.append("LOCAL", ver, 1, 0, 0, "deal 1", {"kind": "progress", "seat": 1}, b"board")
+    await store.publish_board("LOCAL", b"late", 2)
+    assert sink.boards == [("LOCAL", 0, b"board"), ("LOCAL", 2, b"late")]
+    # what the store reads back off pub/sub: its own copies dropped, another process's handed on
+    for data in published:
+        store.receive(store.channel("LOCAL"), data)
+    assert sink.remote == []
+    other = Store(store.redis, store.prefix, sink=sink)
+    other.receive(store.channel("LOCAL").encode(), published[2])
+    other.receive(store.channel("LOCAL").encode(), b"b" + store.origin + b"3:later")
+    assert [(c, n) for c, n, _ in sink.remote] == [("LOCAL", 3)]
+    assert sink.boards[-1] == ("LOCAL", 3, b"later")
     await ps.aclose()
 
 

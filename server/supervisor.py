@@ -1,0 +1,218 @@
+"""Room supervision: what happens to rooms between messages.
+
+* presence: a connection bound to a room counts in (a seat's `connected` event when it
+  crosses zero), and out when it goes; a racing seat with nobody left gets a grace deadline;
+* timers: a countdown or a time limit arms a local timer, backed by a deadline in Redis that
+  any live process fires (`deadlines`), so a process that dies loses none;
+* the janitor: this process's heartbeat, due deadlines (grace periods, race clocks), and the
+  presence of processes that stopped beating, counted out by whoever notices first.
+
+The fan-out (`fanout.Hub`) tells it every room event first (`on_room_event`), which is how a
+countdown or a start stored by another process arms this process's timers too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Coroutine
+from typing import Any
+
+from solrace.protocol.messages import ProtocolError
+from solrace.server.conn import Conn, Limits
+from solrace.server.fanout import Hub
+from solrace.server.room import COUNTDOWN, RACING
+from solrace.server.service import RoomService
+
+log = logging.getLogger("solrace.server")
+
+
+def connected_events(seat: int, now: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The events a seat's presence emits when its count of connections crosses zero."""
+    return (
+        {"kind": "connected", "at": now, "seat": seat, "connected": True},
+        {"kind": "connected", "at": now, "seat": seat, "connected": False},
+    )
+
+
+class RoomSupervisor:
+    #: seconds between janitor rounds (deadlines are due to this precision)
+    JANITOR_S = 0.25
+
+    def __init__(self, service: RoomService, hub: Hub, limits: Limits) -> None:
+        self.service = service
+        self.store = service.store
+        self.hub = hub
+        self.limits = limits
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.proc_id = secrets.token_hex(8)
+        self.janitor: asyncio.Task[None] | None = None
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    # --- presence -------------------------------------------------------------------------
+
+    async def bind(self, conn: Conn, code: str, role: str, seat: int | None) -> None:
+        """The connection joins a room here: fan-out membership, then presence in Redis."""
+        if conn.room is not None:
+            await self.unbind(conn)
+        conn.room, conn.role, conn.seat = code, role, seat
+        if self.hub.add(code, conn):
+            await self.store.subscribe(code)
+        if role == "player" and seat is not None:
+            on, off = connected_events(seat, self.service.clock())
+            await self.store.presence(code, str(seat), +1, on, off)
+            await self.store.note_connection(self.proc_id, code, str(seat), +1)
+        else:
+            await self.store.presence(code, "spectators", +1)
+            await self.store.note_connection(self.proc_id, code, "spectators", +1)
+        self.arm_clock(code)
+
+    async def unbind(self, conn: Conn) -> None:
+        """The connection leaves its room: presence down (and a grace timer for a racing seat)."""
+        code, role, seat = conn.room, conn.role, conn.seat
+        if code is None:
+            return
+        conn.room = conn.role = conn.seat = None
+        if self.hub.remove(code, conn):
+            self.service.forget(code)
+            with contextlib.suppress(Exception):
+                await self.store.unsubscribe(code)
+        try:
+            if role == "player" and seat is not None:
+                now = self.service.clock()
+                on, off = connected_events(seat, now)
+                count, _ = await self.store.presence(code, str(seat), -1, on, off)
+                await self.store.note_connection(self.proc_id, code, str(seat), -1)
+                if count == 0:
+                    await self.store.add_deadline(
+                        f"grace|{code}|{seat}", now + int(self.limits.grace * 1000)
+                    )
+            elif role == "spectator":
+                await self.store.presence(code, "spectators", -1)
+                await self.store.note_connection(self.proc_id, code, "spectators", -1)
+        except Exception:  # Redis gone during shutdown: nothing more to tidy
+            log.debug("presence update failed", exc_info=True)
+
+    async def _grace_expired(self, code: str, seat: int) -> None:
+        """A racing seat gone longer than the grace period counts as resigned."""
+        try:
+            conns = await self.store.connections(code)
+            if conns.get(str(seat), 0) > 0:
+                return
+            cached = await self.service.load(code)
+            room = cached.room
+            if room.state in (COUNTDOWN, RACING) and room.status(seat) == "racing":
+                await self.service.resign(code, seat, "resigned")
+        except ProtocolError:
+            pass
+
+    # --- clock ----------------------------------------------------------------------------
+
+    def on_room_event(self, code: str, event: dict[str, Any]) -> None:
+        """Events that set a clock (countdown, start) arm a timer; any process may fire it."""
+        kind = event.get("kind")
+        if kind == "countdown":
+            self.arm(code, event["starts_at"])
+        elif kind == "start" and event.get("ends_at"):
+            self.arm(code, event["ends_at"])
+
+    def arm_clock(self, code: str) -> None:
+        """Arm the room's next clock from this process's cached copy, if it has one."""
+        cached = self.service.cache.get(code)
+        if cached is None:
+            return
+        d = cached.room.doc
+        if cached.room.state == COUNTDOWN:
+            self.arm(code, d["starts_at"])
+        elif cached.room.state == RACING and d["ends_at"]:
+            self.arm(code, d["ends_at"])
+
+    def arm(self, code: str, at_ms: int) -> None:
+        delay = max(0.0, (at_ms - self.service.clock()) / 1000.0) + 0.01
+        # the Redis deadline is the backstop: if this process dies, another one fires it
+        self.spawn(self.store.add_deadline(f"tick|{code}", at_ms + 500))
+        old = self.timers.pop(code, None)
+        if old:
+            old.cancel()
+        loop = asyncio.get_running_loop()
+        self.timers[code] = loop.call_later(delay, lambda: self.spawn(self._fire(code)))
+
+    async def _fire(self, code: str) -> None:
+        self.timers.pop(code, None)
+        try:
+            room = await self.service.tick(code)
+        except ProtocolError:
+            return
+        d = room.doc
+        if room.state == RACING and d["ends_at"]:
+            self.arm(code, d["ends_at"])
+        elif room.state == COUNTDOWN:
+            self.arm(code, d["starts_at"])
+
+    # --- the janitor: heartbeat, deadlines, tidying up after dead processes ---------------
+
+    async def start(self) -> None:
+        await self.store.heartbeat(self.proc_id, self.service.clock())
+        self.janitor = asyncio.create_task(self._janitor())
+
+    async def _janitor(self) -> None:
+        """Deadlines in Redis (grace periods, race clocks) fire here, in whichever process is
+        alive; a process that stopped beating has its connections counted out by another."""
+        last_beat = 0.0
+        while True:
+            try:
+                await asyncio.sleep(self.JANITOR_S)
+                now = self.service.clock()
+                if time.monotonic() - last_beat >= self.limits.heartbeat:
+                    last_beat = time.monotonic()
+                    await self.store.heartbeat(self.proc_id, now)
+                    dead_after = int(self.limits.heartbeat * 5 * 1000)
+                    for _proc, held in await self.store.claim_dead(now, dead_after):
+                        await self._count_out(held)
+                for member in await self.store.claim_due(now):
+                    kind, _, rest = member.partition("|")
+                    if kind == "grace":
+                        code, _, seat = rest.partition("|")
+                        self.spawn(self._grace_expired(code, int(seat)))
+                    elif kind == "tick":
+                        self.spawn(self._fire(rest))
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("janitor")
+
+    async def _count_out(self, held: dict[str, int]) -> None:
+        """Undo the presence of a dead process's connections (and start their grace periods)."""
+        for key, count in held.items():
+            if count <= 0:
+                continue
+            code, _, field = key.partition("|")
+            if field == "spectators":
+                await self.store.presence(code, field, -count)
+                continue
+            seat = int(field)
+            now = self.service.clock()
+            on, off = connected_events(seat, now)
+            left, _ = await self.store.presence(code, field, -count, on, off)
+            if left == 0:
+                await self.store.add_deadline(
+                    f"grace|{code}|{seat}", now + int(self.limits.grace * 1000)
+                )
+
+    async def close(self) -> None:
+        for handle in self.timers.values():
+            handle.cancel()
+        if self.janitor:
+            self.janitor.cancel()
+            with contextlib.suppress(BaseException):
+                await self.janitor
+        with contextlib.suppress(Exception):
+            await self.store.retire(self.proc_id)
