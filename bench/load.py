@@ -72,18 +72,20 @@ class Sizes:
 
     @classmethod
     def quick(cls) -> Sizes:
+        # Nine measured runs: each costs 0.3 s of start-up + warmup + duration. Paced and
+        # spectator runs keep 1 s, so every bot (moving once a second) moves in the window.
         return cls(
-            duration=2.0,
-            warmup=0.5,
+            duration=0.5,
+            warmup=0.25,
             tp_rooms=4,
             tp_players=4,
             paced_rooms=5,
             paced_players=4,
-            paced_duration=2.0,
+            paced_duration=1.0,
             paced_ladder=(),
             spec_players=2,
             spec_count=20,
-            spec_duration=2.0,
+            spec_duration=1.0,
             idle_conns=50,
             mem_rooms=3,
             mem_players=8,
