@@ -12,6 +12,7 @@ Everything else the page needs (games, titles, options) comes in `welcome`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
@@ -86,8 +87,25 @@ def resolve_static(root: Path, url_path: str) -> Path | None:
     return resolved if resolved.is_file() else None
 
 
+#: `/r/CODE`, the room link the command-line tools print, opens the page on that room
+ROOM_LINK = "/r/"
+_ROOM_CODE = re.compile(r"^[A-Za-z0-9]{1,32}/?$")
+
+
+def room_link(code: str) -> Response:
+    """A redirect to `/#CODE`, the one address the page reads a room from (its relative
+    asset paths would not resolve below /r/)."""
+    if not _ROOM_CODE.match(code):
+        return text(HTTPStatus.NOT_FOUND, "not a room link\n")
+    return response(
+        HTTPStatus.FOUND, b"", "text/plain; charset=utf-8", {"Location": f"/#{code.strip('/')}"}
+    )
+
+
 def make_process_request(
-    health: Callable[[], dict[str, Any]], root: Path | None = None
+    health: Callable[[], dict[str, Any]],
+    root: Path | None = None,
+    metrics: Callable[[], tuple[bytes, str]] | None = None,
 ) -> Callable[..., Any]:
     """The `process_request` hook: /ws goes on to the WebSocket handshake, the rest is HTTP."""
     static_root = root or web_root()
@@ -104,6 +122,11 @@ def make_process_request(
         if path == "/healthz":
             body = json.dumps({"ok": True, **health()}).encode()
             return response(HTTPStatus.OK, body, "application/json")
+        if path == "/metrics" and metrics is not None:
+            body, content_type = metrics()  # the Prometheus text format (server/metrics.py)
+            return response(HTTPStatus.OK, body, content_type)
+        if path.startswith(ROOM_LINK):
+            return room_link(path[len(ROOM_LINK) :])
         file = resolve_static(static_root, path)
         if file is None:
             return text(HTTPStatus.NOT_FOUND, "not found\n")

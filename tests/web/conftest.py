@@ -11,11 +11,13 @@ import functools
 import http.server
 import os
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from solrace.server.process import ServerProcess
 
 WEB_DIR = Path(__file__).resolve().parents[2] / "client" / "web"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -69,3 +71,12 @@ def static_url() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture(scope="module")
+def web_server(redis_url: str) -> Iterator[ServerProcess]:
+    """One `solrace serve` for a whole test module (rooms are independent, so tests share it;
+    a test that kills or restarts its server uses `race_server` instead)."""
+    prefix = f"solrace-test-web-{uuid.uuid4().hex[:8]}:"
+    with ServerProcess(redis_url, prefix) as server:
+        yield server

@@ -8,6 +8,7 @@ import { attachPointer } from "./input.js";
 import { pickUp, dropMove, stockMove, foundationMove } from "./moves.js";
 import { pileKind } from "./cards.js";
 import { loadSession, saveSession, loadName, saveName, roomFromLocation, todaySeed } from "./session.js";
+import { seatGuard } from "./seats.js";
 
 const root = document.getElementById("app");
 let state = initialState();
@@ -17,17 +18,29 @@ const ui = {
   drag: null,
   origin: location.origin,
   lastClick: null,
+  seatConflict: null, // a saved seat that another open tab plays: the player chooses
+  movedAway: false,   // another tab took this tab's seat
 };
 let resyncing = false;
 
 const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
 const conn = new Connection(wsUrl, { onMessage: dispatch, onStatus, onReady });
+const seats = seatGuard({ onTaken: seatTaken });
 
 // ---- state changes ----------------------------------------------------------------------
 
 let noticeTimer = null;
 
+/** Which page the state shows: an error said on one page means nothing on the next. */
+function screenOf(s) {
+  if (s.kicked) return "kicked";
+  return s.room && s.snap ? s.snap.state : "home";
+}
+
 function setState(next) {
+  if (next.notice && next.notice === state.notice && screenOf(next) !== screenOf(state)) {
+    next = { ...next, notice: null };
+  }
   const fresh = next.notice && next.notice !== state.notice;
   state = next;
   persist();
@@ -49,7 +62,10 @@ function dispatch(msg) {
   if (msg.type === "ack" || msg.type === "error") ui.sel = null;
   if (msg.type === "event" && msg.kind === "rematch") ui.sel = null;
   setState(next);
-  if (state.kicked) saveSession(null);
+  if (state.kicked) {
+    saveSession(null);
+    seats.release();
+  }
   maybeResync();
 }
 
@@ -72,11 +88,18 @@ function onStatus(s) {
 async function onReady(welcome) {
   setState(reduce(state, welcome));
   const saved = loadSession();
-  if (saved && saved.room) {
-    await rejoin(saved);
-  } else {
+  if (!saved || !saved.room) {
     refreshLobby();
+    return;
   }
+  // A seat this tab does not play yet (a reload, a duplicated tab): another tab may play it.
+  const mine = seats.held && seats.held.token === saved.token;
+  if (saved.role === "player" && saved.token && !mine && await seats.heldElsewhere(saved.room, saved.token)) {
+    ui.seatConflict = saved;
+    render();
+    return;
+  }
+  await rejoin(saved);
 }
 
 async function rejoin(saved) {
@@ -84,21 +107,58 @@ async function rejoin(saved) {
   // model is gone, so ask without last_event and get a full snapshot.
   const have = state.snap && state.room === saved.room;
   const since = have ? { last_event: state.lastEvent } : {};
-  const msg = saved.role === "player" && saved.token
+  const player = saved.role === "player" && saved.token;
+  const msg = player
     ? { type: "resume", room: saved.room, token: saved.token, ...since }
     : { type: "spectate", room: saved.room, ...since };
+  // The resume reply does not repeat the tokens: keep them, or the next resync (and the next
+  // reload) would have none and come back as a spectator.
+  state = { ...state, token: player ? saved.token : state.token, hostToken: state.hostToken || saved.hostToken || null };
   try {
     const reply = await conn.request(msg);
     if (reply.type === "error") {
       saveSession(null);
-      setState({ ...initialState(), conn: state.conn, notice: { kind: "error", code: reply.code, text: `Could not rejoin ${saved.room}: ${reply.message}`, at: Date.now() } });
+      seats.release();
+      setState({ ...initialState(), conn: state.conn, games: state.games, server: state.server,
+        notice: { kind: "error", code: reply.code, text: `Could not rejoin ${saved.room}: ${reply.message}`, at: Date.now() } });
       refreshLobby();
-    } else if (saved.hostToken && !state.hostToken) {
-      setState({ ...state, hostToken: saved.hostToken });
+      return;
     }
+    if (player) seats.hold(saved.room, saved.token);
+    persist();
   } catch (err) {
     /* the link dropped again; onReady runs on the next welcome */
   }
+}
+
+/** Another tab took this tab's seat: stop talking for it here. */
+function seatTaken() {
+  ui.movedAway = true;
+  conn.stop();
+  render();
+}
+
+/** Play the seat in this tab: the tab that has it lets go. */
+function takeSeat() {
+  const saved = ui.seatConflict || loadSession();
+  ui.seatConflict = null;
+  ui.movedAway = false;
+  if (!saved || !saved.token) return render();
+  seats.take(saved.room, saved.token);
+  if (conn.ready) rejoin(saved);
+  else conn.start(); // onReady resumes: this tab holds the seat now
+  render();
+}
+
+function watchInstead() {
+  const saved = ui.seatConflict;
+  ui.seatConflict = null;
+  if (!saved) return render();
+  const watching = { room: saved.room, role: "spectator", token: null, hostToken: null, lastEvent: 0 };
+  saveSession(watching);
+  state = { ...state, token: null, hostToken: null };
+  rejoin(watching);
+  render();
 }
 
 /** An event gap, or a race that started without our board: ask for the room again. */
@@ -121,9 +181,12 @@ async function refreshLobby() {
 
 // ---- requests -----------------------------------------------------------------------
 
-async function ask(msg) {
+/** A request whose error reply is shown by the reducer; `wait`: queue it until connected. */
+async function ask(msg, wait = false) {
+  if (wait && !conn.ready) notify("Connecting to the server…", "info", "connecting");
   try {
-    const reply = await conn.request(msg);
+    const reply = await conn.request(msg, { wait });
+    if (wait && state.notice?.code === "connecting") setState({ ...state, notice: null });
     return reply.type === "error" ? null : reply;
   } catch (err) {
     notify(err.message);
@@ -133,8 +196,9 @@ async function ask(msg) {
 
 function enteredRoom(reply) {
   if (!reply) return;
-  history.replaceState(null, "", `${location.pathname}#${reply.room}`);
+  history.replaceState(null, "", `/#${reply.room}`);
   ui.form.code = reply.room;
+  if (reply.role === "player") seats.hold(reply.room, state.token);
   persist();
 }
 
@@ -167,11 +231,17 @@ function configure(options) {
 }
 
 function leaveRoom() {
-  if (state.room) conn.send({ type: "leave" });
+  if (state.room && !ui.movedAway) conn.send({ type: "leave" });
   saveSession(null);
-  history.replaceState(null, "", location.pathname);
+  seats.release();
+  history.replaceState(null, "", "/");
   ui.sel = null;
-  state = { ...initialState(), conn: state.conn };
+  ui.seatConflict = null;
+  state = { ...initialState(), conn: state.conn, games: state.games, server: state.server };
+  if (ui.movedAway) {
+    ui.movedAway = false;
+    conn.start();
+  }
   render();
   refreshLobby();
 }
@@ -179,19 +249,19 @@ function leaveRoom() {
 async function createRoom(play) {
   const name = playerName();
   if (!name) return;
-  enteredRoom(await ask({ type: "create", name, play }));
+  enteredRoom(await ask({ type: "create", name, play }, true));
 }
 
 async function joinRoom(code) {
   const name = playerName();
   const room = joinCode(code);
   if (!name || !room) return;
-  enteredRoom(await ask({ type: "join", room, name }));
+  enteredRoom(await ask({ type: "join", room, name }, true));
 }
 
 async function watchRoom(code) {
   const room = joinCode(code);
-  if (room) enteredRoom(await ask({ type: "spectate", room }));
+  if (room) enteredRoom(await ask({ type: "spectate", room }, true));
 }
 
 /** Click handlers by data-action; each gets the clicked element. */
@@ -227,6 +297,8 @@ const actions = {
     navigator.clipboard?.writeText(link).then(() => notify("Link copied.", "info"), () => notify(link, "info"));
   },
   dismiss: () => setState({ ...state, notice: null }),
+  "take-seat": takeSeat,
+  "watch-instead": watchInstead,
 };
 
 // ---- DOM wiring -----------------------------------------------------------------------
@@ -237,6 +309,14 @@ root.addEventListener("click", (e) => {
   e.preventDefault();
   const fn = actions[el.dataset.action];
   if (fn) fn(el);
+});
+
+// A second room link opened in the same tab changes only the fragment: no reload.
+window.addEventListener("hashchange", () => {
+  const code = roomFromLocation(location);
+  if (!code || state.room) return;
+  ui.form.code = code;
+  render();
 });
 
 root.addEventListener("input", (e) => {

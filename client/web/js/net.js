@@ -56,6 +56,7 @@ export class Connection {
     this.backoff = 250;
     this.stopped = false;
     this.pingTimer = null;
+    this.readyWaiters = [];
   }
 
   start() {
@@ -99,6 +100,7 @@ export class Connection {
       clearInterval(this.pingTimer);
       this.pingTimer = setInterval(() => this.send({ type: "ping", t: Date.now() }), 15000);
       this.handlers.onReady?.(msg);
+      for (const resolve of this.readyWaiters.splice(0)) resolve();
       return;
     }
     if (msg.ref != null && this.pending.has(msg.ref)) {
@@ -129,9 +131,20 @@ export class Connection {
     return true;
   }
 
-  /** Send with an `id` and resolve with the reply carrying that `ref` (error replies too). */
-  request(msg) {
+  /** Resolves at the next welcome (at once when the link is up). */
+  whenReady() {
+    if (this.ready && this.ws?.readyState === WebSocket.OPEN) return Promise.resolve();
+    return new Promise((resolve) => this.readyWaiters.push(resolve));
+  }
+
+  /**
+   * Send with an `id` and resolve with the reply carrying that `ref` (error replies too).
+   * With `wait`, a request made while the link is down waits for it to come up (what a person
+   * pressing Create expects); without, it fails at once (a move must not land later).
+   */
+  request(msg, { wait = false } = {}) {
     if (!this.ready || this.ws.readyState !== WebSocket.OPEN) {
+      if (wait && !this.stopped) return this.whenReady().then(() => this.request(msg, { wait }));
       return Promise.reject(new Error("not connected to the server"));
     }
     const id = ++this.seq;

@@ -284,7 +284,21 @@ function raceScreen(state, ui, clocks) {
 /** The whole page for (state, ui) at local time `now`. */
 export function renderApp(state, ui, now = Date.now()) {
   let body;
-  if (state.kicked) {
+  if (ui.seatConflict) {
+    body = h("main.home", h("section.panel.seat-choice", { dataset: { testid: "seat-conflict" } },
+      h("h2", `Room ${ui.seatConflict.room}`),
+      h("p", "Your seat in this room is open in another tab. Play here, and that tab lets go of it, or watch from this one."),
+      h("div.actions",
+        h("button.primary", { dataset: { action: "take-seat" } }, "Play here"),
+        h("button", { dataset: { action: "watch-instead" } }, "Watch instead"))));
+  } else if (ui.movedAway) {
+    body = h("main.home", h("section.panel.seat-choice", { dataset: { testid: "moved-away" } },
+      h("h2", `Room ${state.room || ""}`),
+      h("p", "Your seat is now played in another tab."),
+      h("div.actions",
+        h("button.primary", { dataset: { action: "take-seat" } }, "Play here instead"),
+        h("button", { dataset: { action: "home" } }, "Back to the lobby"))));
+  } else if (state.kicked) {
     body = h("main.home", h("section.panel", h("h2", "You were removed from the room."),
       h("button.primary", { dataset: { action: "home" } }, "Back")));
   } else if (!state.room || !state.snap) {

@@ -25,11 +25,15 @@ export function saveName(name) {
   localStorage.setItem(NAME_KEY, name);
 }
 
-/** The room code a link names: `/#CODE` (what the page shares) or `/?room=CODE`. */
+/**
+ * The room code a link names: `/#CODE` (what the page shares), `/r/CODE` (what the
+ * command-line tools print; the server redirects it to `/#CODE`) or `/?room=CODE`.
+ */
 export function roomFromLocation(loc) {
   const q = new URLSearchParams(loc.search).get("room");
   const hash = decodeURIComponent((loc.hash || "").replace(/^#/, ""));
-  const code = (q || hash || "").trim().toUpperCase();
+  const path = /^\/r\/([^/]+)\/?$/.exec(loc.pathname || "");
+  const code = (q || hash || (path ? decodeURIComponent(path[1]) : "") || "").trim().toUpperCase();
   return /^[A-Z0-9]{3,12}$/.test(code) ? code : null;
 }
 

@@ -1,0 +1,102 @@
+"""Steps the browser tests repeat: create a room, join it, set options, wait for the reducer.
+
+Every wait reads the page's own model (`window.solrace.state`) or its DOM, never a clock.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+
+TIMEOUT = 15_000
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 2,
+    "is_mobile": True,
+    "has_touch": True,
+}
+
+
+def new_page(browser: Browser, errors: list[str], name: str = "", **ctx: Any) -> Page:
+    """A page in a fresh context (its own storage, as another person's browser); page errors
+    are collected in `errors` and confirm dialogs accepted."""
+    context: BrowserContext = browser.new_context(
+        **({"viewport": {"width": 1200, "height": 860}} | ctx)
+    )
+    page = context.new_page()
+    page.on("pageerror", lambda e: errors.append(f"{name}: {e}"))
+    page.on("dialog", lambda d: d.accept())
+    return page
+
+
+def js(page: Page, expr: str, timeout: int = TIMEOUT) -> None:
+    """Wait until `expr` (JavaScript, with `S` the page's state) is true."""
+    page.wait_for_function(
+        f"(() => {{ const S = window.solrace.state; return {expr}; }})()", timeout=timeout
+    )
+
+
+def state(page: Page, expr: str) -> Any:
+    return page.evaluate(f"(() => {{ const S = window.solrace.state; return {expr}; }})()")
+
+
+def create_room(page: Page, url: str, name: str, *, host_only: bool = False) -> str:
+    page.goto(url + "/")
+    page.fill("#name", name)
+    page.click("[data-action=create-host]" if host_only else "[data-action=create]")
+    code = page.locator("[data-testid=share-code]").inner_text(timeout=TIMEOUT)
+    js(page, "S.snap && S.snap.state === 'lobby'")
+    return code
+
+
+def configure(page: Page, **options: Any) -> None:
+    """Set room options as the host, through the page's own request path."""
+    page.evaluate(
+        "opts => window.solrace.conn.request({type: 'configure', host_token: window.solrace.state.hostToken, options: opts})",
+        options,
+    )
+    for key, value in options.items():
+        if key == "seed":
+            js(page, "S.snap.options.text_seed === true")
+        elif key != "game_options":
+            js(
+                page,
+                f"JSON.stringify(S.snap.options[{json.dumps(key)}]) === {json.dumps(json.dumps(value))}",
+            )
+
+
+def join_room(page: Page, url: str, code: str, name: str) -> None:
+    page.goto(f"{url}/#{code}")
+    page.fill("#name", name)
+    page.click("[data-action=join]")
+    expect(page.locator("[data-testid=ready]")).to_be_visible(timeout=TIMEOUT)
+
+
+def watch_room(page: Page, url: str, code: str) -> None:
+    page.goto(f"{url}/#{code}")
+    page.click("[data-action=spectate]")
+    js(page, "S.role === 'spectator' && S.snap !== null")
+
+
+def ready(page: Page) -> None:
+    page.click("[data-testid=ready]")
+    js(page, "S.snap.players.find(p => p.seat === S.seat).ready === true")
+
+
+def start(page: Page) -> None:
+    page.click("[data-testid=start]")
+    js(page, "S.snap.state === 'countdown' || S.snap.state === 'racing'")
+
+
+def racing_with_board(page: Page) -> None:
+    js(page, "S.snap.state === 'racing' && S.view !== null && S.role === 'player'")
+
+
+def deal(page: Page) -> int:
+    """Click the stock; returns the move count it led to."""
+    before = state(page, "S.view.moves")
+    page.click('.board-wrap.mine [data-pile="s"] .card')
+    js(page, f"S.view.moves === {before + 1}")
+    return before + 1
