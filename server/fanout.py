@@ -26,6 +26,7 @@ import websockets
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server.conn import Conn
+from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
 from websockets.exceptions import ConnectionClosed
 
@@ -132,6 +133,7 @@ class Hub:
             targets = [c.ws for c in self.rooms.get(code, ()) if c.role == "spectator"]
             if targets:
                 websockets.broadcast(targets, frame)
+                METRICS.fanout_frames.inc(len(targets))
 
         if delay > 0:
             asyncio.get_running_loop().call_later(delay, out)
@@ -182,6 +184,7 @@ class Hub:
                 behind = True
         if ready:
             websockets.broadcast(ready, frame)
+            METRICS.fanout_frames.inc(len(ready))
         for conn in drain:  # events that arrived before n, now in order after it
             while (held := recent.get(conn.last_event + 1)) is not None:
                 conn.last_event += 1

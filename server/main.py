@@ -8,8 +8,10 @@ import contextlib
 import logging
 import os
 import signal
+from collections import Counter
 
 from solrace.server.http import make_process_request
+from solrace.server.metrics import METRICS
 from solrace.server.redis_process import RedisProcess
 from solrace.server.store import Store
 from solrace.server.transport import SERVER_NAME, Limits, build
@@ -29,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--redis-url",
         default=os.environ.get("REDIS_URL"),
-        help="Redis URL (default $REDIS_URL; unset: start an embedded redis-server)",
+        help="redis://host:port[/db] (one Redis) or redis+cluster://host:port[,host:port...] "
+        "(a Redis Cluster); default $REDIS_URL; unset: start an embedded redis-server",
     )
     parser.add_argument(
         "--redis-prefix",
@@ -100,10 +103,16 @@ async def serve_forever(
             finished_ttl=args.finished_ttl,
             max_events=args.max_events,
             sink=sink,
+            liveness_ms=int(args.heartbeat * 5 * 1000),  # the janitor's "5 missed beats"
         ),
         limits,
     )
     store = transport.store
+    METRICS.bind(
+        connections=lambda: len(transport.conns),
+        rooms_by_state=lambda: Counter(c.room.state for c in transport.service.cache.values()),
+        rooms_owned=lambda: len(transport.hub.rooms),
+    )
     stop = asyncio.get_running_loop().create_future()
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, AttributeError):
@@ -121,7 +130,7 @@ async def serve_forever(
             transport.handler,
             args.host,
             args.port,
-            process_request=make_process_request(transport.health),
+            process_request=make_process_request(transport.health, metrics=METRICS.render),
             max_size=64 * 1024,  # larger frames are refused by protocol.decode with an error first
             compression=None,
             ping_interval=20,

@@ -59,6 +59,13 @@ def normalize_code(code: str) -> str:
     return code.strip().upper()
 
 
+def listing(room: Room) -> dict[str, Any] | None:
+    """The room's lobby row while it is listed (public and not finished), else None."""
+    if room.options.get("public") and room.state != FINISHED:
+        return projection.lobby_row(room.doc)
+    return None
+
+
 @dataclass
 class Cached:
     room: Room
@@ -180,10 +187,8 @@ class RoomService:
             if clear:
                 room.races = {}
             self.cache[code] = Cached(room, ver, numbers[-1] if numbers else cached.seq)
-            if room.options.get("public") and room.state != FINISHED:
-                await self.store.set_public(code, True)
-            else:
-                await self.store.set_public(code, False)
+            # never raises: a stored final move must not answer `busy` for a lobby write
+            await self.store.set_lobby(code, ver, listing(room), was=listing(cached.room))
             return room, numbers
         raise too_busy("room")
 
@@ -210,7 +215,7 @@ class RoomService:
                 continue  # the code is taken
             self.cache[code] = Cached(room, ver, numbers[-1] if numbers else 0)
             if room.options.get("public"):
-                await self.store.set_public(code, True)
+                await self.store.set_lobby(code, ver, listing(room))
             return {"room": code, "seat": seat, "token": token, "host_token": host_token}
         raise ProtocolError("internal", "could not find a free room code")
 
@@ -398,8 +403,6 @@ class RoomService:
             return projection.own_view(cached.room, seat)
 
     async def lobby(self) -> list[dict[str, Any]]:
-        rows = []
-        for doc in await self.store.list_public():
-            if doc["options"].get("public") and doc["state"] != FINISHED:
-                rows.append(projection.lobby_row(doc, await self.store.connections(doc["code"])))
-        return sorted(rows, key=lambda r: r["room"])
+        """The first page of listed rooms, in code order (the store keeps the summary)."""
+        rows, _ = await self.store.lobby_page()
+        return rows

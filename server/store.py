@@ -9,13 +9,37 @@ hash tag `{C}` so a room lives in one Redis Cluster slot and Lua may touch it al
     P room:{C}:seq       int   number of the last room event
     P room:{C}:events    stream the last MAX_EVENTS events, entry id "<n>-0", field d = msgpack
     P room:{C}:conn      hash  seat -> live connections; "spectators" -> live spectator connections
-    P room:{C}:pub       pub/sub channel: b"e<origin><n>:<msgpack event>" and b"b<origin><delay>:<board frame>",
+    P room:{C}:pub       pub/sub channel (a shard channel on a cluster, same slot as the room):
+                               b"e<origin><n>:<msgpack event>" and b"b<origin><delay>:<board frame>",
                                origin = the publishing Store's 8-byte id (its own process skips them)
-    P lobby              set   codes of public rooms (listing only; stale codes are dropped on read)
-    P procs              hash  server process id -> last heartbeat (ms)
-    P proc:<id>:conns    hash  "<code>|<seat or spectators>" -> connections that process holds
-    P deadlines          zset  "grace|<code>|<seat>" and "tick|<code>" scored by when they are due;
-                               any process may claim one (ZREM decides who), so a crash loses none
+
+Keys that are not a room's, none of them touched by a move:
+
+    P {lobby}:rows       hash  code -> "<ver>:<at_ms>:<msgpack lobby row>" (a listed room) or
+                               "<ver>:<at_ms>:" (unlisted: kept a day, so a late retry of an
+                               older row cannot list it again)
+    P {lobby}:codes      zset  listed codes (score 0, paged in code order)
+    P {lobby}:gone       zset  unlisted codes by when (their tombstones are trimmed after a day)
+    P processes          set   ids of live server processes (SREM decides who counts one out)
+    P proc:{<id>}:alive  str   set on every beat with a TTL: gone = silent that long
+    P proc:{<id>}:conns  hash  "<code>|<seat or spectators>" -> connections that process holds
+    P deadlines:{dl<i>}  zset  DEADLINE_BUCKETS buckets (a room's in bucket crc32(code) % N, spread
+                               over the cluster's slots): "grace|<code>|<seat>" and "tick|<code>"
+                               scored by when they are due; a script takes the due ones out
+                               and hands them to exactly one caller, so a crash loses none
+
+The lobby is a maintained summary: a room's row is written when its public state changes
+(a join, a start, the end), never by a move, and a page is one script on one slot. A
+failed write of it is retried in the background and never fails the command that caused
+it (the room's own commit is what counts).
+
+Liveness: a process beats every few seconds (its `alive` key, with a TTL). Another counts
+it out (its connections, so their seats get their grace periods) only after seeing it
+missing on successful reads for a further half-window, and only while its own beats
+succeed: a Redis node that fails over briefly makes nobody resign live players.
+
+On a Redis Cluster every multi-key write is one Lua script on one hash tag (no MULTI),
+and the scripts publish with SPUBLISH (the channel shares the room's hash tag).
 
 Redis is the source of truth: a move is stored by a Lua script that checks the
 document's version, the log's length and its revision in one step, so two
@@ -35,14 +59,17 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol, cast
+from typing import Any, NamedTuple, Protocol
 
-import redis.asyncio as aioredis
-from redis.asyncio.client import PubSub
 from solrace.protocol.messages import decode_trusted, encode
 from solrace.server import ServerError
+from solrace.server.metrics import METRICS
+from solrace.server.pubsub import Reader, make_reader
+from solrace.server.redis_conn import Client, connect, is_cluster
 
 log = logging.getLogger("solrace.server")
 
@@ -138,6 +165,92 @@ return {after, 0}
 """
 
 
+_LOAD = """
+-- KEYS: meta revs seq log0..logN ; ARGV: ver (as the caller read it with the document)
+-- One consistent cut of a room without MULTI (which redis-py runs in threads on a cluster).
+local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
+if ver ~= tonumber(ARGV[1]) then return {-1} end
+local out = {1, redis.call('HGETALL', KEYS[2]), redis.call('GET', KEYS[3]) or '0'}
+for k = 4, #KEYS do out[#out + 1] = redis.call('LRANGE', KEYS[k], 0, -1) end
+return out
+"""
+
+_LOBBY_PUT = """
+-- KEYS: rows codes gone ; ARGV: code ver row now keep_ms
+-- Writes the room's row (or, with an empty row, unlists it) unless a newer version is there.
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if cur then
+  local have = tonumber(string.match(cur, '^(%d+):'))
+  if have and have >= tonumber(ARGV[2]) then return 0 end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ':' .. ARGV[4] .. ':' .. ARGV[3])
+if ARGV[3] == '' then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+else
+  redis.call('ZADD', KEYS[2], 0, ARGV[1])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+end
+local old = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', tonumber(ARGV[4]) - tonumber(ARGV[5]), 'LIMIT', 0, 20)
+for _, c in ipairs(old) do
+  redis.call('ZREM', KEYS[3], c)
+  redis.call('HDEL', KEYS[1], c)
+end
+return 1
+"""
+
+_LOBBY_PAGE = """
+-- KEYS: rows codes ; ARGV: after limit now keep_ms
+-- Returns {next, code, row, code, row, ...}: next is the cursor of the following page ('' at
+-- the end). A row not written for keep_ms belongs to a room that has expired: dropped.
+local start = '-'
+if ARGV[1] ~= '' then start = '(' .. ARGV[1] end
+local limit = tonumber(ARGV[2])
+local codes = redis.call('ZRANGEBYLEX', KEYS[2], start, '+', 'LIMIT', 0, limit + 1)
+local nxt = ''
+if #codes > limit then
+  codes[#codes] = nil
+  nxt = codes[#codes]
+end
+local out = {nxt}
+local oldest = tonumber(ARGV[3]) - tonumber(ARGV[4])
+for _, code in ipairs(codes) do
+  local v = redis.call('HGET', KEYS[1], code)
+  local at, row = 0, ''
+  if v then
+    local a = string.find(v, ':', 1, true)
+    local b = a and string.find(v, ':', a + 1, true)
+    if b then
+      at = tonumber(string.sub(v, a + 1, b - 1)) or 0
+      row = string.sub(v, b + 1)
+    end
+  end
+  if row == '' or at < oldest then
+    redis.call('ZREM', KEYS[2], code)
+    if v and row ~= '' then redis.call('HDEL', KEYS[1], code) end
+  else
+    out[#out + 1] = code
+    out[#out + 1] = row
+  end
+end
+return out
+"""
+
+_CLAIM_DUE = """
+-- KEYS: one deadline bucket ; ARGV: now limit. The due members, taken out: one caller gets each.
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+if #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end
+return due
+"""
+
+#: deadline buckets: a few, so that no one slot is every process's poll target
+DEADLINE_BUCKETS = 8
+#: a lobby row or tombstone not rewritten for this long is dropped (its room expired)
+LOBBY_KEEP_MS = ACTIVE_TTL_MS
+#: seconds between retries of failed lobby writes (doubling up to the cap)
+LOBBY_RETRY_S, LOBBY_RETRY_CAP_S = 0.2, 5.0
+_UNKNOWN: Any = object()
+
 ORIGIN_LEN = 8
 #: what a Lua script's ARGV may hold
 ScriptArg = bytes | str | int
@@ -166,6 +279,7 @@ class Conflict(ServerError):
         super().__init__(f"{what} changed (now {have})")
         self.what = what
         self.have = have
+        METRICS.redis_retries.labels("conflict").inc()  # the caller reloads and tries again
 
 
 class Appended(NamedTuple):
@@ -198,30 +312,61 @@ def _raw(value: bytes | str) -> bytes:
     return value.encode() if isinstance(value, str) else value
 
 
+def _code_of(channel: bytes | str) -> str:
+    """The room code in a room's key or channel: what its hash tag holds."""
+    return _text(channel).rsplit("{", 1)[1].split("}", 1)[0]
+
+
 class Store:
     def __init__(
         self,
-        redis: aioredis.Redis,
+        redis: Client,
         prefix: str = "",
         *,
         finished_ttl: int = 3600,
         max_events: int = MAX_EVENTS,
         sink: EventSink | None = None,
+        liveness_ms: int = 10_000,
     ) -> None:
         self.redis = redis
         self.prefix = prefix
         self.finished_ttl_ms = finished_ttl * 1000
         self.max_events = max_events
-        self._commit = redis.register_script(_COMMIT)
-        self._append = redis.register_script(_APPEND)
-        self._presence = redis.register_script(_PRESENCE)
+        #: a cluster: shard channels (SPUBLISH/SSUBSCRIBE), one reader per master
+        self.cluster = is_cluster(redis)
+        self._commit = self._script(_COMMIT)
+        self._append = self._script(_APPEND)
+        self._presence = self._script(_PRESENCE)
+        self._load = self._script(_LOAD)
+        self._lobby_put = self._script(_LOBBY_PUT)
+        self._lobby_page = self._script(_LOBBY_PAGE)
+        self._claim_due = self._script(_CLAIM_DUE)
         #: tags what this store publishes, so its own process can skip it on pub/sub
         self.origin: bytes = secrets.token_hex(ORIGIN_LEN // 2).encode()
         #: None: nobody in this process watches rooms (tools, tests of the store alone)
         self.sink = sink
-        self._pubsub: PubSub | None = None
-        self._listener: asyncio.Task[None] | None = None
+        self._reader: Reader | None = None
         self._channels: set[str] = set()
+        #: how long a process's `alive` key outlives its last beat
+        self.liveness_ms = liveness_ms
+        self._proc: str | None = None
+        self._beat_ok = float("-inf")  # time.monotonic() of this process's last good beat
+        self._suspects: dict[str, float] = {}  # process -> since when seen missing (monotonic)
+        self._lobby_pending: dict[str, tuple[int, bytes]] = {}
+        self._lobby_retry: asyncio.Task[None] | None = None
+
+    def _script(self, source: str) -> Any:
+        """A registered Lua script; on a cluster its PUBLISH calls are SPUBLISH (the room's
+        channel is a shard channel in the room's slot, so the script stays on one node)."""
+        if self.cluster:
+            source = source.replace("'PUBLISH'", "'SPUBLISH'")
+        return self.redis.register_script(source)
+
+    async def _publish(self, channel: str, data: bytes) -> None:
+        if self.cluster:
+            await self.redis.spublish(channel, data)
+        else:
+            await self.redis.publish(channel, data)
 
     def _fan_event(self, code: str, n: int, event: dict[str, Any]) -> None:
         """Hand a stored event to this process's own connections; a failure here must not
@@ -247,33 +392,30 @@ class Store:
         if channel in self._channels:
             return
         self._channels.add(channel)
-        if self._pubsub is None:
-            self._pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
-        await self._pubsub.subscribe(channel)
-        if self._listener is None:
-            self._listener = asyncio.create_task(self._listen())
+        if self._reader is None:
+            self._reader = make_reader(self.redis, self.receive, self._lost, self._error)
+        await self._reader.subscribe(channel)
 
     async def unsubscribe(self, code: str) -> None:
         channel = self.channel(code)
-        if channel in self._channels and self._pubsub is not None:
+        if channel in self._channels and self._reader is not None:
             self._channels.discard(channel)
-            await self._pubsub.unsubscribe(channel)
+            await self._reader.unsubscribe(channel)
 
-    async def _listen(self) -> None:
-        assert self._pubsub is not None
-        while True:
+    def _lost(self, channels: list[bytes]) -> None:
+        """A pub/sub connection came back: what it missed meanwhile is only in the streams."""
+        METRICS.redis_retries.labels("pubsub").inc(len(channels))
+        if self.sink is None:
+            return
+        for channel in channels:
             try:
-                if not self._channels:
-                    await asyncio.sleep(0.05)
-                    continue
-                msg = await self._pubsub.get_message(timeout=1.0)
-                if msg is not None and msg.get("type") == "message":
-                    self.receive(msg["channel"], msg["data"])
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # a bad message must not stop the fan-out
-                log.exception("pub/sub listener")
-                await asyncio.sleep(0.1)
+                self.sink.lost(_code_of(channel))
+            except Exception:
+                log.exception("catch-up after a pub/sub gap on %r", channel)
+
+    @staticmethod
+    def _error(where: str) -> None:
+        METRICS.redis_errors.labels(where).inc()
 
     def receive(self, channel: bytes | str, data: bytes) -> None:
         """One published message: b"e<origin><n>:<event>" or b"b<origin><delay>:<frame>".
@@ -282,7 +424,7 @@ class Store:
         without decoding them."""
         if self.sink is None or data[1 : 1 + ORIGIN_LEN] == self.origin:
             return
-        code = _text(channel).rsplit("{", 1)[1].split("}", 1)[0]
+        code = _code_of(channel)
         head, body = data[1 + ORIGIN_LEN :].split(b":", 1)
         if data[:1] == b"e":
             self.sink.remote_event(code, int(head), body)
@@ -300,27 +442,27 @@ class Store:
         client_name: str | None = "solrace",
         **kw: Any,
     ) -> Store:
-        """A store on a bounded pool whose callers queue for a connection.
+        """A store for a REDIS_URL: `redis://` (one Redis) or `redis+cluster://` (a cluster).
 
-        redis-py's default pool raises MaxConnectionsError the moment every connection is
-        in use, so a burst (rooms starting together, a backlog of moves) became `internal`
-        errors; a blocking pool makes the burst wait its turn instead.
+        On one Redis the pool is bounded and its callers queue for a connection: redis-py's
+        default pool raises MaxConnectionsError the moment every connection is in use, so a
+        burst (rooms starting together, a backlog of moves) became `internal` errors.
         """
-        pool = aioredis.BlockingConnectionPool.from_url(
-            url, max_connections=max_connections, timeout=pool_timeout, client_name=client_name
+        client = connect(
+            url, max_connections=max_connections, pool_timeout=pool_timeout, client_name=client_name
         )
-        return cls(
-            aioredis.Redis.from_pool(pool), prefix, **kw
-        )  # closing the store closes the pool
+        return cls(client, prefix, **kw)  # closing the store closes the client and its pool
 
     async def close(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
+        if self._lobby_retry is not None:
+            self._lobby_retry.cancel()
             with contextlib.suppress(BaseException):
-                await self._listener
-        if self._pubsub is not None:
+                await self._lobby_retry
+        if self._lobby_pending:
+            log.warning("%d lobby updates not written at shutdown", len(self._lobby_pending))
+        if self._reader is not None:
             with contextlib.suppress(Exception):
-                await self._pubsub.aclose()
+                await self._reader.aclose()
         await self.redis.aclose()
 
     # --- keys ---------------------------------------------------------------------------
@@ -333,10 +475,6 @@ class Store:
 
     def channel(self, code: str) -> str:
         return self.key(code, "pub")
-
-    @property
-    def lobby_key(self) -> str:
-        return f"{self.prefix}lobby"
 
     def room_keys(self, code: str, seats: int) -> list[str]:
         return [self.key(code, p) for p in ("meta", "seq", "events", "revs", "conn")] + [
@@ -394,25 +532,26 @@ class Store:
         return int(out[0]), numbers
 
     async def load(self, code: str) -> Loaded | None:
-        """Document, version, logs and revisions read in one transaction (one consistent cut)."""
-        meta = await self.redis.hgetall(self.key(code, "meta"))
-        if not meta:
-            return None
-        doc = decode_trusted(_raw(meta[b"doc"]))
-        seats = len(doc["seats"])
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.hget(self.key(code, "meta"), "ver")
-        pipe.hgetall(self.key(code, "revs"))
-        pipe.get(self.key(code, "seq"))
-        for s in range(seats):
-            pipe.lrange(self.log_key(code, s), 0, -1)
-        got = await pipe.execute()
-        ver = int(got[0] or 0)
-        if ver != int(meta[b"ver"]):
-            return await self.load(code)  # changed between the two reads: read again
-        revs = {int(k): int(v) for k, v in got[1].items()}
-        logs = {s: list(got[3 + s]) for s in range(seats)}
-        return Loaded(doc, ver, logs, revs, int(got[2] or 0))
+        """Document, version, logs and revisions as one consistent cut: the document first
+        (it says how many logs there are), then a script that reads the rest only if the
+        version is still the one read with it."""
+        while True:
+            meta = await self.redis.hgetall(self.key(code, "meta"))
+            if not meta:
+                return None
+            doc = decode_trusted(_raw(meta[b"doc"]))
+            ver = int(meta[b"ver"])
+            seats = len(doc["seats"])
+            keys = [self.key(code, "meta"), self.key(code, "revs"), self.key(code, "seq")]
+            got = await self._load(
+                keys=keys + [self.log_key(code, s) for s in range(seats)], args=[ver]
+            )
+            if int(got[0]) == -1:
+                continue  # changed between the two reads: read again
+            flat = got[1]
+            revs = {int(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
+            logs = {s: list(got[3 + s]) for s in range(seats)}
+            return Loaded(doc, ver, logs, revs, int(got[2] or 0))
 
     # --- move logs ----------------------------------------------------------------------
 
@@ -472,7 +611,7 @@ class Store:
 
     async def publish_board(self, code: str, board: bytes, delay: int = 0) -> None:
         """A board the append did not carry (this process thought nobody was watching)."""
-        await self.redis.publish(self.channel(code), b"b%s%d:%s" % (self.origin, delay, board))
+        await self._publish(self.channel(code), b"b%s%d:%s" % (self.origin, delay, board))
         self._fan_board(code, delay, board)
 
     # --- events -------------------------------------------------------------------------
@@ -526,76 +665,195 @@ class Store:
         raw = await self.redis.hgetall(self.key(code, "conn"))
         return {_text(k): int(v) for k, v in raw.items()}
 
-    # --- lobby --------------------------------------------------------------------------
+    # --- lobby: a maintained summary, one slot, never touched by a move -----------------
 
-    async def list_public(self, codes_limit: int = 100) -> list[dict[str, Any]]:
-        picked = await self.redis.srandmember(self.lobby_key, codes_limit)  # with a count: a list
-        codes = [_text(c) for c in cast(list[bytes], picked or [])]
-        out = []
-        for code in codes:
-            meta = await self.redis.hget(self.key(code, "meta"), "doc")
-            if not meta:
-                await self.redis.srem(self.lobby_key, code)
-                continue
-            out.append(decode_trusted(_raw(meta)))
-        return out
+    @property
+    def lobby_keys(self) -> list[str]:
+        return [f"{self.prefix}{{lobby}}:{part}" for part in ("rows", "codes", "gone")]
 
-    async def set_public(self, code: str, public: bool) -> None:
-        if public:
-            await self.redis.sadd(self.lobby_key, code)
-        else:
-            await self.redis.srem(self.lobby_key, code)
+    async def set_lobby(
+        self, code: str, ver: int, row: dict[str, Any] | None, *, was: Any = _UNKNOWN
+    ) -> None:
+        """List the room with `row` as of room version `ver` (None: unlist it).
 
-    # --- server processes, their connections, and deadlines -----------------------------
+        Nothing is written when the row is `was` (the row before the change): most commits
+        (a ready flag, a seat's end) leave the public row as it was. Never raises: the room's
+        commit is what counts, so a failed write is logged and retried in the background, and
+        a late retry can never overwrite a newer version's row.
+        """
+        if was is not _UNKNOWN and was == row and code not in self._lobby_pending:
+            return
+        payload = encode(row) if row is not None else b""
+        self._lobby_pending[code] = (ver, payload)
+        try:
+            await self._write_lobby(code, ver, payload)
+        except Exception as exc:
+            METRICS.redis_errors.labels("lobby").inc()
+            log.warning("lobby update of %s failed (%r); retrying in the background", code, exc)
+            if self._lobby_retry is None:
+                self._lobby_retry = asyncio.create_task(self._retry_lobby())
+            return
+        if self._lobby_pending.get(code) == (ver, payload):
+            del self._lobby_pending[code]
+
+    async def _write_lobby(self, code: str, ver: int, payload: bytes) -> None:
+        now = int(time.time() * 1000)
+        await self._lobby_put(keys=self.lobby_keys, args=[code, ver, payload, now, LOBBY_KEEP_MS])
+
+    async def _retry_lobby(self) -> None:
+        wait = LOBBY_RETRY_S
+        try:
+            while self._lobby_pending:
+                await asyncio.sleep(wait)
+                for code, (ver, payload) in list(self._lobby_pending.items()):
+                    METRICS.redis_retries.labels("lobby").inc()
+                    try:
+                        await self._write_lobby(code, ver, payload)
+                    except Exception:
+                        METRICS.redis_errors.labels("lobby").inc()
+                        wait = min(LOBBY_RETRY_CAP_S, wait * 2)
+                        break
+                    if self._lobby_pending.get(code) == (ver, payload):
+                        del self._lobby_pending[code]
+                else:
+                    wait = LOBBY_RETRY_S
+        finally:
+            self._lobby_retry = None
+
+    async def lobby_page(
+        self, after: str = "", limit: int = 100
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """Listed rooms in code order after `after`, and the cursor of the next page (None at
+        the end): one script on the lobby's slot, then each row's spectators in one pipeline
+        (per node, in parallel, on a cluster)."""
+        now = int(time.time() * 1000)
+        out = await self._lobby_page(
+            keys=self.lobby_keys[:2], args=[after, limit, now, LOBBY_KEEP_MS]
+        )
+        nxt = _text(out[0]) or None
+        codes = [_text(c) for c in out[1::2]]
+        rows = [decode_trusted(_raw(r)) for r in out[2::2]]
+        if rows:
+            pipe = self.redis.pipeline(transaction=False)
+            for code in codes:
+                pipe.hget(self.key(code, "conn"), "spectators")
+            for row, watching in zip(rows, await pipe.execute(), strict=True):
+                row["spectators"] = int(watching or 0)
+        return rows, nxt
+
+    # --- server processes: liveness, their connections --------------------------------
 
     @property
     def procs_key(self) -> str:
-        return f"{self.prefix}procs"
+        return f"{self.prefix}processes"
+
+    def proc_alive_key(self, proc: str) -> str:
+        return f"{self.prefix}proc:{{{proc}}}:alive"
 
     def proc_conns_key(self, proc: str) -> str:
-        return f"{self.prefix}proc:{proc}:conns"
+        return f"{self.prefix}proc:{{{proc}}}:conns"
 
-    @property
-    def deadlines_key(self) -> str:
-        return f"{self.prefix}deadlines"
+    async def heartbeat(self, proc: str, now: int) -> bool:
+        """This process is alive: its `alive` key for `liveness_ms`, its name in the registry.
 
-    async def heartbeat(self, proc: str, now: int) -> None:
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.hset(self.procs_key, proc, now)
-        pipe.pexpire(self.proc_conns_key(proc), ACTIVE_TTL_MS)
-        await pipe.execute()
+        Returns True when the name was not registered (the first beat, or another process
+        counted this one out while it could not beat). Never raises: a beat that fails only
+        stops this process from counting others out (`claim_dead`) until one succeeds.
+        """
+        self._proc = proc
+        try:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.set(self.proc_alive_key(proc), now, px=self.liveness_ms)
+            pipe.pexpire(self.proc_conns_key(proc), ACTIVE_TTL_MS)
+            pipe.sadd(self.procs_key, proc)
+            got = await pipe.execute()
+        except Exception as exc:
+            METRICS.redis_errors.labels("heartbeat").inc()
+            log.warning("heartbeat failed (%r): counting nobody out until one succeeds", exc)
+            return False
+        self._beat_ok = time.monotonic()
+        return bool(got[2])
 
     async def note_connection(self, proc: str, code: str, field: str, delta: int) -> None:
         """What this process holds, so that another can undo its presence if it dies."""
         await self.redis.hincrby(self.proc_conns_key(proc), f"{code}|{field}", delta)
 
     async def claim_dead(self, now: int, max_silence_ms: int) -> list[tuple[str, dict[str, int]]]:
-        """Processes silent too long, each claimed by exactly one caller, with what they held."""
+        """Processes gone silent, each claimed by exactly one caller, with what they held.
+
+        A process is gone when its `alive` key (kept `liveness_ms` after each beat) has been
+        missing on every read for a further half of `max_silence_ms` by this process's
+        clock; a read that fails starts that over (its node may be failing over, and the
+        process may be beating again the moment it is back). And nobody is counted out
+        unless this process's own last beat succeeded within that half window: a process
+        that cannot reach Redis cannot tell a dead peer from its own trouble.
+        """
+        window = max_silence_ms / 2000
+        mono = time.monotonic()
+        if mono - self._beat_ok > window:
+            self._suspects.clear()
+            return []
+        try:
+            members = [_text(p) for p in await self.redis.smembers(self.procs_key)]
+        except Exception:
+            METRICS.redis_errors.labels("liveness").inc()
+            return []
+        others = [p for p in members if p != self._proc]
+        seen = await asyncio.gather(
+            *(self.redis.exists(self.proc_alive_key(p)) for p in others), return_exceptions=True
+        )
         out = []
-        for proc, beat in (await self.redis.hgetall(self.procs_key)).items():
-            if int(beat) >= now - max_silence_ms:
+        for pid, alive in zip(others, seen, strict=True):
+            if isinstance(alive, BaseException) or alive:
+                self._suspects.pop(pid, None)
                 continue
-            if await self.redis.hdel(self.procs_key, proc) != 1:
+            since = self._suspects.setdefault(pid, mono)
+            if mono - since < window:
+                continue
+            del self._suspects[pid]
+            if await self.redis.srem(self.procs_key, pid) != 1:
                 continue  # another process claimed it first
-            pid = _text(proc)
             key = self.proc_conns_key(pid)
             held = {_text(k): int(v) for k, v in (await self.redis.hgetall(key)).items()}
             await self.redis.delete(key)
+            METRICS.rooms_taken_over.inc(len({k.partition("|")[0] for k in held}))
             out.append((pid, held))
+        for pid in set(self._suspects) - set(others):
+            del self._suspects[pid]
         return out
 
     async def retire(self, proc: str) -> None:
-        await self.redis.hdel(self.procs_key, proc)
+        await self.redis.srem(self.procs_key, proc)
+        await self.redis.delete(self.proc_alive_key(proc))
         await self.redis.delete(self.proc_conns_key(proc))
 
+    # --- deadlines, bucketed over the cluster's slots ------------------------------------
+
+    def deadline_key(self, bucket: int) -> str:
+        return f"{self.prefix}deadlines:{{dl{bucket}}}"
+
+    def deadline_bucket(self, member: str) -> int:
+        """A room's deadlines share a bucket: "grace|<code>|<seat>", "tick|<code>"."""
+        code = member.split("|")[1] if "|" in member else member
+        return zlib.crc32(code.encode()) % DEADLINE_BUCKETS
+
     async def add_deadline(self, member: str, at_ms: int) -> None:
-        await self.redis.zadd(self.deadlines_key, {member: at_ms})
+        await self.redis.zadd(self.deadline_key(self.deadline_bucket(member)), {member: at_ms})
 
     async def claim_due(self, now: int, limit: int = 100) -> list[str]:
-        """Deadlines that are due, each handed to exactly one caller."""
-        due = await self.redis.zrangebyscore(self.deadlines_key, "-inf", now, start=0, num=limit)
-        claimed = []
-        for member in cast(list[bytes], due):  # members only: no scores were asked for
-            if await self.redis.zrem(self.deadlines_key, member) == 1:
-                claimed.append(member.decode())
+        """Deadlines that are due, each handed to exactly one caller. The buckets are read in
+        parallel; one whose node is away is skipped this round (its deadlines wait)."""
+        got = await asyncio.gather(
+            *(
+                self._claim_due(keys=[self.deadline_key(b)], args=[now, limit])
+                for b in range(DEADLINE_BUCKETS)
+            ),
+            return_exceptions=True,
+        )
+        claimed: list[str] = []
+        for due in got:
+            if isinstance(due, BaseException):
+                METRICS.redis_errors.labels("deadlines").inc()
+                continue
+            claimed.extend(_text(m) for m in due)
         return claimed

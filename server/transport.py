@@ -15,13 +15,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from redis.exceptions import ConnectionError as RedisConnectionError
 from solrace import __version__
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server.conn import Bucket, Conn, Limits
 from solrace.server.fanout import Hub, send
+from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
+from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.service import RoomService, normalize_code
 from solrace.server.store import EventSink, Store
 from solrace.server.supervisor import RoomSupervisor
@@ -130,8 +131,9 @@ class Transport:
                         return
                 except ConnectionClosed:
                     raise
-                except RedisConnectionError:
+                except TRANSIENT_ERRORS:
                     # no pooled connection came free in time (or Redis is briefly away): retryable
+                    METRICS.redis_errors.labels("request").inc()
                     log.warning(
                         "redis unavailable while handling %r",
                         msg and msg.get("type"),
@@ -323,11 +325,13 @@ class Transport:
         code, seat = self._player(conn)
         ack = await self.service.move(code, seat, msg["move"], msg.get("n"))
         await self.send(conn, m.with_ref(ack, ref))
+        METRICS.acked(conn.last_seen)
 
     async def on_undo(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         code, seat = self._player(conn)
         ack = await self.service.move(code, seat, "", msg.get("n"), undo=True)
         await self.send(conn, m.with_ref(ack, ref))
+        METRICS.acked(conn.last_seen)
 
     async def on_resign(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         code, seat = self._player(conn)

@@ -1,0 +1,138 @@
+"""A redis-py asyncio client from a REDIS_URL: one Redis, or a Redis Cluster.
+
+    redis://[user:pass@]host:port[/db]                 one Redis (or rediss:// for TLS)
+    redis+cluster://[user:pass@]host:port[,host:port...]   a Redis Cluster, any of its nodes
+    rediss+cluster://...                               the same over TLS
+
+The cluster form lists startup nodes only: the client asks them for the slot map and
+follows MOVED/ASK redirections itself, so one live node is enough to start. Nothing
+here runs MULTI on the cluster: redis-py's cluster transaction pipeline runs in threads
+of its own, so the store keeps every multi-key write in a Lua script on one hash tag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.exceptions import (
+    ClusterDownError,
+    ClusterError,
+    MovedError,
+    RedisClusterException,
+    TryAgainError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+#: the client the store holds: one Redis or a cluster
+Client = aioredis.Redis | RedisCluster
+
+CLUSTER_SCHEMES = {"redis+cluster": False, "rediss+cluster": True}
+
+#: errors that mean "Redis is briefly unreachable or moving" (a failover, a resharding, a full
+#: pool): the request may be retried as is, so clients get `busy`, never `internal`
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    RedisConnectionError,  # MaxConnectionsError is one
+    RedisTimeoutError,
+    ClusterDownError,
+    TryAgainError,
+    MovedError,  # AskError's subclass: a redirection the client could not follow in time
+    ClusterError,
+    RedisClusterException,  # SlotNotCoveredError: a slot with no master during a failover
+)
+
+
+@dataclass
+class ClusterURL:
+    """The parts of a redis+cluster:// URL."""
+
+    nodes: list[tuple[str, int]]
+    tls: bool = False
+    username: str | None = None
+    password: str | None = None
+    options: dict[str, str] = field(default_factory=dict)
+
+
+def is_cluster_url(url: str) -> bool:
+    return urlsplit(url).scheme.lower() in CLUSTER_SCHEMES
+
+
+def parse_cluster_url(url: str) -> ClusterURL:
+    """`redis+cluster://[user:pass@]h1:p1,h2:p2[?opt=v]` into its nodes and credentials.
+
+    urlsplit cannot parse a comma-separated host list as a netloc (the port part is not a
+    number), so the authority is split by hand.
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in CLUSTER_SCHEMES:
+        raise ValueError(f"not a cluster URL (want redis+cluster://): {url!r}")
+    if parts.path not in ("", "/", "/0"):
+        raise ValueError("a Redis Cluster has one database: no /db in a cluster URL")
+    authority = parts.netloc
+    username = password = None
+    if "@" in authority:
+        creds, authority = authority.rsplit("@", 1)
+        user, sep, pw = creds.partition(":")
+        username = unquote(user) or None
+        password = unquote(pw) if sep else None
+    nodes = []
+    for item in authority.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        host, sep, port = item.rpartition(":")
+        if not sep:
+            host, port = item, "6379"
+        host = host.strip("[]")  # an IPv6 literal
+        if not host or not port.isdigit():
+            raise ValueError(f"bad cluster node {item!r} in {url!r}")
+        nodes.append((host, int(port)))
+    if not nodes:
+        raise ValueError(f"no nodes in {url!r}")
+    options = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    return ClusterURL(nodes, CLUSTER_SCHEMES[scheme], username, password, options)
+
+
+def connect(
+    url: str,
+    *,
+    max_connections: int,
+    pool_timeout: float,
+    client_name: str | None = "solrace",
+) -> Client:
+    """A client for `url`: a RedisCluster for the cluster form, else a Redis on a blocking pool.
+
+    The single Redis's pool blocks a burst until a connection is free (redis-py's default pool
+    raises at once). redis-py's cluster client has no blocking pool: each node gets
+    `max_connections` and a burst beyond that fails with MaxConnectionsError, a transient
+    error the server answers with `busy`.
+    """
+    if is_cluster_url(url):
+        parsed = parse_cluster_url(url)
+        kwargs: dict[str, Any] = {
+            "startup_nodes": [ClusterNode(h, p) for h, p in parsed.nodes],
+            "max_connections": max_connections,
+            "client_name": client_name,
+            "username": parsed.username,
+            "password": parsed.password,
+            "ssl": parsed.tls,
+            # A master that dies leaves its slots uncovered until a replica takes over:
+            # commands on the other masters' slots go on meanwhile.
+            "require_full_coverage": False,
+            "socket_connect_timeout": 2.0,
+            "socket_timeout": 5.0,
+        }
+        return RedisCluster(**kwargs)
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=pool_timeout, client_name=client_name
+    )
+    return aioredis.Redis.from_pool(pool)  # closing the client closes the pool
+
+
+def is_cluster(client: Any) -> bool:
+    return isinstance(client, RedisCluster)
