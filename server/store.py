@@ -35,7 +35,7 @@ it (the room's own commit is what counts).
 
 Liveness: a process beats every few seconds (its `alive` key, with a TTL). Another counts
 it out (its connections, so their seats get their grace periods) only after seeing it
-missing on successful reads for a further half-window, and only while its own beats
+missing on successful reads for a further window, and only while its own beats
 succeed: a Redis node that fails over briefly makes nobody resign live players.
 
 On a Redis Cluster every multi-key write is one Lua script on one hash tag (no MULTI),
@@ -782,13 +782,13 @@ class Store:
         """Processes gone silent, each claimed by exactly one caller, with what they held.
 
         A process is gone when its `alive` key (kept `liveness_ms` after each beat) has been
-        missing on every read for a further half of `max_silence_ms` by this process's
-        clock; a read that fails starts that over (its node may be failing over, and the
-        process may be beating again the moment it is back). And nobody is counted out
-        unless this process's own last beat succeeded within that half window: a process
-        that cannot reach Redis cannot tell a dead peer from its own trouble.
+        missing on every read for a further `max_silence_ms` by this process's clock; a
+        read that fails starts that over (its node may be failing over, and the process may
+        be beating again the moment it is back). And nobody is counted out unless this
+        process's own last beat succeeded within that window: a process that cannot reach
+        Redis cannot tell a dead peer from its own trouble.
         """
-        window = max_silence_ms / 2000
+        window = max_silence_ms / 1000
         mono = time.monotonic()
         if mono - self._beat_ok > window:
             self._suspects.clear()

@@ -1,0 +1,108 @@
+"""Liveness and deadlines in the store (real Redis): a silent process is counted out once, by
+one process, only after a window of seeing it missing, and never by a process whose own beats
+are failing; deadlines are spread over buckets and each due one is handed out once."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+from solrace.server import store as store_mod
+from solrace.server.redis_process import free_port
+from solrace.server.store import Store
+
+
+@pytest.fixture
+async def stores(redis_url: str, key_prefix: str) -> AsyncIterator[Callable[..., Store]]:
+    made: list[Store] = []
+
+    def make(url: str = redis_url, liveness_ms: int = 200) -> Store:
+        s = Store.from_url(url, key_prefix, liveness_ms=liveness_ms)
+        made.append(s)
+        return s
+
+    yield make
+    first = made[0]
+    keys = [k async for k in first.redis.scan_iter(match=f"{key_prefix}*")]
+    if keys:
+        await first.redis.delete(*keys)
+    for s in made:
+        await s.close()
+
+
+async def test_a_silent_process_is_counted_out_after_the_window(stores) -> None:
+    a, b, c = stores(), stores(), stores()
+    assert await a.heartbeat("A", 1) is True  # first beat: newly registered
+    await a.note_connection("A", "ROOM1", "0", +1)
+    await a.note_connection("A", "ROOM1", "spectators", +2)
+    await b.heartbeat("B", 1)
+    await c.heartbeat("C", 1)
+    window_ms = 400
+    assert await b.claim_dead(0, window_ms) == []  # A is alive
+    # A stops beating; its key expires after liveness_ms (200 ms)
+    start = time.monotonic()
+    claimed: list = []
+    while not claimed:
+        await b.heartbeat("B", 2)
+        await c.heartbeat("C", 2)
+        claimed = await b.claim_dead(0, window_ms) + await c.claim_dead(0, window_ms)
+        await asyncio.sleep(0.05)
+        assert time.monotonic() - start < 10
+    # not before the key's expiry plus a full window of seeing it missing
+    assert time.monotonic() - start >= 0.2 + window_ms / 1000
+    assert claimed == [("A", {"ROOM1|0": 1, "ROOM1|spectators": 2})]  # by one of them, once
+    assert await b.claim_dead(0, window_ms) == [] and await c.claim_dead(0, window_ms) == []
+    assert {m.decode() for m in await b.redis.smembers(b.procs_key)} == {"B", "C"}
+
+
+async def test_a_process_that_comes_back_stops_the_count(stores) -> None:
+    a, b = stores(), stores()
+    await a.heartbeat("A", 1)
+    await b.heartbeat("B", 1)
+    await asyncio.sleep(0.3)  # A's key is gone: B starts to suspect it
+    assert await b.claim_dead(0, 400) == []
+    assert "A" in b._suspects
+    await a.heartbeat("A", 2)  # A beats again (its Redis node was failing over, say)
+    assert await b.claim_dead(0, 400) == [] and "A" not in b._suspects
+
+
+async def test_nobody_is_counted_out_by_a_process_whose_beats_fail(stores) -> None:
+    a, b = stores(), stores()
+    await a.heartbeat("A", 1)
+    await b.heartbeat("B", 1)
+    cut_off = stores(f"redis://127.0.0.1:{free_port()}/0")  # B's view when it cannot reach Redis
+    assert await cut_off.heartbeat("B", 2) is False  # a failed beat does not raise
+    assert await cut_off.claim_dead(0, 100) == []
+    # B's last good beat grows old while A is silent: B counts nobody out
+    await asyncio.sleep(0.5)
+    assert await b.claim_dead(0, 300) == []
+    await asyncio.sleep(0.5)
+    assert await b.claim_dead(0, 300) == []
+    assert {m.decode() for m in await b.redis.smembers(b.procs_key)} == {"A", "B"}
+
+
+async def test_retire_leaves_nothing_behind(stores) -> None:
+    a = stores()
+    await a.heartbeat("A", 1)
+    await a.note_connection("A", "R", "0", +1)
+    await a.retire("A")
+    assert not [k async for k in a.redis.scan_iter(match=f"{a.prefix}*proc*")]
+    assert await a.redis.smembers(a.procs_key) == set()
+
+
+async def test_deadlines_spread_over_buckets_and_each_is_claimed_once(stores) -> None:
+    a, b = stores(), stores()
+    codes = [f"D{i:03d}" for i in range(40)]
+    for i, code in enumerate(codes):
+        await a.add_deadline(f"tick|{code}", 1000 + i)
+        await a.add_deadline(f"grace|{code}|1", 5000 + i)
+    buckets = {a.deadline_bucket(f"tick|{c}") for c in codes}
+    assert len(buckets) == store_mod.DEADLINE_BUCKETS  # every bucket in use
+    assert a.deadline_bucket(f"tick|{codes[0]}") == a.deadline_bucket(f"grace|{codes[0]}|1")
+    one, two = await asyncio.gather(a.claim_due(2000), b.claim_due(2000))
+    assert sorted(one + two) == sorted(f"tick|{c}" for c in codes)  # due ones, each once
+    assert await a.claim_due(2000) == []
+    later = await b.claim_due(10_000)
+    assert sorted(later) == sorted(f"grace|{c}|1" for c in codes)
