@@ -143,7 +143,7 @@ async def serve_forever(
             "solrace serving on http://%s:%d (ws at /ws), redis %s prefix %r",
             args.host,
             args.port,
-            redis_url,
+            _without_password(redis_url),
             args.redis_prefix,
         )
         print(f"solrace serving on http://{args.host}:{args.port}", flush=True)
@@ -163,6 +163,15 @@ async def serve_forever(
         await server.wait_closed()
     await transport.close()
     await store.close()
+
+
+def _without_password(url: str) -> str:
+    """The Redis URL as logs may show it."""
+    head, sep, tail = url.rpartition("@")
+    if not sep or ":" not in head.split("//", 1)[-1]:
+        return url
+    scheme, _, creds = head.partition("//")
+    return f"{scheme}//{creds.split(':', 1)[0]}:***@{tail}"
 
 
 def dump_tasks() -> None:
