@@ -753,18 +753,24 @@ class Store:
     def proc_conns_key(self, proc: str) -> str:
         return f"{self.prefix}proc:{{{proc}}}:conns"
 
+    def proc_out_key(self, proc: str) -> str:
+        """Set by whoever counts the process out, taken by the process's next beat."""
+        return f"{self.prefix}proc:{{{proc}}}:out"
+
     async def heartbeat(self, proc: str, now: int) -> bool:
         """This process is alive: its `alive` key for `liveness_ms`, its name in the registry.
 
-        Returns True when the name was not registered (the first beat, or another process
-        counted this one out while it could not beat). Never raises: a beat that fails only
-        stops this process from counting others out (`claim_dead`) until one succeeds.
+        Returns True when another process counted this one out since its last beat (it
+        could not beat for a while: a long pause, a partition): its connections, still open,
+        must count in again (`reset_connections`, presence). Never raises: a beat that
+        fails only stops this process from counting others out until one succeeds.
         """
         self._proc = proc
         try:
             pipe = self.redis.pipeline(transaction=False)
             pipe.set(self.proc_alive_key(proc), now, px=self.liveness_ms)
             pipe.pexpire(self.proc_conns_key(proc), ACTIVE_TTL_MS)
+            pipe.getdel(self.proc_out_key(proc))
             pipe.sadd(self.procs_key, proc)
             got = await pipe.execute()
         except Exception as exc:
@@ -772,7 +778,17 @@ class Store:
             log.warning("heartbeat failed (%r): counting nobody out until one succeeds", exc)
             return False
         self._beat_ok = time.monotonic()
-        return bool(got[2])
+        return got[2] is not None
+
+    async def reset_connections(self, proc: str, held: dict[str, int]) -> None:
+        """Record what this process holds from scratch (after it was counted out)."""
+        key = self.proc_conns_key(proc)
+        pipe = self.redis.pipeline(transaction=False)  # one key: one node on a cluster
+        pipe.delete(key)
+        if held:
+            pipe.hset(key, mapping=held)  # type: ignore[arg-type]
+            pipe.pexpire(key, ACTIVE_TTL_MS)
+        await pipe.execute()
 
     async def note_connection(self, proc: str, code: str, field: str, delta: int) -> None:
         """What this process holds, so that another can undo its presence if it dies."""
@@ -816,6 +832,8 @@ class Store:
             key = self.proc_conns_key(pid)
             held = {_text(k): int(v) for k, v in (await self.redis.hgetall(key)).items()}
             await self.redis.delete(key)
+            # if it was only paused, its next beat learns it was counted out
+            await self.redis.set(self.proc_out_key(pid), 1, px=ACTIVE_TTL_MS)
             METRICS.rooms_taken_over.inc(len({k.partition("|")[0] for k in held}))
             out.append((pid, held))
         for pid in set(self._suspects) - set(others):
@@ -824,8 +842,9 @@ class Store:
 
     async def retire(self, proc: str) -> None:
         await self.redis.srem(self.procs_key, proc)
-        await self.redis.delete(self.proc_alive_key(proc))
-        await self.redis.delete(self.proc_conns_key(proc))
+        await self.redis.delete(
+            self.proc_alive_key(proc), self.proc_conns_key(proc), self.proc_out_key(proc)
+        )
 
     # --- deadlines, bucketed over the cluster's slots ------------------------------------
 

@@ -173,7 +173,8 @@ class RoomSupervisor:
                 now = self.service.clock()
                 if time.monotonic() - last_beat >= self.limits.heartbeat:
                     last_beat = time.monotonic()
-                    await self.store.heartbeat(self.proc_id, now)
+                    if await self.store.heartbeat(self.proc_id, now):
+                        await self._count_in()  # counted out while paused: we are back
                     dead_after = int(self.limits.heartbeat * 5 * 1000)
                     for _proc, held in await self.store.claim_dead(now, dead_after):
                         await self._count_out(held)
@@ -188,6 +189,26 @@ class RoomSupervisor:
                 raise
             except Exception:
                 log.exception("janitor")
+
+    async def _count_in(self) -> None:
+        """Another process counted this one out (it could not beat for a while: a long pause,
+        a partition) while its connections stayed open: they count in again, so no seat of
+        theirs is resigned when the grace period that started ends."""
+        held: dict[str, int] = {}
+        for code, members in self.hub.rooms.items():
+            for conn in members:
+                player = conn.role == "player" and conn.seat is not None
+                key = f"{code}|{conn.seat if player else 'spectators'}"
+                held[key] = held.get(key, 0) + 1
+        log.warning("this process was counted out; its connections count in again: %s", held)
+        await self.store.reset_connections(self.proc_id, held)
+        for key, count in held.items():
+            code, _, field = key.partition("|")
+            if field == "spectators":
+                await self.store.presence(code, field, count)
+            else:
+                on, off = connected_events(int(field), self.service.clock())
+                await self.store.presence(code, field, count, on, off)
 
     async def _count_out(self, held: dict[str, int]) -> None:
         """Undo the presence of a dead process's connections (and start their grace periods)."""

@@ -140,8 +140,9 @@ async def test_store_commands_work_on_the_cluster(store: Store) -> None:
         await store.add_deadline(f"tick|{code}", 1000 + i)
     assert sorted(await store.claim_due(2000)) == sorted(f"tick|{c}" for c in codes)
     assert await store.claim_due(2000) == []
-    assert await store.heartbeat("p1", 1) is True
-    assert await store.heartbeat("p1", 2) is False
+    assert await store.heartbeat("p1", 1) is False  # beating, and nobody counted it out
+    await store.reset_connections("p1", {"C0000|0": 1})
+    assert await store.redis.hgetall(store.proc_conns_key("p1")) == {b"C0000|0": b"1"}
     assert await store.claim_dead(3, 10_000) == []
 
 

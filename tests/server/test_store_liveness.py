@@ -5,10 +5,14 @@ are failing; deadlines are spread over buckets and each due one is handed out on
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
 from collections.abc import AsyncIterator, Callable
 
 import pytest
+from helpers.race import play, sent_to, start_race
+from helpers.servers import serving
 from solrace.server import store as store_mod
 from solrace.server.redis_process import free_port
 from solrace.server.store import Store
@@ -34,7 +38,7 @@ async def stores(redis_url: str, key_prefix: str) -> AsyncIterator[Callable[...,
 
 async def test_a_silent_process_is_counted_out_after_the_window(stores) -> None:
     a, b, c = stores(), stores(), stores()
-    assert await a.heartbeat("A", 1) is True  # first beat: newly registered
+    assert await a.heartbeat("A", 1) is False  # beating; nobody counted it out
     await a.note_connection("A", "ROOM1", "0", +1)
     await a.note_connection("A", "ROOM1", "spectators", +2)
     await b.heartbeat("B", 1)
@@ -55,6 +59,10 @@ async def test_a_silent_process_is_counted_out_after_the_window(stores) -> None:
     assert claimed == [("A", {"ROOM1|0": 1, "ROOM1|spectators": 2})]  # by one of them, once
     assert await b.claim_dead(0, window_ms) == [] and await c.claim_dead(0, window_ms) == []
     assert {m.decode() for m in await b.redis.smembers(b.procs_key)} == {"B", "C"}
+    # A was only paused: its next beat learns it was counted out (once), and it is back
+    assert await a.heartbeat("A", 3) is True
+    assert await a.heartbeat("A", 4) is False
+    assert {m.decode() for m in await b.redis.smembers(b.procs_key)} == {"A", "B", "C"}
 
 
 async def test_a_process_that_comes_back_stops_the_count(stores) -> None:
@@ -106,3 +114,33 @@ async def test_deadlines_spread_over_buckets_and_each_is_claimed_once(stores) ->
     assert await a.claim_due(2000) == []
     later = await b.claim_due(10_000)
     assert sorted(later) == sorted(f"grace|{c}|1" for c in codes)
+
+
+async def test_a_paused_process_counts_its_players_in_again(redis_url, key_prefix, wire) -> None:
+    """A process stopped (SIGSTOP) longer than the liveness window is counted out by the other
+    one (its players show as disconnected); when it runs again it learns so at its next beat
+    and counts its still-open connections in: nobody is resigned when the grace period ends."""
+    args = ["--heartbeat", "0.2", "--grace", "3"]
+    async with serving(redis_url, key_prefix, count=2, extra_args=args) as (sa, sb):
+        (a, _b), _, code, _ = await start_race(sa.ws_url, wire)
+        eve = await wire(sb.ws_url)
+        await eve.request({"type": "spectate", "room": code})
+        os.kill(sa.proc.pid, signal.SIGSTOP)
+        try:
+            for seat in (0, 1):
+                await sent_to(eve, lambda x, s=seat: _connected(x, s, False), timeout=30)
+        finally:
+            os.kill(sa.proc.pid, signal.SIGCONT)
+        for seat in (0, 1):
+            await sent_to(eve, lambda x, s=seat: _connected(x, s, True), timeout=30)
+        await asyncio.sleep(4)  # past the grace period the count-out started
+        assert not [x for x in eve.received if x.get("kind") in ("resigned", "results")]
+        acks = await play(a, 2)
+        assert acks and acks[-1]["status"] == "racing"
+        snap = (await eve.request({"type": "spectate", "room": code}))["snapshot"]
+        assert [p["connected"] for p in snap["players"]] == [True, True]
+        assert [p["status"] for p in snap["players"]] == ["racing", "racing"]
+
+
+def _connected(msg: dict, seat: int, connected: bool) -> bool:
+    return msg.get("kind") == "connected" and msg["seat"] == seat and msg["connected"] is connected
