@@ -1,0 +1,122 @@
+"""Leap Year: a depth-first search with a transposition table, on ranks only.
+
+No Leap Year rule looks at a suit, and any foundation whose top is one rank
+lower takes a card, so a position is the tableau piles as ranks, how many
+foundations show each top rank, and the stock's length. While the stock has
+cards the piles are told apart (each gets its own next card); once it is empty
+they are interchangeable and the key sorts them. Forced moves. Playing a card to a foundation is not always safe: it can take
+the foundation another card of its rank needed. But when at least as many
+foundations show rank r-1 as there are rank-r cards left (tableau and stock), a
+rank-r top is played at once as the only move: any win that plays it later
+still finds, at each of its own rank-r plays, one more r-1 foundation than it
+uses, so it runs unchanged with this card already home (and the extra rank-r
+top only helps the rank r+1 cards). All other choices are searched, so "lost"
+is exact. Move order: plays from the tallest pile first, deal last.
+"""
+
+from __future__ import annotations
+
+from .cards import RANK
+from .solve_common import WON, Answer, Position, search
+
+T = 8
+NF = 16
+DEAL = -1
+
+
+class LeapState:
+    """Piles as rank lists, ``tops[r]`` foundations showing rank r, the stock (next last)."""
+
+    def __init__(self, pos: Position) -> None:
+        self.tab = [[RANK[c] for c in pos.piles[f"t{i}"]] for i in range(1, T + 1)]
+        self.stock = [RANK[c] for c in reversed(pos.piles["s"])]
+        self.tops = [0] * 15
+        for k in range(1, NF + 1):
+            self.tops[RANK[pos.piles[f"f{k}"][-1]]] += 1
+        self.left = sum(len(p) for p in self.tab) + len(self.stock)
+        #: remaining[r]: cards of rank r still in the tableau or the stock
+        self.remaining = [0] * 15
+        for p in [*self.tab, self.stock]:
+            for r in p:
+                self.remaining[r] += 1
+        self._dealt: list[int] = []
+        self._played: list[int] = []
+
+    def key(self) -> tuple[object, ...]:
+        piles = [bytes(p) for p in self.tab]
+        if not self.stock:
+            piles.sort()
+        return (tuple(piles), bytes(self.tops[1:14]), len(self.stock))
+
+    def won(self) -> bool:
+        return self.left == 0
+
+    def moves(self) -> list[int]:
+        tab = self.tab
+        tops = self.tops
+        out = [x for x in range(T) if tab[x] and tops[tab[x][-1] - 1]]
+        remaining = self.remaining
+        for x in out:
+            r = tab[x][-1]
+            if tops[r - 1] >= remaining[r]:
+                return [x]
+        if len(out) > 1:
+            out.sort(key=lambda x: -len(tab[x]))
+        if self.stock:
+            out.append(DEAL)
+        return out
+
+    def apply(self, x: int) -> None:
+        if x == DEAL:
+            stock = self.stock
+            k = min(T, len(stock))
+            for i in range(k):
+                self.tab[i].append(stock.pop())
+            self._dealt.append(k)
+            return
+        r = self.tab[x].pop()
+        self.tops[r - 1] -= 1
+        self.tops[r] += 1
+        self.left -= 1
+        self.remaining[r] -= 1
+        self._played.append(r)
+
+    def undo(self, x: int) -> None:
+        if x == DEAL:
+            k = self._dealt.pop()
+            for i in range(k - 1, -1, -1):
+                self.stock.append(self.tab[i].pop())
+            return
+        r = self._played.pop()
+        self.tab[x].append(r)
+        self.tops[r] -= 1
+        self.tops[r - 1] += 1
+        self.left += 1
+        self.remaining[r] += 1
+
+
+def solve_leapyear(pos: Position, budget: int) -> Answer:
+    state = LeapState(pos)
+    verdict, path, nodes = search(state, budget)
+    if verdict != WON:
+        return Answer(verdict, [], nodes)
+    return Answer(WON, texts(pos, path), nodes)
+
+
+def texts(pos: Position, path: list[int]) -> list[str]:
+    """Move texts: each card goes to the first foundation whose top is one rank lower."""
+    tab = [[RANK[c] for c in pos.piles[f"t{i}"]] for i in range(1, T + 1)]
+    stock = [RANK[c] for c in reversed(pos.piles["s"])]
+    ftop = [RANK[pos.piles[f"f{k}"][-1]] for k in range(1, NF + 1)]
+    out: list[str] = []
+    for x in path:
+        if x == DEAL:
+            for i in range(min(T, len(stock))):
+                tab[i].append(stock.pop())
+            out.append("deal")
+            continue
+        r = tab[x].pop()
+        k = ftop.index(r - 1)
+        ftop[k] = r
+        out.append(f"t{x + 1}-f{k + 1}")
+    return out

@@ -1,0 +1,182 @@
+"""Tabby Cat and Manx: a depth-first search with a transposition table.
+
+Key: the four tableau piles, the tail and the stock's length (the discard piles
+follow: they hold what is nowhere else, and which of f1..f4 holds a run does
+not matter). While the stock has cards the piles are told apart, since a deal
+gives each pile its own next card; once it is empty they are interchangeable,
+so the key sorts them and moves onto an empty pile go to the first empty one.
+
+Nothing is pruned that a proof does not allow, so "lost" is exact; the tree is
+large, so a deal whose answer the budget does not reach is "unknown".
+Move order (for finding wins early): discard a complete run, moves onto a
+card (they lengthen a build), the tail's moves, deal, moves onto an empty pile.
+"""
+
+from __future__ import annotations
+
+from .cards import RANK, SUCC
+from .solve_common import WON, Answer, Position, search
+
+T = 4
+# a move: (kind, a, b, n): kind 0 pile a -> pile b (n cards), 1 pile a -> tail (n),
+# 2 tail -> pile b (n = whole tail), 3 pile a -> discard, 4 deal
+PP, PR, RP, PD, DEAL = 0, 1, 2, 3, 4
+Move = tuple[int, int, int, int]
+
+
+def build_len(p: list[int]) -> int:
+    """Length of the top build (each card lies on the one below it: succ(rank) is its rank)."""
+    i = len(p) - 1
+    if i < 0:
+        return 0
+    k = 1
+    while i > 0 and SUCC[RANK[p[i]]] == RANK[p[i - 1]]:
+        k += 1
+        i -= 1
+    return k
+
+
+class TabbyState:
+    """The mutable search position: piles, tail, stock (next card last), cards discarded."""
+
+    def __init__(self, pos: Position) -> None:
+        self.manx = pos.game == "manx"
+        self.tab = [list(pos.piles[f"t{i}"]) for i in range(1, T + 1)]
+        self.tail = list(pos.piles["r"])
+        self.stock = list(reversed(pos.piles["s"]))  # next card last
+        self.home = sum(len(pos.piles[f"f{k}"]) for k in range(1, 5))
+        self._discarded: list[list[int]] = []
+        self._dealt: list[int] = []
+
+    def key(self) -> tuple[object, ...]:
+        piles = [bytes(p) for p in self.tab]
+        if not self.stock:
+            piles.sort()
+        return (tuple(piles), bytes(self.tail), len(self.stock))
+
+    def won(self) -> bool:
+        return self.home == 52
+
+    def moves(self) -> list[Move]:
+        tab = self.tab
+        tail = self.tail
+        first_empty_only = not self.stock
+        discard: list[Move] = []
+        onto: list[Move] = []
+        to_tail: list[Move] = []
+        to_empty: list[Move] = []
+        empties = [y for y in range(T) if not tab[y]]
+        if first_empty_only:
+            empties = empties[:1]
+        for x in range(T):
+            p = tab[x]
+            if not p:
+                continue
+            b = build_len(p)
+            rt = RANK[p[-1]]
+            if b >= 13 and rt == 1 and RANK[p[-13]] == 13:
+                discard.append((PD, x, 0, 13))
+            for y in range(T):
+                q = tab[y]
+                if y == x or not q:
+                    continue
+                n = (RANK[q[-1]] - rt) % 13 or 13
+                while n <= b:
+                    onto.append((PP, x, y, n))
+                    n += 13
+            for y in empties:
+                # moving a whole pile to an empty one changes nothing once piles are interchangeable
+                top = b if not (first_empty_only and b == len(p)) else b - 1
+                for n in range(1, top + 1):
+                    to_empty.append((PP, x, y, n))
+            if not tail:
+                for n in range(1, (1 if self.manx else b) + 1):
+                    to_tail.append((PR, x, 0, n))
+        if tail:
+            need = RANK[tail[0]]
+            n = len(tail)
+            for y in range(T):
+                q = tab[y]
+                if q and SUCC[need] == RANK[q[-1]]:
+                    to_tail.append((RP, 0, y, n))
+            for y in empties:
+                to_tail.append((RP, 0, y, n))
+        out = discard + onto + to_tail
+        if self.stock:
+            out.append((DEAL, 0, 0, 0))
+        return out + to_empty
+
+    def apply(self, m: Move) -> None:
+        kind, a, b, n = m
+        if kind == PP:
+            p = self.tab[a]
+            self.tab[b].extend(p[-n:])
+            del p[-n:]
+        elif kind == PR:
+            p = self.tab[a]
+            self.tail.extend(p[-n:])
+            del p[-n:]
+        elif kind == RP:
+            self.tab[b].extend(self.tail)
+            self.tail.clear()
+        elif kind == PD:
+            p = self.tab[a]
+            self._discarded.append(p[-13:])
+            del p[-13:]
+            self.home += 13
+        else:
+            stock = self.stock
+            k = min(T, len(stock))
+            for i in range(k):
+                self.tab[i].append(stock.pop())
+            self._dealt.append(k)
+
+    def undo(self, m: Move) -> None:
+        kind, a, b, n = m
+        if kind == PP:
+            q = self.tab[b]
+            self.tab[a].extend(q[-n:])
+            del q[-n:]
+        elif kind == PR:
+            self.tab[a].extend(self.tail)
+            self.tail.clear()
+        elif kind == RP:
+            q = self.tab[b]
+            self.tail.extend(q[-n:])
+            del q[-n:]
+        elif kind == PD:
+            self.tab[a].extend(self._discarded.pop())
+            self.home -= 13
+        else:
+            stock = self.stock
+            k = self._dealt.pop()
+            for i in range(k - 1, -1, -1):
+                stock.append(self.tab[i].pop())
+
+
+def solve_tabbycat(pos: Position, budget: int) -> Answer:
+    state = TabbyState(pos)
+    verdict, path, nodes = search(state, budget)
+    if verdict != WON:
+        return Answer(verdict, [], nodes)
+    return Answer(WON, texts(pos, path), nodes)
+
+
+def texts(pos: Position, path: list[Move]) -> list[str]:
+    fill = [bool(pos.piles[f"f{k}"]) for k in range(1, 5)]
+    out: list[str] = []
+    for kind, a, b, n in path:
+        suffix = f":{n}" if n > 1 else ""
+        if kind == PP:
+            out.append(f"t{a + 1}-t{b + 1}{suffix}")
+        elif kind == PR:
+            out.append(f"t{a + 1}-r{suffix}")
+        elif kind == RP:
+            out.append(f"r-t{b + 1}{suffix}")
+        elif kind == PD:
+            k = fill.index(False)
+            fill[k] = True
+            out.append(f"t{a + 1}-f{k + 1}:13")
+        else:
+            out.append("deal")
+    return out
