@@ -16,6 +16,7 @@ from collections.abc import Sequence
 #: command name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "deal": ("solrace.deal_cli", "print the position text of a deal"),
+    "solve": ("solrace.solve_cli", "judge deals: won (with the moves), lost or unknown"),
     "serve": ("solrace.server.main", "run the race server (WebSockets + web client)"),
     "play": ("solrace.client.terminal", "race in the terminal"),
     "watch": ("solrace.client.watch", "spectate a room in the terminal"),

@@ -75,6 +75,7 @@ from .klondike import Klondike
 from .leapyear import LeapYear
 from .moves import DEAL, RECYCLE, Move
 from .registry import from_text, game_class, game_titles, new_game, register, replay
+from .solve import solve
 from .tabbycat import TabbyCat
 
 register("tabbycat", TabbyCat, "Tabby Cat")
@@ -113,4 +114,5 @@ __all__ = [
     "replay",
     "seed_from_text",
     "shuffled_deck",
+    "solve",
 ]
