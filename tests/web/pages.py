@@ -6,9 +6,10 @@ Every wait reads the page's own model (`window.solrace.state`) or its DOM, never
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Dialog, Page, expect
 
 TIMEOUT = 15_000
 PHONE = {
@@ -19,15 +20,21 @@ PHONE = {
 }
 
 
-def new_page(browser: Browser, errors: list[str], name: str = "", **ctx: Any) -> Page:
+def new_page(
+    browser: Browser,
+    errors: list[str],
+    name: str = "",
+    on_dialog: Callable[[Dialog], object] | None = None,
+    **ctx: Any,
+) -> Page:
     """A page in a fresh context (its own storage, as another person's browser); page errors
-    are collected in `errors` and confirm dialogs accepted."""
+    are collected in `errors`; confirm dialogs are accepted unless `on_dialog` says otherwise."""
     context: BrowserContext = browser.new_context(
         **({"viewport": {"width": 1200, "height": 860}} | ctx)
     )
     page = context.new_page()
     page.on("pageerror", lambda e: errors.append(f"{name}: {e}"))
-    page.on("dialog", lambda d: d.accept())
+    page.on("dialog", on_dialog or (lambda d: d.accept()))
     return page
 
 

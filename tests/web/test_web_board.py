@@ -124,6 +124,37 @@ def test_every_game_renders_readably(browser, static_url: str, width: int, tmp_p
             assert page.locator(f'.board-wrap[data-name="{name}"] .pile[data-pile=r]').count() == 1
         caption = page.locator('.board-wrap[data-name="tabbycat"] .pile-caption').inner_text()
         assert f"{views['tabbycat']['deals_left']} deal" in caption
+        # Issue 12, bug 12: the stock's caption stays on the stock (Leap Year's wrapped into
+        # the next row), and an empty tail says "tail" once (Tabby Cat said it twice).
+        for name, view in views.items():
+            if not view["piles"].get("s"):
+                continue
+            spill = page.evaluate(
+                """wrap => {
+                const pile = document.querySelector(wrap + ' .pile[data-pile="s"]');
+                const cap = pile.querySelector('.pile-caption');
+                if (!cap) return null;
+                const p = pile.getBoundingClientRect(), c = cap.getBoundingClientRect();
+                return [c.left - p.left, p.right - c.right, c.top - p.top, p.bottom - c.bottom];
+            }""",
+                f'.board-wrap[data-name="{name}"]',
+            )
+            assert spill is None or min(spill) >= 0, (name, spill)
+        empty_tail = {**views["tabbycat"], "piles": {**views["tabbycat"]["piles"], "r": []}}
+        page.evaluate(
+            """async (view) => {
+            const { renderBoard } = await import('./js/board.js');
+            const wrap = document.createElement('div');
+            wrap.className = 'board-wrap'; wrap.dataset.name = 'empty-tail';
+            wrap.append(renderBoard(view, {}));
+            document.getElementById('app').append(wrap);
+        }""",
+            empty_tail,
+        )
+        tail_text = page.locator(
+            '.board-wrap[data-name="empty-tail"] .pile[data-pile=r]'
+        ).inner_text()
+        assert tail_text.lower().count("tail") == 1, tail_text
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         right = page.eval_on_selector_all(
             ".card", "els => Math.max(...els.map(e => e.getBoundingClientRect().right))"

@@ -2,13 +2,15 @@
 // page's ui state are rendered, and clicks / drags / form changes become requests.
 
 import { Connection } from "./net.js";
-import { initialState, reduce, me, isHost, gameOptionValue } from "./state.js";
-import { renderApp, clockTexts } from "./render.js";
+import { initialState, reduce, me, isHost, gameOptionValue, canUndo } from "./state.js";
+import { renderApp, clockTexts, finishText } from "./render.js";
 import { attachPointer } from "./input.js";
-import { pickUp, dropMove, stockMove, foundationMove } from "./moves.js";
+import { pickUp, dropMove, stockMove, foundationMove, growSelection, autoMove } from "./moves.js";
 import { pileKind } from "./cards.js";
-import { loadSession, saveSession, loadName, saveName, roomFromLocation, todaySeed } from "./session.js";
+import { loadSession, saveSession, loadName, saveName, roomFromLocation, todaySeed, loadSetting, saveSetting } from "./session.js";
 import { seatGuard } from "./seats.js";
+import { keyIntent } from "./keys.js";
+import { playSound, played } from "./sound.js";
 
 const root = document.getElementById("app");
 let state = initialState();
@@ -20,7 +22,11 @@ const ui = {
   lastClick: null,
   seatConflict: null, // a saved seat that another open tab plays: the player chooses
   movedAway: false,   // another tab took this tab's seat
+  help: null,         // the game whose "How to play" is open
+  racersOpen: false,  // the race panel, unfolded (phones fold it)
+  settings: { auto: loadSetting("auto", "off"), sound: loadSetting("sound", "off") === "on" },
 };
+const auto = { busy: false, paused: false }; // one automatic move at a time; an error pauses it
 let resyncing = false;
 
 const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
@@ -58,6 +64,7 @@ const received = []; // the last server messages, for debugging from the console
 function dispatch(msg) {
   received.push(msg);
   if (received.length > 300) received.shift();
+  const before = state;
   const next = reduce(state, msg);
   if (msg.type === "ack" || msg.type === "error") ui.sel = null;
   if (msg.type === "event" && msg.kind === "rematch") ui.sel = null;
@@ -66,7 +73,9 @@ function dispatch(msg) {
     saveSession(null);
     seats.release();
   }
+  announce(before, msg);
   maybeResync();
+  autoStep();
 }
 
 function persist() {
@@ -161,6 +170,42 @@ function watchInstead() {
   render();
 }
 
+/** A toast when someone else finishes, and the optional sounds of one's own race. */
+function announce(before, msg) {
+  if (msg.type === "ack" && msg.view) {
+    if (ui.settings.sound) playSound(msg.status === "won" ? "won" : "move");
+    return;
+  }
+  if (msg.type !== "event" || msg.kind !== "progress" || msg.status === "racing") return;
+  if (state.role === "player" && msg.seat === state.seat) return;
+  const was = before.snap?.players.find((p) => p.seat === msg.seat);
+  if (!was || was.status !== "racing") return;
+  const now = state.snap.players.find((p) => p.seat === msg.seat);
+  if (!now) return;
+  notify(finishText(now), "info", "finish");
+  if (ui.settings.sound) playSound("finish");
+}
+
+/** Cards to the foundations by themselves, as the player's setting says (and a forced finish). */
+function autoStep() {
+  if (auto.busy || auto.paused || !racing() || ui.drag) return;
+  const move = autoMove(state.view, ui.settings.auto);
+  if (!move) return;
+  auto.busy = true;
+  const n = state.view.moves + 1;
+  setTimeout(() => {
+    if (!racing() || state.view.moves + 1 !== n) {
+      auto.busy = false;
+      return autoStep();
+    }
+    conn.request({ type: "move", move, n }).then((reply) => {
+      auto.busy = false;
+      if (reply.type === "error") auto.paused = true; // the player's next move resumes it
+      else autoStep();
+    }, () => { auto.busy = false; });
+  }, 180);
+}
+
 /** An event gap, or a race that started without our board: ask for the room again. */
 async function maybeResync() {
   if (!state.needResync || !state.room || resyncing) return;
@@ -220,6 +265,7 @@ function joinCode(code) {
 
 function sendMove(move) {
   if (!move || !state.view) return;
+  auto.paused = false;
   ui.sel = null;
   ui.lastClick = null; // the click that completed a move is not half of a double click
   conn.request({ type: "move", move, n: state.view.moves + 1 }).catch((err) => notify(err.message));
@@ -246,10 +292,22 @@ function leaveRoom() {
   refreshLobby();
 }
 
-async function createRoom(play) {
+async function createRoom(play, options) {
   const name = playerName();
   if (!name) return;
-  enteredRoom(await ask({ type: "create", name, play }, true));
+  enteredRoom(await ask({ type: "create", name, play, ...(options ? { options } : {}) }, true));
+}
+
+/** A non-host after the results: a new room with this room's settings, this player hosting. */
+async function raceAgainElsewhere() {
+  const mine = me(state);
+  const { text_seed, seed, ...options } = state.snap?.options || {};
+  if (mine?.name) ui.form.name = mine.name;
+  if (state.room) conn.send({ type: "leave" });
+  saveSession(null);
+  seats.release();
+  state = { ...initialState(), conn: state.conn, games: state.games, server: state.server };
+  await createRoom(true, options);
 }
 
 async function joinRoom(code) {
@@ -277,7 +335,39 @@ const actions = {
     const mine = me(state);
     if (mine) ask({ type: "ready", ready: !mine.ready });
   },
-  start: () => ask({ type: "start", host_token: state.hostToken }),
+  start() {
+    // The rule: everyone seated races; a race needs one player; the host is asked about
+    // players who have not said they are ready.
+    const players = state.snap?.players || [];
+    if (!players.length) return notify("A race needs at least one player: share the link first.", "error", "start");
+    const waiting = players.filter((p) => !p.ready).map((p) => p.name || `seat ${p.seat}`);
+    if (waiting.length && !confirm(`Not ready yet: ${waiting.join(", ")}. Start anyway? Everyone seated races.`)) return;
+    ask({ type: "start", host_token: state.hostToken });
+  },
+  "new-room": raceAgainElsewhere,
+  "how-to-play"() {
+    ui.help = state.snap?.options?.game || state.games[0]?.id || "klondike";
+    render();
+    root.querySelector(".help")?.focus();
+  },
+  "help-game"(el) {
+    ui.help = el.dataset.game;
+    render();
+  },
+  "close-help"() {
+    ui.help = null;
+    render();
+  },
+  "inside-help"() {},
+  "toggle-sound"() {
+    ui.settings.sound = !ui.settings.sound;
+    saveSetting("sound", ui.settings.sound ? "on" : "off");
+    render();
+  },
+  "toggle-racers"() {
+    ui.racersOpen = !ui.racersOpen;
+    render();
+  },
   rematch: () => ask({ type: "rematch", host_token: state.hostToken }),
   kick: (el) => ask({ type: "kick", host_token: state.hostToken, seat: Number(el.dataset.seat) }),
   leave: leaveRoom,
@@ -331,6 +421,13 @@ root.addEventListener("keydown", (e) => {
 });
 
 root.addEventListener("change", (e) => {
+  if (e.target.dataset.setting === "auto") {
+    ui.settings.auto = e.target.value;
+    saveSetting("auto", ui.settings.auto);
+    auto.paused = false;
+    autoStep();
+    return;
+  }
   const key = e.target.dataset.option;
   if (!key || !isHost(state)) return;
   const el = e.target;
@@ -344,6 +441,47 @@ root.addEventListener("change", (e) => {
   }
   configure({ [key]: value });
 });
+
+// ---- keyboard -----------------------------------------------------------------------
+
+document.addEventListener("keydown", (e) => {
+  const field = e.target.closest?.("input, select, textarea, [contenteditable]");
+  const intent = keyIntent(e.key, { ctrl: e.ctrlKey, meta: e.metaKey, alt: e.altKey }, Boolean(field));
+  if (!intent) return;
+  if (intent.type === "escape") {
+    if (ui.help) ui.help = null;
+    else if (ui.sel) ui.sel = null;
+    else return;
+    render();
+    return;
+  }
+  if (intent.type === "help") return actions["how-to-play"]();
+  if (ui.help || !racing() || e.target.closest?.("button")) return;
+  e.preventDefault();
+  const view = state.view;
+  if (intent.type === "undo") {
+    if (canUndo(state)) actions.undo();
+  } else if (intent.type === "deal") {
+    ui.sel = null;
+    sendMove(stockMove(view));
+  } else if (intent.type === "home") {
+    if (ui.sel) sendMove(foundationMove(view, ui.sel.pile));
+  } else if (intent.type === "pile") {
+    keyPile(view, intent.pile);
+  }
+});
+
+/** A pile's key: pick up its top card; again: one more card of the run; another pile's: move there. */
+function keyPile(view, pile) {
+  if (!view.piles[pile]) return;
+  if (ui.sel && ui.sel.pile === pile) ui.sel = growSelection(view, ui.sel);
+  else if (ui.sel) {
+    const move = dropMove(view, ui.sel, pile);
+    ui.sel = null;
+    if (move) return sendMove(move);
+  } else ui.sel = pickUp(view, pile, null);
+  render();
+}
 
 attachPointer(root, {
   pickUp: (pile, index) => (racing() ? pickUp(state.view, pile, index) : null),
@@ -439,6 +577,6 @@ setInterval(tick, 100);
 // The public room list stays fresh while someone is choosing a room.
 setInterval(() => { if (!state.room && state.conn === "open") refreshLobby(); }, 10000);
 // Exposed for the browser tests and for debugging from the console; not used by the page.
-window.solrace = { get state() { return state; }, ui, conn, received };
+window.solrace = { get state() { return state; }, ui, conn, received, sounds: played };
 render();
 conn.start();

@@ -3,7 +3,7 @@
 // DOM alone, and data-card gives tests and assistive tech the card's text.
 
 import { h } from "./dom.js";
-import { expandPile, parseCard, pileKind, pileSize } from "./cards.js";
+import { cardSpoken, expandPile, parseCard, pileKind, pileName, pileSize } from "./cards.js";
 
 const HIDDEN_STEP = 0.12;   // fan offset of a face-down card, in card heights
 const FACEUP_STEP = 0.27;   // fan offset of a face-up card
@@ -42,7 +42,7 @@ export function cardEl(entry, pile, index, extra = {}) {
   const c = parseCard(entry.card);
   return h(`div.card.face.${c.red ? "red" : "black"}`, {
     dataset: { pile, index: String(index), card: entry.card },
-    "aria-label": `${c.rankLabel}${c.symbol}`,
+    "aria-label": cardSpoken(entry.card),
     title: `${c.rankLabel}${c.symbol}`,
     ...extra,
   }, cardFace(entry.card));
@@ -77,17 +77,25 @@ function emptySlot(name, label) {
 function slotLabel(view, name) {
   const kind = pileKind(name);
   if (kind === "foundation") return view.game === "tabbycat" || view.game === "manx" ? "K→A" : view.game === "puttputt" ? "" : "A";
-  if (kind === "tail") return "tail";
+  if (kind === "tail") return ""; // the pile's own label says "tail" already
   if (kind === "stock") return view.game === "klondike" && pileSize(view.piles.w) > 0 ? "↺" : "∅";
   if (kind === "tableau" && view.game === "klondike") return "K";
   return "";
 }
 
-function stockCaption(view) {
+/** What is left of the stock in words: the card count (also on the badge), deals, passes. */
+function stockWords(view) {
   const parts = [`${view.stock ?? pileSize(view.piles.s)} in stock`];
-  if (view.deals_left != null) parts.push(`${view.deals_left} deal${view.deals_left === 1 ? "" : "s"} left`);
-  if (view.passes_left != null) parts.push(`${view.passes_left} pass${view.passes_left === 1 ? "" : "es"} left`);
-  return parts.join(" · ");
+  const more = stockCaption(view);
+  if (more) parts.push(`${more} left`);
+  return parts.join(", ");
+}
+
+/** The short caption drawn on the stock itself: deals or passes left (the badge counts cards). */
+function stockCaption(view) {
+  if (view.deals_left != null) return `${view.deals_left} deal${view.deals_left === 1 ? "" : "s"}`;
+  if (view.passes_left != null) return `${view.passes_left} pass${view.passes_left === 1 ? "" : "es"}`;
+  return "";
 }
 
 function pileEl(view, name, layout, ui) {
@@ -98,8 +106,14 @@ function pileEl(view, name, layout, ui) {
   const attrs = { dataset: { pile: name, kind, count: String(size) } };
   const label = kind === "tail" ? h("div.pile-label", "tail") : null;
   if (kind === "stock") {
-    const top = size ? h("div.card.back.stock-top", { dataset: { pile: name, index: String(size - 1) } }, h("span.badge", String(size))) : emptySlot(name, slotLabel(view, name));
-    return h("div.pile.stock", { ...attrs, title: stockCaption(view) }, top, h("div.pile-caption", stockCaption(view)));
+    const words = stockWords(view);
+    const top = size
+      ? h("div.card.back.stock-top", { dataset: { pile: name, index: String(size - 1) }, role: "button", "aria-label": `Stock: ${words}` },
+        h("span.badge", { "aria-hidden": "true" }, String(size)))
+      : emptySlot(name, slotLabel(view, name));
+    const caption = stockCaption(view);
+    return h("div.pile.stock", { ...attrs, title: words }, top,
+      caption ? h("div.pile-caption", { "aria-hidden": "true" }, caption) : null);
   }
   if (kind === "tableau" || kind === "tail") {
     if (!size) return h(`div.pile.fan.${kind}`, attrs, label, emptySlot(name, slotLabel(view, name)));

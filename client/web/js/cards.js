@@ -64,3 +64,34 @@ export function cardName(text) {
   const c = parseCard(text);
   return c.rankLabel + c.symbol;
 }
+
+const RANK_WORDS = ["Ace", "2", "3", "4", "5", "6", "7", "8", "9", "10", "Jack", "Queen", "King"];
+const SUIT_WORDS = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
+
+/** A card as a screen reader should say it: "10 of hearts", "Queen of spades". */
+export function cardSpoken(text) {
+  const c = parseCard(text);
+  return `${RANK_WORDS[c.rank - 1]} of ${SUIT_WORDS[c.suit]}`;
+}
+
+const PILE_WORDS = { s: "the stock", w: "the waste", r: "the tail" };
+
+/** A pile name as the table shows it: "t3" -> "pile 3", "f2" -> "foundation 2", "w" -> "the waste". */
+export function pileName(name) {
+  const m = /^([tf])(\d{1,2})$/.exec(name);
+  if (m) return `${m[1] === "t" ? "pile" : "foundation"} ${m[2]}`;
+  return PILE_WORDS[name] || name;
+}
+
+/**
+ * A server message in the table's words: card texts become the faces drawn ("JC" -> "J♣",
+ * "TH" -> "10♥") and pile names the piles' names ("t1" -> "pile 1"); the move the refusal
+ * repeats at its start is dropped (the player just made it).
+ */
+export function tableWords(text) {
+  if (!text) return text;
+  const body = text.replace(/^(?:[a-z]\d{0,2}-[a-z]\d{0,2}(?::\d+)?|deal|recycle): /, "");
+  return body
+    .replace(/(?<![\w'])([A2-9TJQK])([CDHS])(?![\w'])/g, (card) => cardName(card))
+    .replace(/(?<![\w'-])(?:pile )?([tf]\d{1,2}|[swr])(?![\w'-])/g, (_, pile) => pileName(pile));
+}

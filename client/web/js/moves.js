@@ -93,3 +93,103 @@ export function foundationMove(view, pile) {
   }
   return moveText(pile, fs[0]);
 }
+
+/**
+ * The keyboard's "press the same pile again": one more card of the movable run, back to one
+ * after the whole run (games that move single cards stay at one).
+ */
+export function growSelection(view, sel) {
+  const size = pileSize(view.piles[sel.pile]);
+  const more = pickUp(view, sel.pile, size - sel.count - 1);
+  return more && more.count > sel.count ? more : pickUp(view, sel.pile, size - 1);
+}
+
+function rankOf(card) {
+  return parseCard(card).rank;
+}
+
+function klondikeHome(view) {
+  const fs = foundations(view);
+  const tops = fs.map((f) => topCard(view.piles[f]));
+  const out = [];
+  const sources = Object.keys(view.piles).filter((p) => pileKind(p) === "tableau" || pileKind(p) === "waste");
+  for (const src of sources) {
+    const top = topCard(view.piles[src]);
+    if (!top) continue;
+    const c = parseCard(top);
+    const i = tops.findIndex((t) => (t ? parseCard(t).suit === c.suit && rankOf(t) === c.rank - 1 : c.rank === 1));
+    if (i >= 0) out.push({ move: moveText(src, fs[i]), card: c });
+  }
+  return out;
+}
+
+/** Klondike's safe rule: a card goes home safely when no card of the other colour could still need it. */
+function klondikeSafe(view, c) {
+  if (c.rank <= 2) return true;
+  const homeRank = {};
+  for (const f of foundations(view)) {
+    const t = topCard(view.piles[f]);
+    if (t) homeRank[parseCard(t).suit] = rankOf(t);
+  }
+  const others = c.red ? ["C", "S"] : ["D", "H"];
+  return others.every((s) => (homeRank[s] || 0) >= c.rank - 1);
+}
+
+function leapYearHome(view) {
+  const fs = foundations(view);
+  for (const src of Object.keys(view.piles).filter((p) => pileKind(p) === "tableau")) {
+    const top = topCard(view.piles[src]);
+    if (!top) continue;
+    const r = rankOf(top);
+    const f = fs.find((x) => {
+      const t = topCard(view.piles[x]);
+      return t && rankOf(t) === r - 1 && rankOf(t) < 13;
+    });
+    if (f) return moveText(src, f);
+  }
+  return null;
+}
+
+function tabbyDiscard(view) {
+  const empty = foundations(view).find((f) => pileSize(view.piles[f]) === 0);
+  if (!empty) return null;
+  for (const src of Object.keys(view.piles).filter((p) => pileKind(p) === "tableau")) {
+    const items = view.piles[src] || [];
+    if (items.length < 13 || items.slice(-13).some((x) => typeof x !== "string")) continue;
+    if (items.slice(-13).every((card, i) => rankOf(card) === 13 - i)) return moveText(src, empty, 13);
+  }
+  return null;
+}
+
+/** Klondike with nothing left to find: no face-down card, stock and waste empty. */
+export function forcedFinish(view) {
+  if (view.game !== "klondike" || view.won) return false;
+  if (pileSize(view.piles.s) || pileSize(view.piles.w)) return false;
+  return Object.values(view.piles).every((items) => (items || []).every((x) => typeof x === "string"));
+}
+
+/**
+ * The next automatic move to a foundation, or null. `mode`: "off", "safe" (only cards no other
+ * play could need: Klondike's safe rule; Leap Year's home moves and Tabby Cat / Manx discards,
+ * which never block anything) or "all" (any card that fits). Putt Putt's foundation is the game
+ * itself, so nothing there is automatic. A forced finish (see forcedFinish) plays every card.
+ */
+export function autoMove(view, mode) {
+  if (!view || view.won || view.dead) return null;
+  const finishing = forcedFinish(view);
+  if (mode !== "safe" && mode !== "all" && !finishing) return null;
+  switch (view.game) {
+    case "klondike": {
+      const fits = klondikeHome(view);
+      const pick = finishing || mode === "all" ? fits[0] : fits.find((x) => klondikeSafe(view, x.card));
+      return pick ? pick.move : null;
+    }
+    case "leapyear":
+      return leapYearHome(view);
+    case "tabbycat":
+    case "manx":
+      return tabbyDiscard(view);
+    default:
+      return null;
+  }
+}

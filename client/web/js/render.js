@@ -3,8 +3,9 @@
 // Controls carry data-action / data-option; app.js wires them by event delegation.
 
 import { h } from "./dom.js";
+import { helpDialog } from "./help.js";
 import { renderBoard } from "./board.js";
-import { gameInfo, gameTitle, isHost, me, serverNow } from "./state.js";
+import { canUndo, gameInfo, gameTitle, isHost, me, rankedTime, serverNow } from "./state.js";
 
 // Games, their titles and their rule options come from the server's welcome; the page only
 // words the options it knows (any other option shows its own name and values).
@@ -37,11 +38,27 @@ export function clockTexts(state, now) {
     out.elapsed = t < snap.starts_at ? "0:00.0" : formatTime(t - snap.starts_at);
   }
   if (snap.state === "finished") {
-    const times = snap.players.map((p) => p.time).filter((x) => x != null);
+    // The race's length is the last ranked time, as the results table shows it.
+    const rows = snap.results?.ranking || snap.players;
+    const times = rows.map((p) => p.time).filter((x) => x != null);
     out.elapsed = times.length ? formatTime(Math.max(...times)) : "done";
   }
   if (snap.state === "racing" && snap.ends_at) out.left = formatTime(snap.ends_at - t);
   return out;
+}
+
+/** The toast when another player finishes: "Bob cleared the table in 1:05.3". */
+export function finishText(p) {
+  const name = p.name || `seat ${p.seat}`;
+  const at = `${pct(p.progress)}`;
+  switch (p.status) {
+    case "won": return `${name} cleared the table in ${formatTime(p.time)}!`;
+    case "dead": return `${name} is out of moves at ${at}.`;
+    case "resigned": return `${name} resigned at ${at}.`;
+    case "timeout": return `${name} ran out of time at ${at}.`;
+    case "left": return `${name} left the race at ${at}.`;
+    default: return `${name} finished at ${at}.`;
+  }
 }
 
 /** "1 move", "4 moves". */
@@ -82,7 +99,8 @@ function homeScreen(state, ui) {
         h("input#name", { value: ui.form.name || "", maxlength: "24", autocomplete: "nickname", placeholder: "e.g. Ann", dataset: { form: "name" } })),
       h("div.actions",
         h("button.primary", { dataset: { action: "create" } }, "Create a room"),
-        h("button", { dataset: { action: "create-host" }, title: "Host the race without a seat and watch it" }, "Host & watch")),
+        h("button", { dataset: { action: "create-host" }, title: "Host the race without a seat and watch it" }, "Host & watch"),
+        h("button.ghost", { dataset: { action: "how-to-play" } }, "How to play")),
       h("div.join-row",
         h("input#join-code", { value: ui.form.code || "", placeholder: "Room code", maxlength: "12", autocapitalize: "characters", dataset: { form: "code" } }),
         h("button.primary", { dataset: { action: "join" } }, "Join"),
@@ -177,18 +195,33 @@ function shareBox(state, ui) {
       h("button.small", { dataset: { action: "copy-link" } }, "Copy link")));
 }
 
+/** The start rule, in words: who races, and what the host still waits for. */
+function startHint(state, players) {
+  const waiting = players.filter((p) => !p.ready);
+  if (!players.length) return "A race needs at least one player: share the link. Everyone seated races when the host starts.";
+  const who = waiting.map((p) => p.name || `seat ${p.seat}`).join(", ");
+  if (isHost(state)) {
+    return waiting.length ? `Not ready yet: ${who}. Everyone seated races when you start.` : "Everyone is ready.";
+  }
+  return waiting.length ? `Not ready yet: ${who}. The host starts the race; everyone seated races.` : "Everyone is ready: waiting for the host to start.";
+}
+
 function roomLobby(state, ui) {
   const mine = me(state);
   const players = state.snap.players || [];
+  const readyCount = players.filter((p) => p.ready).length;
   return h("main.room",
     shareBox(state, ui),
     h("section.panel.players",
       h("div.panel-head", h("h2", `Players ${players.length}/${state.snap.options?.max_players ?? 8}`),
-        h("span.muted", `${state.snap.spectators || 0} watching`)),
+        h("span.muted", { dataset: { testid: "watching" } }, `${state.snap.spectators || 0} watching`)),
       h("ul.player-list", players.map((p) => playerRow(state, p))),
+      h("p.muted.start-hint", { dataset: { testid: "start-hint" } }, startHint(state, players)),
       h("div.actions",
         mine ? h(`button.${mine.ready ? "on" : "primary"}`, { dataset: { action: "ready", testid: "ready" } }, mine.ready ? "Ready ✓" : "I'm ready") : null,
-        isHost(state) ? h("button.primary.go", { dataset: { action: "start", testid: "start" } }, "Start race") : null,
+        isHost(state) ? h("button.primary.go", { dataset: { action: "start", testid: "start" }, disabled: !players.length },
+          players.length && readyCount < players.length ? `Start race (${readyCount}/${players.length} ready)` : "Start race") : null,
+        h("button.ghost", { dataset: { action: "how-to-play" } }, "How to play"),
         h("button.ghost", { dataset: { action: "leave" } }, "Leave"))),
     optionsPanel(state, ui));
 }
@@ -197,6 +230,8 @@ function roomLobby(state, ui) {
 
 function racerRow(state, p) {
   const mine = state.role === "player" && p.seat === state.seat;
+  const ranked = rankedTime(state, p.seat);
+  const time = ranked === undefined ? p.time : ranked;
   return h(`li.racer.${p.status}`, { dataset: { seat: String(p.seat), status: p.status, progress: String(p.progress) } },
     h("div.racer-head",
       h(`span.dot.${p.connected ? "on" : "off"}`),
@@ -206,7 +241,37 @@ function racerRow(state, p) {
     h("div.bar", h("div.fill", { style: { width: pct(p.progress) } })),
     h("div.racer-meta", h("span", plural(p.moves, "move")), h("span", `${p.home} home`),
       h("span.status", STATUS_TEXT[p.status] || p.status),
-      p.time != null && p.status !== "racing" ? h("span", formatTime(p.time)) : null));
+      time != null && p.status !== "racing" ? h("span.time", formatTime(time)) : null));
+}
+
+const RANK_RULE = "Ranking: whoever cleared the table comes first, fastest first. Everyone else follows by "
+  + "progress (the share of cards brought home) and, on equal progress, whoever got there first, so a "
+  + "player who resigned can rank above one who played on. Time: when each player won, or reached "
+  + "their final progress.";
+
+/** Seed, salt and commitment, one click away: enough to check the deal was fixed before the start. */
+function verifyBox(state, r) {
+  const commitment = r.commitment || state.snap.commitment;
+  return h("details.verify", { dataset: { testid: "verify" } },
+    h("summary", "Verify this race"),
+    h("p.muted", "Before the countdown the server published the commitment. It must equal SHA-256 of the "
+      + "salt's bytes followed by the seed as 8 big-endian bytes; replaying everyone's moves on that seed "
+      + "gives the boards you saw."),
+    h("dl.fair",
+      h("dt", "Seed"), h("dd", h("code", String(r.seed))),
+      h("dt", "Salt"), h("dd", h("code", String(r.salt || ""))),
+      commitment ? [h("dt", "Commitment"), h("dd", h("code", commitment))] : null));
+}
+
+function rematchBox(state) {
+  if (isHost(state)) {
+    return h("div.actions", h("button.primary", { dataset: { action: "rematch", testid: "rematch" } }, "Rematch (new deal)"));
+  }
+  const host = state.snap.players.find((p) => p.seat === state.snap.host_seat);
+  return h("div.actions.rematch-ask",
+    h("span.muted", host ? `${host.name} (the host) can start a rematch here; or race again in a new room and share its link.`
+      : "The host can start a rematch here; or race again in a new room and share its link."),
+    h("button.primary", { dataset: { action: "new-room", testid: "new-room" } }, "Race again in a new room"));
 }
 
 function resultsTable(state) {
@@ -215,20 +280,32 @@ function resultsTable(state) {
   return h("section.panel.results", { dataset: { testid: "results" } },
     h("h2", "Results"),
     h("table.ranking",
-      h("thead", h("tr", h("th", "#"), h("th", "Name"), h("th", "Status"), h("th", "Time"), h("th", "Progress"), h("th", "Moves"))),
-      h("tbody", r.ranking.map((x) => h(`tr.${x.seat === state.seat && state.role === "player" ? "me" : "other"}`,
-        h("td", String(x.place)), h("td", x.name), h("td", STATUS_TEXT[x.status] || x.status),
-        h("td", formatTime(x.time)), h("td", pct(x.progress)), h("td", String(x.moves ?? "")))))),
-    h("p.fair", "Deal ", h("code", String(r.seed)), " · salt ", h("code", String(r.salt || "").slice(0, 16) + "…"),
-      state.snap.commitment ? [" · commitment ", h("code", state.snap.commitment.slice(0, 16) + "…")] : null),
-    isHost(state) ? h("div.actions", h("button.primary", { dataset: { action: "rematch", testid: "rematch" } }, "Rematch (new deal)")) : null);
+      h("thead", h("tr", h("th", { scope: "col" }, "#"), h("th", { scope: "col" }, "Name"), h("th", { scope: "col" }, "Result"),
+        h("th", { scope: "col" }, "Time"), h("th", { scope: "col" }, "Progress"), h("th.col-moves", { scope: "col" }, "Moves"))),
+      h("tbody", r.ranking.map((x) => h(`tr.${x.seat === state.seat && state.role === "player" ? "me" : "other"}`, { dataset: { seat: String(x.seat) } },
+        h("td", String(x.place)), h("td.name", x.name), h("td", STATUS_TEXT[x.status] || x.status),
+        h("td.time", formatTime(x.time)), h("td", pct(x.progress)), h("td.col-moves", String(x.moves ?? "")))))),
+    h("p.muted.rank-rule", { dataset: { testid: "rank-rule" } }, RANK_RULE),
+    verifyBox(state, r),
+    state.role === "player" || isHost(state) ? rematchBox(state) : null);
 }
 
-function raceBar(state, clocks) {
+/** The player's own settings: automatic moves to the foundations, and sound. */
+function playSettings(state, ui) {
+  const game = state.snap.options?.game;
+  const autoChoices = game === "puttputt" ? null : [["off", "off"], ["safe", "safe cards"], ["all", "every card"]];
+  return h("span.settings",
+    autoChoices ? h("label.setting", h("span", "Auto-move"),
+      h("select", { dataset: { setting: "auto", testid: "auto-move" }, "aria-label": "Move cards to the foundations automatically" },
+        autoChoices.map(([v, t]) => h("option", { value: v, selected: ui.settings.auto === v }, t)))) : null,
+    h(`button.small.ghost${ui.settings.sound ? ".on" : ""}`, { dataset: { action: "toggle-sound", testid: "sound" },
+      "aria-pressed": String(ui.settings.sound), title: "Sound" }, ui.settings.sound ? "Sound on" : "Sound off"));
+}
+
+function raceBar(state, ui, clocks) {
   const snap = state.snap;
   const mine = me(state);
   const view = state.view;
-  const canUndo = snap.options?.undo === "safe" && mine && mine.status === "racing" && view && view.moves > 0;
   return h("div.race-bar",
     h("span.game-name", gameTitle(state, snap.options?.game)),
     h("span.clock", { dataset: { clock: "elapsed" } }, clocks.elapsed || "0:00.0"),
@@ -236,7 +313,9 @@ function raceBar(state, clocks) {
     view ? h("span.stat", { dataset: { testid: "my-moves" } }, plural(view.moves, "move")) : null,
     view ? h("span.stat", { dataset: { testid: "my-progress" } }, pct(view.progress)) : null,
     h("span.spacer"),
-    canUndo ? h("button.small", { dataset: { action: "undo" } }, "Undo") : null,
+    mine && snap.state !== "finished" ? playSettings(state, ui) : null,
+    h("button.small.ghost", { dataset: { action: "how-to-play" }, title: "How to play" }, "Rules"),
+    canUndo(state) ? h("button.small", { dataset: { action: "undo" }, title: "Take back your last move (Ctrl+Z)" }, "Undo") : null,
     mine && mine.status === "racing" ? h("button.small.ghost", { dataset: { action: "resign" } }, "Resign") : null,
     snap.state === "finished" ? h("button.small.ghost", { dataset: { action: "leave" } }, "Leave") : null);
 }
@@ -271,14 +350,29 @@ function raceScreen(state, ui, clocks) {
       : h("p.muted.center", snap.state === "countdown" ? "Shuffling…" : "Loading your board…"))
     : spectatorBoards(state);
   return h(`main.race.state-${snap.state}`, { dataset: { state: snap.state } },
-    raceBar(state, clocks),
+    raceBar(state, ui, clocks),
     snap.state === "countdown" ? h("div.countdown-overlay", h("span", { dataset: { clock: "countdown" } }, clocks.countdown || "")) : null,
     resultsTable(state),
     statusBanner(state),
     h("div.race-layout",
       h("div.race-main", main),
-      h("aside.panel.racers", h("h2", "Race"), h("ul", players.map((p) => racerRow(state, p))),
-        h("p.muted", `${snap.spectators || 0} watching`))));
+      racersPanel(state, ui, players)));
+}
+
+/** Everyone's progress; on a phone it folds to one line above the board (tap to open). */
+function racersPanel(state, ui, players) {
+  const open = Boolean(ui.racersOpen);
+  const leader = [...players].sort((a, b) => (b.progress || 0) - (a.progress || 0))[0];
+  const mine = me(state);
+  const summary = [mine ? `you ${pct(mine.progress)}` : null,
+    leader && leader !== mine ? `${leader.name || `seat ${leader.seat}`} ${pct(leader.progress)}` : null,
+    plural(players.length, "player")].filter(Boolean).join(" · ");
+  return h(`aside.panel.racers.${open ? "open" : "folded"}`, { "aria-label": "Race progress" },
+    h("h2", "Race"),
+    h("button.racers-toggle", { dataset: { action: "toggle-racers", testid: "racers-toggle" }, "aria-expanded": String(open) },
+      h("span", summary), h("span.caret", { "aria-hidden": "true" }, open ? "▴" : "▾")),
+    h("ul", players.map((p) => racerRow(state, p))),
+    h("p.muted.watching", `${state.snap.spectators || 0} watching`));
 }
 
 /** The whole page for (state, ui) at local time `now`. */
@@ -308,5 +402,6 @@ export function renderApp(state, ui, now = Date.now()) {
   } else {
     body = raceScreen(state, ui, clockTexts(state, now));
   }
-  return h(`div.app.state-${state.snap?.state || "home"}`, header(state), body, notice(state));
+  return h(`div.app.state-${state.snap?.state || "home"}`, header(state), body, notice(state),
+    ui.help ? helpDialog(ui.help, state.games) : null);
 }

@@ -42,3 +42,20 @@ export function todaySeed(d = new Date()) {
   const pad = (n) => String(n).padStart(2, "0");
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
 }
+
+/** A player's own setting (auto-move, sound), kept in this browser for every room. */
+export function loadSetting(key, fallback) {
+  try {
+    return localStorage.getItem(`solrace.${key}`) ?? fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+export function saveSetting(key, value) {
+  try {
+    localStorage.setItem(`solrace.${key}`, String(value));
+  } catch {
+    /* private mode: the setting lasts for this page only */
+  }
+}

@@ -3,6 +3,8 @@
 // messages, so a fresh join, a resume that replays missed events and a resync all draw the
 // same way.
 
+import { tableWords } from "./cards.js";
+
 export function initialState() {
   return {
     conn: "connecting",      // connecting | open | closed
@@ -18,6 +20,7 @@ export function initialState() {
     server: null,            // from welcome: the server's name and version
     notice: null,            // {kind: "error" | "info", text, code, at}
     needResync: false,       // an event arrived after a gap, or the race started without our board
+    undoable: {},            // move number -> whether the server would take that move back (it revealed nothing)
     kicked: false,
   };
 }
@@ -110,6 +113,7 @@ export function applyEvent(state, e) {
       next.view = null;
       next.boards = {};
       next.boardMoves = {};
+      next.undoable = {};
       break;
     default:
       break;
@@ -121,10 +125,22 @@ export function applyEvent(state, e) {
 /** Take the player's own board (and own progress line) from a move or undo reply. */
 function applyAck(state, ack) {
   if (!ack.view) return state;
-  const next = { ...state, view: ack.view };
+  // Undo takes back only a last move that revealed no card: remember which moves those are,
+  // so the page offers undo only when the server would do it.
+  const undoable = { ...state.undoable };
+  if (ack.undone) delete undoable[ack.n + 1];
+  else if (typeof ack.n === "number") undoable[ack.n] = !(ack.revealed && ack.revealed.length);
+  const next = { ...state, view: ack.view, undoable };
   if (state.snap && state.seat != null) {
     next.snap = withPlayer(state.snap, state.seat, (p) => ({ ...p, moves: ack.view.moves, home: ack.view.home,
-      progress: ack.view.progress, status: ack.status || p.status }));
+      progress: ack.view.progress, status: ack.status || p.status,
+      time: ack.event != null ? (ack.time ?? null) : p.time }));
+    // The ack is this player's own progress event (no separate one comes): it counts as
+    // applied when it is the next event; otherwise it follows the events still on their way.
+    if (ack.event === state.lastEvent + 1) {
+      next.lastEvent = ack.event;
+      next.snap = { ...next.snap, event: ack.event };
+    }
   }
   return next;
 }
@@ -157,8 +173,10 @@ export function reduce(state, msg, localNow = Date.now()) {
       return { ...state, lobby: msg.rooms || [] };
     case "welcome":
       return { ...state, games: msg.games || [], server: msg.server || null };
-    case "error":
-      return { ...state, notice: { kind: "error", code: msg.code, text: msg.message || msg.code, at: localNow } };
+    case "error": {
+      const text = ["illegal_move", "undo_refused"].includes(msg.code) ? tableWords(msg.message) : msg.message;
+      return { ...state, notice: { kind: "error", code: msg.code, text: text || msg.code, at: localNow } };
+    }
     default:
       return state;
   }
@@ -191,6 +209,20 @@ export function gameTitle(state, id) {
 export function gameOptionValue(state, game, name, text) {
   const spec = gameInfo(state, game)?.options?.[name];
   return spec && typeof spec.default === "number" ? Number(text) : text;
+}
+
+/** Whether the server would take back this player's last move now. */
+export function canUndo(state) {
+  const mine = me(state);
+  const view = state.view;
+  return Boolean(state.snap?.options?.undo === "safe" && state.snap.state === "racing" && mine
+    && mine.status === "racing" && view && view.moves > 0 && state.undoable[view.moves] === true);
+}
+
+/** A seat's time as the results rank it (the time it won or reached its final progress). */
+export function rankedTime(state, seat) {
+  const row = state.snap?.results?.ranking?.find((r) => r.seat === seat);
+  return row ? row.time ?? null : undefined;
 }
 
 /** This client's own player line, if it is a player. */

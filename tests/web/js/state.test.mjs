@@ -61,8 +61,8 @@ test("countdown, start, progress and acks drive the race; results finish it", ()
   assert.equal(me(s).moves, 1);
   s = reduce(s, { type: "event", n: 6, kind: "progress", seat: 1, moves: 4, home: 2, progress: 2 / 35, status: "racing", time: null });
   assert.equal(s.snap.players[1].moves, 4);
-  s = reduce(s, { type: "error", ref: 10, code: "illegal_move", message: "t1-f1: 2C is not next to 3D" }, 50);
-  assert.deepEqual(s.notice, { kind: "error", code: "illegal_move", text: "t1-f1: 2C is not next to 3D", at: 50 });
+  s = reduce(s, { type: "error", ref: 10, code: "illegal_move", message: "t1-f1: 2C is not next to 3D" }, 50);  // in the table's words (issue 12, bug 6)
+  assert.deepEqual(s.notice, { kind: "error", code: "illegal_move", text: "2♣ is not next to 3♦", at: 50 });
   const ranking = [{ seat: 1, name: "bob", place: 1, status: "won", progress: 1, moves: 40, time: 61_000 },
     { seat: 0, name: "ann", place: 2, status: "resigned", progress: 1 / 35, moves: 1, time: null }];
   s = reduce(s, { type: "event", n: 7, kind: "results", at: 1, ranking, seed: 42, salt: "00", game: "puttputt", game_options: {}, moves: {} });
@@ -73,6 +73,27 @@ test("countdown, start, progress and acks drive the race; results finish it", ()
   assert.equal(s.snap.state, "lobby");
   assert.equal(s.view, null);
   assert.deepEqual(s.snap.players.map((p) => [p.ready, p.status, p.moves]), [[false, "waiting", 0], [false, "waiting", 0]]);
+});
+
+test("an ack is the mover's own progress event when it is the next one", () => {
+  let s = joined({ state: "racing", event: 5, starts_at: 13_000, players: [player(0, "ann"), player(1, "bob")],
+    you: { seat: 0, view: view(0) } });
+  const ack = { type: "ack", ref: 9, n: 1, move: "t1-f1", revealed: [], view: view(1), status: "racing",
+    event: 6, at: 15_000, home: 1, progress: 1 / 35, time: 2000 };
+  s = reduce(s, ack);
+  assert.equal(s.lastEvent, 6);
+  assert.equal(me(s).time, 2000);
+  s = reduce(s, { type: "event", n: 7, kind: "progress", seat: 1, moves: 1, home: 0, progress: 0, status: "racing", time: 2100 });
+  assert.equal(s.needResync, false, "no gap: the ack counted as event 6");
+  // an ack whose event is not the next (event 8 is still on its way) does not count; the
+  // event itself follows in order
+  s = reduce(s, { ...ack, ref: 10, n: 2, view: view(2), event: 9, time: 2500 });
+  assert.equal(s.lastEvent, 7);
+  assert.equal(me(s).moves, 2);
+  s = reduce(s, { type: "event", n: 8, kind: "progress", seat: 1, moves: 2, home: 0, progress: 0, status: "racing", time: 2600 });
+  s = reduce(s, { type: "event", n: 9, kind: "progress", seat: 0, moves: 2, home: 2, progress: 2 / 35, status: "racing", time: 2500 });
+  assert.equal(s.lastEvent, 9);
+  assert.equal(s.needResync, false);
 });
 
 test("a race that starts without our board asks for it; a resume reply without snapshot brings it", () => {
