@@ -53,6 +53,13 @@ class Ack(Message):
     revealed: list[str] = field(default_factory=list)
     view: dict[str, Any] | None = None
     status: str | None = None
+    #: the mover's own `progress` event, folded into its ack: the event's room number and
+    #: fields (None from a server that still sends that event on its own)
+    event: int | None = None
+    at: int | None = None
+    home: int | None = None
+    progress: float | None = None
+    time: int | None = None
 
 
 @dataclass(kw_only=True)

@@ -115,7 +115,12 @@ class RoomModel:
         return True
 
     def apply_ack(self, ack: ev.Ack) -> None:
-        """Take the player's own board from a move or undo reply."""
+        """Take the player's own board, and its own progress line, from a move or undo reply.
+
+        The ack stands for the mover's own `progress` event (the server sends no separate
+        one): when it is the next event (`event` is one past ours) it counts as applied.
+        Otherwise earlier events are still on their way and that event follows them.
+        """
         if ack.view is not None:
             self.view = ack.view
         me = self.players.get(self.seat) if self.seat is not None else None
@@ -125,6 +130,10 @@ class RoomModel:
             me["progress"] = ack.view.get("progress", me.get("progress", 0.0))
             if ack.status:
                 me["status"] = ack.status
+            if ack.event is not None:
+                me["time"] = ack.time
+        if ack.event is not None and ack.event == self.event + 1:
+            self.event = ack.event
 
     def apply_board(self, board: ev.Board) -> None:
         """Store a spectator board push."""

@@ -149,6 +149,12 @@ SERVER: dict[str, dict[str, F]] = {
         "undone": F(str, False),
         "revealed": F(list, False),
         "ref": F(int, False),
+        # the mover's own progress event, folded in: its room event number and fields
+        "event": F(int, False),
+        "at": F(int, False),
+        "home": F(int, False),
+        "progress": F(Num, False),
+        "time": F((int, type(None)), False),
     },
     "event": {"n": F(int), "kind": F(str), "at": F(int)},
     "board": {"seat": F(int), "moves": F(int), "view": F(dict)},

@@ -4,8 +4,10 @@ them once and in order.
 The `Hub` is the store's event sink (`store.EventSink`): the store hands it this process's own
 events as soon as Redis has stored them, and other processes' events as they arrive on pub/sub
 (the store drops our own copies there and is the only one that knows the published format).
-Each event goes out as one encoded frame shared by every connection that is at the event
-before it (`websockets.broadcast`, which never waits on a slow client).
+Events are queued and sent at the end of the loop's turn, so the acks written in that turn go
+first (`_queue`); a mover's ack stands for its own progress event (`acked`). Each event goes
+out as one encoded frame shared by every connection that is at the event before it
+(`websockets.broadcast`, which never waits on a slow client).
 
 Those two streams interleave when a room's seats are split across processes, so event n+1 may
 arrive before n: it is held (each room keeps its last few frames) and sent right after n once
@@ -54,6 +56,12 @@ async def send(conn: Conn, msg: dict[str, Any]) -> None:
     await conn.ws.send(m.encode(msg))
 
 
+def write(conn: Conn, msg: dict[str, Any]) -> None:
+    """Send now, without waiting for the socket to drain (a reply that must go out before
+    anything else of this turn: nothing can run between this and the write)."""
+    websockets.broadcast([conn.ws], m.encode(msg))
+
+
 class Hub:
     """Local connections per room, fed by the store (own events at once, others' by pub/sub)."""
 
@@ -62,6 +70,9 @@ class Hub:
         self.recent: dict[str, dict[int, bytes]] = {}
         self.gap_timers: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
+        #: events of this turn of the loop, delivered together at its end (`_queue`)
+        self._outbox: list[tuple[str, dict[str, Any]]] = []
+        self._flush_handle: asyncio.Handle | None = None
         self._reader: RoomReader | None = None
         self._on_event: Callable[[str, dict[str, Any]], None] | None = None
 
@@ -117,12 +128,46 @@ class Hub:
     def local_event(self, code: str, n: int, event: dict[str, Any]) -> None:
         """An event this process just stored (a room nobody here watches gets nothing)."""
         if code in self.rooms:
-            self.deliver(code, {"type": "event", "n": n, **event})
+            self._queue(code, {"type": "event", "n": n, **event})
 
     def remote_event(self, code: str, n: int, payload: bytes) -> None:
         """Another process's event, off pub/sub."""
         if code in self.rooms:
-            self.deliver(code, {"type": "event", "n": n, **m.decode_trusted(payload)})
+            self._queue(code, {"type": "event", "n": n, **m.decode_trusted(payload)})
+
+    def _queue(self, code: str, event: dict[str, Any]) -> None:
+        """Events go out at the end of the loop's turn, not inside the store's call.
+
+        The store hands over an event as soon as Redis answers, in the middle of the command
+        that stored it; the mover's ack is written right after, in the same turn. Sending
+        the room's frames later in the turn puts every ack of the turn ahead of every
+        fan-out of it, so a room with a slow or abusive connection never delays an ack, and
+        the mover's own progress (folded into its ack, `acked`) needs no frame of its own.
+        """
+        self._outbox.append((code, event))
+        if self._flush_handle is None:
+            self._flush_handle = asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Send the queued events now. Every reply but an ack calls this first, so a request's
+        own events (a `ready`'s, a `rematch`'s) reach its connection before its `ok`."""
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        if not self._outbox:
+            return
+        out, self._outbox = self._outbox, []
+        for code, event in out:
+            try:
+                self.deliver(code, event)
+            except Exception:  # one room's failure must not hold back the others' events
+                log.exception("fan-out of event %s in %s", event.get("n"), code)
+
+    def acked(self, conn: Conn, n: int) -> None:
+        """The mover's ack carried its own progress event n: when that is the next event for
+        the connection, it counts as sent (the client applies it from the ack the same way)."""
+        if conn.last_event == n - 1 and not conn.catching_up:
+            conn.last_event = n
 
     def board(self, code: str, delay: int, frame: bytes) -> None:
         """A spectator board (ours or another process's): to this room's spectators here."""
@@ -250,6 +295,9 @@ class Hub:
                 await send(conn, {"type": "snapshot", "snapshot": snap})
 
     async def close(self) -> None:
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
         for timer in self.gap_timers.values():
             timer.cancel()
         self.gap_timers.clear()

@@ -10,6 +10,8 @@ reloads the seat's log and validates again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import random
 import secrets
 import time
@@ -20,8 +22,19 @@ from typing import Any
 from solrace.protocol.messages import ProtocolError, encode
 from solrace.server import projection
 from solrace.server.projection import Viewer
-from solrace.server.room import COUNTDOWN, FINISHED, RACING, Entry, Room, SeatRace, token_hash
-from solrace.server.store import Conflict, Store
+from solrace.server.room import (
+    COUNTDOWN,
+    FINISHED,
+    RACING,
+    Entry,
+    MovePlan,
+    Room,
+    SeatRace,
+    token_hash,
+)
+from solrace.server.store import Appended, Conflict, Store
+
+log = logging.getLogger("solrace.server")
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 CODE_LENGTH = 5
@@ -294,13 +307,33 @@ class RoomService:
         return room.state == RACING and d["ends_at"] is not None and now >= d["ends_at"]
 
     async def move(
-        self, code: str, seat: int, text: str, n: int | None, *, undo: bool = False
+        self,
+        code: str,
+        seat: int,
+        text: str,
+        n: int | None,
+        *,
+        undo: bool = False,
+        reply: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
+        """Play (or undo) a move and return its ack.
+
+        `reply` is called with the ack as soon as the move is stored, before anything else
+        this process does for it (its fan-out runs at the end of the loop's turn, the end of
+        the race after the reply): the transport writes the ack there, so the mover's answer
+        never waits on the room's other connections or on finishing the race.
+        """
         async with self.lock(code):
-            return await self._move(normalize_code(code), seat, text, n, undo)
+            return await self._move(normalize_code(code), seat, text, n, undo, reply)
 
     async def _move(
-        self, code: str, seat: int, text: str, n: int | None, undo: bool
+        self,
+        code: str,
+        seat: int,
+        text: str,
+        n: int | None,
+        undo: bool,
+        reply: Callable[[dict[str, Any]], None] | None,
     ) -> dict[str, Any]:
         """Validate with the engine, store with the atomic append, and only then build the ack."""
         cached, fresh = await self._cached(code)
@@ -339,31 +372,69 @@ class RoomService:
                 room.rollback(plan)
                 cached, fresh = await self._load(code), True
                 continue
-            length = stored.length
+            except BaseException:
+                # not stored (or not known to be): the next command reloads from Redis
+                room.rollback(plan)
+                self.cache.pop(code, None)
+                raise
             self.watched[code] = stored.spectators
+            room.races[seat].rev = stored.rev
+            ack = self._ack(room, seat, plan, stored)
+            if reply is not None:
+                reply(ack)
             if boards and not board and stored.spectators > 0:
-                # a spectator came since the last move
-                await self.store.publish_board(
-                    code, self._board(room, seat), room.options["spectator_delay"]
-                )
-            race = room.races[seat]
-            race.rev = stored.rev
-            status = room.status(seat)
-            ack: dict[str, Any] = {
-                "type": "ack",
-                "n": length,
-                "view": projection.own_view(room, seat),
-                "status": status,
-            }
-            if plan.undone:
-                ack["undone"] = plan.entry.move
-            else:
-                ack["move"] = plan.entry.move
-                ack["revealed"] = list(plan.revealed)
-            if status != "racing":
-                await self._update(code, lambda r, now: [])  # this seat is done; maybe the race is
+                await self._late_board(room, seat, answered=reply is not None)
+            if ack["status"] != "racing":
+                await self._settle(code, answered=reply is not None)
             return ack
         raise too_busy("seat")
+
+    async def _late_board(self, room: Room, seat: int, *, answered: bool) -> None:
+        """A spectator came since the room's last move: the append carried no board."""
+        try:
+            board = self._board(room, seat)
+            await self.store.publish_board(room.code, board, room.options["spectator_delay"])
+        except Exception:
+            if not answered:
+                raise
+            log.warning("board of %s seat %d not published", room.code, seat, exc_info=True)
+
+    @staticmethod
+    def _ack(room: Room, seat: int, plan: MovePlan, stored: Appended) -> dict[str, Any]:
+        """The mover's answer: its board, and its own progress event folded in (`event` is that
+        event's room number), so the mover needs no separate frame for its own move."""
+        event = plan.event
+        ack: dict[str, Any] = {
+            "type": "ack",
+            "n": stored.length,
+            "view": projection.own_view(room, seat),
+            "status": room.status(seat),
+            "event": stored.n,
+            "at": event["at"],
+            "home": event["home"],
+            "progress": event["progress"],
+            "time": event["time"],
+        }
+        if plan.undone:
+            ack["undone"] = plan.entry.move
+        else:
+            ack["move"] = plan.entry.move
+            ack["revealed"] = list(plan.revealed)
+        return ack
+
+    async def _settle(self, code: str, *, answered: bool) -> None:
+        """A seat is done (won, dead): the race may be over. Once the mover has its ack, a
+        failure here is not its error: the room's clock deadline in Redis tries again."""
+        try:
+            await self._update(code, lambda r, now: [])
+        except Exception:
+            if not answered:
+                raise
+            log.warning(
+                "could not settle %s after a seat ended; retrying later", code, exc_info=True
+            )
+            with contextlib.suppress(Exception):
+                await self.store.add_deadline(f"tick|{code}", self.clock() + 1000)
 
     @staticmethod
     def _board(room: Room, seat: int) -> bytes:

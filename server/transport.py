@@ -19,7 +19,7 @@ from solrace import __version__
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server.conn import Bucket, Conn, Limits
-from solrace.server.fanout import Hub, send
+from solrace.server.fanout import Hub, send, write
 from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
 from solrace.server.redis_conn import TRANSIENT_ERRORS
@@ -76,6 +76,9 @@ class Transport:
         task.add_done_callback(self.tasks.discard)
 
     async def send(self, conn: Conn, msg: dict[str, Any]) -> None:
+        """A reply (or error): the room events its request made go out first (`Hub.flush`).
+        Acks are written by `_ack` instead, ahead of their move's fan-out."""
+        self.hub.flush()
         await send(conn, msg)
 
     def health(self) -> dict[str, Any]:
@@ -323,15 +326,22 @@ class Transport:
 
     async def on_move(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         code, seat = self._player(conn)
-        ack = await self.service.move(code, seat, msg["move"], msg.get("n"))
-        await self.send(conn, m.with_ref(ack, ref))
-        METRICS.acked(conn.last_seen)
+        await self.service.move(code, seat, msg["move"], msg.get("n"), reply=self._ack(conn, ref))
 
     async def on_undo(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         code, seat = self._player(conn)
-        ack = await self.service.move(code, seat, "", msg.get("n"), undo=True)
-        await self.send(conn, m.with_ref(ack, ref))
-        METRICS.acked(conn.last_seen)
+        await self.service.move(code, seat, "", msg.get("n"), undo=True, reply=self._ack(conn, ref))
+
+    def _ack(self, conn: Conn, ref: int | None) -> Callable[[dict[str, Any]], None]:
+        """Write the ack the moment the move is stored, ahead of the room's fan-out; it stands
+        for the mover's own progress event."""
+
+        def reply(ack: dict[str, Any]) -> None:
+            self.hub.acked(conn, ack["event"])
+            write(conn, m.with_ref(ack, ref))
+            METRICS.acked(conn.last_seen)  # the frame was read at last_seen
+
+        return reply
 
     async def on_resign(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         code, seat = self._player(conn)

@@ -131,6 +131,45 @@ def test_ack_updates_own_view_and_board_updates_spectator_boards():
     assert room.boards == {0: view}
 
 
+def test_an_ack_stands_for_the_movers_progress_event_when_it_is_the_next_one():
+    room = RoomModel()
+    room.apply_snapshot(snap(state="racing", event=7))
+    view = {"game": "puttputt", "moves": 1, "home": 1, "progress": 1 / 35, "piles": {}}
+    ack = {
+        "type": "ack",
+        "ref": 1,
+        "n": 1,
+        "move": "t1-f1",
+        "revealed": [],
+        "view": view,
+        "status": "racing",
+        "event": 8,
+        "at": 1_002_000,
+        "home": 1,
+        "progress": 1 / 35,
+        "time": 2000,
+    }
+    room.apply(ev.parse_message(ack))
+    assert room.event == 8 and room.gaps == []
+    assert room.players[0]["moves"] == 1 and room.players[0]["time"] == 2000
+    # the same event arriving after all (a replay) changes nothing and is no gap
+    assert not room.apply(
+        event(8, "progress", seat=0, moves=1, home=1, progress=1 / 35, status="racing", time=2000)
+    )
+    # an ack whose event is not the next one (events 9, 10 are still on their way) does not
+    # count: its event comes later, in order
+    room.apply(ev.parse_message({**ack, "n": 2, "event": 11, "view": {**view, "moves": 2}}))
+    assert room.event == 8 and room.players[0]["moves"] == 2
+    for n in (9, 10):
+        room.apply(
+            event(n, "progress", seat=1, moves=1, home=0, progress=0.0, status="racing", time=10)
+        )
+    assert room.apply(
+        event(11, "progress", seat=0, moves=2, home=1, progress=1 / 35, status="racing", time=2500)
+    )
+    assert room.event == 11 and room.gaps == []
+
+
 def test_clock_from_snapshot():
     room = RoomModel()
     room.apply_snapshot(snap(now=10_000, state="countdown", starts_at=13_000), local_ms=5_000)

@@ -110,19 +110,29 @@ async def test_store_hands_every_stored_event_to_its_sink_and_tags_what_it_publi
     await ps.aclose()
 
 
-def events_since_start(client) -> list[dict[str, Any]]:
-    """The events a client received after its last snapshot, checked to follow it: once, in order, no gap."""
+def events_since_start(client, seat: int | None = None) -> list[dict[str, Any]]:
+    """The events a client has after its last snapshot, applied as a client applies them, and
+    checked on the way: each once, in order, no gap.
+
+    A mover's ack stands for its own progress event when that is the next one (`event` is
+    one past the last); otherwise the event itself follows the ones it waited for.
+    """
     starts = [
         i for i, x in enumerate(client.received) if x.get("snapshot")
     ]  # snapshot, or joined with one
     assert starts, "no snapshot"
-    snap = client.received[starts[-1]]["snapshot"]
-    after = [x for x in client.received[starts[-1] + 1 :] if x["type"] == "event"]
-    ns = [x["n"] for x in after]
-    assert ns == list(range(snap["event"] + 1, snap["event"] + 1 + len(ns))), (
-        ns
-    )  # once, in order, no gap
-    return after
+    last = client.received[starts[-1]]["snapshot"]["event"]
+    applied: list[dict[str, Any]] = []
+    for x in client.received[starts[-1] + 1 :]:
+        if x["type"] == "event":
+            assert x["n"] == last + 1, (last, x)  # once, in order, no gap
+            applied.append(x)
+            last = x["n"]
+        elif x["type"] == "ack" and x["event"] == last + 1:
+            assert seat is not None, "an ack to a spectator"
+            applied.append({"n": x["event"], "kind": "progress", "seat": seat, "moves": x["n"]})
+            last = x["event"]
+    return applied
 
 
 async def test_own_events_reach_local_clients_once_and_in_order_while_another_process_publishes(
@@ -152,16 +162,18 @@ async def test_own_events_reach_local_clients_once_and_in_order_while_another_pr
         moved = {seat: len(a) for seat, a in enumerate(acks)}
         assert all(moved[s] > 0 for s in moved)
 
+        seats = {id(c): i for i, c in enumerate(players)}
+
         def caught_up(client) -> bool:
             last = {}
-            for x in client.received:
-                if x["type"] == "event" and x["kind"] == "progress":
+            for x in events_since_start(client, seats.get(id(client))):
+                if x["kind"] == "progress":
                     last[x["seat"]] = x["moves"]
             return all(last.get(s, 0) >= k for s, k in moved.items())
 
         await until(lambda: all(caught_up(c) for c in players + watchers), "every client caught up")
         for c in players + watchers:
-            seen = events_since_start(c)
+            seen = events_since_start(c, seats.get(id(c)))
             for seat, k in moved.items():
                 progress = [
                     x["moves"] for x in seen if x["kind"] == "progress" and x["seat"] == seat

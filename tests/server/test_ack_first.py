@@ -1,0 +1,142 @@
+"""The mover's ack goes out before the room's fan-out of its move, and carries the mover's own
+progress event: the mover gets no separate frame for it, and counts it as the next event.
+
+The server runs in the test's own event loop here (a real Redis, a real WebSocket port), so the
+order in which frames are written can be recorded where they leave the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from helpers.race import current_view, play, until
+from helpers.views import putt_move
+from solrace.protocol import messages as m
+from solrace.server import fanout
+from solrace.server.store import Store
+from solrace.server.transport import build
+from websockets.asyncio.server import serve
+
+
+@pytest.fixture
+async def server(redis_url: str, key_prefix: str) -> AsyncIterator[str]:
+    transport = build(lambda sink: Store.from_url(redis_url, key_prefix, sink=sink))
+    async with serve(transport.handler, "127.0.0.1", 0, compression=None) as srv:
+        await transport.start()
+        port = next(iter(srv.sockets)).getsockname()[1]
+        yield f"ws://127.0.0.1:{port}/ws"
+        await transport.close()
+    await transport.store.close()
+
+
+@pytest.fixture
+def written(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, Any]]]:
+    """Every frame the fan-out module writes (acks and room frames), in order, decoded."""
+    out: list[tuple[Any, dict[str, Any]]] = []
+    real = fanout.websockets.broadcast
+
+    def record(conns: Any, frame: bytes, **kw: Any) -> None:
+        conns = list(conns)
+        for ws in conns:
+            out.append((ws, m.decode(frame, 1 << 22)))
+        real(conns, frame, **kw)
+
+    monkeypatch.setattr(fanout.websockets, "broadcast", record)
+    return out
+
+
+async def race(url: str, wire: Any, players: int) -> list[Any]:
+    host = await wire(url)
+    created = await host.request(
+        {"type": "create", "name": "p0", "options": {"game": "puttputt", "countdown": 0}}
+    )
+    clients = [host]
+    for i in range(1, players):
+        c = await wire(url)
+        await c.request({"type": "join", "room": created["room"], "name": f"p{i}"})
+        clients.append(c)
+    await host.request({"type": "start", "host_token": created["host_token"]})
+    for c in clients:
+        await c.wait_for(lambda x: x["type"] == "snapshot")
+    return clients
+
+
+async def test_the_ack_carries_the_movers_progress_and_goes_out_before_the_fan_out(
+    server: str, wire: Any, written: list[tuple[Any, dict[str, Any]]]
+) -> None:
+    url = server
+    ann, bob = await race(url, wire, 2)
+    start = ann.last_event
+    view = current_view(ann)
+    written.clear()
+    ack = await ann.request({"type": "move", "move": putt_move(view), "n": view["moves"] + 1})
+    seen = await bob.wait_event("progress", seat=0)
+    # the ack is the mover's progress event: its number and fields, and the event bob got
+    assert ack["event"] == seen["n"] == start + 1
+    for key in ("moves", "home", "progress", "status", "time", "at"):
+        assert ack["n" if key == "moves" else key] == seen[key], key
+    # written in this order: the ack, then the room's frame, which the mover does not get
+    kinds = [(msg["type"], msg.get("n")) for _, msg in written]
+    assert kinds == [("ack", 1), ("event", seen["n"])], kinds
+    assert [ws for ws, msg in written if msg["type"] == "event"] != [
+        ws for ws, msg in written if msg["type"] == "ack"
+    ]
+    # the mover's next event follows its ack's number with no gap
+    view = current_view(bob)
+    await bob.request({"type": "move", "move": putt_move(view), "n": view["moves"] + 1})
+    nxt = await ann.wait_event("progress", seat=1)
+    assert nxt["n"] == ack["event"] + 1
+    assert not [
+        x
+        for x in ann.received
+        if x["type"] == "event" and x["kind"] == "progress" and x["seat"] == 0
+    ]
+
+
+async def test_every_ack_is_written_before_its_moves_fan_out(
+    server: str, wire: Any, written: list[tuple[Any, dict[str, Any]]]
+) -> None:
+    """Four players moving at once, a spectator watching: each ack leaves before any frame
+    carrying its move's event, and no mover is sent its own move's event."""
+    url = server
+    clients = await race(url, wire, 4)
+    eve = await wire(url)
+    await eve.request({"type": "spectate", "room": clients[0].received[1]["room"]})
+    written.clear()
+    acks = await asyncio.gather(*(play(c, 8) for c in clients))
+    await until(lambda: eve.last_event >= max(a["event"] for got in acks for a in got), "spectator")
+    first_sent: dict[int, int] = {}
+    for i, (_, msg) in enumerate(written):
+        if msg["type"] == "event":
+            first_sent.setdefault(msg["n"], i)
+    ack_at = {msg["event"]: i for i, (_, msg) in enumerate(written) if msg["type"] == "ack"}
+    assert len(ack_at) == sum(len(a) for a in acks)
+    for n, i in ack_at.items():
+        assert i < first_sent[n], (n, i, first_sent[n])
+    for seat, c in enumerate(clients):
+        own = [x for x in c.received if x["type"] == "event" and x.get("seat") == seat]
+        mine = {a["event"] for a in acks[seat]}
+        # its own move's event comes only when the ack could not stand for it (an earlier
+        # event of the room was still on its way to this connection)
+        for x in own:
+            assert x["n"] in mine
+            ack = next(a for a in acks[seat] if a["event"] == x["n"])
+            assert ack["event"] != events_before(c, ack) + 1
+
+
+def events_before(client: Any, ack: dict[str, Any]) -> int:
+    """The last event number the client had when this ack arrived (snapshots included)."""
+    last = 0
+    for x in client.received:
+        if x is ack:
+            return last
+        if x["type"] == "event":
+            last = max(last, x["n"])
+        elif x.get("snapshot"):
+            last = x["snapshot"]["event"]
+        elif x["type"] == "ack" and x["event"] == last + 1:
+            last = x["event"]
+    raise AssertionError("ack not received")
