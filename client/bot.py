@@ -6,6 +6,12 @@ The bot only ever sees its own view; its choices come from
 `strategy.choose_move`. It resigns when the strategy has nothing useful left
 (so a race never waits forever on a stuck bot), and it readies again after a
 rematch until `races` races are done or `stop` is set.
+
+Two bots on one deal choose the same moves (the strategy is deterministic), so
+without a tie-break they moved in lockstep and tied every race. Each bot has
+its own random generator (`--seed` makes it reproducible) that varies each
+pause between moves around `--pace`: bots of equal skill then finish at
+different times, and the ranking tells them apart.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,11 +29,15 @@ from .connection import Client, ConnectionLost, ServerError
 from .moves import Board
 from .options import parse_option, room_options
 from .strategy import choose_move
-from .urls import DEFAULT_SERVER, parse_target, share_link
+from .urls import DEFAULT_SERVER, parse_target, share_link, watch_link
 
 log = logging.getLogger(__name__)
 
 RACING = "racing"
+#: each pause is the pace times a factor drawn from this range (the bots' tie-break)
+PACE_JITTER = (0.75, 1.25)
+#: races a bot plays before it leaves, unless told otherwise (it used to stay for ever)
+DEFAULT_RACES = 1
 
 
 @dataclass
@@ -69,7 +80,18 @@ async def _ensure_view(client: Client) -> None:
         await client.wait_board()
 
 
-async def play_race(client: Client, pace: float, stop: asyncio.Event, result: BotResult) -> str:
+def pause(pace: float, rng: random.Random | None) -> float:
+    """Seconds to wait before the next move: `pace`, varied by the bot's own generator."""
+    return pace * rng.uniform(*PACE_JITTER) if rng is not None and pace > 0 else pace
+
+
+async def play_race(
+    client: Client,
+    pace: float,
+    stop: asyncio.Event,
+    result: BotResult,
+    rng: random.Random | None = None,
+) -> str:
     """Play moves until this seat stops racing; returns its final status."""
     history: list[str] = []
     seen: set[tuple] = set()
@@ -89,7 +111,7 @@ async def play_race(client: Client, pace: float, stop: asyncio.Event, result: Bo
         move = choose_move(view, history, seen)
         if pace > 0:
             try:
-                await asyncio.wait_for(stop.wait(), pace)
+                await asyncio.wait_for(stop.wait(), pause(pace, rng))
                 break
             except TimeoutError:
                 pass
@@ -133,14 +155,17 @@ async def run_bot(
     start_when: int | None = None,
     ready: bool = True,
     on_joined: Callable[[ev.Joined], None] | None = None,
+    seed: int | str | None = None,
 ) -> BotResult:
     """Join `room` (or create one with `create_options`), ready up and race.
 
     Stops after `races` races (None: until `stop_event`). As host (created the
     room), it starts the race once `start_when` players are ready. `on_joined`
-    hears the join reply (the room code of a room the bot created).
+    hears the join reply (the room code of a room the bot created). `seed`
+    seeds the bot's pauses (None: a fresh random one).
     """
     stop = stop_event or asyncio.Event()
+    rng = random.Random(seed)
     result = BotResult()
     client = Client(url, auto_resume=True, throttle=True, client_name="solrace-bot/0.1")
     await client.connect()
@@ -169,7 +194,7 @@ async def run_bot(
                 await client.start()
             if not await _wait(client, lambda: client.room.state in (RACING, "finished"), stop):
                 break
-            status = await play_race(client, pace, stop, result)
+            status = await play_race(client, pace, stop, result, rng)
             result.statuses.append(status)
             result.races += 1
             if races is not None and result.races >= races:
@@ -218,9 +243,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--races",
         type=int,
-        default=0,
-        help="leave after this many races (0: stay until interrupted)",
+        default=DEFAULT_RACES,
+        help=f"leave after this many races (default {DEFAULT_RACES}; 0: stay until interrupted)",
     )
+    parser.add_argument(
+        "--seed",
+        help="seed of the bots' random tie-break (their pauses vary around --pace); "
+        "bot N uses SEED:N, so a run can be repeated",
+    )
+
+
+def seed_of(seed: str | None, index: int) -> str | None:
+    """Bot `index`'s own seed under `--seed` (distinct per bot, repeatable per run)."""
+    return None if seed is None else f"{seed}:{index}"
 
 
 async def _main(args: argparse.Namespace) -> int:
@@ -238,6 +273,7 @@ async def _main(args: argparse.Namespace) -> int:
 
         def announce(joined: ev.Joined) -> None:
             print(f"room {joined.room}: {share_link(target.url, joined.room)}", flush=True)
+            print(f"watch it: {watch_link(target.url, joined.room)}", flush=True)
             created.set_result(joined.room)
 
         options = room_options(args.create, args.option)
@@ -253,6 +289,7 @@ async def _main(args: argparse.Namespace) -> int:
                     create_options=options,
                     start_when=args.start_when or args.count,
                     on_joined=announce,
+                    seed=seed_of(args.seed, 0),
                 )
             )
         )
@@ -260,9 +297,12 @@ async def _main(args: argparse.Namespace) -> int:
         names_to_join = names[1:]
     else:
         names_to_join = names
+    first = len(names) - len(names_to_join)
     tasks += [
-        asyncio.create_task(run_bot(target.url, room, n, args.pace, stop, races=races))
-        for n in names_to_join
+        asyncio.create_task(
+            run_bot(target.url, room, n, args.pace, stop, races=races, seed=seed_of(args.seed, i))
+        )
+        for i, n in enumerate(names_to_join, start=first)
     ]
     results = await asyncio.gather(*tasks, return_exceptions=True)
     code = 0

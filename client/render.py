@@ -151,6 +151,15 @@ def player_line(p: dict[str, Any], you: bool = False, color: bool = True) -> str
     )
 
 
+def race_length(room: RoomModel) -> float | None:
+    """Seconds the finished race lasted (its last ranked time), None before the end."""
+    if room.state != "finished":
+        return None
+    rows = (room.results or {}).get("ranking") or list(room.players.values())
+    times = [r["time"] for r in rows if r.get("time") is not None]
+    return max(times) / 1000 if times else 0.0
+
+
 def header(room: RoomModel, now_ms: float | None = None, color: bool = True) -> str:
     """Room code, state, countdown or race clock, game and spectators."""
     game = (room.options or {}).get("game", "")
@@ -160,8 +169,11 @@ def header(room: RoomModel, now_ms: float | None = None, color: bool = True) -> 
     left = room.countdown_left(now_ms)
     if left is not None:
         parts.append(paint(f"starts in {left:.1f}s", YELLOW, color))
+    final = race_length(room)
     elapsed = room.elapsed(now_ms)
-    if elapsed is not None:
+    if final is not None:
+        parts.append(f"finished {clock_text(final)}")  # the clock stops with the race
+    elif elapsed is not None:
         parts.append(f"clock {clock_text(elapsed)}")
     remaining = room.time_left(now_ms)
     if remaining is not None:

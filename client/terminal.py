@@ -47,10 +47,17 @@ HELP = "type a move (t1-f1, w-t3, t2-t5:3, deal, recycle) or its number; command
 )
 
 
+def move_text(line: str) -> str:
+    """What the player typed, as canonical move text: any case and spacing is accepted
+    (`T1-F1`, `t1 - f1`, `Deal`), since the rules' notation is lower case without spaces."""
+    return "".join(line.split()).lower()
+
+
 def completions(text: str, moves: list[str]) -> list[str]:
     """What tab completes `text` to: legal moves, or commands after a slash."""
     pool = COMMANDS if text.startswith("/") else moves
-    return [m for m in pool if m.startswith(text)]
+    typed = text if text.startswith("/") else move_text(text)
+    return [m for m in pool if m.startswith(typed)]
 
 
 def current_moves(client: Client) -> list[str]:
@@ -142,6 +149,8 @@ class Terminal:
                     self.print(f"no move number {i} (1..{len(moves)})")
                     return True
                 line = moves[i - 1]
+            else:
+                line = move_text(line)
             view = c.room.view or {}
             ack = await c.move(line, n=int(view.get("moves", 0)) + 1)
             extra = f" revealed {' '.join(ack.revealed)}" if ack.revealed else ""

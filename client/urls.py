@@ -1,16 +1,18 @@
 """Where to connect and which room: one parser for every way a user names a room.
 
 A user pastes whatever they were sent: a share link of the web client
-(`http://host:8765/r/KX7QF` or `http://host:8765/#KX7QF`), the WebSocket
-endpoint itself (`ws://host:8765/ws`, optionally `#ROOM`), or just the code.
-All of them reduce to a WebSocket URL plus an optional room code.
+(`http://host:8765/r/KX7QF` or `http://host:8765/#KX7QF`), a watch link
+(`http://host:8765/?watch=KX7QF`), the WebSocket endpoint itself
+(`ws://host:8765/ws`, optionally `#ROOM`), or just the code. All of them
+reduce to a WebSocket URL plus an optional room code. Every link printed here
+opens the room in a browser: the server redirects `/r/CODE` to `/#CODE`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 #: `solrace serve` listens on this port by default; the endpoint is at /ws.
 DEFAULT_PORT = 8765
@@ -69,6 +71,10 @@ def parse_target(text: str | None, server: str = DEFAULT_SERVER) -> Target:
         room = _room_or_none(path[3:])
     elif path not in ("/", "/ws", "/ws/", "/index.html"):
         raise ValueError(f"unexpected path in URL: {path!r}")
+    query = parse_qs(parts.query)
+    for key in ("room", "watch"):
+        if query.get(key):
+            room = _room_or_none(query[key][0]) or room
     if parts.fragment:
         room = _room_or_none(parts.fragment) or room
     return Target(_ws_url(scheme, parts.netloc), room)
@@ -80,3 +86,10 @@ def share_link(ws_url: str, room: str | None) -> str:
     scheme = "https" if parts.scheme in ("wss", "https") else "http"
     path = f"/r/{room}" if room else "/"
     return urlunsplit((scheme, parts.netloc, path, "", ""))
+
+
+def watch_link(ws_url: str, room: str) -> str:
+    """The web client's link that opens `room` as a spectator (no name asked)."""
+    parts = urlsplit(ws_url)
+    scheme = "https" if parts.scheme in ("wss", "https") else "http"
+    return urlunsplit((scheme, parts.netloc, "/", urlencode({"watch": room}), ""))

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
-
-from web.pages import TIMEOUT, configure, create_room, js, new_page, ready, start
-from web.pages import racing_with_board
+from web.pages import configure, create_room, js, new_page, racing_with_board, ready, start
 
 pytestmark = pytest.mark.browser
 

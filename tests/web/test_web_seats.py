@@ -17,6 +17,7 @@ import urllib.request
 import pytest
 from playwright.sync_api import expect
 from solrace.client import Client, share_link
+from solrace.client.urls import watch_link
 from web.pages import (
     TIMEOUT,
     configure,
@@ -231,6 +232,10 @@ def test_every_printed_link_opens_the_room(browser, web_server):
         ):
             page.goto(url)
             expect(page.locator("#join-code")).to_have_value(room, timeout=TIMEOUT)
+        page.goto(watch_link(web_server.ws_url, code))  # what `solrace bot --create` prints
+        js(page, f"S.room === '{code}' && S.role === 'spectator'")
+        page.click("[data-action=leave]")
+        js(page, "S.room === null")
         page.goto(link)
         page.fill("#name", "Kim")
         page.click("[data-action=join]")

@@ -7,7 +7,7 @@ import { renderApp, clockTexts, finishText } from "./render.js";
 import { attachPointer } from "./input.js";
 import { pickUp, dropMove, stockMove, foundationMove, growSelection, autoMove } from "./moves.js";
 import { pileKind } from "./cards.js";
-import { loadSession, saveSession, loadName, saveName, roomFromLocation, todaySeed, loadSetting, saveSetting } from "./session.js";
+import { loadSession, saveSession, loadName, saveName, roomFromLocation, watchFromLocation, todaySeed, loadSetting, saveSetting } from "./session.js";
 import { seatGuard } from "./seats.js";
 import { keyIntent } from "./keys.js";
 import { playSound, played } from "./sound.js";
@@ -98,6 +98,12 @@ async function onReady(welcome) {
   setState(reduce(state, welcome));
   const saved = loadSession();
   if (!saved || !saved.room) {
+    const watch = watchFromLocation(location);
+    if (watch && !ui.watchedLink) {
+      ui.watchedLink = true; // once: "Back" to the lobby must not watch again
+      watchRoom(watch);
+      return;
+    }
     refreshLobby();
     return;
   }
@@ -241,7 +247,7 @@ async function ask(msg, wait = false) {
 
 function enteredRoom(reply) {
   if (!reply) return;
-  history.replaceState(null, "", `/#${reply.room}`);
+  history.replaceState(null, "", `/#${reply.room}`); // also drops a ?watch= link's query
   ui.form.code = reply.room;
   if (reply.role === "player") seats.hold(reply.room, state.token);
   persist();

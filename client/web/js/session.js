@@ -30,10 +30,17 @@ export function saveName(name) {
  * command-line tools print; the server redirects it to `/#CODE`) or `/?room=CODE`.
  */
 export function roomFromLocation(loc) {
-  const q = new URLSearchParams(loc.search).get("room");
+  const params = new URLSearchParams(loc.search);
+  const q = params.get("room") || params.get("watch");
   const hash = decodeURIComponent((loc.hash || "").replace(/^#/, ""));
   const path = /^\/r\/([^/]+)\/?$/.exec(loc.pathname || "");
   const code = (q || hash || (path ? decodeURIComponent(path[1]) : "") || "").trim().toUpperCase();
+  return /^[A-Z0-9]{3,12}$/.test(code) ? code : null;
+}
+
+/** The room a watch link (`/?watch=CODE`, printed by `solrace bot --create`) opens as a spectator. */
+export function watchFromLocation(loc) {
+  const code = (new URLSearchParams(loc.search).get("watch") || "").trim().toUpperCase();
   return /^[A-Z0-9]{3,12}$/.test(code) ? code : null;
 }
 
