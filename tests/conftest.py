@@ -43,15 +43,15 @@ def race_server(redis_url: str, key_prefix: str) -> Iterator[ServerProcess]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def module_server(redis_url: str) -> Iterator[ServerProcess]:
-    """One `solrace serve` for a whole test module, with a key prefix of its own.
+@pytest.fixture(scope="session")
+def shared_server(redis_url: str) -> Iterator[ServerProcess]:
+    """One `solrace serve` for the whole session, with a key prefix of its own (`.prefix`).
 
-    For tests that neither stop nor restart their server nor read its keys: rooms are
-    independent, so they can share one, and each start saved is ~0.3 s (seconds on a busy
-    machine). A test that kills, stops or restarts its server, or needs `key_prefix` to be
-    the server's, takes `race_server`.
+    For tests that neither stop nor restart their server nor count what it did overall:
+    rooms are independent, so they can share one, and each start saved is ~0.3 s (seconds
+    on a busy machine). A test that kills, stops or restarts its server, or needs it fresh,
+    takes `race_server`.
     """
-    prefix = f"solrace-test-module-{uuid.uuid4().hex[:12]}:"
+    prefix = f"solrace-test-shared-{uuid.uuid4().hex[:12]}:"
     with ServerProcess(redis_url, prefix) as server:
         yield server

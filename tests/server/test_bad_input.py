@@ -22,8 +22,8 @@ async def room_state(url: str, wire, code: str) -> dict:
     return snap
 
 
-async def test_hello_first_and_versions(module_server, wire) -> None:
-    c = await wire(module_server.ws_url, hello=False)
+async def test_hello_first_and_versions(shared_server, wire) -> None:
+    c = await wire(shared_server.ws_url, hello=False)
     r = await c.request({"type": "lobby"})
     assert r["code"] == "hello_required"
     r = await c.request({"type": "hello", "version": 99})
@@ -32,9 +32,9 @@ async def test_hello_first_and_versions(module_server, wire) -> None:
     assert code == 1002
 
 
-async def test_welcome_names_the_versions_and_the_games(module_server, wire) -> None:
+async def test_welcome_names_the_versions_and_the_games(shared_server, wire) -> None:
     """What a client must not keep its own copy of comes in welcome, from the one definition."""
-    c = await wire(module_server.ws_url, hello=False)
+    c = await wire(shared_server.ws_url, hello=False)
     w = await c.request({"type": "hello", "version": m.VERSION})
     assert m.validate_server(w) is w
     assert w["version"] == m.VERSION
@@ -44,8 +44,8 @@ async def test_welcome_names_the_versions_and_the_games(module_server, wire) -> 
     assert w["games"] == m.games()
 
 
-async def test_garbage_then_close_1007(module_server, wire) -> None:
-    c = await wire(module_server.ws_url)
+async def test_garbage_then_close_1007(shared_server, wire) -> None:
+    c = await wire(shared_server.ws_url)
     for _ in range(2):
         await c.send_raw(b"\xc1\xff\x00garbage")
         err = await c.next_push()
@@ -57,8 +57,8 @@ async def test_garbage_then_close_1007(module_server, wire) -> None:
     assert code == 1007
 
 
-async def test_text_frames_close_1003(module_server, wire) -> None:
-    c = await wire(module_server.ws_url)
+async def test_text_frames_close_1003(shared_server, wire) -> None:
+    c = await wire(shared_server.ws_url)
     for _ in range(3):
         await c.send_raw('{"type": "hello"}')
     code, _ = await asyncio.wait_for(c.closed, 5)
@@ -66,16 +66,16 @@ async def test_text_frames_close_1003(module_server, wire) -> None:
     assert [x["code"] for x in c.received if x["type"] == "error"] == ["bad_frame"] * 3
 
 
-async def test_oversize_frame_error_then_1009(module_server, wire) -> None:
-    c = await wire(module_server.ws_url)
+async def test_oversize_frame_error_then_1009(shared_server, wire) -> None:
+    c = await wire(shared_server.ws_url)
     await c.send_raw(m.encode({"type": "ping", "t": "x" * 10000}))
     assert (await c.next_push())["code"] == "frame_too_large"
     code, _ = await asyncio.wait_for(c.closed, 5)
     assert code == 1009
 
 
-async def test_wrong_types_unknown_type_missing_fields(module_server, wire) -> None:
-    c = await wire(module_server.ws_url)
+async def test_wrong_types_unknown_type_missing_fields(shared_server, wire) -> None:
+    c = await wire(shared_server.ws_url)
     assert (await c.request({"type": "teleport"}))["code"] == "unknown_type"
     r = await c.request({"type": "join", "room": 5, "name": "x"})
     assert r["code"] == "bad_message" and "room" in r["message"]
@@ -104,8 +104,8 @@ async def test_flood_is_rate_limited_then_closed_1008(redis_url, key_prefix, wir
         await asyncio.to_thread(srv.stop)
 
 
-async def test_room_errors_change_nothing(module_server, wire) -> None:
-    url = module_server.ws_url
+async def test_room_errors_change_nothing(shared_server, wire) -> None:
+    url = shared_server.ws_url
     host = await wire(url)
     created = await host.request(
         {
@@ -186,8 +186,8 @@ async def test_room_errors_change_nothing(module_server, wire) -> None:
     assert ev["options"]["game"] == "puttputt"
 
 
-async def test_spectators_can_be_refused_and_kick_works(module_server, wire) -> None:
-    url = module_server.ws_url
+async def test_spectators_can_be_refused_and_kick_works(shared_server, wire) -> None:
+    url = shared_server.ws_url
     host = await wire(url)
     created = await host.request(
         {"type": "create", "name": "ann", "options": {"spectators": False}}
@@ -205,12 +205,12 @@ async def test_spectators_can_be_refused_and_kick_works(module_server, wire) -> 
     assert r["code"] == "bad_token"
 
 
-async def test_lobby_lists_public_rooms(module_server, wire) -> None:
-    c = await wire(module_server.ws_url)
+async def test_lobby_lists_public_rooms(shared_server, wire) -> None:
+    c = await wire(shared_server.ws_url)
     pub = await c.request(
         {"type": "create", "name": "a", "options": {"public": True, "game": "manx"}}
     )
-    c2 = await wire(module_server.ws_url)
+    c2 = await wire(shared_server.ws_url)
     priv = await c2.request({"type": "create", "name": "b"})
     rooms = (await c2.request({"type": "lobby"}))["rooms"]
     codes = [r["room"] for r in rooms]

@@ -47,9 +47,10 @@ class ChannelTap:
 
 
 async def test_no_board_without_spectators_and_boards_for_one_who_joins_mid_race(
-    race_server, wire, redis_url, key_prefix
+    shared_server, wire, redis_url
 ) -> None:
-    (a, b), _, code, _ = await start_race(race_server.ws_url, wire)
+    key_prefix = shared_server.prefix
+    (a, b), _, code, _ = await start_race(shared_server.ws_url, wire)
     channel = f"{key_prefix}room:{{{code}}}:pub"
     async with ChannelTap(redis_url, channel) as tap:
         acks = await play(a, 4)
@@ -57,7 +58,7 @@ async def test_no_board_without_spectators_and_boards_for_one_who_joins_mid_race
         await tap.settle(6)  # six progress events went out...
         assert tap.boards() == []  # ...and not one board: nobody watches
 
-        eve = await wire(race_server.ws_url)
+        eve = await wire(shared_server.ws_url)
         j = await eve.request({"type": "spectate", "room": code})
         boards = j["snapshot"]["boards"]
         assert boards["0"] == acks[-1]["view"] and boards["1"]["moves"] == 2

@@ -67,21 +67,21 @@ async def test_a_finished_room_of_8_keeps_only_its_results(service: RoomService)
     assert await store.events_after(code, last - 2) is None  # older: a snapshot
 
 
-async def test_resume_after_the_trim_gets_a_snapshot_with_the_results(race_server, wire) -> None:
-    (a, b), (ta, _), code, _ = await start_race(race_server.ws_url, wire)
+async def test_resume_after_the_trim_gets_a_snapshot_with_the_results(shared_server, wire) -> None:
+    (a, b), (ta, _), code, _ = await start_race(shared_server.ws_url, wire)
     await play(a, 3)
     seen = a.last_event
     assert (await a.request({"type": "resign"}))["type"] == "ok"
     assert (await b.request({"type": "resign"}))["type"] == "ok"
     results = await b.wait_event("results")
 
-    back = await wire(race_server.ws_url)
+    back = await wire(shared_server.ws_url)
     j = await back.request({"type": "resume", "room": code, "token": ta, "last_event": seen})
     snap = j["snapshot"]  # the events after `seen` are gone: a full snapshot instead
     assert snap["state"] == "finished" and snap["results"]["ranking"] == results["ranking"]
     assert snap["players"][0]["moves"] == 3 and snap["event"] >= results["n"]
 
-    late = await wire(race_server.ws_url)
+    late = await wire(shared_server.ws_url)
     j2 = await late.request({"type": "spectate", "room": code, "last_event": results["n"] - 1})
     assert "snapshot" not in j2  # the results event itself is kept
     again = await late.wait_event("results")

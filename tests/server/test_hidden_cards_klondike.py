@@ -36,8 +36,8 @@ async def play_random(client, game, rng: random.Random, moves: int) -> None:
         assert ack["view"] == game.view()
 
 
-async def test_klondike_race_never_leaks_a_hidden_card(race_server, wire) -> None:
-    url = race_server.ws_url
+async def test_klondike_race_never_leaks_a_hidden_card(shared_server, wire) -> None:
+    url = shared_server.ws_url
     text = "leak-check-1"
     ann = await wire(url)
     created = await ann.request(

@@ -22,10 +22,10 @@ def get(server, path: str, method: str = "GET") -> tuple[int, dict[str, str], by
     return resp.status, {k.lower(): v for k, v in resp.getheaders()}, body
 
 
-def test_healthz_index_and_content_types(module_server) -> None:
-    status, headers, body = get(module_server, "/healthz")
+def test_healthz_index_and_content_types(shared_server) -> None:
+    status, headers, body = get(shared_server, "/healthz")
     assert status == 200 and json.loads(body)["ok"] is True
-    status, headers, body = get(module_server, "/")
+    status, headers, body = get(shared_server, "/")
     assert status == 200 and headers["content-type"].startswith("text/html")
     assert headers["server"] == SERVER_NAME
     page = (web_root() / "index.html").read_bytes()
@@ -35,11 +35,11 @@ def test_healthz_index_and_content_types(module_server) -> None:
     assert f'<meta name="solrace-protocol" content="{VERSION}">'.encode() in body
     mjs = "/node_modules/@msgpack/msgpack/dist.esm/index.mjs"
     if (web_root() / mjs.lstrip("/")).exists():
-        status, headers, _ = get(module_server, mjs)
+        status, headers, _ = get(shared_server, mjs)
         assert status == 200 and headers["content-type"].startswith("text/javascript")
     js = sorted((web_root() / "js").glob("*.js"))
     if js:
-        status, headers, _ = get(module_server, "/js/" + js[0].name)
+        status, headers, _ = get(shared_server, "/js/" + js[0].name)
         assert status == 200 and headers["content-type"].startswith("text/javascript")
 
 
@@ -54,13 +54,13 @@ def test_healthz_index_and_content_types(module_server) -> None:
         "/%00",
     ],
 )
-def test_no_traversal_and_404(module_server, path: str) -> None:
-    status, _, body = get(module_server, path)
+def test_no_traversal_and_404(shared_server, path: str) -> None:
+    status, _, body = get(shared_server, path)
     assert status == 404 and b"import" not in body
 
 
-def test_ws_path_without_upgrade(module_server) -> None:
-    status, _, _ = get(module_server, "/ws")
+def test_ws_path_without_upgrade(shared_server) -> None:
+    status, _, _ = get(shared_server, "/ws")
     assert status == 426
 
 
@@ -75,9 +75,9 @@ def test_resolve_static_stays_inside(tmp_path: Path) -> None:
     assert resolve_static(root, "/link") is None  # a symlink out of the root is refused too
 
 
-def test_only_get_is_served(module_server) -> None:
+def test_only_get_is_served(shared_server) -> None:
     """websockets parses GET requests only; anything else is dropped without a response."""
-    conn = http.client.HTTPConnection("127.0.0.1", module_server.port, timeout=5)
+    conn = http.client.HTTPConnection("127.0.0.1", shared_server.port, timeout=5)
     conn.request("POST", "/", body=b"x")
     with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError)):
         conn.getresponse()

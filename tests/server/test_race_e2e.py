@@ -92,15 +92,15 @@ async def play_to_end(client, state: dict[str, Any]) -> list[dict[str, Any]]:
     return acks
 
 
-async def test_full_race_two_players_and_a_spectator(race_server, wire) -> None:
-    ann = await wire(race_server.ws_url)
+async def test_full_race_two_players_and_a_spectator(shared_server, wire) -> None:
+    ann = await wire(shared_server.ws_url)
     created = await ann.request(
         {"type": "create", "name": "ann", "options": {"game": "puttputt", "countdown": 1}}
     )
     code, host_token = created["room"], created["host_token"]
-    bob = await wire(race_server.ws_url)
+    bob = await wire(shared_server.ws_url)
     await bob.request({"type": "join", "room": code, "name": "bob"})
-    eve = await wire(race_server.ws_url)
+    eve = await wire(shared_server.ws_url)
     sp = await eve.request({"type": "spectate", "room": code})
     assert sp["role"] == "spectator" and sp["snapshot"]["you"] is None
     for c in (ann, bob):
@@ -145,7 +145,7 @@ async def test_full_race_two_players_and_a_spectator(race_server, wire) -> None:
     check_spectator_frames(eve.received, results["seed"], results["salt"])
 
     # the finished room's snapshot carries the results for a late spectator
-    late = await wire(race_server.ws_url)
+    late = await wire(shared_server.ws_url)
     snap = (await late.request({"type": "spectate", "room": code}))["snapshot"]
     assert snap["state"] == "finished" and snap["results"]["seed"] == results["seed"]
 

@@ -29,8 +29,8 @@ async def start(clients, created) -> list[dict]:
     return [(await c.wait_for(lambda x: x["type"] == "snapshot"))["snapshot"] for c in clients]
 
 
-async def test_time_limit_ends_the_race(module_server, wire) -> None:
-    (a, b), _, created = await race(module_server.ws_url, wire, 2, time_limit=1)
+async def test_time_limit_ends_the_race(shared_server, wire) -> None:
+    (a, b), _, created = await race(shared_server.ws_url, wire, 2, time_limit=1)
     await start([a, b], created)
     await a.request({"type": "move", "move": "deal"})
     t0 = time.monotonic()
@@ -55,8 +55,8 @@ async def test_disconnected_racer_resigns_after_grace(redis_url, key_prefix, wir
         await asyncio.to_thread(srv.stop)
 
 
-async def test_safe_undo_over_the_wire(module_server, wire) -> None:
-    (a,), _, created = await race(module_server.ws_url, wire, 1, undo="safe")
+async def test_safe_undo_over_the_wire(shared_server, wire) -> None:
+    (a,), _, created = await race(shared_server.ws_url, wire, 1, undo="safe")
     (snap,) = await start([a], created)
     view = snap["you"]["view"]
     deal = await a.request({"type": "move", "move": "deal", "n": 1})
@@ -78,29 +78,29 @@ async def test_safe_undo_over_the_wire(module_server, wire) -> None:
     assert not [x for x in a.received if x["type"] == "event" and x["kind"] == "progress"]
 
 
-async def test_spectator_progress_only_and_delayed_boards(module_server, wire) -> None:
-    (a,), _, created = await race(module_server.ws_url, wire, 1, spectator_view="progress")
-    eve = await wire(module_server.ws_url)
+async def test_spectator_progress_only_and_delayed_boards(shared_server, wire) -> None:
+    (a,), _, created = await race(shared_server.ws_url, wire, 1, spectator_view="progress")
+    eve = await wire(shared_server.ws_url)
     await eve.request({"type": "spectate", "room": created["room"]})
     await start([a], created)
     await a.request({"type": "move", "move": "deal"})
     await eve.wait_event("progress", moves=1)
     snap = (
-        await (await wire(module_server.ws_url)).request(
+        await (await wire(shared_server.ws_url)).request(
             {"type": "spectate", "room": created["room"]}
         )
     )["snapshot"]
     assert snap["boards"] is None
     assert not [x for x in eve.received if x["type"] == "board"]
 
-    (b,), _, created = await race(module_server.ws_url, wire, 1, spectator_delay=1)
-    eve2 = await wire(module_server.ws_url)
+    (b,), _, created = await race(shared_server.ws_url, wire, 1, spectator_delay=1)
+    eve2 = await wire(shared_server.ws_url)
     await eve2.request({"type": "spectate", "room": created["room"]})
     await start([b], created)
     ack = await b.request({"type": "move", "move": "deal"})
     t0 = time.monotonic()
     snap = (
-        await (await wire(module_server.ws_url)).request(
+        await (await wire(shared_server.ws_url)).request(
             {"type": "spectate", "room": created["room"]}
         )
     )["snapshot"]
@@ -109,8 +109,8 @@ async def test_spectator_progress_only_and_delayed_boards(module_server, wire) -
     assert time.monotonic() - t0 >= 0.8 and board["view"] == ack["view"]
 
 
-async def test_rematch_deals_a_new_game_in_the_same_room(module_server, wire) -> None:
-    (a, b), (_ta, _tb), created = await race(module_server.ws_url, wire, 2)
+async def test_rematch_deals_a_new_game_in_the_same_room(shared_server, wire) -> None:
+    (a, b), (_ta, _tb), created = await race(shared_server.ws_url, wire, 2)
     await start([a, b], created)
     first = next(x for x in a.received if x["type"] == "event" and x["kind"] == "countdown")
     for c in (a, b):
@@ -124,7 +124,7 @@ async def test_rematch_deals_a_new_game_in_the_same_room(module_server, wire) ->
     assert (await b.request({"type": "leave"}))["type"] == "ok"
     ev = await a.wait_event("player_left")
     assert ev["seat"] == 1
-    carl = await wire(module_server.ws_url)
+    carl = await wire(shared_server.ws_url)
     jc = await carl.request({"type": "join", "room": created["room"], "name": "carl"})
     assert jc["seat"] == 2 and [p["name"] for p in jc["snapshot"]["players"]] == ["p0", "carl"]
     assert jc["snapshot"]["state"] == "lobby" and jc["snapshot"]["round"] == 2

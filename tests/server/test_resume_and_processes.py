@@ -19,14 +19,14 @@ def progress(msg: dict, seat: int, moves: int) -> bool:
     )
 
 
-async def test_player_resumes_same_seat_same_game_and_missed_events(race_server, wire) -> None:
-    (a, b), (ta, _tb), code, _ = await start_race(race_server.ws_url, wire)
+async def test_player_resumes_same_seat_same_game_and_missed_events(shared_server, wire) -> None:
+    (a, b), (ta, _tb), code, _ = await start_race(shared_server.ws_url, wire)
     await play(a, 3)
     view_before = current_view(a)
     seen = a.last_event
     await a.close()
     await play(b, 4)  # events a misses
-    a2 = await wire(race_server.ws_url)
+    a2 = await wire(shared_server.ws_url)
     j = await a2.request({"type": "resume", "room": code, "token": ta, "last_event": seen})
     assert j["seat"] == 0 and j["role"] == "player" and "snapshot" not in j
     assert j["you"]["view"] == view_before  # same game, same position
@@ -43,7 +43,7 @@ async def test_player_resumes_same_seat_same_game_and_missed_events(race_server,
     acks = await play(a2, 1)
     assert acks[0]["n"] == view_before["moves"] + 1
     # a resume with no last_event gets a full snapshot with the own board
-    a3 = await wire(race_server.ws_url)
+    a3 = await wire(shared_server.ws_url)
     j3 = await a3.request({"type": "resume", "room": code, "token": ta})
     assert j3["snapshot"]["you"]["view"] == acks[0]["view"]
     bad = await a3.request({"type": "resume", "room": code, "token": "not-a-token"})
