@@ -108,6 +108,7 @@ async def serve_forever(
         limits,
     )
     store = transport.store
+    await store.ready()
     METRICS.bind(
         connections=lambda: len(transport.conns),
         rooms_by_state=lambda: Counter(c.room.state for c in transport.service.cache.values()),

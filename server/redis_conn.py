@@ -18,6 +18,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.exceptions import (
     ClusterDownError,
     ClusterError,
@@ -27,6 +29,9 @@ from redis.exceptions import (
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+#: a cluster node's connections, per `max_connections` (the single Redis's bounded pool)
+CLUSTER_POOL_FACTOR = 4
 
 #: the client the store holds: one Redis or a cluster
 Client = aioredis.Redis | RedisCluster
@@ -109,14 +114,22 @@ def connect(
 
     The single Redis's pool blocks a burst until a connection is free (redis-py's default pool
     raises at once). redis-py's cluster client has no blocking pool: each node gets
-    `max_connections` and a burst beyond that fails with MaxConnectionsError, a transient
-    error the server answers with `busy`.
+    CLUSTER_POOL_FACTOR times `max_connections`, and a burst beyond that fails with
+    MaxConnectionsError, a transient error the server answers with `busy`.
+
+    The cluster client retries nothing itself: its retries re-send a command after a
+    connection error or timeout, when a script may already have run (a move stored twice
+    would come back as a conflict, a join as a second seat). A failed command surfaces, the
+    server answers `busy`, and the client's next command refreshes the slot map. Call
+    `await client.initialize()` before concurrent use (`Store.ready`): redis-py's lazy
+    first initialization races with the commands waiting on it.
     """
     if is_cluster_url(url):
         parsed = parse_cluster_url(url)
         kwargs: dict[str, Any] = {
             "startup_nodes": [ClusterNode(h, p) for h, p in parsed.nodes],
-            "max_connections": max_connections,
+            "max_connections": max_connections * CLUSTER_POOL_FACTOR,
+            "retry": Retry(NoBackoff(), 0),
             "client_name": client_name,
             "username": parsed.username,
             "password": parsed.password,

@@ -70,6 +70,7 @@ from solrace.server import ServerError
 from solrace.server.metrics import METRICS
 from solrace.server.pubsub import Reader, make_reader
 from solrace.server.redis_conn import Client, connect, is_cluster
+from solrace.server.batch import Batcher
 
 log = logging.getLogger("solrace.server")
 
@@ -334,6 +335,7 @@ class Store:
         self.max_events = max_events
         #: a cluster: shard channels (SPUBLISH/SSUBSCRIBE), one reader per master
         self.cluster = is_cluster(redis)
+        self._scripts: list[Any] = []
         self._commit = self._script(_COMMIT)
         self._append = self._script(_APPEND)
         self._presence = self._script(_PRESENCE)
@@ -352,6 +354,8 @@ class Store:
         self._proc: str | None = None
         self._beat_ok = float("-inf")  # time.monotonic() of this process's last good beat
         self._suspects: dict[str, float] = {}  # process -> since when seen missing (monotonic)
+        #: the move path's writes, one pipeline per turn of the loop (`batch.Batcher`)
+        self.batcher = Batcher(redis)
         self._lobby_pending: dict[str, tuple[int, bytes]] = {}
         self._lobby_retry: asyncio.Task[None] | None = None
 
@@ -360,7 +364,9 @@ class Store:
         channel is a shard channel in the room's slot, so the script stays on one node)."""
         if self.cluster:
             source = source.replace("'PUBLISH'", "'SPUBLISH'")
-        return self.redis.register_script(source)
+        script = self.redis.register_script(source)
+        self._scripts.append(script)
+        return script
 
     async def _publish(self, channel: str, data: bytes) -> None:
         if self.cluster:
@@ -453,6 +459,16 @@ class Store:
         )
         return cls(client, prefix, **kw)  # closing the store closes the client and its pool
 
+    async def ready(self) -> None:
+        """Connect before the first burst of commands: on a cluster, fetch the slot map now
+        (redis-py's lazy first fetch races with the commands that wait for it); and load the
+        scripts (on every master), so that the first burst does not start with a NOSCRIPT
+        and a SCRIPT LOAD per command."""
+        if self.cluster:
+            await self.redis.initialize()
+        for script in self._scripts:
+            await self.redis.script_load(script.script)
+
     async def close(self) -> None:
         if self._lobby_retry is not None:
             self._lobby_retry.cancel()
@@ -476,6 +492,7 @@ class Store:
     def channel(self, code: str) -> str:
         return self.key(code, "pub")
 
+        await self.batcher.close()
     def room_keys(self, code: str, seats: int) -> list[str]:
         return [self.key(code, p) for p in ("meta", "seq", "events", "revs", "conn")] + [
             self.log_key(code, s) for s in range(seats)
@@ -597,7 +614,7 @@ class Store:
             b"%d:%s" % (delay, board) if board else b"",
             self.origin,
         ]
-        out = await self._append(keys=keys, args=args)
+        out = await self.batcher.evalsha(self._append, keys, args)
         code_ = int(out[0])
         if code_ < 0:
             raise Conflict(
@@ -620,8 +637,10 @@ class Store:
         return int(await self.redis.get(self.key(code, "seq")) or 0)
 
     async def events_after(self, code: str, after: int) -> list[tuple[int, dict[str, Any]]] | None:
-        """Events numbered after `after`, or None when some of them are no longer kept."""
-        rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
+        """Events numbered after `after`, or None when some of them are no longer kept.
+
+        The count is read before the stream: events stored between the two reads only add
+        rows (read the other way round, they looked like a gap and cost a snapshot)."""
         last = await self.last_event(code)
         out = [
             (int(_text(rid).split("-")[0]), decode_trusted(_raw(fields[b"d"])))
@@ -650,6 +669,7 @@ class Store:
             self.channel(code),
             self.max_events,
             encode(on_event) if on_event else "",
+        rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
             encode(off_event) if off_event else "",
             ACTIVE_TTL_MS,
             self.origin,
