@@ -70,7 +70,6 @@ from solrace.server import ServerError
 from solrace.server.metrics import METRICS
 from solrace.server.pubsub import Reader, make_reader
 from solrace.server.redis_conn import Client, connect, is_cluster
-from solrace.server.batch import Batcher
 
 log = logging.getLogger("solrace.server")
 
@@ -354,8 +353,6 @@ class Store:
         self._proc: str | None = None
         self._beat_ok = float("-inf")  # time.monotonic() of this process's last good beat
         self._suspects: dict[str, float] = {}  # process -> since when seen missing (monotonic)
-        #: the move path's writes, one pipeline per turn of the loop (`batch.Batcher`)
-        self.batcher = Batcher(redis)
         self._lobby_pending: dict[str, tuple[int, bytes]] = {}
         self._lobby_retry: asyncio.Task[None] | None = None
 
@@ -492,7 +489,6 @@ class Store:
     def channel(self, code: str) -> str:
         return self.key(code, "pub")
 
-        await self.batcher.close()
     def room_keys(self, code: str, seats: int) -> list[str]:
         return [self.key(code, p) for p in ("meta", "seq", "events", "revs", "conn")] + [
             self.log_key(code, s) for s in range(seats)
@@ -614,7 +610,7 @@ class Store:
             b"%d:%s" % (delay, board) if board else b"",
             self.origin,
         ]
-        out = await self.batcher.evalsha(self._append, keys, args)
+        out = await self._append(keys=keys, args=args)
         code_ = int(out[0])
         if code_ < 0:
             raise Conflict(
@@ -637,10 +633,8 @@ class Store:
         return int(await self.redis.get(self.key(code, "seq")) or 0)
 
     async def events_after(self, code: str, after: int) -> list[tuple[int, dict[str, Any]]] | None:
-        """Events numbered after `after`, or None when some of them are no longer kept.
-
-        The count is read before the stream: events stored between the two reads only add
-        rows (read the other way round, they looked like a gap and cost a snapshot)."""
+        """Events numbered after `after`, or None when some of them are no longer kept."""
+        rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
         last = await self.last_event(code)
         out = [
             (int(_text(rid).split("-")[0]), decode_trusted(_raw(fields[b"d"])))
@@ -669,7 +663,6 @@ class Store:
             self.channel(code),
             self.max_events,
             encode(on_event) if on_event else "",
-        rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
             encode(off_event) if off_event else "",
             ACTIVE_TTL_MS,
             self.origin,
