@@ -98,7 +98,7 @@ def start(page: Page) -> None:
 
 
 def racing_with_board(page: Page) -> None:
-    js(page, "S.snap.state === 'racing' && S.view !== null && S.role === 'player'")
+    js(page, "S.snap && S.snap.state === 'racing' && S.view !== null && S.role === 'player'")
 
 
 def deal(page: Page) -> int:

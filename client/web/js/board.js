@@ -37,11 +37,12 @@ function cardFace(text) {
 /** One card element; `entry` is {card: "TH"} or {hidden: true}. */
 export function cardEl(entry, pile, index, extra = {}) {
   if (entry.hidden) {
-    return h("div.card.back", { dataset: { pile, index: String(index) }, "aria-label": "face-down card", ...extra });
+    return h("div.card.back", { dataset: { pile, index: String(index) }, role: "img", "aria-label": "face-down card", ...extra });
   }
   const c = parseCard(entry.card);
   return h(`div.card.face.${c.red ? "red" : "black"}`, {
     dataset: { pile, index: String(index), card: entry.card },
+    role: "img",
     "aria-label": cardSpoken(entry.card),
     title: `${c.rankLabel}${c.symbol}`,
     ...extra,

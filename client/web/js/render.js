@@ -102,7 +102,7 @@ function homeScreen(state, ui) {
         h("button", { dataset: { action: "create-host" }, title: "Host the race without a seat and watch it" }, "Host & watch"),
         h("button.ghost", { dataset: { action: "how-to-play" } }, "How to play")),
       h("div.join-row",
-        h("input#join-code", { value: ui.form.code || "", placeholder: "Room code", maxlength: "12", autocapitalize: "characters", dataset: { form: "code" } }),
+        h("input#join-code", { value: ui.form.code || "", placeholder: "Room code", "aria-label": "Room code", maxlength: "12", autocapitalize: "characters", dataset: { form: "code" } }),
         h("button.primary", { dataset: { action: "join" } }, "Join"),
         h("button", { dataset: { action: "spectate" } }, "Watch"))),
     h("section.panel.lobby-list",
@@ -191,7 +191,7 @@ function shareBox(state, ui) {
   const link = `${ui.origin}/#${state.room}`;
   return h("section.panel.share",
     h("div.big-code", { dataset: { testid: "share-code" } }, state.room),
-    h("div.join-row", h("input", { value: link, readonly: true, dataset: { testid: "share-link" } }),
+    h("div.join-row", h("input", { value: link, readonly: true, "aria-label": "Link to this room", dataset: { testid: "share-link" } }),
       h("button.small", { dataset: { action: "copy-link" } }, "Copy link")));
 }
 
