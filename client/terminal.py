@@ -1,5 +1,9 @@
 """`solrace play`: race in the terminal.
 
+On a terminal it is a full-screen program (`tui.RaceApp`, Textual): board, everyone's
+progress and a prompt that nothing overwrites. With `--plain`, or when stdin or stdout is
+not a terminal (pipes, scripts, tests), it is the line client below.
+
 Input is read line by line (readline with tab completion on a terminal,
 plain lines from a pipe) in a worker thread, so server pushes keep arriving
 while the player types. A line is a move in canonical notation, the number
@@ -306,6 +310,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--spectate-only", action="store_true", help="with --create: host without a seat"
     )
     parser.add_argument("--no-color", action="store_true", help="plain text output")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="line by line instead of the full-screen program (the default off a terminal)",
+    )
 
 
 async def _main(args: argparse.Namespace) -> int:
@@ -318,21 +327,29 @@ async def _main(args: argparse.Namespace) -> int:
         print(f"cannot connect to {target.url}: {exc}")
         return 1
     term = Terminal(client, color)
+    full_screen = not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
     try:
         if args.create:
             joined = await client.create(
                 args.name, room_options(args.create, args.option), play=not args.spectate_only
             )
-            term.print(
+            said = (
                 f"room {joined.room} created; share {target.share_link(joined.room)}"
                 f" or the code {joined.room}"
             )
         elif target.room:
             joined = await client.join(target.room, args.name)
-            term.print(f"joined room {joined.room} as seat {joined.seat}")
+            said = f"joined room {joined.room} as seat {joined.seat}"
         else:
             print("solrace play: name a room, or use --create GAME")
             return 2
+        if full_screen:
+            from .tui import RaceApp
+
+            code = await RaceApp(client, intro=[said]).run_async()
+            print(said)  # the link stays on the terminal after the full screen is gone
+            return code or 0
+        term.print(said)
         term.print(HELP)
         term.draw()
         term.start_reader(asyncio.get_running_loop())
