@@ -23,8 +23,26 @@ from textual.widgets import Input, RichLog, Static
 
 from . import events as ev
 from .connection import Client
-from .render import header, render_players, render_results, render_view
+from .render import clock_text, header, progress_bar, render_results, render_view
+from .room import RoomModel
 from .terminal import HELP, Terminal, completions, current_moves
+
+
+def players_panel(room: RoomModel) -> str:
+    """Everyone's progress, one short line each (the side panel is narrower than a terminal)."""
+    lines = []
+    for seat, p in sorted(room.players.items()):
+        you = "*" if seat == room.seat else " "
+        away = "" if p.get("connected", True) else " away"
+        t = p.get("time")
+        progress = float(p.get("progress") or 0.0)
+        lines.append(
+            f"{you} {(p.get('name') or f'seat {seat}')[:10]:<10} {progress_bar(progress, 12)}"
+            f" {round(100 * progress):>3}% {p.get('status', ''):<8} {p.get('moves', 0):>3} mv"
+            + (f" {clock_text(t / 1000)}" if t is not None else "")
+            + away
+        )
+    return "\n".join(lines)
 
 
 class PanelTerminal(Terminal):
@@ -40,6 +58,11 @@ class PanelTerminal(Terminal):
     def draw(self, force: bool = True) -> None:
         self.app.redraw()
 
+    def on_push(self, msg: ev.Message) -> None:
+        if isinstance(msg, ev.Progress):
+            return  # the players' panel shows it; the log keeps to what happened
+        super().on_push(msg)
+
 
 class RaceApp(App[int]):
     """Board, opponents' progress, a log and a prompt that is never overwritten."""
@@ -48,8 +71,8 @@ class RaceApp(App[int]):
     CSS = """
     #top { height: 1; background: $primary-darken-2; color: $text; padding: 0 1; }
     #main { height: 1fr; }
-    #board { width: 2fr; padding: 0 1; overflow-y: auto; }
-    #side { width: 1fr; min-width: 40; }
+    #board { width: 1fr; min-width: 36; padding: 0 1; overflow-y: auto; }
+    #side { width: 64; }
     #players { height: auto; max-height: 60%; border: round $secondary; padding: 0 1; overflow-y: auto; }
     #log { height: 1fr; border: round $secondary; }
     #moves { height: auto; max-height: 4; padding: 0 1; color: $text-muted; }
@@ -123,7 +146,7 @@ class RaceApp(App[int]):
         if room.state == "finished" and room.results:
             board += "\n\n" + render_results(room)
         self.query_one("#board", Static).update(Text.from_ansi(board))
-        self.query_one("#players", Static).update(Text.from_ansi(render_players(room, True)))
+        self.query_one("#players", Static).update(Text.from_ansi(players_panel(room)))
         moves = current_moves(self.client)
         listed = "  ".join(f"{i}){m}" for i, m in enumerate(moves, 1))
         self.query_one("#moves", Static).update(Text("moves: " + listed if moves else ""))

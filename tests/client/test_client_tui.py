@@ -62,7 +62,7 @@ async def test_the_full_screen_client_plays_and_keeps_the_prompt(server_url):
             await opp.move("deal", n=1)
             await until(
                 pilot,
-                lambda: me.room.players[0]["moves"] == 1 and "1 moves" in text_of(app, "#players"),
+                lambda: me.room.players[0]["moves"] == 1 and "  1 mv" in text_of(app, "#players"),
                 "the opponent's progress",
             )
             assert prompt.value == "de"  # the redraw did not touch the prompt
