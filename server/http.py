@@ -102,6 +102,33 @@ def room_link(code: str) -> Response:
     )
 
 
+def port_taken(host: str, port: int) -> str | None:
+    """A one-line reason when `host:port` cannot be listened on (another server has it), else
+    None: `solrace serve` says this instead of a traceback."""
+    import errno
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            return f"solrace serve: port {port} on {host} is in use (another solrace serve?); choose another with --port"
+        return f"solrace serve: cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return None
+
+
+def quiet_request_logs(level: int) -> None:
+    """websockets logs two INFO lines per HTTP request (response sent, connection closed):
+    keep them for --log-level DEBUG, so INFO shows what the server does, not every file."""
+    import logging
+
+    logging.getLogger("websockets.server").setLevel(
+        level if level <= logging.DEBUG else logging.WARNING
+    )
+
+
 def make_process_request(
     health: Callable[[], dict[str, Any]],
     root: Path | None = None,

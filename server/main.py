@@ -8,9 +8,10 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 from collections import Counter
 
-from solrace.server.http import make_process_request
+from solrace.server.http import make_process_request, port_taken, quiet_request_logs
 from solrace.server.metrics import METRICS
 from solrace.server.redis_process import RedisProcess
 from solrace.server.store import Store
@@ -189,6 +190,10 @@ def run(args: argparse.Namespace) -> int:
         level=getattr(logging, str(args.log_level).upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    quiet_request_logs(logging.getLogger().level)
+    if getattr(args, "worker_fd", None) is None and (taken := port_taken(args.host, args.port)):
+        print(taken, file=sys.stderr)
+        return 1
     if args.redis_url:
         asyncio.run(serve_forever(args, args.redis_url))
         return 0
