@@ -2,7 +2,7 @@
 
     from solrace.client import Client, parse_target
     target = parse_target("http://host:8765/r/KX7QF")     # or a ws:// URL, or just "KX7QF"
-    async with Client(target.url, auto_resume=True) as c:
+    async with Client(target.url, auto_resume=True, room=target.room) as c:  # ?room= routes it
         joined = await c.join(target.room, "ann")
         await c.ready()
         async for message in c.events():                  # pushes, typed (events.py)

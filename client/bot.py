@@ -167,7 +167,7 @@ async def run_bot(
     stop = stop_event or asyncio.Event()
     rng = random.Random(seed)
     result = BotResult()
-    client = Client(url, auto_resume=True, throttle=True, client_name="solrace-bot/0.1")
+    client = Client(url, auto_resume=True, throttle=True, client_name="solrace-bot/0.1", room=room)
     await client.connect()
     try:
         if room is None:

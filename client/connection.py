@@ -34,6 +34,7 @@ from websockets.exceptions import ConnectionClosed
 from . import events as ev
 from .codec import FrameError, decode, encode
 from .room import RoomModel
+from .urls import with_room
 
 log = logging.getLogger(__name__)
 
@@ -116,8 +117,11 @@ class Client:
         open_timeout: float = 10.0,
         throttle: bool = False,
         record: bool = False,
+        room: str | None = None,
     ) -> None:
         self.url = url
+        #: the room the first connection is for (later ones: the room this client is in)
+        self.route_room = room
         self.auto_resume = auto_resume
         self.reconnect_tries = reconnect_tries
         self.client_name = client_name
@@ -157,7 +161,10 @@ class Client:
 
     async def _open(self) -> None:
         self._ws = await connect(
-            self.url, compression=None, max_size=2**24, open_timeout=self.open_timeout
+            with_room(self.url, self.room.room or self.route_room),
+            compression=None,
+            max_size=2**24,
+            open_timeout=self.open_timeout,
         )
         self._reader = asyncio.create_task(self._read_loop(self._ws), name="solrace-client-reader")
 

@@ -320,7 +320,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 async def _main(args: argparse.Namespace) -> int:
     target = parse_target(args.target, args.server)
     color = not args.no_color and sys.stdout.isatty()
-    client = Client(target.url, auto_resume=True, client_name="solrace-terminal/0.1")
+    client = Client(
+        target.url, auto_resume=True, client_name="solrace-terminal/0.1", room=target.room
+    )
     try:
         await client.connect()
     except OSError as exc:

@@ -80,6 +80,18 @@ def parse_target(text: str | None, server: str = DEFAULT_SERVER) -> Target:
     return Target(_ws_url(scheme, parts.netloc), room)
 
 
+def with_room(ws_url: str, room: str | None) -> str:
+    """The WebSocket URL naming the room the connection is for (`/ws?room=CODE`): the server
+    routes every connection of a room to the process serving it by this code (`solrace serve
+    --workers N`, or a proxy hashing it). Without a room any process serves the connection."""
+    if not room:
+        return ws_url
+    parts = urlsplit(ws_url)
+    query = {k: v for k, v in parse_qs(parts.query).items() if k != "room"}
+    query["room"] = [room]
+    return urlunsplit(parts._replace(query=urlencode(query, doseq=True)))
+
+
 def share_link(ws_url: str, room: str | None) -> str:
     """The http(s) link of the web client for `room` on the server at `ws_url`."""
     parts = urlsplit(ws_url)

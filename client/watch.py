@@ -23,7 +23,7 @@ async def watch(
     url: str, room: str, *, color: bool, interval: float, once: bool, clear: bool, out=None
 ) -> int:
     out = out or sys.stdout
-    client = Client(url, auto_resume=True, client_name="solrace-watch/0.1")
+    client = Client(url, auto_resume=True, client_name="solrace-watch/0.1", room=room)
     await client.connect()
     try:
         await client.spectate(room)

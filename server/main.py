@@ -10,7 +10,9 @@ import os
 import signal
 import sys
 from collections import Counter
+from typing import Any
 
+from solrace.server import front
 from solrace.server.http import make_process_request, port_taken, quiet_request_logs
 from solrace.server.metrics import METRICS
 from solrace.server.redis_process import RedisProcess
@@ -76,6 +78,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="loopback port of the embedded Redis (used without --redis-url)",
     )
     parser.add_argument("--log-level", default="INFO")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes on the one port, connections routed by room (default 1: "
+        "this process serves; N >= 2: a front hands each connection to a worker, "
+        "server/front.py)",
+    )
+    # internal: a worker of `--workers N`, taking connections from the front's Unix socket
+    parser.add_argument("--worker-fd", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--worker-index", type=int, default=0, help=argparse.SUPPRESS)
 
 
 def default_data_dir() -> str:
@@ -110,10 +123,12 @@ async def serve_forever(
     )
     store = transport.store
     await store.ready()
+    if args.worker_fd is not None:  # draw room codes that the front routes back to this worker
+        transport.service.owns = front.owns(args.worker_index, args.workers)
     METRICS.bind(
         connections=lambda: len(transport.conns),
         rooms_by_state=lambda: Counter(c.room.state for c in transport.service.cache.values()),
-        rooms_owned=lambda: len(transport.hub.rooms),
+        rooms_owned=lambda: len(transport.store.fences),  # the leases it holds (lease.py)
     )
     stop = asyncio.get_running_loop().create_future()
     loop = asyncio.get_running_loop()
@@ -130,9 +145,10 @@ async def serve_forever(
     async with (
         serve(
             transport.handler,
-            args.host,
-            args.port,
-            process_request=make_process_request(transport.health, metrics=METRICS.render),
+            **_listen(args),
+            process_request=make_process_request(
+                lambda: {**transport.health(), **_whoami(args)}, metrics=METRICS.render
+            ),
             max_size=64 * 1024,  # larger frames are refused by protocol.decode with an error first
             compression=None,
             ping_interval=20,
@@ -148,13 +164,22 @@ async def serve_forever(
             _without_password(redis_url),
             args.redis_prefix,
         )
-        print(f"solrace serving on http://{args.host}:{args.port}", flush=True)
+        if args.worker_fd is None:
+            print(f"solrace serving on http://{args.host}:{args.port}", flush=True)
         await transport.start()
+        handover = None
+        if args.worker_fd is not None:
+            handover = front.HandOver(
+                args.worker_fd, front.protocol_factory_of(server), request_stop
+            )
+            handover.start()
         if ready:
             ready.set()
         await stop
         log.info("shutting down: closing connections with 1001")
         server.close(close_connections=False)
+        if handover is not None:
+            handover.close()
         await asyncio.gather(
             *(
                 conn.ws.close(CloseCode.GOING_AWAY, "server shutting down")
@@ -165,6 +190,31 @@ async def serve_forever(
         await server.wait_closed()
     await transport.close()
     await store.close()
+
+
+def _listen(args: argparse.Namespace) -> dict[str, Any]:
+    """Where the websockets server listens: the port, or (a worker) nowhere real, its
+    connections coming from the front."""
+    if args.worker_fd is None:
+        return {"host": args.host, "port": args.port}
+    return {"unix": True, "sock": front.placeholder_listener()}
+
+
+def _whoami(args: argparse.Namespace) -> dict[str, Any]:
+    """/healthz names the process (and the worker) that answered: which one a room's
+    connections reach is what `--workers` routing is about."""
+    info: dict[str, Any] = {"pid": os.getpid()}
+    if args.worker_fd is not None:
+        info["worker"] = args.worker_index
+    return info
+
+
+def _serve(args: argparse.Namespace, redis_url: str) -> None:
+    """This process serves (one process, or a worker), or runs the front of N workers."""
+    if args.workers >= 2 and args.worker_fd is None:
+        front.run_front(args, redis_url, front.serve_argv())
+    else:
+        asyncio.run(serve_forever(args, redis_url))
 
 
 def _without_password(url: str) -> str:
@@ -195,14 +245,14 @@ def run(args: argparse.Namespace) -> int:
         print(taken, file=sys.stderr)
         return 1
     if args.redis_url:
-        asyncio.run(serve_forever(args, args.redis_url))
+        _serve(args, args.redis_url)
         return 0
     embedded_url = f"redis://127.0.0.1:{args.embedded_redis_port}/0"
     if redis_answers(args.embedded_redis_port):
         # A previous `solrace serve` that was killed leaves its embedded Redis running on the
         # same data directory: use it rather than start a second one on the same files.
         log.info("embedded redis-server already running at %s; using it", embedded_url)
-        asyncio.run(serve_forever(args, embedded_url))
+        _serve(args, embedded_url)
         return 0
     os.makedirs(args.data_dir, exist_ok=True)
     with RedisProcess(
@@ -213,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
             redis_proc.url,
             args.data_dir,
         )
-        asyncio.run(serve_forever(args, redis_proc.url))
+        _serve(args, redis_proc.url)
     return 0
 
 

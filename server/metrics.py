@@ -76,11 +76,14 @@ class Metrics:
             registry=r,
         )
         self.rooms_owned = Gauge(
-            "solrace_rooms_owned", "rooms with connections on this process", registry=r
+            "solrace_rooms_owned",
+            "rooms whose lease this process holds (it serves them)",
+            registry=r,
         )
         self.rooms_taken_over = Counter(
             "solrace_rooms_taken_over",
-            "rooms whose presence this process took over from a process that stopped beating",
+            "rooms this process took over from a process that stopped beating (their presence "
+            "counted out, or their lease taken after it expired)",
             registry=r,
         )
 

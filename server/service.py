@@ -88,6 +88,8 @@ class Cached:
 
 class RoomService:
     def __init__(self, store: Store, clock: Callable[[], int] = now_ms) -> None:
+        #: which codes this process may give a new room (`--workers`: those routed to it)
+        self.owns: Callable[[str], bool] = lambda code: True
         self.store = store
         self.clock = clock
         self.cache: dict[str, Cached] = {}
@@ -98,6 +100,13 @@ class RoomService:
         self.watched: dict[str, int] = {}
 
     # --- loading ------------------------------------------------------------------------
+
+    def draw_code(self) -> str:
+        """A fresh room code this process owns (with N workers, about N draws)."""
+        while True:
+            code = new_code()
+            if self.owns(code):
+                return code
 
     def lock(self, code: str) -> asyncio.Lock:
         """One operation per room at a time in this process: the cached games are shared state."""
@@ -211,7 +220,7 @@ class RoomService:
         host_token = new_token()
         token = new_token() if play else None
         for _ in range(20):
-            code = new_code()
+            code = self.draw_code()
             now = self.clock()
             room = Room.new(code, token_hash(host_token), options, now)
             events: list[dict[str, Any]] = []

@@ -9,6 +9,9 @@ hash tag `{C}` so a room lives in one Redis Cluster slot and Lua may touch it al
     P room:{C}:seq       int   number of the last room event
     P room:{C}:events    stream the last MAX_EVENTS events, entry id "<n>-0", field d = msgpack
     P room:{C}:conn      hash  seat -> live connections; "spectators" -> live spectator connections
+    P room:{C}:lease     str   "<epoch>:<process>" with a TTL: the process serving the room
+    P room:{C}:fence     hash  epoch (the commit and append scripts refuse an older one), owner,
+                               released: leases and fencing are server/lease.py's
     P room:{C}:pub       pub/sub channel (a shard channel on a cluster, same slot as the room):
                                b"e<origin><n>:<msgpack event>" and b"b<origin><delay>:<board frame>",
                                origin = the publishing Store's 8-byte id (its own process skips them)
@@ -81,31 +84,35 @@ POOL_TIMEOUT = 20.0
 ACTIVE_TTL_MS = 24 * 3600 * 1000  # a room nobody touches for a day goes away
 
 _COMMIT = """
--- KEYS: meta seq events revs conn log0..logN ; ARGV: ver doc channel maxlen ttl flags origin nrev (seat rev)* events*
+-- KEYS: meta seq events revs conn fence log0..logN ; ARGV: ver doc channel maxlen ttl flags origin nrev epoch (seat rev)* events*
 -- flags: 'c' clears the logs (a new round), 't' trims the stream to this commit's events (finished)
+-- epoch: the writer's lease epoch (server/lease.py), 0 = written without the lease
+local epoch = tonumber(ARGV[9])
+local fence = tonumber(redis.call('HGET', KEYS[6], 'epoch') or '0')
+if epoch > 0 and fence ~= epoch then return {-5, fence} end
 local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
 if ver ~= tonumber(ARGV[1]) then return {-1, ver} end
 local nrev = tonumber(ARGV[8])
 for i = 0, nrev - 1 do
-  local seat = ARGV[9 + 2 * i]
-  local want = tonumber(ARGV[10 + 2 * i])
+  local seat = ARGV[10 + 2 * i]
+  local want = tonumber(ARGV[11 + 2 * i])
   local have = tonumber(redis.call('HGET', KEYS[4], seat) or '0')
   if have ~= want then return {-3, tonumber(seat), have} end
 end
 redis.call('HSET', KEYS[1], 'doc', ARGV[2], 'ver', ver + 1)
 if string.find(ARGV[6], 'c', 1, true) then
-  for k = 6, #KEYS do redis.call('DEL', KEYS[k]) end
+  for k = 7, #KEYS do redis.call('DEL', KEYS[k]) end
   redis.call('DEL', KEYS[4])
 end
 local out = {ver + 1}
-for i = 9 + 2 * nrev, #ARGV do
+for i = 10 + 2 * nrev, #ARGV do
   local n = redis.call('INCR', KEYS[2])
   redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[4], n .. '-0', 'd', ARGV[i])
   redis.call('PUBLISH', ARGV[3], 'e' .. ARGV[7] .. n .. ':' .. ARGV[i])
   out[#out + 1] = n
 end
 if string.find(ARGV[6], 't', 1, true) then
-  redis.call('XTRIM', KEYS[3], 'MAXLEN', math.max(1, #ARGV - 8 - 2 * nrev))
+  redis.call('XTRIM', KEYS[3], 'MAXLEN', math.max(1, #ARGV - 9 - 2 * nrev))
 end
 local ttl = tonumber(ARGV[5])
 if ttl > 0 then
@@ -115,9 +122,13 @@ return out
 """
 
 _APPEND = """
--- KEYS: meta log revs seq events conn ; ARGV: ver len rev seat op entry channel maxlen ttl event board origin
+-- KEYS: meta log revs seq events conn fence ; ARGV: ver len rev seat op entry channel maxlen ttl event board origin epoch
 -- op 'push' appends entry; op 'pop' removes the last entry, which must equal entry.
 -- The board is published only while the room has spectators; the reply carries their count.
+-- epoch: the writer's lease epoch (server/lease.py), 0 = written without the lease
+local epoch = tonumber(ARGV[13])
+local fence = tonumber(redis.call('HGET', KEYS[7], 'epoch') or '0')
+if epoch > 0 and fence ~= epoch then return {-5, fence} end
 local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
 if ver ~= tonumber(ARGV[1]) then return {-1, ver} end
 local len = redis.call('LLEN', KEYS[2])
@@ -354,6 +365,8 @@ class Store:
         self._beat_ok = float("-inf")  # time.monotonic() of this process's last good beat
         self._suspects: dict[str, float] = {}  # process -> since when seen missing (monotonic)
         self._lobby_pending: dict[str, tuple[int, bytes]] = {}
+        #: room code -> the lease epoch this process writes it with (server/lease.py)
+        self.fences: dict[str, int] = {}
         self._lobby_retry: asyncio.Task[None] | None = None
 
     def _script(self, source: str) -> Any:
@@ -490,7 +503,7 @@ class Store:
         return self.key(code, "pub")
 
     def room_keys(self, code: str, seats: int) -> list[str]:
-        return [self.key(code, p) for p in ("meta", "seq", "events", "revs", "conn")] + [
+        return [self.key(code, p) for p in ("meta", "seq", "events", "revs", "conn", "fence")] + [
             self.log_key(code, s) for s in range(seats)
         ]
 
@@ -531,10 +544,13 @@ class Store:
             flags,
             self.origin,
             len(revs or {}),
+            self.fences.get(code, 0),
             *rev_args,
             *(encode(e) for e in events),
         ]
         out = await self._commit(keys=self.room_keys(code, seats), args=args)
+        if out[0] == -5:
+            raise self._fenced(code, int(out[1]))
         if out[0] == -1:
             raise Conflict("version", int(out[1]))
         if out[0] == -3:
@@ -595,6 +611,7 @@ class Store:
             self.key(code, "seq"),
             self.key(code, "events"),
             self.key(code, "conn"),
+            self.key(code, "fence"),
         ]
         args: list[ScriptArg] = [
             ver,
@@ -609,9 +626,12 @@ class Store:
             encode(event),
             b"%d:%s" % (delay, board) if board else b"",
             self.origin,
+            self.fences.get(code, 0),
         ]
         out = await self._append(keys=keys, args=args)
         code_ = int(out[0])
+        if code_ == -5:
+            raise self._fenced(code, int(out[1]))
         if code_ < 0:
             raise Conflict(
                 {-1: "version", -2: "length", -3: "revision", -4: "entry"}[code_], int(out[1])
@@ -621,6 +641,13 @@ class Store:
         if board and stored.spectators > 0:
             self._fan_board(code, delay, board)
         return stored
+
+    def _fenced(self, code: str, fence: int) -> Conflict:
+        """Another process took the room over (its fence is past our lease): forget the lease;
+        the caller reloads and judges again without it."""
+        self.fences.pop(code, None)
+        log.warning("room %s: write refused by the fence (now epoch %d)", code, fence)
+        return Conflict("fence", fence)
 
     async def publish_board(self, code: str, board: bytes, delay: int = 0) -> None:
         """A board the append did not carry (this process thought nobody was watching)."""

@@ -24,6 +24,7 @@ from typing import Any
 from solrace.protocol.messages import ProtocolError
 from solrace.server.conn import Conn, Limits
 from solrace.server.fanout import Hub
+from solrace.server.lease import Leases
 from solrace.server.room import COUNTDOWN, RACING
 from solrace.server.service import RoomService
 
@@ -42,7 +43,9 @@ class RoomSupervisor:
     #: seconds between janitor rounds (deadlines are due to this precision)
     JANITOR_S = 0.25
 
-    def __init__(self, service: RoomService, hub: Hub, limits: Limits) -> None:
+    def __init__(
+        self, service: RoomService, hub: Hub, limits: Limits, leases: Leases | None = None
+    ) -> None:
         self.service = service
         self.store = service.store
         self.hub = hub
@@ -50,6 +53,8 @@ class RoomSupervisor:
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
         self.proc_id = secrets.token_hex(8)
+        #: the leases of the rooms this process serves (None: no leases, no fencing)
+        self.leases = leases
         self.janitor: asyncio.Task[None] | None = None
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
@@ -66,6 +71,7 @@ class RoomSupervisor:
         conn.room, conn.role, conn.seat = code, role, seat
         if self.hub.add(code, conn):
             await self.store.subscribe(code)
+            await self._lease(code)
         if role == "player" and seat is not None:
             on, off = connected_events(seat, self.service.clock())
             await self.store.presence(code, str(seat), +1, on, off)
@@ -85,6 +91,9 @@ class RoomSupervisor:
             self.service.forget(code)
             with contextlib.suppress(Exception):
                 await self.store.unsubscribe(code)
+            if self.leases is not None:
+                with contextlib.suppress(Exception):
+                    await self.leases.release(code)
         try:
             if role == "player" and seat is not None:
                 now = self.service.clock()
@@ -100,6 +109,16 @@ class RoomSupervisor:
                 await self.store.note_connection(self.proc_id, code, "spectators", -1)
         except Exception:  # Redis gone during shutdown: nothing more to tidy
             log.debug("presence update failed", exc_info=True)
+
+    async def _lease(self, code: str) -> None:
+        """Serve the room as its owner if its lease is free; a failure only means this process
+        writes without the lease (the renewal retries every beat)."""
+        if self.leases is None:
+            return
+        try:
+            await self.leases.acquire(code)
+        except Exception:
+            log.warning("lease of %s not taken", code, exc_info=True)
 
     async def _grace_expired(self, code: str, seat: int) -> None:
         """A racing seat gone longer than the grace period counts as resigned."""
@@ -162,6 +181,8 @@ class RoomSupervisor:
     async def start(self) -> None:
         await self.store.heartbeat(self.proc_id, self.service.clock())
         self.janitor = asyncio.create_task(self._janitor())
+        if self.leases is not None:
+            self.leases.start(lambda: self.hub.rooms.keys(), self.limits.heartbeat)
 
     async def _janitor(self) -> None:
         """Deadlines in Redis (grace periods, race clocks) fire here, in whichever process is
@@ -235,5 +256,7 @@ class RoomSupervisor:
             self.janitor.cancel()
             with contextlib.suppress(BaseException):
                 await self.janitor
+        if self.leases is not None:
+            await self.leases.close()
         with contextlib.suppress(Exception):
             await self.store.retire(self.proc_id)

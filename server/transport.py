@@ -20,6 +20,7 @@ from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server.conn import Bucket, Conn, Limits
 from solrace.server.fanout import Hub, send, write
+from solrace.server.lease import Leases
 from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
 from solrace.server.redis_conn import TRANSIENT_ERRORS
@@ -47,6 +48,8 @@ def build(make_store: Callable[[EventSink], Store], limits: Limits | None = None
     service = RoomService(store)
     limits = limits or Limits()
     rooms = RoomSupervisor(service, hub, limits)
+    # a room's lease lasts the liveness window: a dead owner's rooms are free as it is counted out
+    rooms.leases = Leases(store, rooms.proc_id, limits.heartbeat * 5)
     hub.attach(service, rooms.on_room_event)
     return Transport(service, hub, rooms, limits)
 

@@ -1,14 +1,17 @@
 """The proxy of docker-compose.yml, run for real: nginx with server/deploy/nginx.conf in front
 of two `solrace serve` processes on one Redis. Docker does not run on the development machine,
-so this checks the part that can break silently: that the config routes WebSocket upgrades to
-both processes, and that players landing on different processes share a room through it.
+so this checks the part that can break silently: that the config routes every connection
+naming a room (`/ws?room=CODE`) to one process, spreads rooms over both, and that a room whose
+players landed on different processes (the host stays where it created the room) is shared.
 
 Only the upstream addresses, the listen address and nginx's own file paths are rewritten;
 every proxy directive is the committed file's."""
 
 from __future__ import annotations
 
+import json
 import re
+import secrets
 import shutil
 import subprocess
 import time
@@ -68,23 +71,40 @@ def proxy(redis_url: str, key_prefix: str, tmp_path: Path):
             proc.wait(10)
 
 
-async def test_websockets_through_the_proxy_reach_both_processes_and_share_a_room(proxy) -> None:
+def connections(server: ServerProcess) -> int:
+    with urllib.request.urlopen(f"{server.url}/healthz", timeout=5) as r:
+        return int(json.loads(r.read())["connections"])
+
+
+async def test_a_rooms_connections_reach_one_process_and_rooms_spread(proxy) -> None:
     port, (a, b) = proxy
     url = f"ws://127.0.0.1:{port}/ws"
     host = Client(url)
     await host.connect()
     created = await host.create("ann", {"game": "puttputt", "countdown": 0})
+    before = [connections(s) for s in (a, b)]
+    assert sorted(before) == [0, 1]  # the host, on whichever process took the create
     guests = []
     for name in ("bob", "cy", "di"):
-        c = Client(url)
+        c = Client(f"{url}?room={created.room}")
         await c.connect()
         await c.join(created.room, name)
         guests.append(c)
-    # every join made through the proxy reaches the host, whichever process it landed on
+    # the three guests named the room: all on one process
+    after = [connections(s) - n for s, n in zip((a, b), before, strict=True)]
+    assert sorted(after) == [0, 3], after
+    # every join reaches the host, whichever process it is on
     await host.wait_until(lambda: len(host.room.players) == 4)
     assert sorted(p["name"] for p in host.room.players.values()) == ["ann", "bob", "cy", "di"]
-    # round robin spread the four WebSocket connections over both processes
-    opened = [s.log().count("connection open") for s in (a, b)]
-    assert all(n >= 1 for n in opened), opened
-    for c in (host, *guests):
+    # other rooms hash over both processes
+    watchers = []
+    for _ in range(12):
+        w = Client(f"{url}?room={secrets.token_hex(3).upper()}")
+        await w.connect()
+        watchers.append(w)
+    assert all(
+        connections(s) > n
+        for s, n in zip((a, b), (before[i] + after[i] for i in (0, 1)), strict=True)
+    )
+    for c in (host, *guests, *watchers):
         await c.close()

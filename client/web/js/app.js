@@ -30,7 +30,9 @@ const auto = { busy: false, paused: false }; // one automatic move at a time; an
 let resyncing = false;
 
 const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
-const conn = new Connection(wsUrl, { onMessage: dispatch, onStatus, onReady });
+// Each (re)connection names the room it is for, so it reaches the process serving the room.
+const roomToConnect = () => state.room || loadSession()?.room || roomFromLocation(location);
+const conn = new Connection(wsUrl, { onMessage: dispatch, onStatus, onReady, room: roomToConnect });
 const seats = seatGuard({ onTaken: seatTaken });
 
 // ---- state changes ----------------------------------------------------------------------

@@ -31,6 +31,16 @@ export function encodeMessage(msg) {
 export const CLIENT_NAME = "solrace-web/0.1";
 
 /**
+ * The WebSocket URL naming the room this page is in (or about to join, resume or watch):
+ * the server routes every connection of a room to the process serving it by this code
+ * (`solrace serve --workers N`, or a proxy hashing it). Without one any process serves it.
+ */
+export function urlWithRoom(url, room) {
+  if (!room) return url;
+  return `${url}${url.includes("?") ? "&" : "?"}room=${encodeURIComponent(room)}`;
+}
+
+/**
  * The protocol version to say in hello: the server writes it into the page it serves
  * (<meta name="solrace-protocol">, see server/http.py), since hello goes before anything else.
  * 0 when the page did not come from a solrace server: that server then refuses the hello.
@@ -75,7 +85,7 @@ export class Connection {
 
   _open() {
     this._status("connecting");
-    const ws = new WebSocket(this.url);
+    const ws = new WebSocket(urlWithRoom(this.url, this.handlers.room?.()));
     ws.binaryType = "arraybuffer";
     this.ws = ws;
     ws.onopen = () => ws.send(encodeMessage({ type: "hello", version: protocolVersion(), client: CLIENT_NAME }));

@@ -1,0 +1,423 @@
+"""`solrace serve --workers N`: one port, N worker processes, every connection of a room on one.
+
+A room's connections must share a process: seats of one room split over two processes cost
+1.3-1.45x the CPU per move of a room on one (issue 9), and the room's cache, timers and
+fan-out are then one process's. So the front, a small process that owns the public port,
+accepts each TCP connection, peeks at its HTTP request line (MSG_PEEK: nothing is consumed,
+bounded in size and time), reads the room code from the request target (`/ws?room=CODE`,
+`?watch=CODE`, `/r/CODE`) and hands the socket to a worker over a Unix socket (SCM_RIGHTS).
+The worker runs it through its own websockets server as if it had accepted it; the front
+keeps nothing of the connection.
+
+Which worker: rendezvous hashing of the code over the workers that are up. A worker that
+dies is started again; meanwhile its rooms hash to the others (and only its rooms move), and
+its clients, resuming with the room in their URL, land there and resume from Redis. A request
+with no room (the page, `/healthz`, a `create`) goes round robin; the worker that creates a
+room draws codes until one hashes to itself (`owns`), so the room's later connections, which
+carry the code, come back to it. A connection that reached the wrong worker (no room in its
+URL, a worker that was down) still works: the worker serves it through Redis, like two
+processes sharing a room, only slower (server/lease.py).
+
+Workers are `solrace serve` with the same arguments plus two internal flags (`--worker-fd`,
+`--worker-index`); a worker exits when the front's end of its Unix socket closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import inspect
+import itertools
+import logging
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+log = logging.getLogger("solrace.front")
+
+#: bytes of the request peeked at most: the request line is all the routing needs
+PEEK_MAX = 4096
+#: seconds a connection may take to send its request line before it goes round robin
+PEEK_TIMEOUT = 5.0
+#: seconds a connection waits for a worker when none is up (at start, or all restarting)
+WAIT_FOR_WORKER = 15.0
+_CODE = re.compile(r"^[A-Z0-9]{1,16}$")
+_PATH_ROOM = re.compile(r"^/r/([A-Za-z0-9]{1,16})/?$")
+
+
+def room_of(head: bytes) -> str | None:
+    """The room code an HTTP request's target names, normalized, or None."""
+    line = head.split(b"\r\n", 1)[0].split(b" ")
+    if len(line) < 2:
+        return None
+    target = urlsplit(line[1].decode("latin-1"))
+    query = parse_qs(target.query)
+    found: str | None = (query.get("room") or query.get("watch") or [""])[0] or None
+    if found is None:
+        path = _PATH_ROOM.match(target.path)
+        found = path.group(1) if path else None
+    if found is None:
+        return None
+    code = found.strip().upper()
+    return code if _CODE.match(code) else None
+
+
+def rendezvous(code: str, workers: Sequence[int]) -> int:
+    """The worker of a room among those up: the highest hash of (worker, code). When a worker
+    goes, only its rooms move; when it comes back, they come back."""
+    return max(
+        workers,
+        key=lambda w: hashlib.blake2b(f"{w}:{code}".encode(), digest_size=8).digest(),
+    )
+
+
+def owns(index: int, count: int) -> Callable[[str], bool]:
+    """Whether a code routes to worker `index` of `count` when all are up."""
+    everyone = range(count)
+    return lambda code: rendezvous(code, everyone) == index
+
+
+def worker_argv(argv: Sequence[str], redis_url: str) -> list[str]:
+    """A worker's `solrace serve` arguments: the front's own, without --workers, on the
+    Redis the front resolved (an embedded one is started once, by the front)."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--workers":
+            skip = True
+        elif not arg.startswith("--workers="):
+            out.append(arg)
+    return [*out, "--redis-url", redis_url]
+
+
+# --- the worker's side ---------------------------------------------------------------------
+
+
+def protocol_factory_of(server: Any) -> Callable[[], asyncio.Protocol]:
+    """The protocol factory of a websockets (asyncio) server, to run handed-over sockets
+    through it (`loop.connect_accepted_socket`): handshake, `process_request`, the handler,
+    the server's connection set and close, all as for a socket it accepted itself.
+
+    websockets has no public way to hand it an accepted socket, so this is the one place
+    that reaches inside: the factory is a closure variable of `Server.create_server`
+    (websockets 13-17). tests/server/test_workers.py checks it still is."""
+    found = inspect.getclosurevars(server.create_server).nonlocals.get("protocol_factory")
+    if not callable(found):
+        raise RuntimeError("this websockets version hides its protocol factory elsewhere")
+    return found
+
+
+def placeholder_listener() -> socket.socket:
+    """A listening socket nobody connects to (abstract Unix namespace: no file, no port), for
+    the worker's websockets server, whose real connections come from the front."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(f"\0solrace-worker-{os.getpid()}-{time.monotonic_ns()}".encode())
+    sock.listen(1)
+    return sock
+
+
+class HandOver:
+    """A worker's end of the front's Unix socket: each message carries one connection."""
+
+    def __init__(
+        self, fd: int, factory: Callable[[], asyncio.Protocol], on_lost: Callable[[], None]
+    ) -> None:
+        self.chan = socket.socket(fileno=fd)
+        self.chan.setblocking(False)
+        self.factory = factory
+        self.on_lost = on_lost
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    def start(self) -> None:
+        """Take connections, and tell the front this worker is ready for them."""
+        loop = asyncio.get_running_loop()
+        loop.add_reader(self.chan.fileno(), self._readable)
+        self.chan.send(b"R")
+
+    def _readable(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                msg, fds, _flags, _addr = socket.recv_fds(self.chan, 16, 8)
+            except BlockingIOError:
+                return
+            except OSError:
+                msg, fds = b"", []
+            if not msg and not fds:  # the front is gone: so is this worker's reason to be
+                loop.remove_reader(self.chan.fileno())
+                self.on_lost()
+                return
+            for fd in fds:
+                sock = socket.socket(fileno=fd)
+                sock.setblocking(False)
+                task = loop.create_task(self._serve(sock))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+
+    async def _serve(self, sock: socket.socket) -> None:
+        try:
+            await asyncio.get_running_loop().connect_accepted_socket(self.factory, sock)
+        except Exception:
+            log.warning("a handed-over connection failed", exc_info=True)
+            sock.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            asyncio.get_running_loop().remove_reader(self.chan.fileno())
+        self.chan.close()
+
+
+# --- the front ------------------------------------------------------------------------------
+
+
+@dataclass
+class Worker:
+    index: int
+    proc: subprocess.Popen[bytes] | None = None
+    chan: socket.socket | None = None
+    ready: bool = False
+    restarts: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+
+class Front:
+    """Owns the port, runs the workers, routes each connection by its room."""
+
+    def __init__(
+        self,
+        count: int,
+        host: str,
+        port: int,
+        command: Callable[[int, int], list[str]],
+    ) -> None:
+        self.workers = [Worker(i) for i in range(count)]
+        self.host = host
+        self.port = port
+        self.command = command  # (index, fd) -> the worker's argv
+        self.round = itertools.count()
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.stopping = False
+        self.all_up = asyncio.Event()
+
+    def up(self) -> list[int]:
+        return [w.index for w in self.workers if w.ready]
+
+    def pick(self, code: str | None) -> Worker | None:
+        live = self.up()
+        if not live:
+            return None
+        if code is None:
+            return self.workers[live[next(self.round) % len(live)]]
+        return self.workers[rendezvous(code, live)]
+
+    # --- workers --------------------------------------------------------------------------
+
+    def spawn(self, w: Worker) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.setblocking(False)
+        try:
+            w.proc = subprocess.Popen(
+                self.command(w.index, theirs.fileno()), pass_fds=[theirs.fileno()]
+            )
+        finally:
+            theirs.close()
+        w.chan, w.ready, w.started = ours, False, time.monotonic()
+        asyncio.get_running_loop().add_reader(ours.fileno(), self._worker_says, w)
+        log.info("worker %d started (pid %d)", w.index, w.proc.pid)
+
+    def _worker_says(self, w: Worker) -> None:
+        assert w.chan is not None
+        try:
+            data = w.chan.recv(16)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data == b"R":
+            w.ready = True
+            log.info("worker %d ready", w.index)
+            if len(self.up()) == len(self.workers):
+                self.all_up.set()
+        elif not data:
+            self._gone(w)
+
+    def _gone(self, w: Worker) -> None:
+        """The worker's socket closed: it died (or is stopping). Its rooms hash elsewhere now."""
+        w.ready = False
+        if w.chan is not None:
+            with contextlib.suppress(Exception):
+                asyncio.get_running_loop().remove_reader(w.chan.fileno())
+            w.chan.close()
+            w.chan = None
+
+    async def supervise(self) -> None:
+        """Start a worker again when it dies (after a short pause if it keeps dying)."""
+        while not self.stopping:
+            await asyncio.sleep(0.1)
+            for w in self.workers:
+                if self.stopping or w.proc is None or w.proc.poll() is None:
+                    continue
+                log.warning(
+                    "worker %d (pid %d) exited with %s", w.index, w.proc.pid, w.proc.returncode
+                )
+                self._gone(w)
+                w.proc = None
+                w.restarts += 1
+                if time.monotonic() - w.started < 2.0:
+                    await asyncio.sleep(1.0)  # crashing at start: do not spin
+                if not self.stopping:
+                    self.spawn(w)
+
+    # --- connections ----------------------------------------------------------------------
+
+    async def accept(self, listener: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            sock, _addr = await loop.sock_accept(listener)
+            task = loop.create_task(self.route(sock))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    async def route(self, sock: socket.socket) -> None:
+        try:
+            head = await peek(sock)
+            code = room_of(head)
+            deadline = time.monotonic() + WAIT_FOR_WORKER
+            while True:
+                w = self.pick(code)
+                if w is not None and w.chan is not None:
+                    try:
+                        socket.send_fds(w.chan, [b"c"], [sock.fileno()])
+                        return
+                    except OSError:  # its socket is full (stalled) or gone: try another
+                        log.warning("worker %d did not take a connection", w.index)
+                        self._gone(w)
+                if time.monotonic() > deadline or self.stopping:
+                    return
+                await asyncio.sleep(0.05)
+        finally:
+            sock.close()  # the worker has its own copy of the descriptor
+
+    # --- the process ----------------------------------------------------------------------
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        listener = socket.create_server((self.host, self.port), backlog=1024)
+        listener.setblocking(False)
+        stop: asyncio.Future[None] = loop.create_future()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, _wake, stop)
+        for w in self.workers:
+            self.spawn(w)
+        supervising = loop.create_task(self.supervise())
+        # connections wait in the backlog until every worker is up: a room code drawn by one
+        # worker routes to it only while all are
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.all_up.wait(), 60)
+        accepting = loop.create_task(self.accept(listener))
+        print(
+            f"solrace serving on http://{self.host}:{self.port} with {len(self.workers)} workers",
+            flush=True,
+        )
+        try:
+            await stop
+        finally:
+            self.stopping = True
+            for task in (accepting, supervising):
+                task.cancel()
+            listener.close()
+            await self.stop_workers()
+
+    async def stop_workers(self, timeout: float = 15.0) -> None:
+        """SIGTERM each worker (they close their connections with 1001), then wait."""
+        procs = [w.proc for w in self.workers if w.proc is not None]
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+        deadline = time.monotonic() + timeout
+        for proc in procs:
+            try:
+                await asyncio.to_thread(proc.wait, max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for w in self.workers:
+            self._gone(w)
+
+
+async def peek(sock: socket.socket) -> bytes:
+    """The start of the request, left in the socket for the worker: up to the end of its
+    request line, PEEK_MAX bytes, or what came within PEEK_TIMEOUT."""
+    loop = asyncio.get_running_loop()
+    sock.setblocking(False)
+    deadline = loop.time() + PEEK_TIMEOUT
+    data = b""
+    while True:
+        partial = False
+        try:
+            data = sock.recv(PEEK_MAX, socket.MSG_PEEK)
+            if not data or b"\r\n" in data or len(data) >= PEEK_MAX:
+                return data
+            partial = True
+        except (BlockingIOError, InterruptedError):
+            pass
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return data
+        if partial:  # readable again at once (the bytes stay queued): poll instead
+            await asyncio.sleep(0.005)
+            continue
+        readable: asyncio.Future[None] = loop.create_future()
+        loop.add_reader(sock.fileno(), _wake, readable)
+        try:
+            await asyncio.wait_for(readable, remaining)
+        except TimeoutError:
+            return data
+        finally:
+            loop.remove_reader(sock.fileno())
+
+
+def _wake(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+def run_front(args: Any, redis_url: str, argv: Sequence[str]) -> int:
+    """`solrace serve --workers N` (N >= 2): the front, until SIGTERM."""
+    base = worker_argv(argv, redis_url)
+
+    def command(index: int, fd: int) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "solrace",
+            "serve",
+            *base,
+            "--workers",
+            str(args.workers),
+            "--worker-fd",
+            str(fd),
+            "--worker-index",
+            str(index),
+        ]
+
+    asyncio.run(Front(args.workers, args.host, args.port, command).run())
+    return 0
+
+
+def serve_argv() -> list[str]:
+    """The arguments `solrace serve` was given (what follows `serve` on the command line)."""
+    argv = sys.argv[1:]
+    return argv[argv.index("serve") + 1 :] if "serve" in argv else argv

@@ -1,0 +1,86 @@
+"""Room leases and fencing against a real Redis: two stores stand for two server processes.
+
+A takeover is forced the way a dead or paused owner's lease ends: its lease key expires
+(deleted here, as a PX expiry would), and the other process acquires the room."""
+
+from __future__ import annotations
+
+import pytest
+from solrace.server.lease import Leases
+from solrace.server.metrics import METRICS
+from solrace.server.store import Conflict, Store
+
+DOC = {"code": "FENCE", "seats": [{"seat": 0}], "state": "racing"}
+CODE = "FENCE"
+
+
+@pytest.fixture
+async def pair(redis_url: str, key_prefix: str):
+    a = Store.from_url(redis_url, key_prefix)
+    b = Store.from_url(redis_url, key_prefix)
+    yield a, b
+    keys = [k async for k in a.redis.scan_iter(match=f"{key_prefix}*")]
+    if keys:
+        await a.redis.delete(*keys)
+    await a.close()
+    await b.close()
+
+
+async def test_first_acquirer_owns_the_room_and_the_other_waits(pair) -> None:
+    a, b = pair
+    la, lb = Leases(a, "proc-a", 30), Leases(b, "proc-b", 30)
+    assert await la.acquire(CODE) == 1
+    assert await lb.acquire(CODE) == 0  # held: b serves without the lease
+    assert await la.acquire(CODE) == 1  # a renewal keeps the epoch
+    assert a.fences == {CODE: 1} and b.fences == {}
+    lease = await a.redis.get(a.key(CODE, "lease"))
+    assert lease == b"1:proc-a" and 0 < await a.redis.pttl(a.key(CODE, "lease")) <= 30_000
+
+
+async def test_a_stale_owner_is_fenced_after_a_takeover(pair) -> None:
+    a, b = pair
+    la, lb = Leases(a, "proc-a", 30), Leases(b, "proc-b", 30)
+    await la.acquire(CODE)
+    ver, _ = await a.commit(CODE, 0, DOC, [{"kind": "x"}], seats=1)
+    stored = await a.append(CODE, ver, 0, 0, 0, "m1", {"kind": "progress"})
+    assert stored.length == 1
+    # a pauses past its lease; b serves the room and takes it over
+    await a.redis.delete(a.key(CODE, "lease"))
+    before = METRICS.rooms_taken_over._value.get()
+    assert await lb.acquire(CODE) == 2
+    assert METRICS.rooms_taken_over._value.get() == before + 1
+    # a wakes up and writes what it judged from its cache: both writes are refused
+    with pytest.raises(Conflict) as exc:
+        await a.append(CODE, ver, 0, 1, 1, "m2", {"kind": "progress"})
+    assert exc.value.what == "fence" and exc.value.have == 2
+    assert a.fences == {}  # a forgot its lease: it reloads and judges again without it
+    a.fences[CODE] = 1
+    with pytest.raises(Conflict) as exc:
+        await a.commit(CODE, ver, {**DOC, "state": "finished"}, [], seats=1)
+    assert exc.value.what == "fence"
+    loaded = await b.load(CODE)
+    assert loaded.logs[0] == [b"m1"] and loaded.doc["state"] == "racing"
+    # the new owner writes on; a's renewal finds the lease taken and keeps writing without it
+    await b.append(CODE, ver, 0, 1, 1, "m2", {"kind": "progress"})
+    assert await la.acquire(CODE) == 0 and a.fences == {}
+
+
+async def test_a_released_lease_is_not_a_takeover(pair) -> None:
+    a, b = pair
+    la, lb = Leases(a, "proc-a", 30), Leases(b, "proc-b", 30)
+    await la.acquire(CODE)
+    await la.release(CODE)
+    before = METRICS.rooms_taken_over._value.get()
+    assert await lb.acquire(CODE) == 2
+    assert METRICS.rooms_taken_over._value.get() == before
+    await lb.release(CODE)
+    await la.release(CODE)  # not a's any more: b's release stands, nothing happens
+    assert await a.redis.get(a.key(CODE, "lease")) is None
+
+
+async def test_writes_without_a_lease_are_not_fenced(pair) -> None:
+    """The slow path: a connection that reached a process that does not own its room."""
+    a, b = pair
+    await Leases(a, "proc-a", 30).acquire(CODE)
+    ver, _ = await b.commit(CODE, 0, DOC, [], seats=1)
+    assert (await b.append(CODE, ver, 0, 0, 0, "m1", {"kind": "progress"})).length == 1

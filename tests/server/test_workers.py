@@ -1,0 +1,206 @@
+"""`solrace serve --workers 2`: one port, two worker processes, every connection of a room on
+the worker that serves it; a worker SIGKILLed mid-race is replaced and no acked move is lost.
+
+Which worker answered is what /healthz says (`worker`, `pid`); `/healthz?room=CODE` is routed
+exactly like `/ws?room=CODE`, so it names the worker that serves the room."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import signal
+import urllib.request
+
+from helpers.race import current_view, play
+from helpers.servers import serving
+from solrace.client import Client
+from solrace.client.urls import with_room
+from solrace.server.front import (
+    owns,
+    placeholder_listener,
+    protocol_factory_of,
+    rendezvous,
+    room_of,
+    worker_argv,
+)
+from solrace.server.service import new_code
+from websockets.asyncio.server import ServerConnection, unix_serve
+from websockets.exceptions import InvalidMessage, InvalidStatus
+
+WORKERS = ["--workers", "2"]
+
+
+def health(srv, room: str | None = None) -> dict:
+    url = f"{srv.url}/healthz" + (f"?room={room}" if room else "")
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def code_on(worker: int) -> str:
+    """A room code (of no room) that the front routes to `worker` while both are up."""
+    while True:
+        code = new_code()
+        if rendezvous(code, [0, 1]) == worker:
+            return code
+
+
+async def reconnect(wire, url: str):
+    """Connect as a client does after losing its server: again after a failed attempt (a
+    connection handed to the worker in the instant it died is closed with it)."""
+    for attempt in range(20):
+        try:
+            return await wire(url)
+        except (OSError, InvalidMessage, InvalidStatus):
+            if attempt == 19:
+                raise
+            await asyncio.sleep(0.1)
+    raise AssertionError("unreachable")
+
+
+# --- units ----------------------------------------------------------------------------------
+
+
+def test_room_of_reads_the_request_target() -> None:
+    assert room_of(b"GET /ws?room=abcd HTTP/1.1\r\nHost: x\r\n") == "ABCD"
+    assert room_of(b"GET /?watch=QW12 HTTP/1.1\r\n") == "QW12"
+    assert room_of(b"GET /r/zz9 HTTP/1.1\r\n") == "ZZ9"
+    assert room_of(b"GET /ws HTTP/1.1\r\n") is None
+    assert room_of(b"GET /ws?room=no%20way HTTP/1.1\r\n") is None
+    assert room_of(b"") is None and room_of(b"garbage") is None
+
+
+def test_rendezvous_moves_only_the_rooms_of_a_worker_that_is_down() -> None:
+    codes = [secrets.token_hex(3).upper() for _ in range(400)]
+    three = {c: rendezvous(c, [0, 1, 2]) for c in codes}
+    assert all(sum(1 for w in three.values() if w == i) > 80 for i in range(3))
+    two = {c: rendezvous(c, [0, 2]) for c in codes}
+    assert all(two[c] == three[c] for c in codes if three[c] != 1)
+    assert all(owns(three[c], 3)(c) for c in codes)
+
+
+def test_worker_argv_drops_workers_and_pins_the_redis() -> None:
+    argv = ["--port", "9", "--workers", "2", "--workers=3", "--grace", "1"]
+    assert worker_argv(argv, "redis://r") == [
+        "--port",
+        "9",
+        "--grace",
+        "1",
+        "--redis-url",
+        "redis://r",
+    ]
+
+
+async def test_the_websockets_protocol_factory_is_still_where_front_reaches_for_it() -> None:
+    async def handler(ws: ServerConnection) -> None:
+        await ws.close()
+
+    async with unix_serve(handler, sock=placeholder_listener()) as server:
+        factory = protocol_factory_of(server)
+        conn = factory()
+        assert isinstance(conn, ServerConnection) and conn.server is server
+
+
+# --- a real front and two workers -----------------------------------------------------------
+
+
+async def test_a_rooms_connections_land_on_its_worker(redis_url, key_prefix, wire) -> None:
+    async with serving(redis_url, key_prefix, extra_args=WORKERS) as (srv,):
+        answered = {health(srv)["worker"] for _ in range(4)}
+        assert answered == {0, 1}  # no room: round robin
+        host = await wire(srv.ws_url)
+        created = await host.request({"type": "create", "name": "ann", "options": {"countdown": 0}})
+        code = created["room"]
+        home = health(srv, code)
+        # the creating worker drew a code routed to itself: the host is on the room's worker
+        assert home["connections"] == 1 and home["rooms"] == 1
+        for name in ("bob", "cy"):
+            guest = await wire(f"{srv.ws_url}?room={code}")
+            await guest.request({"type": "join", "room": code, "name": name})
+        eve = await wire(f"{srv.ws_url}?watch={code}")
+        await eve.request({"type": "spectate", "room": code})
+        here = health(srv, code)
+        assert here["worker"] == home["worker"] and here["pid"] == home["pid"]
+        assert here["connections"] == 4 and here["rooms"] == 1
+        other = health(srv, code_on(1 - home["worker"]))
+        assert other["worker"] != home["worker"] and other["connections"] == 0
+
+
+async def test_rooms_spread_over_the_workers(redis_url, key_prefix, wire) -> None:
+    async with serving(redis_url, key_prefix, extra_args=WORKERS) as (srv,):
+        codes = []
+        for i in range(6):  # each create reaches a worker round robin, which draws its own code
+            c = await wire(srv.ws_url)
+            codes.append((await c.request({"type": "create", "name": f"h{i}"}))["room"])
+        homes = [rendezvous(code, [0, 1]) for code in codes]
+        assert sorted(set(homes)) == [0, 1], codes
+        for w in (0, 1):
+            assert health(srv, code_on(w))["rooms"] == homes.count(w)
+
+
+async def test_sigkill_of_a_worker_mid_race_loses_no_acked_move(
+    redis_url, key_prefix, wire
+) -> None:
+    async with serving(redis_url, key_prefix, extra_args=WORKERS) as (srv,):
+        host = await wire(srv.ws_url)
+        created = await host.request(
+            {"type": "create", "name": "p0", "options": {"game": "puttputt", "countdown": 0}}
+        )
+        code = created["room"]
+        url = f"{srv.ws_url}?room={code}"
+        guest = await wire(url)
+        joined = await guest.request({"type": "join", "room": code, "name": "p1"})
+        await host.request({"type": "start", "host_token": created["host_token"]})
+        for c in (host, guest):
+            await c.wait_for(lambda x: x["type"] == "snapshot")
+        acks = {0: await play(host, 5), 1: await play(guest, 3)}
+        victim = health(srv, code)
+        os.kill(victim["pid"], signal.SIGKILL)
+        for c in (host, guest):
+            close_code, _ = await asyncio.wait_for(c.closed, 10)
+            assert close_code != 1000
+        # the players resume at once: the room routes to the surviving worker (or to the
+        # restarted one); either serves it from the Redis log
+        resumed = {}
+        for seat, token in ((0, created["token"]), (1, joined["token"])):
+            c = await reconnect(wire, url)
+            j = await c.request({"type": "resume", "room": code, "token": token})
+            assert j["type"] == "joined", j
+            assert j["snapshot"]["you"]["view"] == acks[seat][-1]["view"]
+            assert j["snapshot"]["players"][1 - seat]["moves"] == len(acks[1 - seat])
+            resumed[seat] = c
+        more = await play(resumed[0], 2)  # the race goes on
+        assert more and more[0]["n"] == len(acks[0]) + 1
+        assert current_view(resumed[0])["moves"] == len(acks[0]) + len(more)
+        # the front started the dead worker again: both answer, one with a new pid
+        seen: dict[int, int] = {}
+        for _ in range(200):
+            h = health(srv)
+            seen[h["worker"]] = h["pid"]
+            if len(seen) == 2 and victim["pid"] not in seen.values():
+                break
+            await asyncio.sleep(0.05)
+        assert sorted(seen) == [0, 1] and victim["pid"] not in seen.values(), seen
+
+
+def test_the_python_client_names_its_room_in_the_url() -> None:
+    assert with_room("ws://h:1/ws", "AB12") == "ws://h:1/ws?room=AB12"
+    assert with_room("ws://h:1/ws?room=OLD&x=1", "AB12") == "ws://h:1/ws?x=1&room=AB12"
+    assert with_room("ws://h:1/ws", None) == "ws://h:1/ws"
+
+
+async def test_python_clients_of_a_room_reach_its_worker(redis_url, key_prefix) -> None:
+    async with serving(redis_url, key_prefix, extra_args=WORKERS) as (srv,):
+        host = Client(srv.ws_url)
+        await host.connect()
+        created = await host.create("ann", {"game": "puttputt", "countdown": 0})
+        guests = []
+        for name in ("bob", "cy"):
+            guest = Client(srv.ws_url, room=created.room)
+            await guest.connect()
+            await guest.join(created.room, name)
+            guests.append(guest)
+        assert health(srv, created.room)["connections"] == 3
+        for c in (host, *guests):
+            await c.close()
