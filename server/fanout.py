@@ -165,8 +165,10 @@ class Hub:
 
     def acked(self, conn: Conn, n: int) -> None:
         """The mover's ack carried its own progress event n: when that is the next event for
-        the connection, it counts as sent (the client applies it from the ack the same way)."""
-        if conn.last_event == n - 1 and not conn.catching_up:
+        the connection, it counts as sent (the client applies it from the ack the same way:
+        the two must agree, so nothing else decides it; a catch-up under way checks the number
+        again before each event it sends)."""
+        if conn.last_event == n - 1:
             conn.last_event = n
 
     def board(self, code: str, delay: int, frame: bytes) -> None:
@@ -264,7 +266,9 @@ class Hub:
                 events = await self.reader.events_after(conn.room, conn.last_event)
                 if events is None:
                     snap = await self.reader.snapshot(conn.room, conn.viewer())
-                    conn.last_event = max(conn.last_event, snap["event"])
+                    # the client takes the snapshot's number, even if an ack took it further
+                    # meanwhile: count the same, and send what follows it
+                    conn.last_event = snap["event"]
                     await send(conn, {"type": "snapshot", "snapshot": snap})
                     continue
                 fresh = [(n, e) for n, e in events if n > conn.last_event]
@@ -290,9 +294,13 @@ class Hub:
         except ProtocolError:
             return
         for conn, snap in zip(players, snaps, strict=False):
-            conn.last_event = max(conn.last_event, snap["event"])
+            ahead = conn.last_event > snap["event"]
+            conn.last_event = snap["event"]  # what the client will take: count the same
             with contextlib.suppress(ConnectionClosed):
                 await send(conn, {"type": "snapshot", "snapshot": snap})
+            if ahead:  # events it had before the snapshot came again after it
+                conn.dirty = True
+                self.spawn(self.catch_up(conn))
 
     async def close(self) -> None:
         if self._flush_handle is not None:

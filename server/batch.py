@@ -1,0 +1,125 @@
+"""The move path's Redis writes, one pipeline per turn of the event loop.
+
+A move's store is one EVALSHA of the append script. Sent one by one, each costs redis-py its
+whole command path (a pooled connection, packing, a write, a read, a wake-up): about 120 µs of
+the server's CPU. Every store asked for during one turn of the loop is instead queued and sent
+together, as one non-transactional pipeline, when the turn ends: about 30 µs each, and a third
+less CPU in Redis too (`bench/redis_clients.py` measured the choices: BENCHMARKS.md).
+
+The pipeline is redis-py's own, so the same code serves one Redis and a Redis Cluster: there
+`RedisCluster.pipeline()` splits the batch by node, sends each node its part at once, and
+follows MOVED and ASK redirections command by command (no MULTI: nothing runs in a thread).
+Each command keeps its own outcome: a refused or failed command fails only its own caller. A
+script the node does not know (a restarted Redis, a promoted replica) is loaded and its
+commands sent again. When the whole pipeline fails (the connection broke, the node is gone),
+every command in it fails with that error: the server answers those moves `busy` (whether one
+was stored is not known; its retry with the same `n` is safe: `out_of_sync` if it was).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from redis.exceptions import NoScriptError
+
+
+class Script(Protocol):
+    """A registered Lua script (redis-py's AsyncScript): its source and its SHA1."""
+
+    script: str | bytes
+    sha: str
+
+
+@dataclass(slots=True)
+class _Call:
+    script: Script
+    keys: Sequence[Any]
+    args: Sequence[Any]
+    future: asyncio.Future[Any]
+
+
+class Batcher:
+    """Queue EVALSHA calls during a turn of the loop; send them as one pipeline at its end."""
+
+    def __init__(self, redis: Any) -> None:
+        #: a redis-py asyncio Redis or RedisCluster
+        self.redis = redis
+        self._queue: list[_Call] = []
+        self._handle: asyncio.Handle | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        #: pipelines sent and commands in them (for the benchmark's report)
+        self.batches = 0
+        self.commands = 0
+
+    async def evalsha(self, script: Script, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+        """Run `script` with this turn's other calls; its reply, or its own error."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._queue.append(_Call(script, keys, args, future))
+        if self._handle is None:
+            self._handle = loop.call_soon(self._flush)
+        return await future
+
+    def _flush(self) -> None:
+        self._handle = None
+        batch, self._queue = self._queue, []
+        if not batch:
+            return
+        self.batches += 1
+        self.commands += len(batch)
+        task = asyncio.ensure_future(self._send(batch))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send(self, batch: list[_Call]) -> None:
+        try:
+            replies = await self._execute(batch)
+            missing = [c for c, r in zip(batch, replies, strict=True) if _settle(c, r)]
+            if missing:
+                for script in {id(c.script): c.script for c in missing}.values():
+                    await self.redis.script_load(script.script)
+                for call, reply in zip(missing, await self._execute(missing), strict=True):
+                    if _settle(call, reply):
+                        _fail(call, reply)
+        except asyncio.CancelledError:
+            for call in batch:
+                _fail(call, ConnectionError("the server is shutting down"))
+            raise
+        except Exception as exc:
+            for call in batch:
+                _fail(call, exc)
+
+    async def _execute(self, batch: list[_Call]) -> list[Any]:
+        pipe = self.redis.pipeline(transaction=False)
+        for call in batch:
+            # execute_command: redis-py's cluster pipeline refuses its evalsha() method, not
+            # the command (it routes EVALSHA by its first key)
+            pipe.execute_command("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args)
+        return list(await pipe.execute(raise_on_error=False))
+
+    async def close(self) -> None:
+        """Send what is queued and wait for every pipeline in flight."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._flush()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _settle(call: _Call, reply: Any) -> bool:
+    """Hand a reply (or its error) to its caller; True when the script must be loaded first."""
+    if isinstance(reply, NoScriptError):
+        return True
+    if isinstance(reply, BaseException):
+        _fail(call, reply)
+    elif not call.future.done():
+        call.future.set_result(reply)
+    return False
+
+
+def _fail(call: _Call, exc: BaseException) -> None:
+    if not call.future.done():
+        call.future.set_exception(exc)
