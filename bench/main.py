@@ -12,6 +12,7 @@ import importlib
 KINDS = {
     "engine": "solrace.bench.engine_bench",
     "load": "solrace.bench.load",
+    "winnable": "solrace.bench.winnable",
 }
 
 

@@ -115,6 +115,7 @@ CLIENT: dict[str, dict[str, F]] = {
     "resign": {},
     "lobby": {},
     "ping": {"t": F(object, False)},
+    "hint": {},
 }
 
 #: server -> client messages: type -> fields (used by tests and clients to check what they get)
@@ -159,6 +160,12 @@ SERVER: dict[str, dict[str, F]] = {
     "event": {"n": F(int), "kind": F(str), "at": F(int)},
     "board": {"seat": F(int), "moves": F(int), "view": F(dict)},
     "lobby": {"rooms": F(list), "ref": F(int, False)},
+    "hint": {
+        "verdict": F(str),
+        "move": F((str, type(None)), False),
+        "n": F(int, False),
+        "ref": F(int, False),
+    },
 }
 
 #: event kind -> fields beyond n/kind/at
@@ -188,6 +195,7 @@ EVENT_KINDS: dict[str, dict[str, F]] = {
         "moves": F(dict),
     },
     "rematch": {"options": F(dict)},
+    "solved": {"deal": F(str), "deal_moves": F((int, type(None))), "seats": F(dict)},
 }
 
 
@@ -358,6 +366,8 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "spectator_delay": 0,
     "public": False,
     "countdown": 3,
+    "deal": "any",
+    "hints": False,
 }
 
 _OPTION_TYPES: dict[str, Any] = {
@@ -372,6 +382,8 @@ _OPTION_TYPES: dict[str, Any] = {
     "public": bool,
     "seed": str,
     "countdown": int,
+    "deal": str,
+    "hints": bool,
 }
 
 _INT_RANGES = {
@@ -380,7 +392,12 @@ _INT_RANGES = {
     "spectator_delay": (0, 3600),
     "countdown": (0, 60),
 }
-_CHOICES = {"game": GAME_NAMES, "undo": ("none", "safe"), "spectator_view": ("boards", "progress")}
+_CHOICES = {
+    "game": GAME_NAMES,
+    "undo": ("none", "safe"),
+    "spectator_view": ("boards", "progress"),
+    "deal": ("any", "winnable"),
+}
 
 
 def merge_options(current: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
@@ -415,4 +432,7 @@ def merge_options(current: dict[str, Any], change: dict[str, Any]) -> dict[str, 
         if key == "game" and value != out.get("game") and "game_options" not in change:
             out["game_options"] = {}
         out[key] = value
+    if out.get("deal") == "winnable" and out.get("seed"):
+        # a text seed fixes the deal; the solver cannot choose another one
+        raise ProtocolError("bad_options", "a text seed and deal 'winnable' cannot go together")
     return out

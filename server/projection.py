@@ -118,4 +118,5 @@ def lobby_row(doc: dict[str, Any], connected: dict[str, int] | None = None) -> d
         "players": sum(1 for s in doc["seats"] if s),
         "max_players": doc["options"]["max_players"],
         "spectators": (connected or {}).get("spectators", 0),
+        "deal": doc["options"].get("deal", "any"),
     }

@@ -327,6 +327,7 @@ class Room:
         check_game_options(opts)
         if len(self.seats()) > opts["max_players"]:
             raise ProtocolError("bad_options", "max_players is below the number of seated players")
+        check_solo_hints(opts, len(self.seats()))
         self.doc["options"] = opts
         return [{"kind": "options", "at": now, "options": public_options(opts)}]
 
@@ -344,18 +345,23 @@ class Room:
                 events.append(self.progress_event(seat, now))
         return events
 
-    def start(self, now: int, seed: int, salt: bytes) -> list[dict[str, Any]]:
-        """Host starts: countdown. `seed` is the fresh secret seed, used unless a text seed is set."""
+    def start(
+        self, now: int, seed: int, salt: bytes, solution: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Host starts: countdown. `seed` is the fresh secret seed, used unless a text seed is set;
+        `solution` is the length of the solver's win when the seed was drawn winnable."""
         if self.state != LOBBY:
             raise ProtocolError("bad_state", f"the room is in {self.state}, not the lobby")
         players = self.seats()
         if not players:
             raise ProtocolError("bad_state", "no players to race")
+        check_solo_hints(self.options, len(players))
         text_seed = self.options.get("seed")
         if text_seed:
             seed = seed_from_text(text_seed)
         d = self.doc
         d["seed"], d["salt"] = seed, salt.hex()
+        d["solution"] = solution
         d["commitment"] = commitment(seed, salt)
         d["starts_at"] = now + self.options["countdown"] * 1000
         d["ends_at"] = (
@@ -494,6 +500,8 @@ class Room:
             "game": d["options"]["game"],
             "game_options": dict(d["options"]["game_options"]),
             "commitment": d["commitment"],
+            "deal": d["options"].get("deal", "any"),
+            "solution_moves": d.get("solution"),
             "moves": {
                 str(seat): [e.move for e in race.entries]
                 for seat, race in sorted(self.races.items())
@@ -584,6 +592,14 @@ def check_game_options(opts: dict[str, Any]) -> None:
     except BadOptions as exc:
         raise ProtocolError("bad_options", f"game options: {exc}") from None
     opts["game_options"] = dict(g.options)
+
+
+def check_solo_hints(opts: dict[str, Any], players: int) -> None:
+    """Hints are practice: never on while two or more players sit (and so might race)."""
+    if opts.get("hints") and players > 1:
+        raise ProtocolError(
+            "bad_options", "hints are for solo practice: turn them off to race two or more"
+        )
 
 
 def public_options(opts: dict[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from solrace.server.room import (
     SeatRace,
     token_hash,
 )
+from solrace.server.solving import SolverPool, Winnable
 from solrace.server.store import Appended, Conflict, Store
 
 log = logging.getLogger("solrace.server")
@@ -98,6 +99,10 @@ class RoomService:
         # a board is built and encoded only for a watched room. A spectator who arrives in
         # between is caught by the script's own count, and its snapshot has every board.
         self.watched: dict[str, int] = {}
+        # the solver's pool (winnable deals, hints) and the hook told of every race this
+        # process finished (post-race verdicts); both set by transport.build
+        self.solver: SolverPool | None = None
+        self.finished: Callable[[Room], None] | None = None
 
     # --- loading ------------------------------------------------------------------------
 
@@ -209,6 +214,8 @@ class RoomService:
             if clear:
                 room.races = {}
             self.cache[code] = Cached(room, ver, numbers[-1] if numbers else cached.seq)
+            if finishing and self.finished is not None:
+                self.finished(room)
             # never raises: a stored final move must not answer `busy` for a lobby write
             await self.store.set_lobby(code, ver, listing(room), was=listing(cached.room))
             return room, numbers
@@ -283,7 +290,26 @@ class RoomService:
     async def start(self, code: str, host_token: str) -> Room:
         seed = secrets.randbits(64)
         salt = secrets.token_bytes(16)
-        return await self.host_update(code, host_token, lambda r, now: r.start(now, seed, salt))
+        deal = await self._winnable(code, host_token)
+        if deal is None:
+            return await self.host_update(code, host_token, lambda r, now: r.start(now, seed, salt))
+
+        def rule(r: Room, now: int) -> list[dict[str, Any]]:
+            deal.check(r.options)  # the host changed the game while the solver dealt: busy
+            return r.start(now, deal.seed, salt, deal.solution)
+
+        return await self.host_update(code, host_token, rule)
+
+    async def _winnable(self, code: str, host_token: str) -> Winnable | None:
+        """A winnable room's seed, drawn by the solver off the event loop (None: any deal).
+        The cheap refusals come first: nobody but the host may set the solver to work."""
+        room = (await self.load(code)).room
+        if room.options.get("deal") != "winnable" or self.solver is None:
+            return None
+        if not room.is_host(token_hash(host_token)):
+            raise ProtocolError("not_host", "only the host may do that")
+        room.clone().start(self.clock(), 0, b"")  # bad_state / bad_options before any solving
+        return await self.solver.winnable(room.options)
 
     async def kick(self, code: str, host_token: str, seat: int) -> Room:
         return await self.host_update(code, host_token, lambda r, now: r.kick(seat, now))

@@ -25,6 +25,7 @@ from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
 from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.service import RoomService, normalize_code
+from solrace.server.solving import RaceVerdicts, SolverPool, hint
 from solrace.server.store import EventSink, Store
 from solrace.server.supervisor import RoomSupervisor
 from websockets.asyncio.server import ServerConnection
@@ -46,6 +47,9 @@ def build(make_store: Callable[[EventSink], Store], limits: Limits | None = None
     hub = Hub()
     store = make_store(hub)
     service = RoomService(store)
+    service.solver = SolverPool()  # its processes start at the first solve
+    verdicts = RaceVerdicts(service.solver, service.update)
+    service.finished = verdicts.finished
     limits = limits or Limits()
     rooms = RoomSupervisor(service, hub, limits)
     # a room's lease lasts the liveness window: a dead owner's rooms are free as it is counted out
@@ -72,6 +76,8 @@ class Transport:
     async def close(self) -> None:
         await self.rooms.close()
         await self.hub.close()
+        if self.service.solver is not None:
+            self.service.solver.close()
 
     def spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -345,6 +351,14 @@ class Transport:
             METRICS.acked(conn.last_seen)  # the frame was read at last_seen
 
         return reply
+
+    async def on_hint(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        code, seat = self._player(conn)
+        if self.service.solver is None:
+            raise ProtocolError("not_allowed", "this server has no solver")
+        room = (await self.service.load(code)).room
+        answer = await hint(self.service.solver, room, seat, self.service.clock())
+        await self.send(conn, m.with_ref(answer, ref))
 
     async def on_resign(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         code, seat = self._player(conn)

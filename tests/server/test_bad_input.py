@@ -223,6 +223,7 @@ async def test_lobby_lists_public_rooms(shared_server, wire) -> None:
         "players": 1,
         "max_players": 8,
         "spectators": 0,
+        "deal": "any",
     }
 
 

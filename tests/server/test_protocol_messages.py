@@ -32,6 +32,7 @@ CLIENT_EXAMPLES = {
     "resign": {},
     "lobby": {},
     "ping": {"t": 123},
+    "hint": {},
 }
 
 
@@ -145,6 +146,8 @@ SERVER_EXAMPLES = [
     {"type": "ack", "n": 12, "undone": "t1-f1", "view": {}, "status": "racing", "event": 43},
     {"type": "board", "seat": 0, "moves": 13, "view": {}},
     {"type": "lobby", "ref": 3, "rooms": []},
+    {"type": "hint", "ref": 4, "verdict": "won", "move": "t3-f1", "n": 7},
+    {"type": "hint", "ref": 5, "verdict": "lost", "n": 7},
     m.event(1, "player_joined", 5, seat=0, name="ann"),
     m.event(2, "player_left", 5, seat=0),
     m.event(3, "connected", 5, seat=0, connected=False),
@@ -166,6 +169,7 @@ SERVER_EXAMPLES = [
         moves={"0": []},
     ),
     m.event(11, "rematch", 5, options={}),
+    m.event(12, "solved", 5, deal="won", deal_moves=51, seats={"1": "lost"}),
 ]
 
 
@@ -193,6 +197,9 @@ def test_options_merge_and_refusals() -> None:
         {"nonsense": 1},
         {"spectator_view": "x"},
         {"time_limit": -1},
+        {"deal": "easy"},
+        {"hints": 1},
+        {"deal": "winnable", "seed": "2026-11-22"},
     ):
         with pytest.raises(ProtocolError) as exc:
             m.merge_options(m.DEFAULT_OPTIONS, bad)

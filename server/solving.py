@@ -1,0 +1,323 @@
+"""The solver off the event loop: winnable deals, post-race verdicts, practice hints.
+
+The engine's `solve` is pure CPU (a Klondike proof can take seconds), so every solve
+runs in a small process pool (`concurrent.futures.ProcessPoolExecutor`), created on the
+first need and shut down with the server: the event loop only awaits futures.
+
+Three uses, each bounded by a node budget per game (`Budgets`), because a position the
+solver cannot decide would otherwise hold a worker for minutes:
+
+* `winnable_seed`: draw fresh secret seeds until one is "won" within the draw budget;
+  several candidates run at once (one per worker). After `max_seconds` (or `max_draws`
+  candidates) without a win the start is refused with `busy` (retryable): a host never
+  waits without end.
+* `verdicts`: after a race, the deal (unless already known from a winnable draw) and
+  each unfinished seat's final position; "unknown" when the budget runs out.
+* `hint`: the next move of a solution from a solo player's position. Solutions are kept
+  by position text, so a player who follows the hints gets the next one without a solve.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import secrets
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from solrace.engine import from_text
+from solrace.engine.solve import LOST, UNKNOWN, WON, SolveResult, solve_deal, solve_text
+from solrace.protocol.messages import ProtocolError
+from solrace.server.room import FINISHED, Room
+
+log = logging.getLogger("solrace.server")
+
+__all__ = ["LOST", "UNKNOWN", "WON", "Budgets", "RaceVerdicts", "SolverPool", "Winnable", "hint"]
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Positions the solver may expand, per use (and per game for draws).
+
+    A draw budget is small on purpose: most winnable deals are won in a few thousand
+    positions, while a deal the solver cannot settle quickly costs the whole budget, so
+    skipping to the next seed finds a winnable deal sooner (measured with
+    `solrace bench winnable`; the figures are in docs/SOLVABILITY.md and the issue's note).
+    """
+
+    draw: dict[str, int] = field(
+        default_factory=lambda: {
+            "puttputt": 20_000,  # ~93% of deals won, nearly all within a few thousand
+            "tabbycat": 2_500,
+            "manx": 2_500,
+            "klondike": 1_500,  # ~2% of deals are won this fast; bigger budgets win few more
+            "leapyear": 1_500,
+        }
+    )
+    verdict: int = 100_000
+    hint: int = 50_000
+    #: a winnable draw gives up (`busy`) after this many candidates or seconds
+    max_draws: int = 2_000
+    max_seconds: float = 30.0
+
+    def for_draw(self, game: str) -> int:
+        return self.draw.get(game, 2_000)
+
+
+@dataclass(frozen=True)
+class Winnable:
+    """A winnable deal for a room: its seed, the length of the solver's win, and the rules it
+    was solved under (the room's options must still be these when the race starts)."""
+
+    seed: int
+    solution: int
+    tried: int
+    game: str
+    game_options: dict[str, Any]
+
+    def check(self, options: dict[str, Any]) -> None:
+        same = options["game"] == self.game and options["game_options"] == self.game_options
+        if not same or options.get("deal") != "winnable":
+            raise ProtocolError("busy", "the room's game changed while dealing; start again")
+
+
+def draw_solve(game: str, seed: int, options: dict[str, Any], budget: int) -> tuple[str, int]:
+    """One candidate seed, in a worker: (verdict, solution length)."""
+    r = solve_deal(game, seed, options, budget)
+    return r.verdict, len(r.moves)
+
+
+def _solve_text(text: str, budget: int) -> SolveResult:
+    return solve_text(text, budget)
+
+
+def _lower_priority() -> None:
+    """Solvers yield the CPU to the server's event loop (moves must not wait for a proof)."""
+    with contextlib.suppress(OSError):
+        os.nice(10)
+
+
+class SolverPool:
+    """A bounded pool of solver processes, made lazily, owned by one server process."""
+
+    def __init__(self, workers: int | None = None, budgets: Budgets | None = None) -> None:
+        self.workers = workers or max(1, min(4, os.cpu_count() or 1))
+        self.budgets = budgets or Budgets()
+        self._pool: ProcessPoolExecutor | None = None
+        self._hints: OrderedDict[str, tuple[str, list[str]]] = OrderedDict()
+
+    def pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            # spawn, not fork: the server has threads and open sockets a fork would copy
+            ctx = multiprocessing.get_context("spawn")
+            self._pool = ProcessPoolExecutor(
+                self.workers, mp_context=ctx, initializer=_lower_priority
+            )
+        return self._pool
+
+    async def run(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.wrap_future(self.pool().submit(fn, *args))
+
+    def close(self) -> None:
+        """Drop queued solves and stop the workers now (a solve in progress is not waited for)."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+
+    # --- winnable deals -----------------------------------------------------------------
+
+    async def winnable(self, room_options: dict[str, Any]) -> Winnable:
+        """A winnable deal under a room's game and rule options."""
+        game, options = room_options["game"], dict(room_options["game_options"])
+        seed, solution, tried = await self.winnable_seed(game, options)
+        return Winnable(seed, solution, tried, game, options)
+
+    async def winnable_seed(self, game: str, options: dict[str, Any]) -> tuple[int, int, int]:
+        """A fresh secret seed whose deal the solver wins within the draw budget."""
+        budget = self.budgets.for_draw(game)
+        pool = self.pool()
+        running: set[Future[tuple[str, int]]] = set()
+        seeds: dict[Future[tuple[str, int]], int] = {}
+        tried = 0
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self.budgets.max_seconds
+        try:
+            while True:
+                out_of_time = loop.time() >= give_up
+                while (
+                    len(running) < self.workers
+                    and tried < self.budgets.max_draws
+                    and not out_of_time
+                ):
+                    seed = secrets.randbits(64)
+                    fut = pool.submit(draw_solve, game, seed, dict(options), budget)
+                    running.add(fut)
+                    seeds[fut] = seed
+                    tried += 1
+                if not running:
+                    raise ProtocolError(
+                        "busy",
+                        f"no winnable {game} deal found in {tried} tries; try again",
+                    )
+                await asyncio.wait(
+                    [asyncio.wrap_future(f) for f in running],
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                for f in list(running):
+                    if f.done():
+                        running.discard(f)
+                        verdict, length = f.result()
+                        if verdict == WON:
+                            return seeds[f], length, tried
+        finally:
+            for f in running:
+                f.cancel()
+
+    # --- after a race -------------------------------------------------------------------
+
+    async def deal_verdict(
+        self, game: str, seed: int, options: dict[str, Any]
+    ) -> tuple[str, int | None]:
+        """(verdict, solution length when won) of a deal from its start."""
+        verdict, length = await self.run(
+            draw_solve, game, seed, dict(options), self.budgets.verdict
+        )
+        return verdict, (length if verdict == WON else None)
+
+    async def position_verdicts(self, texts: dict[str, str]) -> dict[str, str]:
+        """Each named position's verdict ("unknown" also when a solve failed)."""
+
+        async def one(text: str) -> str:
+            try:
+                r: SolveResult = await self.run(_solve_text, text, self.budgets.verdict)
+            except Exception:
+                log.warning("solving a final position failed", exc_info=True)
+                return UNKNOWN
+            return r.verdict
+
+        keys = list(texts)
+        out = await asyncio.gather(*(one(texts[k]) for k in keys))
+        return dict(zip(keys, out, strict=True))
+
+    # --- hints --------------------------------------------------------------------------
+
+    async def hint(self, text: str) -> tuple[str, str | None]:
+        """(verdict, the next move of a solution when "won") from a position text."""
+        known = self._hints.get(text)
+        if known is not None:
+            self._hints.move_to_end(text)
+            return WON, known[1][0] if known[1] else None
+        r: SolveResult = await self.run(_solve_text, text, self.budgets.hint)
+        if r.verdict != WON:
+            return r.verdict, None
+        self._remember(text, r.moves)
+        return WON, r.moves[0] if r.moves else None
+
+    def _remember(self, text: str, moves: list[str]) -> None:
+        """Every position along the solution, so following the hints needs no new solve."""
+        game = from_text(text)
+        for i, mv in enumerate(moves):
+            self._hints[game.to_text()] = (text, moves[i:])
+            game.play(mv)
+        while len(self._hints) > 4096:
+            self._hints.popitem(last=False)
+
+
+Rule = Callable[[Room, int], list[dict[str, Any]]]
+
+
+class RaceVerdicts:
+    """After a race this process finished: was the deal winnable, and was each unfinished
+    seat's final position? Sent as a `solved` event once known (the results do not wait)."""
+
+    def __init__(self, solver: SolverPool, update: Callable[[str, Rule], Awaitable[Any]]) -> None:
+        self.solver = solver
+        self.update = update
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def finished(self, room: Room) -> None:
+        """Called as the race's results are stored: read what to solve now (the cached
+        games change with a rematch), solve later."""
+        d = room.doc
+        if d["seed"] is None:
+            return
+        texts = {
+            str(seat): race.game.to_text()
+            for seat, race in sorted(room.races.items())
+            if room.status(seat) != "won"
+        }
+        job = self._judge(room.code, d["round"], d["options"], d["seed"], d.get("solution"), texts)
+        task = asyncio.ensure_future(job)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _judge(
+        self,
+        code: str,
+        round_: int,
+        options: dict[str, Any],
+        seed: int,
+        solution: int | None,
+        texts: dict[str, str],
+    ) -> None:
+        try:
+            if solution is not None:
+                deal: tuple[str, int | None] = (WON, solution)
+            else:
+                deal = await self.solver.deal_verdict(
+                    options["game"], seed, options["game_options"]
+                )
+            seats = await self.solver.position_verdicts(texts)
+            solved = {"deal": deal[0], "deal_moves": deal[1], "seats": seats}
+            await self.update(code, _store_solved(round_, solved))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.warning("post-race verdicts of %s not stored", code, exc_info=True)
+
+    def close(self) -> None:
+        for t in list(self.tasks):
+            t.cancel()
+
+
+def _store_solved(round_: int, solved: dict[str, Any]) -> Rule:
+    """The verdicts join the stored results (snapshots carry them) and go out as one event,
+    unless the room moved on (a rematch) or they are already there."""
+
+    def rule(room: Room, now: int) -> list[dict[str, Any]]:
+        results = room.doc.get("results")
+        if room.doc["round"] != round_ or room.state != FINISHED or not results:
+            return []
+        if "solved" in results:
+            return []
+        results["solved"] = solved
+        return [{"kind": "solved", "at": now, **solved}]
+
+    return rule
+
+
+async def hint(solver: SolverPool, room: Room, seat: int, now: int) -> dict[str, Any]:
+    """A practice hint: only in a room with hints on and one player in the race."""
+    if not room.options.get("hints"):
+        raise ProtocolError("not_allowed", "hints are off in this room")
+    race = room.check_can_move(seat, now)
+    racers = [s for s in room.seats() if s.get("in_race")]
+    if len(racers) != 1:
+        raise ProtocolError("not_allowed", "hints are for solo practice only")
+    text, n = race.game.to_text(), race.moves + 1
+    verdict, move = await solver.hint(text)
+    out: dict[str, Any] = {"type": "hint", "verdict": verdict, "n": n}
+    if move is not None:
+        out["move"] = move
+    return out

@@ -1,0 +1,104 @@
+"""Practice hints (issue 11): solo rooms only, answered by the solver off the event loop."""
+
+from __future__ import annotations
+
+from solrace.engine import new_game, replay
+from solrace.engine.solve import solve_deal
+from solrace.server.solving import SolverPool
+
+
+async def room(url: str, wire, players: int = 1, **options):
+    host = await wire(url)
+    created = await host.request(
+        {"type": "create", "name": "p0", "options": {"game": "puttputt", "countdown": 0, **options}}
+    )
+    assert created["type"] == "joined", created
+    clients = [host]
+    for i in range(1, players):
+        c = await wire(url)
+        joined = await c.request({"type": "join", "room": created["room"], "name": f"p{i}"})
+        assert joined["type"] == "joined", joined
+        clients.append(c)
+    return clients, created
+
+
+async def start(clients, created) -> dict:
+    reply = await clients[0].request(
+        {"type": "start", "host_token": created["host_token"]}, timeout=120
+    )
+    return reply
+
+
+async def test_hints_refused_with_two_players(shared_server, wire) -> None:
+    (a, b), created = await room(shared_server.ws_url, wire, players=2)
+    on = await a.request(
+        {"type": "configure", "host_token": created["host_token"], "options": {"hints": True}}
+    )
+    assert on["code"] == "bad_options" and "solo" in on["message"]
+    assert (await start([a, b], created))["type"] == "ok"
+    await a.wait_for(lambda x: x["type"] == "snapshot")
+    refused = await a.request({"type": "hint"})
+    assert refused["code"] == "not_allowed"
+
+
+async def test_hints_room_refuses_to_start_a_race_of_two(shared_server, wire) -> None:
+    """A second player may sit in a hints room, but the race does not start while hints
+    are on: the host turns them off first."""
+    (a, b), created = await room(shared_server.ws_url, wire, players=2, hints=True)
+    refused = await start([a, b], created)
+    assert refused["code"] == "bad_options"
+    off = await a.request(
+        {"type": "configure", "host_token": created["host_token"], "options": {"hints": False}}
+    )
+    assert off["type"] == "ok"
+    assert (await start([a, b], created))["type"] == "ok"
+
+
+async def test_hint_off_and_before_the_race(shared_server, wire) -> None:
+    (a,), created = await room(shared_server.ws_url, wire)
+    assert (await a.request({"type": "hint"}))["code"] == "not_allowed"  # hints off
+    (b,), created = await room(shared_server.ws_url, wire, hints=True)
+    assert (await b.request({"type": "hint"}))["code"] == "bad_state"  # lobby
+    spectator = await wire(shared_server.ws_url)
+    await spectator.request({"type": "spectate", "room": created["room"]})
+    assert (await spectator.request({"type": "hint"}))["code"] == "not_player"
+
+
+async def test_following_the_hints_wins_a_winnable_solo_deal(shared_server, wire) -> None:
+    """Every hint is a legal move (the server acks it) that keeps the position winnable:
+    following them from the deal ends in a win."""
+    (a,), created = await room(shared_server.ws_url, wire, hints=True, deal="winnable")
+    assert (await start([a], created))["type"] == "ok"
+    await a.wait_for(lambda x: x["type"] == "snapshot")
+    played: list[str] = []
+    status = "racing"
+    while status == "racing":
+        hint = await a.request({"type": "hint"}, timeout=60)
+        assert hint["type"] == "hint" and hint["verdict"] == "won", hint
+        assert hint["n"] == len(played) + 1
+        ack = await a.request({"type": "move", "move": hint["move"], "n": hint["n"]})
+        assert ack["type"] == "ack", ack
+        played.append(hint["move"])
+        status = ack["status"]
+    assert status == "won"
+    results = await a.wait_event("results")
+    assert results["moves"]["0"] == played
+    assert replay("puttputt", results["seed"], results["game_options"], played).is_won()
+    verdicts = await a.wait_event("solved", timeout=60)
+    assert verdicts["deal"] == "won" and verdicts["seats"] == {}
+
+
+async def test_hint_from_a_lost_position_has_no_move() -> None:
+    """Putt Putt deal 5 is lost (the solver proves it): the hint says so, with no move."""
+    assert solve_deal("puttputt", 5, {}, 200_000).verdict == "lost"
+    pool = SolverPool(workers=1)
+    try:
+        assert await pool.hint(new_game("puttputt", seed=5).to_text()) == ("lost", None)
+        won = new_game("puttputt", seed=1)
+        verdict, move = await pool.hint(won.to_text())
+        assert verdict == "won" and move in {str(m) for m in won.legal_moves()}
+        won.play(move)
+        # the next position lies on the remembered solution: answered without a solve
+        assert won.to_text() in pool._hints
+    finally:
+        pool.close()

@@ -1,0 +1,126 @@
+"""Winnable deals and post-race verdicts (issue 11) over real sockets and a real Redis.
+
+A winnable room's seed is drawn by the solver in the server's process pool and committed
+as any other; the results reveal it with the solution length, so anyone can replay the
+solver's win. After every race a `solved` event says whether the deal was winnable and
+whether each unfinished seat's final position still was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from solrace.engine import new_game, replay
+from solrace.engine.solve import solve_deal
+from solrace.protocol.messages import ProtocolError
+from solrace.server.solving import Budgets, SolverPool
+
+
+async def room(url: str, wire, players: int = 1, **options):
+    host = await wire(url)
+    created = await host.request(
+        {"type": "create", "name": "p0", "options": {"game": "puttputt", "countdown": 0, **options}}
+    )
+    assert created["type"] == "joined", created
+    clients = [host]
+    for i in range(1, players):
+        c = await wire(url)
+        joined = await c.request({"type": "join", "room": created["room"], "name": f"p{i}"})
+        assert joined["type"] == "joined", joined
+        clients.append(c)
+    return clients, created
+
+
+async def start(clients, created) -> list[dict]:
+    ok = await clients[0].request(
+        {"type": "start", "host_token": created["host_token"]}, timeout=120
+    )
+    assert ok["type"] == "ok", ok
+    return [(await c.wait_for(lambda x: x["type"] == "snapshot"))["snapshot"] for c in clients]
+
+
+async def test_winnable_room_reveals_a_seed_the_solution_wins(shared_server, wire) -> None:
+    (a,), created = await room(shared_server.ws_url, wire, deal="winnable")
+    assert created["snapshot"]["options"]["deal"] == "winnable"
+    await start([a], created)
+    countdown = next(x for x in a.received if x.get("kind") == "countdown")
+    await a.request({"type": "resign"})
+    results = await a.wait_event("results")
+    seed, salt = results["seed"], bytes.fromhex(results["salt"])
+    digest = hashlib.sha256(salt + seed.to_bytes(8, "big")).hexdigest()
+    assert digest == countdown["commitment"] == results["commitment"]
+    assert results["deal"] == "winnable" and results["solution_moves"] > 0
+    # the revealed seed's deal is won by the solver's moves, replayed by the engine
+    solved = solve_deal("puttputt", seed, results["game_options"], budget=200_000)
+    assert solved.verdict == "won"
+    assert replay("puttputt", seed, results["game_options"], solved.moves).is_won()
+    assert len(solved.moves) == results["solution_moves"]
+    verdicts = await a.wait_event("solved", timeout=60)
+    assert verdicts["deal"] == "won" and verdicts["deal_moves"] == results["solution_moves"]
+    # the resigned seat never moved: its final position is the deal, which was winnable
+    assert verdicts["seats"] == {"0": "won"}
+
+
+async def test_results_carry_verdicts_of_an_any_room(shared_server, wire) -> None:
+    (a, b), created = await room(shared_server.ws_url, wire, players=2)
+    await start([a, b], created)
+    await a.request({"type": "move", "move": "deal"})
+    await a.request({"type": "resign"})
+    await b.request({"type": "resign"})
+    results = await a.wait_event("results")
+    assert results["deal"] == "any" and results["solution_moves"] is None
+    verdicts = await a.wait_event("solved", timeout=120)
+    game = new_game("puttputt", seed=results["seed"], options=results["game_options"])
+    expected = solve_deal("puttputt", results["seed"], results["game_options"], 100_000)
+    assert verdicts["deal"] == expected.verdict != "unknown"  # Putt Putt is always decided
+    assert verdicts["deal_moves"] == (len(expected.moves) if expected.moves else None)
+    assert set(verdicts["seats"]) == {"0", "1"}
+    assert verdicts["seats"]["1"] == expected.verdict  # seat 1 never moved
+    after = replay("puttputt", results["seed"], results["game_options"], results["moves"]["0"])
+    assert after.to_text() != game.to_text()
+    assert verdicts["seats"]["0"] in ("won", "lost")
+    # a late viewer finds the verdicts in the stored results
+    c = await wire(shared_server.ws_url)
+    joined = await c.request({"type": "spectate", "room": created["room"]})
+    assert joined["snapshot"]["results"]["solved"] == {
+        k: verdicts[k] for k in ("deal", "deal_moves", "seats")
+    }
+
+
+async def test_deal_option_is_checked_and_listed(shared_server, wire) -> None:
+    a = await wire(shared_server.ws_url)
+    bad = await a.request(
+        {"type": "create", "name": "x", "options": {"deal": "easy", "game": "puttputt"}}
+    )
+    assert bad["code"] == "bad_options"
+    both = await a.request(
+        {"type": "create", "name": "x", "options": {"deal": "winnable", "seed": "2026-11-23"}}
+    )
+    assert both["code"] == "bad_options" and "text seed" in both["message"]
+    created = await a.request(
+        {"type": "create", "name": "x", "options": {"deal": "winnable", "public": True}}
+    )
+    rows = (await a.request({"type": "lobby"}))["rooms"]
+    assert {"room": created["room"], "deal": "winnable"}.items() <= next(
+        r for r in rows if r["room"] == created["room"]
+    ).items()
+
+
+async def test_draws_give_up_with_busy_after_the_cap() -> None:
+    """A budget no deal can meet: every candidate is "unknown", and after max_draws the
+    start is refused with the retryable `busy` instead of drawing for ever."""
+    pool = SolverPool(workers=1, budgets=Budgets(draw={"klondike": 1}, max_draws=3))
+    try:
+        with pytest.raises(ProtocolError) as err:
+            await pool.winnable({"game": "klondike", "game_options": {}})
+        assert err.value.code == "busy" and "3 tries" in err.value.message
+    finally:
+        pool.close()
+    pool = SolverPool(workers=1)
+    try:
+        dealt = await pool.winnable({"game": "puttputt", "game_options": {}})
+    finally:
+        pool.close()
+    assert dealt.game == "puttputt" and dealt.tried >= 1
+    assert solve_deal("puttputt", dealt.seed, {}, 200_000).verdict == "won"
