@@ -5,7 +5,12 @@ A takeover is forced the way a dead or paused owner's lease ends: its lease key 
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
+import redis.asyncio as aioredis
+from helpers.race import play, sent_to, start_race
+from helpers.servers import serving
 from solrace.server.lease import Leases
 from solrace.server.metrics import METRICS
 from solrace.server.store import Conflict, Store
@@ -84,3 +89,40 @@ async def test_writes_without_a_lease_are_not_fenced(pair) -> None:
     await Leases(a, "proc-a", 30).acquire(CODE)
     ver, _ = await b.commit(CODE, 0, DOC, [], seats=1)
     assert (await b.append(CODE, ver, 0, 0, 0, "m1", {"kind": "progress"})).length == 1
+
+
+async def test_two_processes_a_stale_owners_move_is_fenced_then_judged_again(
+    redis_url: str, key_prefix: str, wire
+) -> None:
+    """Two servers: A serves a race (it holds the lease) and renews it only every 30 s; B has a
+    spectator of the room and renews every 0.2 s. A's lease is made to end (as if A had stalled
+    past it), B takes the room over, and A's next move, judged on A's cached room, is refused
+    by the fence; A reloads, judges again without the lease, and acks it once."""
+    a_args = ["--heartbeat", "30"]
+    b_args = ["--heartbeat", "0.2"]
+    redis = aioredis.from_url(redis_url)
+    async with (
+        serving(redis_url, key_prefix, extra_args=a_args) as (sa,),
+        serving(redis_url, key_prefix, extra_args=b_args) as (sb,),
+    ):
+        (host, _guest), _, code, _ = await start_race(sa.ws_url, wire)
+        lease = f"{key_prefix}room:{{{code}}}:lease"
+        assert (await redis.get(lease)).startswith(b"1:")
+        await play(host, 2)
+        eve = await wire(sb.ws_url)
+        await eve.request({"type": "spectate", "room": code})
+        await redis.delete(lease)  # A's lease ends while A is unaware
+        for _ in range(200):
+            held = await redis.get(lease)
+            if held and held.startswith(b"2:"):
+                break
+            await asyncio.sleep(0.05)
+        assert held and held.startswith(b"2:"), held  # B took the room over
+        acks = await play(host, 1)
+        assert acks and acks[0]["n"] == 3
+        assert "write refused by the fence" in sa.log()
+        await sent_to(eve, lambda x: x.get("kind") == "progress" and x["moves"] == 3)
+        assert (await redis.get(lease)).startswith(b"2:")  # A did not take it back
+        snap = await (await wire(sb.ws_url)).request({"type": "spectate", "room": code})
+        assert snap["snapshot"]["players"][0]["moves"] == 3
+    await redis.aclose()
