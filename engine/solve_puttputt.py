@@ -171,7 +171,7 @@ def solve_puttputt(pos: Position, budget: int) -> Answer:
     try:
         won = dfs(hk0, 0, fr0, left0)
     except BudgetSpent:
-        return Answer(UNKNOWN, [], nodes)
+        return Answer(UNKNOWN, [], budget)
     finally:
         sys.setrecursionlimit(limit)
     if not won:
