@@ -43,9 +43,28 @@ def browser() -> Iterator[object]:
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
         try:
-            yield b
+            yield StillBrowser(b)
         finally:
             b.close()
+
+
+class StillBrowser:
+    """The browser, whose pages ask for reduced motion unless a test says otherwise: a card
+    still sliding to its pile (the page's move animation) is not where a test clicks next."""
+
+    def __init__(self, browser: object) -> None:
+        self._browser = browser
+
+    def new_context(self, **options: object) -> object:
+        options.setdefault("reduced_motion", "reduce")
+        return self._browser.new_context(**options)
+
+    def new_page(self, **options: object) -> object:
+        options.setdefault("reduced_motion", "reduce")
+        return self._browser.new_page(**options)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._browser, name)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

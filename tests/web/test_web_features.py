@@ -106,7 +106,7 @@ def test_keyboard_moves_between_piles(browser, web_server):
     game = new_game("klondike", seed="web-2")
     assert "t7-t6" in {str(m) for m in game.legal_moves()}
     errors: list[str] = []
-    page = new_page(browser, errors)
+    page = new_page(browser, errors, reduced_motion="no-preference")  # cards slide
     try:
         create_room(page, web_server.url, "Lou")
         configure(page, game="klondike", countdown=0, seed="web-2")
@@ -118,6 +118,8 @@ def test_keyboard_moves_between_piles(browser, web_server):
         js(page, "S.view.moves === 1")
         game.play("t7-t6")
         board_matches(page, game)
+        # The card slid from its old pile to the new one (a move animation was played).
+        assert page.evaluate("window.solrace.animated.count") == 1
         assert errors == []
     finally:
         page.context.close()

@@ -11,6 +11,7 @@ import { loadSession, saveSession, loadName, saveName, roomFromLocation, watchFr
 import { seatGuard } from "./seats.js";
 import { keyIntent } from "./keys.js";
 import { playSound, played } from "./sound.js";
+import { measure, play as animate, animated } from "./anim.js";
 
 const root = document.getElementById("app");
 let state = initialState();
@@ -482,6 +483,7 @@ document.addEventListener("keydown", (e) => {
 /** A pile's key: pick up its top card; again: one more card of the run; another pile's: move there. */
 function keyPile(view, pile) {
   if (!view.piles[pile]) return;
+  ui.dropped = false;
   if (ui.sel && ui.sel.pile === pile) ui.sel = growSelection(view, ui.sel);
   else if (ui.sel) {
     const move = dropMove(view, ui.sel, pile);
@@ -503,6 +505,7 @@ attachPointer(root, {
   },
   drop(sel, to) {
     ui.drag = null;
+    ui.dropped = true; // the card is already where the pointer left it: no slide
     const move = racing() ? dropMove(state.view, sel, to) : null;
     if (move) sendMove(move);
     else render();
@@ -518,6 +521,7 @@ function racing() {
 /** Click-click moves: pick up, then click a destination; a quick second click sends home. */
 function boardClick(pile, index) {
   if (!racing()) return;
+  ui.dropped = false;
   const view = state.view;
   const now = Date.now();
   const last = ui.lastClick;
@@ -556,11 +560,18 @@ function focusKey(el) {
   return null;
 }
 
+let drawnMoves = null; // the own board's move count when last drawn: a change is a move to animate
+
 function render() {
   const active = document.activeElement;
   const key = root.contains(active) ? focusKey(active) : null;
   const typed = key && "value" in active ? { value: active.value, start: active.selectionStart, end: active.selectionEnd } : null;
+  const moved = state.view && drawnMoves != null && state.view.moves !== drawnMoves;
+  const before = moved && !ui.dropped ? measure(root) : null;
   root.replaceChildren(renderApp(state, ui, Date.now()));
+  if (before) animate(root, before, state.view.game);
+  drawnMoves = state.view ? state.view.moves : null;
+  if (moved) ui.dropped = false;
   if (key) {
     const el = root.querySelector(key);
     if (el) {
@@ -585,6 +596,6 @@ setInterval(tick, 100);
 // The public room list stays fresh while someone is choosing a room.
 setInterval(() => { if (!state.room && state.conn === "open") refreshLobby(); }, 10000);
 // Exposed for the browser tests and for debugging from the console; not used by the page.
-window.solrace = { get state() { return state; }, ui, conn, received, sounds: played };
+window.solrace = { get state() { return state; }, ui, conn, received, sounds: played, animated };
 render();
 conn.start();
