@@ -72,8 +72,8 @@ function hub() {
 test("a tab asks before it plays a seat another tab holds, and taking it makes the other let go", async () => {
   const make = hub();
   let taken = 0;
-  const a = seatGuard({ onTaken: () => taken++ }, make);
-  const b = seatGuard({}, make);
+  const a = seatGuard({ onTaken: () => taken++ }, make, null);
+  const b = seatGuard({}, make, null);
   assert.equal(await b.heldElsewhere("R1", "tok"), false, "nobody holds it yet");
   a.hold("R1", "tok");
   assert.equal(await b.heldElsewhere("R1", "tok"), true);
@@ -83,7 +83,34 @@ test("a tab asks before it plays a seat another tab holds, and taking it makes t
   assert.equal(taken, 1);
   assert.equal(a.held, null);
   assert.deepEqual(b.held, { room: "R1", token: "tok" });
-  assert.equal(await seatGuard({}, () => null).heldElsewhere("R1", "tok"), false, "no BroadcastChannel: no question");
+  assert.equal(await seatGuard({}, () => null, null).heldElsewhere("R1", "tok"), false, "no BroadcastChannel: no question");
+});
+
+/** Web Locks of one origin (held until the holder's promise settles). */
+function lockManager() {
+  const held = new Map();
+  return {
+    async request(name, fn) {
+      while (held.has(name)) await held.get(name);
+      const p = Promise.resolve().then(fn);
+      held.set(name, p);
+      try { return await p; } finally { held.delete(name); }
+    },
+    async query() { return { held: [...held.keys()].map((name) => ({ name })) }; },
+  };
+}
+
+test("with Web Locks, asking is a lookup: the seat's lock is held while a tab plays it", async () => {
+  const make = hub();
+  const locks = lockManager();
+  const a = seatGuard({ onTaken() {} }, make, locks);
+  const b = seatGuard({}, make, locks);
+  a.hold("R1", "tok");
+  await new Promise((r) => setTimeout(r, 1));
+  assert.equal(await b.heldElsewhere("R1", "tok"), true);
+  a.release(); // the tab closed or left the room
+  await new Promise((r) => setTimeout(r, 1));
+  assert.equal(await b.heldElsewhere("R1", "tok"), false);
 });
 
 test("how to play covers every game the engine deals", () => {
