@@ -110,7 +110,8 @@ def test_bot_never_returns_to_a_position_it_has_been_in(game):
     "options", [{"draw": 3, "moves": "build", "passes": 3}, {"draw": 1, "moves": "build"}]
 )
 def test_bot_plays_klondike_variants_better_than_random(options):
-    # measured: draw 3 with 3 passes 0.131 vs 0.050, draw 1 0.277 vs 0.108 (bot ahead on all 5)
+    # measured: draw 3 with 3 passes 0.131 vs 0.050 (bot ahead on 4 deals, level on 1);
+    # draw 1 0.277 vs 0.108 (bot ahead on all 5)
     seeds = range(3000, 3005)
     bot = [play_bot("klondike", s, options) for s in seeds]
     rnd = [play_random("klondike", s, options) for s in seeds]
