@@ -70,6 +70,7 @@ from typing import Any, NamedTuple, Protocol
 
 from solrace.protocol.messages import decode_trusted, encode
 from solrace.server import ServerError
+from solrace.server.batch import Batcher
 from solrace.server.metrics import METRICS
 from solrace.server.pubsub import Reader, make_reader
 from solrace.server.redis_conn import Client, connect, is_cluster
@@ -364,6 +365,8 @@ class Store:
         self._proc: str | None = None
         self._beat_ok = float("-inf")  # time.monotonic() of this process's last good beat
         self._suspects: dict[str, float] = {}  # process -> since when seen missing (monotonic)
+        #: the move path's writes, one pipeline per turn of the loop (`batch.Batcher`)
+        self.batcher = Batcher(redis)
         self._lobby_pending: dict[str, tuple[int, bytes]] = {}
         #: room code -> the lease epoch this process writes it with (server/lease.py)
         self.fences: dict[str, int] = {}
@@ -489,6 +492,7 @@ class Store:
         if self._reader is not None:
             with contextlib.suppress(Exception):
                 await self._reader.aclose()
+        await self.batcher.close()
         await self.redis.aclose()
 
     # --- keys ---------------------------------------------------------------------------
@@ -628,7 +632,7 @@ class Store:
             self.origin,
             self.fences.get(code, 0),
         ]
-        out = await self._append(keys=keys, args=args)
+        out = await self.batcher.evalsha(self._append, keys, args)
         code_ = int(out[0])
         if code_ == -5:
             raise self._fenced(code, int(out[1]))
@@ -660,9 +664,12 @@ class Store:
         return int(await self.redis.get(self.key(code, "seq")) or 0)
 
     async def events_after(self, code: str, after: int) -> list[tuple[int, dict[str, Any]]] | None:
-        """Events numbered after `after`, or None when some of them are no longer kept."""
-        rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
+        """Events numbered after `after`, or None when some of them are no longer kept.
+
+        The count is read before the stream: events stored between the two reads only add
+        rows (read the other way round, they looked like a gap and cost a snapshot)."""
         last = await self.last_event(code)
+        rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
         out = [
             (int(_text(rid).split("-")[0]), decode_trusted(_raw(fields[b"d"])))
             for rid, fields in rows or ()

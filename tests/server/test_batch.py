@@ -1,0 +1,220 @@
+"""The move path's per-turn pipeline (server/batch.py) on real Redis servers: one Redis, a
+Redis that goes away and comes back, and a Redis Cluster whose slots move under it (MOVED and
+ASK redirections). No mocks: every failure here is a real server's."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+from solrace.server.batch import Batcher
+from solrace.server.redis_conn import connect
+from solrace.server.redis_process import RedisClusterProcess, RedisProcess
+
+#: a script that answers with its key's new count, or fails when asked to
+COUNT = """
+if ARGV[1] == 'fail' then return redis.error_reply('refused') end
+return redis.call('INCR', KEYS[1])
+"""
+
+
+def keys_in_slots(prefix: str, count: int) -> list[str]:
+    """`count` keys of distinct hash tags (so distinct slots, on a cluster)."""
+    return [f"{prefix}{{room{i}}}:n" for i in range(count)]
+
+
+async def run_turn(batcher: Batcher, script: Any, calls: list[tuple[str, str]]) -> list[Any]:
+    """Every call in the same turn of the loop; each call's own outcome (or error)."""
+    return await asyncio.gather(
+        *(batcher.evalsha(script, [k], [a]) for k, a in calls), return_exceptions=True
+    )
+
+
+# --- one Redis --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def plain(redis_url: str) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
+async def test_a_turns_calls_go_as_one_pipeline_each_with_its_own_outcome(
+    plain: aioredis.Redis, key_prefix: str
+) -> None:
+    batcher = Batcher(plain)
+    script = plain.register_script(COUNT)
+    await plain.script_load(COUNT)
+    keys = keys_in_slots(key_prefix, 20)
+    calls = [(k, "ok") for k in keys] + [(keys[0], "fail"), (keys[0], "ok")]
+    out = await run_turn(batcher, script, calls)
+    assert batcher.batches == 1 and batcher.commands == len(calls)
+    assert out[:20] == [1] * 20
+    assert isinstance(out[20], ResponseError) and "refused" in str(out[20])
+    assert out[21] == 2  # the refused call failed alone; the one after it ran in order
+    # the next turn is the next pipeline
+    assert await run_turn(batcher, script, [(keys[1], "ok")]) == [2]
+    assert batcher.batches == 2
+    await plain.delete(*keys)
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
+    """A Redis of this test's own: it is flushed, stopped and started again."""
+    (tmp_path / "redis").mkdir()
+    with RedisProcess(data_dir=str(tmp_path / "redis")) as proc:
+        yield proc
+
+
+async def test_a_script_redis_does_not_know_is_loaded_and_its_calls_sent_again(
+    own_redis: RedisProcess,
+) -> None:
+    client = aioredis.from_url(own_redis.url)
+    batcher = Batcher(client)
+    script = client.register_script(COUNT)
+    await client.script_flush()  # e.g. a restarted Redis, or a replica just promoted
+    out = await run_turn(batcher, script, [("a", "ok"), ("b", "ok"), ("a", "ok")])
+    assert out == [1, 1, 2]
+    assert (await client.script_exists(script.sha)) == [True]
+    await client.aclose()
+
+
+async def test_a_lost_redis_fails_the_turns_calls_and_the_next_turns_reconnect(
+    own_redis: RedisProcess,
+) -> None:
+    client = aioredis.from_url(own_redis.url, socket_connect_timeout=1)
+    batcher = Batcher(client)
+    script = client.register_script(COUNT)
+    assert await run_turn(batcher, script, [("a", "ok")]) == [1]
+    own_redis.stop()
+    out = await run_turn(batcher, script, [("a", "ok"), ("b", "ok")])
+    assert all(isinstance(x, redis.exceptions.ConnectionError) for x in out), out
+    own_redis.start()  # the same port and data folder
+    out = await run_turn(batcher, script, [("a", "ok"), ("b", "ok")])
+    assert all(isinstance(x, int) for x in out), out
+    await client.aclose()
+
+
+# --- a Redis Cluster whose slots move ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisClusterProcess]:
+    with RedisClusterProcess(
+        str(tmp_path_factory.mktemp("batch-cluster")), masters=3, replicas=0
+    ) as cluster:
+        yield cluster
+
+
+def node_of(cluster: RedisClusterProcess, key: str) -> tuple[redis.Redis, redis.Redis, int]:
+    """(the master holding key's slot, another master, the slot), by plain clients."""
+    masters = [redis.Redis(port=n.port) for n in cluster.nodes[: cluster.masters]]
+    slot = int(masters[0].execute_command("CLUSTER", "KEYSLOT", key))
+    for i, m in enumerate(masters):
+        myid = m.execute_command("CLUSTER", "MYID").decode()
+        nodes = m.execute_command("CLUSTER", "NODES").decode().splitlines()
+        me = next(line for line in nodes if line.startswith(myid))
+        if any(_covers(part, slot) for part in me.split()[8:]):
+            return m, masters[(i + 1) % len(masters)], slot
+    raise AssertionError(f"no master holds slot {slot}")
+
+
+def _covers(part: str, slot: int) -> bool:
+    if part.startswith("["):
+        return False
+    lo, _, hi = part.partition("-")
+    return int(lo) <= slot <= int(hi or lo)
+
+
+def move_slot(source: redis.Redis, target: redis.Redis, slot: int, *, finish: bool) -> None:
+    """Migrate a slot's keys from source to target; `finish` hands the slot over (MOVED for
+    clients that still send there), else it stays migrating (ASK for keys already moved)."""
+    source_id = source.execute_command("CLUSTER", "MYID").decode()
+    target_id = target.execute_command("CLUSTER", "MYID").decode()
+    target.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
+    source.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+    port = target.connection_pool.connection_kwargs["port"]
+    while keys := source.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100):
+        source.execute_command("MIGRATE", "127.0.0.1", port, "", 0, 5000, "KEYS", *keys)
+    if finish:
+        for node in (target, source):
+            node.execute_command("CLUSTER", "SETSLOT", slot, "NODE", target_id)
+
+
+async def test_on_a_cluster_a_turn_spans_nodes_and_follows_moved_and_ask(
+    small_cluster: RedisClusterProcess, key_prefix: str
+) -> None:
+    client = connect(small_cluster.url, max_connections=16, pool_timeout=5)
+    await client.initialize()
+    batcher = Batcher(client)
+    script = client.register_script(COUNT)
+    await client.script_load(COUNT)  # on every master
+    keys = keys_in_slots(key_prefix, 30)  # 30 slots over the 3 masters
+    assert await run_turn(batcher, script, [(k, "ok") for k in keys]) == [1] * 30
+    assert batcher.batches == 1
+
+    # MOVED: a slot changes masters; the client's map still names the old one
+    moved = keys[0]
+    source, target, slot = node_of(small_cluster, moved)
+    move_slot(source, target, slot, finish=True)
+    port_of = lambda: client.nodes_manager.get_node_from_slot(slot).port  # noqa: E731
+    assert port_of() == source.connection_pool.connection_kwargs["port"]  # stale: sends there
+    out = await run_turn(batcher, script, [(k, "ok") for k in keys])
+    assert out == [2] * 30, out  # the old master answered MOVED; the command went on
+    assert port_of() == target.connection_pool.connection_kwargs["port"]
+
+    # ASK: a slot half way through a migration; its keys already moved are answered by ASK
+    asked = keys[1]
+    source, target, slot = node_of(small_cluster, asked)
+    move_slot(source, target, slot, finish=False)
+    # its keys are on the importing node only: the source answers them with ASK
+    assert source.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+    out = await run_turn(batcher, script, [(k, "ok") for k in keys])
+    assert out == [3] * 30, out
+    for node in (source, target):  # finish the migration so the module's cluster stays sound
+        node.execute_command(
+            "CLUSTER", "SETSLOT", slot, "NODE", target.execute_command("CLUSTER", "MYID").decode()
+        )
+    await client.aclose()
+
+
+# --- through the server -----------------------------------------------------------------------
+
+
+async def test_a_move_while_redis_is_away_is_answered_busy_and_can_be_sent_again(
+    tmp_path: Path, wire: Any
+) -> None:
+    from helpers.race import current_view, start_race
+    from helpers.views import putt_move
+    from solrace.server.store import Store
+    from solrace.server.transport import build
+    from websockets.asyncio.server import serve
+
+    (tmp_path / "redis").mkdir()
+    proc = RedisProcess(data_dir=str(tmp_path / "redis"), persist=True).start()
+    transport = build(lambda sink: Store.from_url(proc.url, "busy:", sink=sink, pool_timeout=2))
+    try:
+        async with serve(transport.handler, "127.0.0.1", 0, compression=None) as srv:
+            await transport.start()
+            url = f"ws://127.0.0.1:{next(iter(srv.sockets)).getsockname()[1]}/ws"
+            (ann,), _, _, _ = await start_race(url, wire, 1)
+            view = current_view(ann)
+            move = {"type": "move", "move": putt_move(view), "n": view["moves"] + 1}
+            proc.stop()  # Redis goes away with the move in flight
+            refused = await ann.request(move)
+            assert refused["type"] == "error" and refused["code"] == "busy", refused
+            proc.start()  # back, with its data
+            ack = await ann.request(move)  # the same move, the same n: stored once
+            assert ack["type"] == "ack" and ack["n"] == view["moves"] + 1, ack
+            assert len((await transport.store.load(ann.received[1]["room"])).logs[0]) == 1
+            await transport.close()
+    finally:
+        await transport.store.close()
+        proc.stop()
