@@ -188,6 +188,7 @@ class Worker:
     chan: socket.socket | None = None
     ready: bool = False
     restarts: int = 0
+    ever_ready: bool = False
     started: float = field(default_factory=time.monotonic)
 
 
@@ -209,6 +210,8 @@ class Front:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.stopping = False
         self.all_up = asyncio.Event()
+        self.stop: asyncio.Future[None] | None = None
+        self.exit_code = 0
 
     def up(self) -> list[int]:
         return [w.index for w in self.workers if w.ready]
@@ -245,7 +248,7 @@ class Front:
         except OSError:
             data = b""
         if data == b"R":
-            w.ready = True
+            w.ready = w.ever_ready = True
             log.info("worker %d ready", w.index)
             if len(self.up()) == len(self.workers):
                 self.all_up.set()
@@ -274,6 +277,12 @@ class Front:
                 self._gone(w)
                 w.proc = None
                 w.restarts += 1
+                if not w.ever_ready and w.restarts >= 3:  # it cannot start: say so and stop
+                    log.error("worker %d does not start; stopping", w.index)
+                    self.exit_code = 1
+                    if self.stop is not None:
+                        _wake(self.stop)
+                    return
                 if time.monotonic() - w.started < 2.0:
                     await asyncio.sleep(1.0)  # crashing at start: do not spin
                 if not self.stopping:
@@ -284,7 +293,12 @@ class Front:
     async def accept(self, listener: socket.socket) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            sock, _addr = await loop.sock_accept(listener)
+            try:
+                sock, _addr = await loop.sock_accept(listener)
+            except OSError:  # out of descriptors, a connection reset while queued: go on
+                log.warning("accept failed", exc_info=True)
+                await asyncio.sleep(0.1)
+                continue
             task = loop.create_task(self.route(sock))
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
@@ -316,26 +330,30 @@ class Front:
         listener = socket.create_server((self.host, self.port), backlog=1024)
         listener.setblocking(False)
         stop: asyncio.Future[None] = loop.create_future()
+        self.stop = stop
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError):
                 loop.add_signal_handler(sig, _wake, stop)
         for w in self.workers:
             self.spawn(w)
-        supervising = loop.create_task(self.supervise())
+        tasks = [loop.create_task(self.supervise())]
         # connections wait in the backlog until every worker is up: a room code drawn by one
         # worker routes to it only while all are
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.all_up.wait(), 60)
-        accepting = loop.create_task(self.accept(listener))
-        print(
-            f"solrace serving on http://{self.host}:{self.port} with {len(self.workers)} workers",
-            flush=True,
-        )
+        all_up: asyncio.Future[Any] = loop.create_task(self.all_up.wait())
+        await asyncio.wait({all_up, stop}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+        all_up.cancel()
+        if not stop.done():
+            tasks.append(loop.create_task(self.accept(listener)))
+            print(
+                f"solrace serving on http://{self.host}:{self.port} "
+                f"with {len(self.workers)} workers",
+                flush=True,
+            )
         try:
             await stop
         finally:
             self.stopping = True
-            for task in (accepting, supervising):
+            for task in tasks:
                 task.cancel()
             listener.close()
             await self.stop_workers()
@@ -413,8 +431,9 @@ def run_front(args: Any, redis_url: str, argv: Sequence[str]) -> int:
             str(index),
         ]
 
-    asyncio.run(Front(args.workers, args.host, args.port, command).run())
-    return 0
+    front = Front(args.workers, args.host, args.port, command)
+    asyncio.run(front.run())
+    return front.exit_code
 
 
 def serve_argv() -> list[str]:

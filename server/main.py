@@ -209,12 +209,12 @@ def _whoami(args: argparse.Namespace) -> dict[str, Any]:
     return info
 
 
-def _serve(args: argparse.Namespace, redis_url: str) -> None:
+def _serve(args: argparse.Namespace, redis_url: str) -> int:
     """This process serves (one process, or a worker), or runs the front of N workers."""
     if args.workers >= 2 and args.worker_fd is None:
-        front.run_front(args, redis_url, front.serve_argv())
-    else:
-        asyncio.run(serve_forever(args, redis_url))
+        return front.run_front(args, redis_url, front.serve_argv())
+    asyncio.run(serve_forever(args, redis_url))
+    return 0
 
 
 def _without_password(url: str) -> str:
@@ -245,15 +245,13 @@ def run(args: argparse.Namespace) -> int:
         print(taken, file=sys.stderr)
         return 1
     if args.redis_url:
-        _serve(args, args.redis_url)
-        return 0
+        return _serve(args, args.redis_url)
     embedded_url = f"redis://127.0.0.1:{args.embedded_redis_port}/0"
     if redis_answers(args.embedded_redis_port):
         # A previous `solrace serve` that was killed leaves its embedded Redis running on the
         # same data directory: use it rather than start a second one on the same files.
         log.info("embedded redis-server already running at %s; using it", embedded_url)
-        _serve(args, embedded_url)
-        return 0
+        return _serve(args, embedded_url)
     os.makedirs(args.data_dir, exist_ok=True)
     with RedisProcess(
         port=args.embedded_redis_port, persist=True, data_dir=args.data_dir
@@ -263,8 +261,7 @@ def run(args: argparse.Namespace) -> int:
             redis_proc.url,
             args.data_dir,
         )
-        _serve(args, redis_proc.url)
-    return 0
+        return _serve(args, redis_proc.url)
 
 
 def redis_answers(port: int) -> bool:

@@ -11,6 +11,8 @@ import json
 import os
 import secrets
 import signal
+import subprocess
+import sys
 import urllib.request
 
 from helpers.race import current_view, play
@@ -25,6 +27,7 @@ from solrace.server.front import (
     room_of,
     worker_argv,
 )
+from solrace.server.redis_process import free_port
 from solrace.server.service import new_code
 from websockets.asyncio.server import ServerConnection, unix_serve
 from websockets.exceptions import InvalidMessage, InvalidStatus
@@ -204,3 +207,15 @@ async def test_python_clients_of_a_room_reach_its_worker(redis_url, key_prefix) 
         assert health(srv, created.room)["connections"] == 3
         for c in (host, *guests):
             await c.close()
+
+
+def test_a_front_whose_workers_cannot_start_exits_with_an_error() -> None:
+    """Workers that die before they are ever up (here: no Redis at the URL) are not restarted
+    forever: the front gives up, says why, and exits 1."""
+    dead_redis = f"redis://127.0.0.1:{free_port()}/0"
+    cmd = [sys.executable, "-m", "solrace", "serve", "--workers", "2", "--port", str(free_port())]
+    done = subprocess.run(
+        [*cmd, "--redis-url", dead_redis], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 1
+    assert "does not start; stopping" in done.stderr
