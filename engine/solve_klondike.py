@@ -123,7 +123,9 @@ class KlondikeState:
         a, b = OTHER_COLOUR[s]
         return f[a] >= r - 1 and f[b] >= r - 1 and f[SAME_COLOUR[s]] >= r - 2
 
-    def reachable(self, e: int, tops: dict[int, int], skip: int, talon_too: bool) -> bool:
+    def reachable(
+        self, e: int, tops: dict[int, int] | set[int], skip: int, talon_too: bool
+    ) -> bool:
         """Card e is a tableau top, on a foundation, or (when talon_too) a talon card other than index skip."""
         if e in tops or self.found[SUIT[e]] >= RANK[e]:
             return True
@@ -133,7 +135,7 @@ class KlondikeState:
                     return True
         return False
 
-    def hostable(self, c: int, i: int, tops: dict[int, int]) -> bool:
+    def hostable(self, c: int, i: int, tops: dict[int, int] | set[int]) -> bool:
         """Talon-to-tableau play of card c (talon index i) may pay off (draw one, unlimited passes).
 
         There a talon card is as reachable in the talon as on the tableau, so
@@ -143,23 +145,24 @@ class KlondikeState:
         """
         return any(self.reachable(e, tops, i, True) for e in CHILDREN[c])
 
-    def worth_lowering(self, s: int, tops: dict[int, int]) -> bool:
+    def worth_lowering(self, s: int, tops: dict[int, int] | set[int]) -> bool:
         """A foundation-to-tableau play of suit s's top card d may pay off.
 
         It pays only when a card is later put on d or d's suit-mate below it
         comes down too; deferring it to just before that keeps a win, so some
         win only lowers d when a card that may lie on d is reachable or on a
         foundation, or when a card that d-1 may lie on is a tableau top, on a
-        foundation, or (draw one, unlimited passes) in the talon. Deferring such
+        foundation, or in the talon. Deferring such
         plays only moves cards between those places, so the rule holds for all
         of them at once (and together with the talon rule above).
         """
         h = self.found[s]
         d = s * 13 + h - 1
-        talon_too = self.talon_key == 0
-        if any(self.reachable(e, tops, -1, talon_too) for e in CHILDREN[d]):
+        # any talon card counts, reachable now or not: the card later put on d may come from
+        # the talon by then (a superset of the places keeps the rule sound in every mode)
+        if any(self.reachable(e, tops, -1, True) for e in CHILDREN[d]):
             return True
-        return h >= 2 and any(self.reachable(t, tops, -1, talon_too) for t in PARENTS[d - 1])
+        return h >= 2 and any(self.reachable(t, tops, -1, True) for t in PARENTS[d - 1])
 
     def talon_tops(self) -> list[tuple[int, tuple[int, int, int, int]]]:
         """Each talon index that deals (and a recycle) can bring to the waste top, once.
@@ -277,11 +280,16 @@ class KlondikeState:
                             (TT, x, y, n, c, NO_MACRO)
                         )
         defer = self.talon_key == 0
+        # the rules below ask whether a card could be moved onto the one in question later:
+        # with moves=build that card may be the base of a run, so every face-up card counts
+        avail: dict[int, int] | set[int] = tops
+        if build:
+            avail = {c for x in range(T) for c in tab[x][down[x] :]}
         for i, macro in tt_tops:
             c = talon[i]
             if found[SUIT[c]] == RANK[c] - 1:
                 from_talon.append((WF, i, 0, 1, c, macro))
-            if defer and not self.hostable(c, i, tops):
+            if defer and not self.hostable(c, i, avail):
                 continue
             for par in PARENTS[c]:
                 y = tops.get(par, -1)
@@ -291,7 +299,7 @@ class KlondikeState:
                 from_talon.append((WT, i, empty, 1, c, macro))
         for s in range(4):
             h = found[s]
-            if h and self.worth_lowering(s, tops):
+            if h and self.worth_lowering(s, avail):
                 c = s * 13 + h - 1
                 for par in PARENTS[c]:
                     y = tops.get(par, -1)
