@@ -33,8 +33,6 @@ the lowest card left each time; the search stops there and plays that out.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .cards import RANK, RED, SUIT
 from .solve_common import WON, Answer, Position, search
 
@@ -91,13 +89,15 @@ class KlondikeState:
 
     # ------------------------------------------------------------ search protocol
 
-    def key(self) -> tuple[Any, ...]:
-        t = tuple(sorted(self.pkey))
+    def key(self) -> bytes:
+        # one bytes object (piles sorted, 0xFF between them; cards and counts are < 0xFF),
+        # about a third of the memory of a tuple of tuples in the visited set
+        head = b"\xff".join(sorted(self.pkey))
         if self.talon_key == 0:
-            return (t, self.fint)
+            return head + self.fint.to_bytes(3)
         if self.talon_key == 1:
-            return (t, self.fint, self.p)
-        return (t, self.fint, self.p, self.rec)
+            return head + self.fint.to_bytes(3) + self.p.to_bytes(1)
+        return head + self.fint.to_bytes(3) + self.p.to_bytes(1) + self.rec.to_bytes(8)
 
     def won(self) -> bool:
         return self.fint == FULL or self.trivially_won()

@@ -42,11 +42,12 @@ class LeapState:
         self._dealt: list[int] = []
         self._played: list[int] = []
 
-    def key(self) -> tuple[object, ...]:
+    def key(self) -> bytes:
+        # one bytes object: piles as ranks (0xFF between), foundation counts, stock length
         piles = [bytes(p) for p in self.tab]
         if not self.stock:
             piles.sort()
-        return (tuple(piles), bytes(self.tops[1:14]), len(self.stock))
+        return b"\xff".join(piles) + b"\xfe" + bytes(self.tops[1:14]) + bytes([len(self.stock)])
 
     def won(self) -> bool:
         return self.left == 0

@@ -48,11 +48,12 @@ class TabbyState:
         self._discarded: list[list[int]] = []
         self._dealt: list[int] = []
 
-    def key(self) -> tuple[object, ...]:
+    def key(self) -> bytes:
+        # one bytes object: piles (0xFF between), the tail, the stock's length (cards are < 52)
         piles = [bytes(p) for p in self.tab]
         if not self.stock:
             piles.sort()
-        return (tuple(piles), bytes(self.tail), len(self.stock))
+        return b"\xff".join(piles) + b"\xfe" + bytes(self.tail) + bytes([len(self.stock)])
 
     def won(self) -> bool:
         return self.home == 52
