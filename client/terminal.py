@@ -8,7 +8,8 @@ Input is read line by line (readline with tab completion on a terminal,
 plain lines from a pipe) in a worker thread, so server pushes keep arriving
 while the player types. A line is a move in canonical notation, the number
 of a move in the printed list, or a command:
-/ready /unready /start /resign /undo /rematch /kick N /board /moves /quit.
+/ready /unready /start /resign /undo /hint /rematch /kick N /board /moves /quit
+(/hint: the next move of a solution, in a solo room with hints on).
 
 Decision on legal moves: the list offered (numbers and tab completion) is
 computed from the player's own view by `moves.legal_moves`, which is exact
@@ -32,6 +33,7 @@ from .moves import legal_moves
 from .options import parse_option, room_options
 from .render import player_line, render_player_screen, render_results, render_spectator_screen
 from .urls import DEFAULT_SERVER, parse_target
+from .verdicts import hint_line, solved_line
 
 COMMANDS = [
     "/ready",
@@ -39,6 +41,7 @@ COMMANDS = [
     "/start",
     "/resign",
     "/undo",
+    "/hint",
     "/rematch",
     "/kick",
     "/board",
@@ -188,6 +191,9 @@ class Terminal:
             ack = await c.undo()
             self.print(f"took back {ack.undone}")
             self.draw()
+        elif cmd == "/hint":
+            hint = await c.request({"type": "hint"}, timeout=60)
+            self.print(hint_line(hint.raw))
         elif cmd == "/rematch":
             await c.rematch()
         elif cmd == "/kick":
@@ -231,6 +237,9 @@ class Terminal:
             )
         elif isinstance(msg, (ev.Snapshot, ev.Board, Resynced, Reconnected)):
             self.draw(force=False)
+        elif isinstance(msg, ev.Event) and msg.kind == "solved":
+            names = {seat: p.get("name", "") for seat, p in room.players.items()}
+            self.print(solved_line(msg.raw, names))
         elif isinstance(msg, ev.Error):
             self.print(f"server: {msg.code}: {msg.message}")
 

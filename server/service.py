@@ -243,6 +243,7 @@ class RoomService:
             except Conflict:
                 continue  # the code is taken
             self.cache[code] = Cached(room, ver, numbers[-1] if numbers else 0)
+            self.deal_ahead(room)
             if room.options.get("public"):
                 await self.store.set_lobby(code, ver, listing(room))
             return {"room": code, "seat": seat, "token": token, "host_token": host_token}
@@ -285,7 +286,14 @@ class RoomService:
         return room
 
     async def configure(self, code: str, host_token: str, options: dict[str, Any]) -> Room:
-        return await self.host_update(code, host_token, lambda r, now: r.configure(options, now))
+        room = await self.host_update(code, host_token, lambda r, now: r.configure(options, now))
+        self.deal_ahead(room)
+        return room
+
+    def deal_ahead(self, room: Room) -> None:
+        """A winnable room will want a deal: the solver starts on one now, not at `start`."""
+        if self.solver is not None and room.options.get("deal") == "winnable":
+            self.solver.prefetch(room.options)
 
     async def start(self, code: str, host_token: str) -> Room:
         seed = secrets.randbits(64)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import multiprocessing
 import os
@@ -103,6 +104,16 @@ def _lower_priority() -> None:
         os.nice(10)
 
 
+def _deal_key(room_options: dict[str, Any]) -> str:
+    return json.dumps([room_options["game"], room_options["game_options"]], sort_keys=True)
+
+
+def _quiet(task: asyncio.Future[Any]) -> None:
+    """A draw made ahead that nobody awaited must not log 'exception never retrieved'."""
+    if not task.cancelled():
+        task.exception()
+
+
 class SolverPool:
     """A bounded pool of solver processes, made lazily, owned by one server process."""
 
@@ -111,6 +122,8 @@ class SolverPool:
         self.budgets = budgets or Budgets()
         self._pool: ProcessPoolExecutor | None = None
         self._hints: OrderedDict[str, tuple[str, list[str]]] = OrderedDict()
+        self._solving: dict[str, asyncio.Future[SolveResult]] = {}
+        self._ahead: dict[str, asyncio.Future[Winnable]] = {}
 
     def pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
@@ -126,6 +139,9 @@ class SolverPool:
 
     def close(self) -> None:
         """Drop queued solves and stop the workers now (a solve in progress is not waited for)."""
+        for task in self._ahead.values():
+            task.cancel()
+        self._ahead.clear()
         pool, self._pool = self._pool, None
         if pool is None:
             return
@@ -138,7 +154,33 @@ class SolverPool:
     # --- winnable deals -----------------------------------------------------------------
 
     async def winnable(self, room_options: dict[str, Any]) -> Winnable:
-        """A winnable deal under a room's game and rule options."""
+        """A winnable deal under a room's game and rule options: the one drawn ahead for
+        them (`prefetch`) when there is one, else a fresh draw. Each is used once."""
+        key = _deal_key(room_options)
+        ahead = self._ahead.pop(key, None)
+        if ahead is not None:
+            try:
+                return await ahead
+            except ProtocolError:
+                pass  # that draw gave up; the host is waiting now, so draw again
+        try:
+            return await self._draw(room_options)
+        except ProtocolError:
+            self.prefetch(room_options)  # keep drawing: the host's retry may find one ready
+            raise
+
+    def prefetch(self, room_options: dict[str, Any]) -> None:
+        """Start drawing a winnable deal for these options now (a winnable room was made or
+        set up), so that `start` usually finds one ready. The seed stays in this process's
+        memory only and is committed, as any seed, when a race starts with it."""
+        key = _deal_key(room_options)
+        if key in self._ahead or len(self._ahead) >= 32:
+            return
+        task = asyncio.ensure_future(self._draw(room_options))
+        task.add_done_callback(_quiet)
+        self._ahead[key] = task
+
+    async def _draw(self, room_options: dict[str, Any]) -> Winnable:
         game, options = room_options["game"], dict(room_options["game_options"])
         seed, solution, tried = await self.winnable_seed(game, options)
         return Winnable(seed, solution, tried, game, options)
@@ -218,7 +260,14 @@ class SolverPool:
         if known is not None:
             self._hints.move_to_end(text)
             return WON, known[1][0] if known[1] else None
-        r: SolveResult = await self.run(_solve_text, text, self.budgets.hint)
+        # one solve per position at a time: asking again while it runs waits for the same one
+        running = self._solving.get(text)
+        if running is None:
+            running = self._solving[text] = asyncio.ensure_future(
+                self.run(_solve_text, text, self.budgets.hint)
+            )
+            running.add_done_callback(lambda _: self._solving.pop(text, None))
+        r: SolveResult = await asyncio.shield(running)
         if r.verdict != WON:
             return r.verdict, None
         self._remember(text, r.moves)
@@ -252,6 +301,8 @@ class RaceVerdicts:
         d = room.doc
         if d["seed"] is None:
             return
+        if d["options"].get("deal") == "winnable":
+            self.solver.prefetch(d["options"])  # for the rematch
         texts = {
             str(seat): race.game.to_text()
             for seat, race in sorted(room.races.items())

@@ -8,6 +8,7 @@ whether each unfinished seat's final position still was.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 
 import pytest
@@ -124,3 +125,20 @@ async def test_draws_give_up_with_busy_after_the_cap() -> None:
         pool.close()
     assert dealt.game == "puttputt" and dealt.tried >= 1
     assert solve_deal("puttputt", dealt.seed, {}, 200_000).verdict == "won"
+
+
+async def test_a_deal_drawn_ahead_is_used_once() -> None:
+    """A winnable room's deal is drawn when the room is made (prefetch), so `start` finds it
+    ready; each drawn deal serves one start only."""
+    pool = SolverPool(workers=1)
+    opts = {"game": "puttputt", "game_options": {}}
+    try:
+        pool.prefetch(opts)
+        pool.prefetch(opts)  # one draw ahead per game and rule options
+        assert len(pool._ahead) == 1
+        drawn = await asyncio.shield(next(iter(pool._ahead.values())))
+        assert (await pool.winnable(opts)).seed == drawn.seed
+        assert pool._ahead == {}
+        assert (await pool.winnable(opts)).seed != drawn.seed
+    finally:
+        pool.close()

@@ -3,6 +3,7 @@
 
 import { Connection } from "./net.js";
 import { initialState, reduce, me, isHost, gameOptionValue, canUndo } from "./state.js";
+import { markHint } from "./hint.js";
 import { renderApp, clockTexts, finishText } from "./render.js";
 import { attachPointer } from "./input.js";
 import { pickUp, dropMove, stockMove, foundationMove, growSelection, autoMove } from "./moves.js";
@@ -387,6 +388,13 @@ const actions = {
   undo() {
     if (state.view) ask({ type: "undo", n: state.view.moves });
   },
+  async hint() {
+    const reply = await ask({ type: "hint" });
+    if (reply) {
+      ui.hint = reply;
+      render();
+    }
+  },
   daily() {
     ui.form.seed = todaySeed();
     configure({ seed: ui.form.seed });
@@ -572,6 +580,7 @@ function render() {
   if (before) animate(root, before, state.view.game);
   drawnMoves = state.view ? state.view.moves : null;
   if (moved) ui.dropped = false;
+  markHint(root, ui.hint, state.view);
   if (key) {
     const el = root.querySelector(key);
     if (el) {

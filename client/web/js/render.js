@@ -6,6 +6,7 @@ import { h } from "./dom.js";
 import { helpDialog } from "./help.js";
 import { renderBoard } from "./board.js";
 import { canUndo, gameInfo, gameTitle, isHost, me, rankedTime, serverNow } from "./state.js";
+import { currentHint, hintText, verdictLines } from "./hint.js";
 
 // Games, their titles and their rule options come from the server's welcome; the page only
 // words the options it knows (any other option shows its own name and values).
@@ -109,7 +110,7 @@ function homeScreen(state, ui) {
       h("div.panel-head", h("h2", "Public rooms"), h("button.small", { dataset: { action: "lobby" } }, "Refresh")),
       rooms.length
         ? h("table.rooms", h("tbody", rooms.map((r) => h("tr", { dataset: { room: r.room } },
-          h("td.code", r.room), h("td", gameTitle(state, r.game)), h("td", r.state),
+          h("td.code", r.room), h("td", gameTitle(state, r.game), r.deal === "winnable" ? h("span.chip", "winnable") : null), h("td", r.state),
           h("td", `${r.players}/${r.max_players}`),
           h("td.act", h("button.small", { dataset: { action: "join-room", room: r.room } }, "Join"),
             h("button.small", { dataset: { action: "watch-room", room: r.room } }, "Watch"))))))
@@ -173,7 +174,9 @@ function optionsPanel(state, ui) {
       optionControl("Spectators", "spectators", checkbox("spectators", o.spectators ?? true, off)),
       optionControl("Spectators see", "spectator_view", select("spectator_view", o.spectator_view ?? "boards", [["boards", "boards"], ["progress", "progress only"]], off)),
       optionControl("Spectator delay (s)", "spectator_delay", numberInput("spectator_delay", o.spectator_delay ?? 0, 0, 600, off)),
-      optionControl("Public", "public", checkbox("public", o.public ?? false, off))));
+      optionControl("Public", "public", checkbox("public", o.public ?? false, off)),
+      optionControl("Deal", "deal", select("deal", o.deal ?? "any", [["any", "any shuffle"], ["winnable", "winnable (solver-checked)"]], off)),
+      optionControl("Hints (solo practice)", "hints", checkbox("hints", o.hints ?? false, off))));
 }
 
 function playerRow(state, p) {
@@ -286,6 +289,8 @@ function resultsTable(state) {
         h("td", String(x.place)), h("td.name", x.name), h("td", STATUS_TEXT[x.status] || x.status),
         h("td.time", formatTime(x.time)), h("td", pct(x.progress)), h("td.col-moves", String(x.moves ?? "")))))),
     h("p.muted.rank-rule", { dataset: { testid: "rank-rule" } }, RANK_RULE),
+    h("div.verdicts", { dataset: { testid: "verdicts" } },
+      (verdictLines(r, state.snap.players) || ["Was it winnable? The solver is checking…"]).map((t) => h("p.muted", t))),
     verifyBox(state, r),
     state.role === "player" || isHost(state) ? rematchBox(state) : null);
 }
@@ -316,6 +321,9 @@ function raceBar(state, ui, clocks) {
     mine && snap.state !== "finished" ? playSettings(state, ui) : null,
     h("button.small.ghost", { dataset: { action: "how-to-play" }, title: "How to play" }, "Rules"),
     canUndo(state) ? h("button.small", { dataset: { action: "undo" }, title: "Take back your last move (Ctrl+Z)" }, "Undo") : null,
+    snap.options?.hints && mine && mine.status === "racing" ? [
+      h("button.small", { dataset: { action: "hint", testid: "hint" }, title: "Show the next move of a winning line" }, "Hint"),
+      currentHint(ui.hint, view) ? h("span.stat.hint-text", { dataset: { testid: "hint-text" } }, hintText(ui.hint)) : null] : null,
     mine && mine.status === "racing" ? h("button.small.ghost", { dataset: { action: "resign" } }, "Resign") : null,
     snap.state === "finished" ? h("button.small.ghost", { dataset: { action: "leave" } }, "Leave") : null);
 }

@@ -105,6 +105,9 @@ export function applyEvent(state, e) {
       snap.results = results;
       break;
     }
+    case "solved": // the solver's verdicts on the race just finished (PROTOCOL.md, Solver)
+      if (snap.results) snap.results = { ...snap.results, solved: { deal: e.deal, deal_moves: e.deal_moves, seats: e.seats } };
+      break;
     case "rematch":
       snap = { ...snap, state: "lobby", options: e.options ? { ...e.options } : snap.options,
         commitment: null, starts_at: null, ends_at: null, results: null,
