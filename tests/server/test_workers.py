@@ -219,3 +219,24 @@ def test_a_front_whose_workers_cannot_start_exits_with_an_error() -> None:
     )
     assert done.returncode == 1
     assert "does not start; stopping" in done.stderr
+
+
+def gone(pid: int) -> bool:
+    """The process has exited (a zombie waiting for its new parent to reap it counts)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+async def test_workers_do_not_outlive_a_killed_front(redis_url, key_prefix) -> None:
+    async with serving(redis_url, key_prefix, extra_args=WORKERS) as (srv,):
+        pids = {health(srv, code_on(w))["pid"] for w in (0, 1)}
+        assert len(pids) == 2
+        srv.kill()  # SIGKILL: the front has no chance to stop its workers
+        for _ in range(400):
+            if all(gone(p) for p in pids):
+                break
+            await asyncio.sleep(0.05)
+        assert all(gone(p) for p in pids), pids
