@@ -129,6 +129,14 @@ class Conn:
         elif typ == "board":
             if self.seen is not None:
                 self.seen.setdefault((msg.get("seat"), msg.get("moves")), t)
+        elif typ == "progress":  # coalesced progress: every move up to each seat's line is seen
+            if self.seen is not None:
+                for line in msg.get("seats") or ():
+                    seat = line.get("seat")
+                    for k in range(int(line.get("moves") or 0), 0, -1):
+                        if (seat, k) in self.seen:
+                            break  # the ones before it were seen before it
+                        self.seen[(seat, k)] = t
         elif typ == "snapshot":
             self._absorb_snapshot(msg.get("snapshot") or {})
 

@@ -251,7 +251,7 @@ class Client:
                 self._welcome_wait.set_result(msg)
             return
         changed = self.room.apply(msg)
-        if isinstance(msg, ev.Event):
+        if isinstance(msg, ev.Event | ev.ProgressFrame):
             if not changed or msg.n <= self._last_pushed:
                 return  # already seen (replayed around a join, resume or resync)
             self._last_pushed = msg.n

@@ -81,6 +81,17 @@ class Board(Message):
 
 
 @dataclass(kw_only=True)
+class ProgressFrame(Message):
+    """Room events `first`..`n` (the wire's `from`..`n`), all progress of racing seats,
+    coalesced by the server into one frame: each seat's latest line."""
+
+    n: int
+    first: int
+    at: int | None = None
+    seats: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
 class Lobby(Message):
     rooms: list[dict[str, Any]] = field(default_factory=list)
 
@@ -200,6 +211,7 @@ MESSAGE_TYPES: dict[str, type[Message]] = {
     "ok": Ok,
     "error": Error,
     "board": Board,
+    "progress": ProgressFrame,
     "lobby": Lobby,
     "pong": Pong,
 }
@@ -235,4 +247,6 @@ def parse_message(msg: dict[str, Any]) -> Message:
         cls: type[Message] = EVENT_KINDS.get(str(msg.get("kind")), Event)
         return _build(cls, msg)
     cls = MESSAGE_TYPES.get(str(mtype), Unknown)
+    if cls is ProgressFrame:  # `from` is a Python keyword: the field is `first`
+        return _build(cls, {**msg, "first": msg.get("from", msg.get("n"))})
     return _build(cls, msg)

@@ -135,6 +135,22 @@ class RoomModel:
         if ack.event is not None and ack.event == self.event + 1:
             self.event = ack.event
 
+    def apply_progress(self, frame: ev.ProgressFrame) -> bool:
+        """Apply a coalesced `progress` frame (events `first`..`n`); False when nothing in it
+        is new. Its lines are each seat's latest, so one that overlaps events already applied
+        (its first ones came in the mover's ack) is applied whole; one that starts past the
+        next event leaves a gap."""
+        if frame.n <= self.event:
+            return False
+        if frame.first > self.event + 1:
+            self.gaps.append(frame.first)
+        self.event = frame.n
+        for line in frame.seats:
+            seat = int(line["seat"])
+            p = self.players.setdefault(seat, _new_player(seat, ""))
+            p.update({k: v for k, v in line.items() if k != "seat"})
+        return True
+
     def apply_board(self, board: ev.Board) -> None:
         """Store a spectator board push."""
         self.boards[board.seat] = board.view
@@ -161,6 +177,8 @@ class RoomModel:
             return True
         if isinstance(message, ev.Event):
             return self.apply_event(message)
+        if isinstance(message, ev.ProgressFrame):
+            return self.apply_progress(message)
         if isinstance(message, ev.Ack):
             self.apply_ack(message)
             return True

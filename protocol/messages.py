@@ -158,6 +158,8 @@ SERVER: dict[str, dict[str, F]] = {
         "time": F((int, type(None)), False),
     },
     "event": {"n": F(int), "kind": F(str), "at": F(int)},
+    # room events `from`..`n`, all progress of racing seats, coalesced: each seat's latest line
+    "progress": {"from": F(int), "n": F(int), "at": F(int), "seats": F(list)},
     "board": {"seat": F(int), "moves": F(int), "view": F(dict)},
     "lobby": {"rooms": F(list), "ref": F(int, False)},
     "hint": {

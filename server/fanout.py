@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import websockets
@@ -34,10 +35,58 @@ from websockets.exceptions import ConnectionClosed
 
 log = logging.getLogger("solrace.server")
 
-#: frames kept per room, so an event that arrived early can follow the one it waited for
-RECENT = 32
+#: events kept per room, so an event that arrived early can follow the one it waited for
+RECENT = 64
 #: seconds a connection may wait for a late event before it fetches from the stream
 GAP_WAIT = 0.1
+#: seconds a room's progress events are held after one went out, then sent as one frame
+COALESCE_S = 0.05
+#: the fields of a seat's line in a coalesced `progress` frame (a progress event's, less n/at)
+SEAT_FIELDS = ("seat", "moves", "home", "progress", "status", "time")
+
+
+@dataclass
+class Window:
+    """A room's coalescing window: progress events held until `timer` fires."""
+
+    timer: asyncio.TimerHandle
+    held: list[dict[str, Any]] = field(default_factory=list)
+
+
+def coalescible(event: dict[str, Any]) -> bool:
+    """Routine progress: a racing seat's. A seat that finishes (won, dead, out) is news that
+    goes out at once, as its own event, so every client sees its status change as an event."""
+    return event.get("kind") == "progress" and event.get("status") == "racing"
+
+
+def frames(run: list[dict[str, Any]]) -> list[bytes]:
+    """Consecutive events as frames: each run of two or more coalescible events one
+    `progress` frame carrying every seat's latest line, any other event its own frame."""
+    out = []
+    i = 0
+    while i < len(run):
+        j = i
+        while j < len(run) and coalescible(run[j]):
+            j += 1
+        if j - i >= 2:
+            out.append(m.encode(progress_frame(run[i:j])))
+            i = j
+        else:
+            out.append(m.encode(run[i]))
+            i += 1
+    return out
+
+
+def progress_frame(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Room events `from`..`n`, all progress of racing seats: each seat's latest line."""
+    latest = {e["seat"]: e for e in events}
+    return {
+        "type": "progress",
+        "from": events[0]["n"],
+        "n": events[-1]["n"],
+        "at": events[-1]["at"],
+        "seats": [{k: latest[s][k] for k in SEAT_FIELDS} for s in sorted(latest)],
+    }
 
 
 class RoomReader(Protocol):
@@ -67,7 +116,10 @@ class Hub:
 
     def __init__(self) -> None:
         self.rooms: dict[str, set[Conn]] = {}
-        self.recent: dict[str, dict[int, bytes]] = {}
+        #: per room: its last events sent (by number), the highest number sent, its window
+        self.recent: dict[str, dict[int, dict[str, Any]]] = {}
+        self.tops: dict[str, int] = {}
+        self.windows: dict[str, Window] = {}
         self.gap_timers: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
         #: events of this turn of the loop, delivered together at its end (`_queue`)
@@ -115,6 +167,10 @@ class Hub:
             return False
         del self.rooms[code]
         self.recent.pop(code, None)
+        self.tops.pop(code, None)
+        window = self.windows.pop(code, None)
+        if window is not None:
+            window.timer.cancel()
         timer = self.gap_timers.pop(code, None)
         if timer is not None:
             timer.cancel()
@@ -193,61 +249,98 @@ class Hub:
             conn.dirty = True
             self.spawn(self.catch_up(conn))
 
-    # --- ordering -------------------------------------------------------------------------
+    # --- ordering and coalescing -----------------------------------------------------------
 
     def deliver(self, code: str, event: dict[str, Any]) -> None:
-        """Send event n to each connection at n-1, then any later events held for it; one that
-        is further behind waits GAP_WAIT for the missing events before it fetches them."""
-        n = event["n"]
+        """One room event, in the order it reached this process: out now, or, for a racing
+        seat's progress in a room that had one in the last COALESCE_S, held for the window's
+        end and sent with the others as one `progress` frame (`_send` says who gets what)."""
         if self._on_event is not None:
             self._on_event(code, event)
         if event.get("kind") == "start":
             self.spawn(self.send_boards_at_start(code))
+        if code not in self.rooms:
+            return
+        if coalescible(event):
+            window = self.windows.get(code)
+            if window is not None:
+                window.held.append(event)
+                return
+            loop = asyncio.get_running_loop()
+            self.windows[code] = Window(loop.call_later(COALESCE_S, self._window_end, code))
+        else:
+            self._release(code)  # what is held goes first: the room's order is kept
+        self._send(code, [event])
+
+    def _window_end(self, code: str) -> None:
+        """Send what the window held (and keep a window open while the room stays busy)."""
+        window = self.windows.get(code)
+        if window is None:
+            return
+        if not window.held:
+            del self.windows[code]
+            return
+        held, window.held = window.held, []
+        window.timer = asyncio.get_running_loop().call_later(COALESCE_S, self._window_end, code)
+        self._send(code, held)
+
+    def _release(self, code: str) -> None:
+        window = self.windows.get(code)
+        if window is not None and window.held:
+            held, window.held = window.held, []
+            self._send(code, held)
+
+    def _send(self, code: str, events: list[dict[str, Any]]) -> None:
+        """Give each connection of the room the events it lacks, from the one after its last.
+
+        Connections at the same place share the same frames (one encoding, one broadcast): a
+        run of two or more progress events of racing seats is one `progress` frame, anything
+        else one frame per event. Kept events (`recent`) also carry a connection past events
+        that arrived out of order; one still behind after GAP_WAIT fetches what it missed.
+        """
         members = self.rooms.get(code)
         if not members:
             return
-        frame = m.encode(event)
         recent = self.recent.setdefault(code, {})
-        recent[n] = frame
-        recent.pop(n - RECENT, None)
-        if len(recent) > RECENT:  # numbers far apart (a resync): keep the newest
-            for old in sorted(recent)[:-RECENT]:
-                del recent[old]
-        ready = []
-        drain = []
-        behind = False
+        for event in events:
+            recent[event["n"]] = event
+        top = max(self.tops.get(code, 0), *(e["n"] for e in events))
+        self.tops[code] = top
+        at: dict[int, list[Conn]] = {}
         for conn in members:
-            if conn.last_event >= n:
+            if conn.last_event >= top:
                 continue
             if conn.catching_up:
                 conn.dirty = True
                 self.spawn(self.catch_up(conn))
-            elif conn.last_event == n - 1:
-                conn.last_event = n
-                ready.append(conn.ws)
-                if n + 1 in recent:
-                    drain.append(conn)
-            else:
+                continue
+            at.setdefault(conn.last_event, []).append(conn)
+        behind = False
+        for last, conns in at.items():
+            run: list[dict[str, Any]] = []
+            while (following := recent.get(last + 1 + len(run))) is not None:
+                run.append(following)
+            if run:
+                targets = [c.ws for c in conns]
+                for frame in frames(run):
+                    websockets.broadcast(targets, frame)
+                    METRICS.fanout_frames.inc(len(targets))
+                for conn in conns:
+                    conn.last_event = run[-1]["n"]
+            if last + len(run) < top:
                 behind = True
-        if ready:
-            websockets.broadcast(ready, frame)
-            METRICS.fanout_frames.inc(len(ready))
-        for conn in drain:  # events that arrived before n, now in order after it
-            while (held := recent.get(conn.last_event + 1)) is not None:
-                conn.last_event += 1
-                websockets.broadcast([conn.ws], held)
+        if len(recent) > 2 * RECENT:  # keep the newest (numbers far apart after a resync)
+            for old in sorted(recent)[:-RECENT]:
+                del recent[old]
         if behind and code not in self.gap_timers:
             self.gap_timers[code] = asyncio.get_running_loop().call_later(
                 GAP_WAIT, self._gap_check, code
             )
 
     def _gap_check(self, code: str) -> None:
-        """Whoever is still behind the newest event after the wait fetches what it missed."""
+        """Whoever is still behind the newest event sent after the wait fetches what it missed."""
         self.gap_timers.pop(code, None)
-        recent = self.recent.get(code)
-        if not recent:
-            return
-        top = max(recent)
+        top = self.tops.get(code, 0)
         for conn in self.rooms.get(code, ()):
             if conn.last_event < top:
                 conn.dirty = True
@@ -309,5 +402,8 @@ class Hub:
         for timer in self.gap_timers.values():
             timer.cancel()
         self.gap_timers.clear()
+        for window in self.windows.values():
+            window.timer.cancel()
+        self.windows.clear()
         for task in list(self.tasks):
             task.cancel()

@@ -170,6 +170,33 @@ def test_an_ack_stands_for_the_movers_progress_event_when_it_is_the_next_one():
     assert room.event == 11 and room.gaps == []
 
 
+def test_a_coalesced_progress_frame_updates_its_seats_and_counts_as_its_events():
+    room = RoomModel()
+    room.apply_snapshot(snap(state="racing", event=5))
+
+    def line(seat, moves):
+        return {
+            "seat": seat,
+            "moves": moves,
+            "home": moves,
+            "progress": moves / 35,
+            "status": "racing",
+            "time": moves * 100,
+        }
+
+    frame = ev.parse_message(
+        {"type": "progress", "from": 6, "n": 9, "at": 1, "seats": [line(0, 2), line(1, 3)]}
+    )
+    assert isinstance(frame, ev.ProgressFrame) and frame.first == 6
+    assert room.apply(frame)
+    assert room.event == 9 and room.gaps == []
+    assert room.players[0]["moves"] == 2 and room.players[1]["moves"] == 3
+    assert not room.apply(frame)  # nothing new
+    late = {"type": "progress", "from": 12, "n": 13, "at": 2, "seats": [line(1, 5)]}
+    assert room.apply(ev.parse_message(late))
+    assert room.gaps == [12] and room.players[1]["moves"] == 5
+
+
 def test_clock_from_snapshot():
     room = RoomModel()
     room.apply_snapshot(snap(now=10_000, state="countdown", starts_at=13_000), local_ms=5_000)

@@ -64,6 +64,25 @@ async def play(client: Any, count: int) -> list[dict[str, Any]]:
     return acks
 
 
+def progress_line(msg: dict[str, Any], seat: int | None = None) -> dict[str, Any] | None:
+    """A seat's progress in a message: a progress event, or its line in a coalesced `progress`
+    frame (which carries each seat's latest line only, so a wait for move k should accept
+    k or later); None when the message carries none (of that seat)."""
+    if msg.get("type") == "event" and msg.get("kind") == "progress":
+        return msg if seat is None or msg["seat"] == seat else None
+    if msg.get("type") == "progress":
+        for line in msg["seats"]:
+            if seat is None or line["seat"] == seat:
+                return line
+    return None
+
+
+def reached(msg: dict[str, Any], seat: int | None, moves: int) -> bool:
+    """Whether msg shows `seat` (any seat: None) at `moves` moves or more."""
+    line = progress_line(msg, seat)
+    return line is not None and line["moves"] >= moves
+
+
 async def sent_to(
     client: Any, pred: Callable[[dict[str, Any]], bool], timeout: float = 30.0
 ) -> dict[str, Any]:

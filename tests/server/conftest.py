@@ -39,7 +39,7 @@ class WireClient:
                 msg = m.decode(frame, max_size=1 << 22)
                 m.validate_server(msg)
                 self.received.append(msg)
-                if msg["type"] == "event":
+                if msg["type"] in ("event", "progress"):  # progress: coalesced events
                     self.last_event = max(self.last_event, msg["n"])
                 ref = msg.get("ref")
                 if ref is not None and ref in self.replies:

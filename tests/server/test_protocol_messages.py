@@ -145,6 +145,15 @@ SERVER_EXAMPLES = [
     },
     {"type": "ack", "n": 12, "undone": "t1-f1", "view": {}, "status": "racing", "event": 43},
     {"type": "board", "seat": 0, "moves": 13, "view": {}},
+    {
+        "type": "progress",
+        "from": 41,
+        "n": 47,
+        "at": 5,
+        "seats": [
+            {"seat": 1, "moves": 13, "home": 5, "progress": 0.1, "status": "racing", "time": 9}
+        ],
+    },
     {"type": "lobby", "ref": 3, "rooms": []},
     {"type": "hint", "ref": 4, "verdict": "won", "move": "t3-f1", "n": 7},
     {"type": "hint", "ref": 5, "verdict": "lost", "n": 7},

@@ -4,19 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
-from helpers.race import current_view, play, sent_to, start_race
+from helpers.race import current_view, play, reached, sent_to, start_race
 from helpers.servers import serving
 from helpers.views import putt_move
 
 
 def progress(msg: dict, seat: int, moves: int) -> bool:
-    """Whether msg is the progress event of `seat` reaching `moves` moves."""
-    return (
-        msg["type"] == "event"
-        and msg["kind"] == "progress"
-        and msg["seat"] == seat
-        and msg["moves"] == moves
-    )
+    """Whether msg shows `seat` at `moves` moves or more (an event, or a coalesced frame)."""
+    return reached(msg, seat, moves)
 
 
 async def test_player_resumes_same_seat_same_game_and_missed_events(shared_server, wire) -> None:

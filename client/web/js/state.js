@@ -125,6 +125,25 @@ export function applyEvent(state, e) {
   return next;
 }
 
+/**
+ * A coalesced `progress` frame: room events `from`..`n`, all progress of racing seats, with each
+ * seat's latest line. It may overlap events we have (our own, from our ack); one that starts
+ * past the next event leaves a gap.
+ */
+export function applyProgress(state, frame) {
+  if (!state.snap || frame.n <= state.lastEvent) return state;
+  let snap = { ...state.snap, event: frame.n };
+  const next = { ...state, lastEvent: frame.n };
+  if (frame.from > state.lastEvent + 1) next.needResync = true;
+  for (const line of frame.seats || []) {
+    if (!snap.players.some((p) => p.seat === line.seat)) snap.players = snap.players.concat([newPlayer(line.seat, "")]);
+    snap = withPlayer(snap, line.seat, (p) => ({ ...p, moves: line.moves, home: line.home, progress: line.progress,
+      status: line.status, time: line.time ?? null }));
+  }
+  next.snap = snap;
+  return next;
+}
+
 /** Take the player's own board (and own progress line) from a move or undo reply. */
 function applyAck(state, ack) {
   if (!ack.view) return state;
@@ -167,6 +186,8 @@ export function reduce(state, msg, localNow = Date.now()) {
       return applySnapshot(state, msg.snapshot || {}, localNow);
     case "event":
       return applyEvent(state, msg);
+    case "progress":
+      return applyProgress(state, msg);
     case "ack":
       return applyAck(state, msg);
     case "board":

@@ -96,6 +96,27 @@ test("an ack is the mover's own progress event when it is the next one", () => {
   assert.equal(s.needResync, false);
 });
 
+test("a coalesced progress frame updates every seat it carries and counts as its events", () => {
+  let s = joined({ state: "racing", event: 5, starts_at: 13_000, players: [player(0, "ann"), player(1, "bob"), player(2, "cy")],
+    you: { seat: 0, view: view(0) } });
+  const line = (seat, moves) => ({ seat, moves, home: moves, progress: moves / 35, status: "racing", time: moves * 100 });
+  s = reduce(s, { type: "progress", from: 6, n: 9, at: 1, seats: [line(1, 3), line(2, 1)] });
+  assert.equal(s.lastEvent, 9);
+  assert.equal(s.needResync, false);
+  assert.deepEqual(s.snap.players.map((p) => p.moves), [0, 3, 1]);
+  // overlapping what we had (our own move came in our ack as event 10): applied, no gap
+  s = reduce(s, { type: "ack", ref: 3, n: 1, move: "t1-f1", revealed: [], view: view(1), status: "racing",
+    event: 10, at: 2, home: 1, progress: 1 / 35, time: 50 });
+  s = reduce(s, { type: "progress", from: 10, n: 12, at: 3, seats: [line(0, 1), line(1, 5)] });
+  assert.equal(s.lastEvent, 12);
+  assert.equal(s.snap.players[1].moves, 5);
+  assert.equal(s.needResync, false);
+  const again = reduce(s, { type: "progress", from: 11, n: 12, at: 3, seats: [line(1, 5)] });
+  assert.equal(again, s, "nothing new");
+  s = reduce(s, { type: "progress", from: 15, n: 16, at: 4, seats: [line(2, 4)] });
+  assert.equal(s.needResync, true, "events 13 and 14 are missing");
+});
+
 test("a race that starts without our board asks for it; a resume reply without snapshot brings it", () => {
   let s = joined({ state: "countdown", starts_at: 13_000 });
   s = reduce(s, { type: "event", n: 3, kind: "start", starts_at: 13_000, ends_at: 73_000 });
