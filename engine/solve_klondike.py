@@ -22,9 +22,15 @@ c's colour up to r-2 are already there: then every card that could ever lie on
 c in the tableau, and every card that could lie on those, is on a foundation,
 and any win that keeps c out longer converts into one that skips c's and
 those cards' moves (the proof is in docs/SOLVABILITY.md). It holds for c on
-the tableau, and for any talon card with draw one (the talon keeps its order
-without c); with draw three removing a waste card shifts the groups, so there
-it is used only from the tableau.
+the tableau, for the waste top with draw one, and for any talon card with draw
+one and unlimited passes (the talon keeps its order without c); with draw three
+removing a waste card shifts the groups, so there it is used only from the tableau.
+
+Deferred plays. A talon card put on the tableau (draw one, unlimited passes:
+it was as reachable in the talon) and a foundation card brought back down only
+pay off through a later move onto them, so they are offered only when a card
+that could make that move is somewhere it could come from (``hostable``,
+``worth_lowering``; proof in docs/SOLVABILITY.md).
 
 Finish. With no face-down card, every pile descending and the talon empty
 (or fully reachable: draw one, unlimited passes), the game is won by playing
@@ -126,7 +132,8 @@ class KlondikeState:
     def reachable(
         self, e: int, tops: dict[int, int] | set[int], skip: int, talon_too: bool
     ) -> bool:
-        """Card e is a tableau top, on a foundation, or (when talon_too) a talon card other than index skip."""
+        """Card e could be moved later: in ``tops`` (the tableau tops, or every face-up card
+        with moves=build), on a foundation, or (talon_too) a talon card other than index skip."""
         if e in tops or self.found[SUIT[e]] >= RANK[e]:
             return True
         if talon_too:
