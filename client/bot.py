@@ -108,7 +108,7 @@ async def play_race(
         if view is None or status not in (RACING, "waiting", None):
             break
         seen.add(Board.from_view(view).key())
-        move = choose_move(view, history, seen)
+        move = choose_move(view, history, seen, rng=rng)
         if pace > 0:
             try:
                 await asyncio.wait_for(stop.wait(), pause(pace, rng))

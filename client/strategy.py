@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import random
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, TypeAlias
@@ -61,12 +62,16 @@ def choose_move(
     history: Sequence[str] = (),
     seen: Iterable[tuple] | None = None,
     budget: int | None = None,
+    rng: random.Random | None = None,
 ) -> str | None:
     """The bot's next move for `view`, or None when it should stop (resign).
 
     `history` is the bot's own moves so far; `seen` holds `Board.key()` of
     positions it has been in (the bot adds each one as it goes); `budget`
-    bounds the look-ahead (positions expanded per decision).
+    bounds the look-ahead (positions expanded per decision). `rng` breaks ties
+    between equally good plans (the search keeps the first of equals, so the
+    order it meets the moves in decides): two bots with their own generators
+    then play the same deal differently instead of move for move alike.
     """
     if view.get("won") or view.get("dead"):
         return None
@@ -74,6 +79,8 @@ def choose_move(
     moves = legal_moves(board)
     if not moves:
         return None
+    if rng is not None:
+        rng.shuffle(moves)
     seen_set: AbstractSet[tuple] = seen if isinstance(seen, AbstractSet) else set(seen or ())
     if board.game == "puttputt":
         return _putt_choice(board, moves)

@@ -148,3 +148,28 @@ async def test_throttle_keeps_to_burst_then_rate(monkeypatch: pytest.MonkeyPatch
         await t.take()
     assert clock.now == pytest.approx(4 / 20)
     assert clock.sleeps == pytest.approx([1 / 20] * 4)
+
+
+def bot_moves(game: str, seed: int, rng: random.Random | None, count: int = 40) -> list[str]:
+    g = new_game(game, seed=seed)
+    history: list[str] = []
+    seen: set[tuple] = set()
+    for _ in range(count):
+        view = g.view()
+        seen.add(Board.from_view(view).key())
+        move = choose_move(view, history, seen, budget=50, rng=rng)
+        if move is None:
+            break
+        g.play(move)
+        history.append(move)
+    return history
+
+
+def test_bots_with_their_own_generators_break_ties_differently():
+    """Two bots on one deal must not play move for move alike (issue 12, bug 11)."""
+    first = bot_moves("leapyear", 7, random.Random("bot:0"))
+    second = bot_moves("leapyear", 7, random.Random("bot:1"))
+    assert first != second
+    # the tie-break changes only the order among equals: each line is still the bot's
+    assert bot_moves("leapyear", 7, random.Random("bot:0")) == first  # repeatable per seed
+    assert bot_moves("leapyear", 7, None) == bot_moves("leapyear", 7, None)
