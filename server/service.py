@@ -213,6 +213,14 @@ class RoomService:
                 continue
             if clear:
                 room.races = {}
+            if room.state != cached.room.state:
+                log.info(
+                    "room %s (%s): %s -> %s",
+                    code,
+                    room.options["game"],
+                    cached.room.state,
+                    room.state,
+                )
             self.cache[code] = Cached(room, ver, numbers[-1] if numbers else cached.seq)
             if finishing and self.finished is not None:
                 self.finished(room)
@@ -243,6 +251,12 @@ class RoomService:
             except Conflict:
                 continue  # the code is taken
             self.cache[code] = Cached(room, ver, numbers[-1] if numbers else 0)
+            log.info(
+                "room %s created (%s, %s)",
+                code,
+                room.options["game"],
+                "public" if room.options.get("public") else "private",
+            )
             self.deal_ahead(room)
             if room.options.get("public"):
                 await self.store.set_lobby(code, ver, listing(room))

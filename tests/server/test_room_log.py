@@ -1,0 +1,26 @@
+"""A server's log tells its operator what rooms do (issue 12, bug 10): each room's creation and
+each change of its state at INFO, with its code and game, and never a token."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from helpers.race import start_race
+
+
+async def test_room_lifecycle_is_logged_at_info_without_secrets(race_server, wire) -> None:
+    clients, tokens, code, host_token = await start_race(race_server.ws_url, wire)
+    for c in clients:
+        assert (await c.request({"type": "resign"}))["type"] == "ok"
+    await clients[0].wait_for(lambda x: x["type"] == "event" and x["kind"] == "results")
+    for _ in range(100):  # the log line is written by the server process; give it a moment
+        if f"room {code} (puttputt): racing -> finished" in race_server.log():
+            break
+        await asyncio.sleep(0.05)
+    log = race_server.log()
+    assert re.search(rf"INFO .*room {code} created \(puttputt, private\)", log), log[-2000:]
+    assert f"room {code} (puttputt): lobby -> racing" in log  # countdown 0: straight to racing
+    assert f"room {code} (puttputt): racing -> finished" in log
+    for secret in [*tokens, host_token]:
+        assert secret not in log
