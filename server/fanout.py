@@ -5,13 +5,15 @@ The `Hub` is the store's event sink (`store.EventSink`): the store hands it this
 events as soon as Redis has stored them, and other processes' events as they arrive on pub/sub
 (the store drops our own copies there and is the only one that knows the published format).
 Events are queued and sent at the end of the loop's turn, so the acks written in that turn go
-first (`_queue`); a mover's ack stands for its own progress event (`acked`). Each event goes
-out as one encoded frame shared by every connection that is at the event before it
-(`websockets.broadcast`, which never waits on a slow client).
+first (`_queue`); a mover's ack stands for its own progress event (`acked`). A racing seat's
+progress that follows another of its room within COALESCE_S is held and sent with the others
+as one `progress` frame when the window ends (`deliver`). Connections at the same place share
+the same frames (one encoding, one `broadcast`, which never waits on a slow client; imported
+from its module, since the package's lazy attribute is an import lookup on every call).
 
 Those two streams interleave when a room's seats are split across processes, so event n+1 may
-arrive before n: it is held (each room keeps its last few frames) and sent right after n once
-n arrives. A connection still behind after a short wait fetches the missing events from the
+arrive before n: it is kept (each room keeps its last events) and sent right after n once n
+arrives. A connection still behind after a short wait fetches the missing events from the
 room's stream (or gets a `snapshot` when they are no longer kept): that is the catch-up, the
 only part of the hub that does I/O, through the `RoomReader` it is given at `attach`.
 """
@@ -25,12 +27,12 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import websockets
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server.conn import Conn
 from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
+from websockets.asyncio.connection import broadcast
 from websockets.exceptions import ConnectionClosed
 
 log = logging.getLogger("solrace.server")
@@ -108,7 +110,7 @@ async def send(conn: Conn, msg: dict[str, Any]) -> None:
 def write(conn: Conn, msg: dict[str, Any]) -> None:
     """Send now, without waiting for the socket to drain (a reply that must go out before
     anything else of this turn: nothing can run between this and the write)."""
-    websockets.broadcast([conn.ws], m.encode(msg))
+    broadcast([conn.ws], m.encode(msg))
 
 
 class Hub:
@@ -235,7 +237,7 @@ class Hub:
         def out() -> None:
             targets = [c.ws for c in self.rooms.get(code, ()) if c.role == "spectator"]
             if targets:
-                websockets.broadcast(targets, frame)
+                broadcast(targets, frame)
                 METRICS.fanout_frames.inc(len(targets))
 
         if delay > 0:
@@ -323,7 +325,7 @@ class Hub:
             if run:
                 targets = [c.ws for c in conns]
                 for frame in frames(run):
-                    websockets.broadcast(targets, frame)
+                    broadcast(targets, frame)
                     METRICS.fanout_frames.inc(len(targets))
                 for conn in conns:
                     conn.last_event = run[-1]["n"]

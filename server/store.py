@@ -15,6 +15,8 @@ hash tag `{C}` so a room lives in one Redis Cluster slot and Lua may touch it al
     P room:{C}:pub       pub/sub channel (a shard channel on a cluster, same slot as the room):
                                b"e<origin><n>:<msgpack event>" and b"b<origin><delay>:<board frame>",
                                origin = the publishing Store's 8-byte id (its own process skips them)
+    P room:{C}:here      set   origins of the processes subscribed to the room: a move is published
+                               only when another process than its own is in it
 
 Keys that are not a room's, none of them touched by a move:
 
@@ -123,11 +125,15 @@ return out
 """
 
 _APPEND = """
--- KEYS: meta log revs seq events conn fence ; ARGV: ver len rev seat op entry channel maxlen ttl event board origin epoch
+-- KEYS: meta log revs seq events conn fence here ; ARGV: ver len rev seat op entry event board origin epoch
+-- MAXLEN and TTL are the store's own, written in when the script is registered (`append_script`);
+-- the room's channel is its meta key with 'pub' for 'meta' (fewer arguments to send per move).
+-- The move is published only when another process listens to the room (`here`: the origins of
+-- the processes subscribed to it): no process reads back and drops its own copies.
 -- op 'push' appends entry; op 'pop' removes the last entry, which must equal entry.
 -- The board is published only while the room has spectators; the reply carries their count.
 -- epoch: the writer's lease epoch (server/lease.py), 0 = written without the lease
-local epoch = tonumber(ARGV[13])
+local epoch = tonumber(ARGV[10])
 local fence = tonumber(redis.call('HGET', KEYS[7], 'epoch') or '0')
 if epoch > 0 and fence ~= epoch then return {-5, fence} end
 local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
@@ -146,17 +152,28 @@ else
 end
 rev = redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
 local n = redis.call('INCR', KEYS[4])
-redis.call('XADD', KEYS[5], 'MAXLEN', ARGV[8], n .. '-0', 'd', ARGV[10])
-redis.call('PUBLISH', ARGV[7], 'e' .. ARGV[12] .. n .. ':' .. ARGV[10])
+redis.call('XADD', KEYS[5], 'MAXLEN', MAXLEN, n .. '-0', 'd', ARGV[7])
+local channel = string.sub(KEYS[1], 1, -5) .. 'pub'
+local others = redis.call('SCARD', KEYS[8]) - redis.call('SISMEMBER', KEYS[8], ARGV[9])
+if others > 0 then redis.call('PUBLISH', channel, 'e' .. ARGV[9] .. n .. ':' .. ARGV[7]) end
 local watching = tonumber(redis.call('HGET', KEYS[6], 'spectators') or '0')
-if ARGV[11] ~= '' and watching > 0 then redis.call('PUBLISH', ARGV[7], 'b' .. ARGV[12] .. ARGV[11]) end
-local ttl = tonumber(ARGV[9])
-if ttl > 0 then
-  redis.call('PEXPIRE', KEYS[2], ttl)
-  redis.call('PEXPIRE', KEYS[3], ttl)
+if ARGV[8] ~= '' and watching > 0 and others > 0 then
+  redis.call('PUBLISH', channel, 'b' .. ARGV[9] .. ARGV[8])
+end
+-- a seat's log and the revisions get the room's lifetime with the seat's first store of the
+-- round; every commit of the room renews it (a move does not: the document would expire first)
+if rev == 1 and TTL > 0 then
+  redis.call('PEXPIRE', KEYS[2], TTL)
+  redis.call('PEXPIRE', KEYS[3], TTL)
 end
 return {len, rev, n, watching}
 """
+
+
+def append_script(max_events: int, ttl_ms: int) -> str:
+    """The append script with this store's stream length and key lifetime written in."""
+    return f"local MAXLEN, TTL = {int(max_events)}, {int(ttl_ms)}\n" + _APPEND
+
 
 _PRESENCE = """
 -- KEYS: conn seq events ; ARGV: field delta channel maxlen on_event off_event ttl origin
@@ -348,7 +365,7 @@ class Store:
         self.cluster = is_cluster(redis)
         self._scripts: list[Any] = []
         self._commit = self._script(_COMMIT)
-        self._append = self._script(_APPEND)
+        self._append = self._script(append_script(max_events, ACTIVE_TTL_MS))
         self._presence = self._script(_PRESENCE)
         self._load = self._script(_LOAD)
         self._lobby_put = self._script(_LOBBY_PUT)
@@ -411,6 +428,9 @@ class Store:
         if channel in self._channels:
             return
         self._channels.add(channel)
+        # listed before listening: other processes publish this room's moves from now on, and
+        # what they stored before is in what this process reads after subscribing
+        await self._here(code, True)
         if self._reader is None:
             self._reader = make_reader(self.redis, self.receive, self._lost, self._error)
         await self._reader.subscribe(channel)
@@ -420,6 +440,19 @@ class Store:
         if channel in self._channels and self._reader is not None:
             self._channels.discard(channel)
             await self._reader.unsubscribe(channel)
+            await self._here(code, False)
+
+    async def _here(self, code: str, here: bool) -> None:
+        """List (or unlist) this process among those listening to the room: the append script
+        publishes a move only when another process is listed."""
+        key = self.key(code, "here")
+        if not here:
+            await self.redis.srem(key, self.origin)
+            return
+        pipe = self.redis.pipeline(transaction=False)  # one key: one node on a cluster
+        pipe.sadd(key, self.origin)
+        pipe.pexpire(key, ACTIVE_TTL_MS)
+        await pipe.execute()
 
     def _lost(self, channels: list[bytes]) -> None:
         """A pub/sub connection came back: what it missed meanwhile is only in the streams."""
@@ -616,17 +649,15 @@ class Store:
             self.key(code, "events"),
             self.key(code, "conn"),
             self.key(code, "fence"),
+            self.key(code, "here"),
         ]
         args: list[ScriptArg] = [
             ver,
             length,
             rev,
             seat,
-            "pop" if pop else "push",
+            b"pop" if pop else b"push",
             entry,
-            self.channel(code),
-            self.max_events,
-            ACTIVE_TTL_MS,
             encode(event),
             b"%d:%s" % (delay, board) if board else b"",
             self.origin,

@@ -36,7 +36,7 @@ async def server(redis_url: str, key_prefix: str) -> AsyncIterator[str]:
 def written(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, Any]]]:
     """Every frame the fan-out module writes (acks and room frames), in order, decoded."""
     out: list[tuple[Any, dict[str, Any]]] = []
-    real = fanout.websockets.broadcast
+    real = fanout.broadcast
 
     def record(conns: Any, frame: bytes, **kw: Any) -> None:
         conns = list(conns)
@@ -44,7 +44,7 @@ def written(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, Any]]]
             out.append((ws, m.decode(frame, 1 << 22)))
         real(conns, frame, **kw)
 
-    monkeypatch.setattr(fanout.websockets, "broadcast", record)
+    monkeypatch.setattr(fanout, "broadcast", record)
     return out
 
 

@@ -12,15 +12,20 @@ from helpers.servers import serving
 
 
 class ChannelTap:
-    """Every message Redis publishes on a room's channel, as any server process would get it."""
+    """Every message Redis publishes on a room's channel, as any server process would get it.
+
+    It lists itself among the room's listening processes, as a process does when it
+    subscribes (the store publishes a move only when another process listens)."""
 
     def __init__(self, redis_url: str, channel: str) -> None:
         self.redis = aioredis.from_url(redis_url)
         self.pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
         self.channel = channel
+        self.here = channel.removesuffix(":pub") + ":here"
         self.seen: list[bytes] = []
 
     async def __aenter__(self) -> ChannelTap:
+        await self.redis.sadd(self.here, "tap00000")
         await self.pubsub.subscribe(self.channel)
         self.task = asyncio.create_task(self._read())
         return self
@@ -42,6 +47,7 @@ class ChannelTap:
 
     async def __aexit__(self, *exc: object) -> None:
         self.task.cancel()
+        await self.redis.srem(self.here, "tap00000")
         await self.pubsub.aclose()
         await self.redis.aclose()
 

@@ -51,10 +51,13 @@ async def store(redis_url: str, key_prefix: str, sink: Sink):
 
 
 async def test_store_hands_every_stored_event_to_its_sink_and_tags_what_it_publishes(
-    store: Store, sink: Sink
+    store: Store, sink: Sink, redis_url: str
 ) -> None:
     ps = store.redis.pubsub(ignore_subscribe_messages=True)
     await ps.subscribe(store.channel("LOCAL"))
+    # another process in the room: moves are published only when one listens
+    listener = Store(aioredis.from_url(redis_url), store.prefix, sink=Sink())
+    await listener.subscribe("LOCAL")
     ver, numbers = await store.commit("LOCAL", 0, DOC, [{"kind": "a"}, {"kind": "b"}], seats=2)
     assert numbers == [1, 2]
     await store.append("LOCAL", ver, 0, 0, 0, "deal 1", {"kind": "progress", "seat": 0}, b"board")
@@ -107,6 +110,7 @@ async def test_store_hands_every_stored_event_to_its_sink_and_tags_what_it_publi
     other.receive(store.channel("LOCAL").encode(), b"b" + store.origin + b"3:later")
     assert [(c, n) for c, n, _ in sink.remote] == [("LOCAL", 3)]
     assert sink.boards[-1] == ("LOCAL", 3, b"later")
+    await listener.close()
     await ps.aclose()
 
 
@@ -186,3 +190,36 @@ async def test_own_events_reach_local_clients_once_and_in_order_while_another_pr
                 ]
                 # in order, never twice, up to the last move (coalescing may skip between)
                 assert progress == sorted(set(progress)) and progress[-1] == k, (seat, progress)
+
+
+async def test_a_move_is_published_only_when_another_process_listens_to_the_room(
+    redis_url: str, key_prefix: str
+) -> None:
+    """A room served by one process publishes nothing on a move (that process would only read
+    its own copy back and drop it); once another process subscribes, its moves go out."""
+    a_sink, b_sink = Sink(), Sink()
+    a = Store(aioredis.from_url(redis_url), key_prefix, sink=a_sink)
+    b = Store(aioredis.from_url(redis_url), key_prefix, sink=b_sink)
+    spy = a.redis.pubsub(ignore_subscribe_messages=True)
+    await spy.subscribe(a.channel("LOCAL"))
+    try:
+        ver, _ = await a.commit("LOCAL", 0, DOC, [], seats=2)
+        await a.subscribe("LOCAL")
+        await a.append("LOCAL", ver, 0, 0, 0, "deal 1", {"kind": "progress", "seat": 0})
+        await b.subscribe("LOCAL")
+        await a.append("LOCAL", ver, 0, 1, 1, "deal 2", {"kind": "progress", "seat": 0})
+        await until(lambda: bool(b_sink.remote), "b hears a's second move")
+        assert [n for _, n, _ in b_sink.remote] == [2]
+        await b.unsubscribe("LOCAL")
+        await a.append("LOCAL", ver, 0, 2, 2, "deal 3", {"kind": "progress", "seat": 0})
+        heard = []
+        for _ in range(30):
+            msg = await spy.get_message(timeout=0.05)
+            if msg is not None:
+                heard.append(msg["data"][1 + ORIGIN_LEN :].split(b":", 1)[0])
+        assert heard == [b"2"]  # only the move made while b listened went out
+        assert [n for _, n, _ in a_sink.events] == [1, 2, 3] and a_sink.remote == []
+    finally:
+        await spy.aclose()
+        await a.close()
+        await b.close()

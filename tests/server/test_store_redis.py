@@ -110,6 +110,9 @@ async def test_finished_rooms_expire_and_others_get_a_day(store: Store) -> None:
     await store.append("ABCDE", 1, 0, 0, 0, "deal 1", {"kind": "p"})
     ttl = await store.redis.pttl(store.key("ABCDE", "meta"))
     assert 0 < ttl <= ACTIVE_TTL_MS and ttl > 60_000
+    # a seat's log and the revisions get the room's lifetime at the seat's first store
+    for part in ("log:0", "revs"):
+        assert 60_000 < await store.redis.pttl(store.key("ABCDE", part)) <= ACTIVE_TTL_MS
     await store.commit(
         "ABCDE",
         1,
