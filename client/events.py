@@ -136,11 +136,6 @@ class Connected(Event):
 
 
 @dataclass(kw_only=True)
-class Watchers(Event):
-    count: int = 0
-
-
-@dataclass(kw_only=True)
 class ReadyChanged(Event):
     seat: int
     ready: bool
@@ -198,7 +193,6 @@ EVENT_KINDS: dict[str, type[Event]] = {
     "player_joined": PlayerJoined,
     "player_left": PlayerLeft,
     "connected": Connected,
-    "watchers": Watchers,
     "ready": ReadyChanged,
     "options": OptionsChanged,
     "kicked": Kicked,

@@ -21,6 +21,8 @@ EXPECTED = [
     rf"echo baseline move-to-ack latency: {LATENCY}",
     rf"race server moves/s acknowledged: {NUMBER}",
     rf"race server move-to-ack latency: {LATENCY}",
+    rf"race server server CPU per move: {NUMBER} us",
+    rf"race server Redis CPU per move \(INFO cpu before/after\): {NUMBER} us",
     rf"ratio race server / echo baseline: {NUMBER}",
     rf"move-to-spectator latency: {LATENCY}",
     rf"race server RSS per idle connection \(after hello\): -?{NUMBER} KiB",
@@ -43,7 +45,9 @@ def test_quick_run_prints_every_figure(capsys: pytest.CaptureFixture[str], tmp_p
     for pattern in EXPECTED:
         assert re.search(pattern, out), f"missing /{pattern}/ in output:\n{out}"
     goals = re.findall(r"^  (MET|MISSED|n/a) +(.+)$", out, re.MULTILINE)
-    assert len(goals) == 5, out  # throughput, paced, spectators, idle memory, room memory
+    # throughput (CPU per move in rooms of 8 and of 1, Redis CPU per move, ratio to echo),
+    # paced, spectators, idle memory, room memory
+    assert len(goals) == 8, out
     # The bots' moves were real: the race server acknowledged some, with no illegal ones.
     assert float(re.search(rf"race server moves/s acknowledged: ({NUMBER})", out).group(1)) > 0
     assert "illegal_move" not in out
