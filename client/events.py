@@ -136,6 +136,11 @@ class Connected(Event):
 
 
 @dataclass(kw_only=True)
+class Watchers(Event):
+    count: int = 0
+
+
+@dataclass(kw_only=True)
 class ReadyChanged(Event):
     seat: int
     ready: bool
@@ -193,6 +198,7 @@ EVENT_KINDS: dict[str, type[Event]] = {
     "player_joined": PlayerJoined,
     "player_left": PlayerLeft,
     "connected": Connected,
+    "watchers": Watchers,
     "ready": ReadyChanged,
     "options": OptionsChanged,
     "kicked": Kicked,

@@ -206,6 +206,9 @@ class RoomModel:
         if e.seat in self.players:
             self.players[e.seat]["connected"] = e.connected
 
+    def _on_watchers(self, e: ev.Watchers) -> None:
+        self.spectators = e.count
+
     def _on_ready(self, e: ev.ReadyChanged) -> None:
         if e.seat in self.players:
             self.players[e.seat]["ready"] = e.ready

@@ -178,6 +178,7 @@ EVENT_KINDS: dict[str, dict[str, F]] = {
     "ready": {"seat": F(int), "ready": F(bool)},
     "options": {"options": F(dict)},
     "kicked": {"seat": F(int)},
+    "watchers": {"count": F(int)},
     "countdown": {"starts_at": F(int), "commitment": F(str), "players": F(list)},
     "start": {"starts_at": F(int), "ends_at": F((int, type(None)))},
     "progress": {

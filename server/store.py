@@ -176,7 +176,8 @@ def append_script(max_events: int, ttl_ms: int) -> str:
 
 
 _PRESENCE = """
--- KEYS: conn seq events ; ARGV: field delta channel maxlen on_event off_event ttl origin
+-- KEYS: conn seq events ; ARGV: field delta channel maxlen on_event off_event ttl origin always
+-- always = '1': emit the payload even when the count did not cross zero (the watchers count)
 local before = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 local after = redis.call('HINCRBY', KEYS[1], ARGV[1], tonumber(ARGV[2]))
 if after < 0 then redis.call('HSET', KEYS[1], ARGV[1], 0); after = 0 end
@@ -184,7 +185,7 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[7]))
 local changed = (before > 0) ~= (after > 0)
 local payload = ARGV[5]
 if after == 0 then payload = ARGV[6] end
-if changed and payload ~= '' then
+if (changed or ARGV[9] == '1') and payload ~= '' then
   local n = redis.call('INCR', KEYS[2])
   redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[4], n .. '-0', 'd', payload)
   redis.call('PUBLISH', ARGV[3], 'e' .. ARGV[8] .. n .. ':' .. payload)
@@ -719,8 +720,11 @@ class Store:
         delta: int,
         on_event: dict[str, Any] | None = None,
         off_event: dict[str, Any] | None = None,
+        *,
+        always: bool = False,
     ) -> tuple[int, int]:
-        """Count a connection in or out; emit on_event/off_event when the count crosses zero."""
+        """Count a connection in or out; emit on_event/off_event when the count crosses zero
+        (or, with `always`, on every call: a delta of 0 then announces the count as it is)."""
         keys = [self.key(code, "conn"), self.key(code, "seq"), self.key(code, "events")]
         args: list[ScriptArg] = [
             field,
@@ -731,6 +735,7 @@ class Store:
             encode(off_event) if off_event else "",
             ACTIVE_TTL_MS,
             self.origin,
+            "1" if always else "0",
         ]
         out = await self._presence(keys=keys, args=args)
         after, n = int(out[0]), int(out[1])

@@ -30,6 +30,9 @@ from solrace.server.service import RoomService
 
 log = logging.getLogger("solrace.server")
 
+#: seconds between a spectator arriving or leaving and the room hearing the new count
+WATCHERS_DEBOUNCE = 0.25
+
 
 def connected_events(seat: int, now: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """The events a seat's presence emits when its count of connections crosses zero."""
@@ -51,6 +54,8 @@ class RoomSupervisor:
         self.hub = hub
         self.limits = limits
         self.timers: dict[str, asyncio.TimerHandle] = {}
+        #: rooms whose spectator count is due to be announced (one pending timer per room)
+        self.watcher_timers: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
         self.proc_id = secrets.token_hex(8)
         #: the leases of the rooms this process serves (None: no leases, no fencing)
@@ -79,6 +84,7 @@ class RoomSupervisor:
         else:
             await self.store.presence(code, "spectators", +1)
             await self.store.note_connection(self.proc_id, code, "spectators", +1)
+            self.announce_watchers(code)
         self.arm_clock(code)
 
     async def unbind(self, conn: Conn) -> None:
@@ -107,8 +113,26 @@ class RoomSupervisor:
             elif role == "spectator":
                 await self.store.presence(code, "spectators", -1)
                 await self.store.note_connection(self.proc_id, code, "spectators", -1)
+                self.announce_watchers(code)
         except Exception:  # Redis gone during shutdown: nothing more to tidy
             log.debug("presence update failed", exc_info=True)
+
+    def announce_watchers(self, code: str) -> None:
+        """Tell the room how many watch, once per WATCHERS_DEBOUNCE however many come and go:
+        a crowd arriving costs the room one `watchers` event, not one per spectator."""
+        if code not in self.watcher_timers:
+            self.watcher_timers[code] = asyncio.get_running_loop().call_later(
+                WATCHERS_DEBOUNCE, lambda: self.spawn(self._send_watchers(code))
+            )
+
+    async def _send_watchers(self, code: str) -> None:
+        self.watcher_timers.pop(code, None)
+        try:
+            count = (await self.store.connections(code)).get("spectators", 0)
+            event = {"kind": "watchers", "at": self.service.clock(), "count": count}
+            await self.store.presence(code, "spectators", 0, event, event, always=True)
+        except Exception:  # Redis away: the next arrival or departure announces the count
+            log.debug("watchers count not announced for %s", code, exc_info=True)
 
     async def _lease(self, code: str) -> None:
         """Serve the room as its owner if its lease is free; a failure only means this process
@@ -250,7 +274,7 @@ class RoomSupervisor:
                 )
 
     async def close(self) -> None:
-        for handle in self.timers.values():
+        for handle in [*self.timers.values(), *self.watcher_timers.values()]:
             handle.cancel()
         if self.janitor:
             self.janitor.cancel()

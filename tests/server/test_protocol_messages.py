@@ -163,6 +163,7 @@ SERVER_EXAMPLES = [
     m.event(4, "ready", 5, seat=0, ready=True),
     m.event(5, "options", 5, options={}),
     m.event(6, "kicked", 5, seat=1),
+    m.event(6, "watchers", 5, count=3),
     m.event(7, "countdown", 5, starts_at=8, commitment="ab", players=[0, 1]),
     m.event(8, "start", 5, starts_at=8, ends_at=None),
     m.event(9, "progress", 5, seat=0, moves=1, home=1, progress=0.03, status="racing", time=100),

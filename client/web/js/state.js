@@ -72,6 +72,9 @@ export function applyEvent(state, e) {
     case "ready":
       snap = withPlayer(snap, e.seat, (p) => ({ ...p, ready: e.ready }));
       break;
+    case "watchers":
+      snap.spectators = e.count;
+      break;
     case "options":
       snap.options = { ...snap.options, ...e.options };
       break;
