@@ -32,8 +32,11 @@ LAUNCH_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
+    """One Chromium per test module, not per session: Playwright's sync API runs an event loop
+    in this thread while it is open, and an asyncio test that runs after a browser module in
+    the same process (as pytest-xdist may schedule it) could not start its own loop."""
     if not Path(CHROMIUM).exists():
         pytest.fail(
             f"{CHROMIUM} is missing: apt-get install -y chromium (the browser tests need it)"
