@@ -29,6 +29,7 @@ from redis.exceptions import (
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from solrace.server.batch import pack_with_hiredis
 
 #: a cluster node's connections, per `max_connections` (the single Redis's bounded pool)
 CLUSTER_POOL_FACTOR = 4
@@ -144,6 +145,7 @@ def connect(
     pool = aioredis.BlockingConnectionPool.from_url(
         url, max_connections=max_connections, timeout=pool_timeout, client_name=client_name
     )
+    pack_with_hiredis(pool)  # C packing: see batch.HiredisPacking
     return aioredis.Redis.from_pool(pool)  # closing the client closes the pool
 
 

@@ -36,6 +36,37 @@ async def run_turn(batcher: Batcher, script: Any, calls: list[tuple[str, str]]) 
     )
 
 
+# --- packing ------------------------------------------------------------------------------------
+
+
+def test_hiredis_packing_is_byte_for_byte_redis_pys_own() -> None:
+    from redis.exceptions import DataError
+    from solrace.server.batch import PackedConnection
+
+    ours, theirs = PackedConnection(), aioredis.Connection()
+    for args in [
+        (
+            "EVALSHA",
+            "ab12",
+            2,
+            b"k:{A}:meta",
+            "k:{A}:log:0",
+            1,
+            0,
+            b"push",
+            "t1-f1 17",
+            b"\x81\xa1a",
+        ),
+        ("SCRIPT LOAD", "return 1"),  # a two-word command name: sent as two words
+        (b"CLIENT SETNAME", b"solrace"),
+        ("SET", "x", 1.5),
+        ("SET", "\u00e9t\u00e9", memoryview(b"bytes")),
+    ]:
+        assert b"".join(ours.pack_command(*args)) == b"".join(theirs.pack_command(*args)), args
+    with pytest.raises(DataError):  # what hiredis does not take goes through redis-py's checks
+        ours.pack_command("SET", "x", True)
+
+
 # --- one Redis --------------------------------------------------------------------------------
 
 
