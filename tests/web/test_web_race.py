@@ -113,6 +113,9 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:
 
         # Ready, start, countdown.
         b.click("[data-testid=ready]")
+        # A clicks once B's ready has reached A's page: a click while that redraw replaces the
+        # button could land on the old one (seen once in CI at load 9)
+        expect(a.locator(".player[data-ready=true]")).to_have_count(1, timeout=TIMEOUT)
         a.click("[data-testid=ready]")
         expect(a.locator(".player[data-ready=true]")).to_have_count(2, timeout=TIMEOUT)
         a.click("[data-testid=start]")
