@@ -5,6 +5,7 @@ ASK redirections). No mocks: every failure here is a real server's."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -164,16 +165,31 @@ def _covers(part: str, slot: int) -> bool:
     return int(lo) <= slot <= int(hi or lo)
 
 
+def settled(*nodes: redis.Redis) -> None:
+    """Wait until every node sees the cluster as whole (a fresh cluster, or one whose slots just
+    moved, may still answer CLUSTERDOWN for a moment); bounded only so a broken one fails."""
+    deadline = time.monotonic() + 30
+    while not all(b"cluster_state:ok" in n.execute_command("CLUSTER", "INFO") for n in nodes):
+        assert time.monotonic() < deadline, "the cluster did not settle"
+        time.sleep(0.05)
+
+
 def move_slot(source: redis.Redis, target: redis.Redis, slot: int, *, finish: bool) -> None:
     """Migrate a slot's keys from source to target; `finish` hands the slot over (MOVED for
     clients that still send there), else it stays migrating (ASK for keys already moved)."""
+    settled(source, target)
     source_id = source.execute_command("CLUSTER", "MYID").decode()
     target_id = target.execute_command("CLUSTER", "MYID").decode()
     target.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
     source.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
     port = target.connection_pool.connection_kwargs["port"]
+    deadline = time.monotonic() + 30
     while keys := source.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100):
-        source.execute_command("MIGRATE", "127.0.0.1", port, "", 0, 5000, "KEYS", *keys)
+        try:
+            source.execute_command("MIGRATE", "127.0.0.1", port, "", 0, 5000, "KEYS", *keys)
+        except redis.exceptions.ResponseError as exc:  # the target still settling: try again
+            assert "CLUSTERDOWN" in str(exc) and time.monotonic() < deadline, exc
+            time.sleep(0.05)
     if finish:
         for node in (target, source):
             node.execute_command("CLUSTER", "SETSLOT", slot, "NODE", target_id)
