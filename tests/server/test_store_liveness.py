@@ -73,8 +73,15 @@ async def test_a_process_that_comes_back_stops_the_count(stores) -> None:
     await b.heartbeat("B", 2)
     assert await b.claim_dead(0, 400) == []
     assert "A" in b._suspects
-    await a.heartbeat("A", 2)  # A beats again (its Redis node was failing over, say)
-    assert await b.claim_dead(0, 400) == [] and "A" not in b._suspects
+    # A beats again (its Redis node was failing over, say). Its key lives a fraction of a
+    # second here, so a stall of the machine between the beat and the check can let it lapse
+    # again: a few tries, each a fresh beat followed at once by the check.
+    for _ in range(5):
+        await a.heartbeat("A", 2)
+        if await b.claim_dead(0, 400) == [] and "A" not in b._suspects:
+            break
+    else:
+        raise AssertionError(f"A is still suspected after beating again: {b._suspects}")
 
 
 async def test_nobody_is_counted_out_by_a_process_whose_beats_fail(stores) -> None:

@@ -13,7 +13,7 @@ import hashlib
 
 import pytest
 from solrace.engine import new_game, replay
-from solrace.engine.solve import solve_deal
+from solrace.engine.solve import solve_deal, solve_text
 from solrace.protocol.messages import ProtocolError
 from solrace.server.solving import Budgets, SolverPool
 
@@ -74,13 +74,15 @@ async def test_results_carry_verdicts_of_an_any_room(shared_server, wire) -> Non
     verdicts = await a.wait_event("solved", timeout=120)
     game = new_game("puttputt", seed=results["seed"], options=results["game_options"])
     expected = solve_deal("puttputt", results["seed"], results["game_options"], 100_000)
-    assert verdicts["deal"] == expected.verdict != "unknown"  # Putt Putt is always decided
+    # the server's verdict budget (100,000 positions) decides most Putt Putt deals, not all
+    # (the longest searches of seeds 1-2000 took 684,128): judge it against the same budget
+    assert verdicts["deal"] == expected.verdict
     assert verdicts["deal_moves"] == (len(expected.moves) if expected.moves else None)
     assert set(verdicts["seats"]) == {"0", "1"}
     assert verdicts["seats"]["1"] == expected.verdict  # seat 1 never moved
     after = replay("puttputt", results["seed"], results["game_options"], results["moves"]["0"])
     assert after.to_text() != game.to_text()
-    assert verdicts["seats"]["0"] in ("won", "lost")
+    assert verdicts["seats"]["0"] == solve_text(after.to_text(), 100_000).verdict
     # a late viewer finds the verdicts in the stored results
     c = await wire(shared_server.ws_url)
     joined = await c.request({"type": "spectate", "room": created["room"]})
