@@ -17,6 +17,7 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "deal": ("solrace.deal_cli", "print the position text of a deal"),
     "solve": ("solrace.solve_cli", "judge deals: won (with the moves), lost or unknown"),
+    "verify": ("solrace.verify_cli", "check a race record: commitment, moves, results"),
     "serve": ("solrace.server.main", "run the race server (WebSockets + web client)"),
     "play": ("solrace.client.terminal", "race in the terminal"),
     "watch": ("solrace.client.watch", "spectate a room in the terminal"),

@@ -99,7 +99,11 @@ class F:
 
 #: client -> server messages: type -> fields
 CLIENT: dict[str, dict[str, F]] = {
-    "hello": {"version": F(int), "client": F(str, False, 64)},
+    "hello": {
+        "version": F(int),
+        "client": F(str, False, 64),
+        "player_key": F(str, False, 128),  # the client's secret player key (Identity)
+    },
     "create": {"name": F(str, True, 24), "options": F(dict, False), "play": F(bool, False)},
     "join": {"room": F(str, True, 16), "name": F(str, True, 24)},
     "spectate": {"room": F(str, True, 16), "last_event": F(int, False)},
@@ -125,6 +129,7 @@ SERVER: dict[str, dict[str, F]] = {
         "server": F(str),
         "limits": F(dict),
         "games": F(list),
+        "player": F((str, type(None)), False),  # the public player id of the hello's key
         "ref": F(int, False),
     },
     "error": {"code": F(str), "message": F(str), "ref": F(int, False)},
@@ -317,15 +322,17 @@ def ok(ref: int | None = None, **extra: Any) -> dict[str, Any]:
     return with_ref({"type": "ok", **extra}, ref)
 
 
-def welcome(server: str, limits: dict[str, int]) -> dict[str, Any]:
+def welcome(server: str, limits: dict[str, int], player: str | None = None) -> dict[str, Any]:
     """The handshake reply: what a client needs to know before anything else, so that no
-    client keeps its own copy of the protocol version or of the games."""
+    client keeps its own copy of the protocol version or of the games; and, when the hello
+    carried a player key, the public player id it stands for (null: anonymous)."""
     return {
         "type": "welcome",
         "version": VERSION,
         "server": server,
         "limits": limits,
         "games": games(),
+        "player": player,
     }
 
 

@@ -57,6 +57,8 @@ class Conn:
     ws: ServerConnection
     bucket: Bucket
     hello: bool = False
+    #: the public player id of the hello's player key (None: anonymous)
+    player: str | None = None
     room: str | None = None
     role: str | None = None
     seat: int | None = None

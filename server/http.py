@@ -1,4 +1,5 @@
-"""Plain HTTP on the WebSocket port: `/healthz` and the web client's static files.
+"""Plain HTTP on the WebSocket port: `/healthz`, `/metrics`, the web client's static files,
+and `/api/` (records and players: server/api.py).
 
 websockets hands every request to `process_request` first; answering here keeps
 one port for everything (the web client connects back to the same origin's /ws).
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 WS_PATH = "/ws"
+API_PREFIX = "/api/"
 #: in served HTML, stands for the protocol version
 PROTOCOL_PLACEHOLDER = b"{{PROTOCOL_VERSION}}"
 
@@ -133,12 +135,16 @@ def make_process_request(
     health: Callable[[], dict[str, Any]],
     root: Path | None = None,
     metrics: Callable[[], tuple[bytes, str]] | None = None,
+    api: Callable[[Request], Awaitable[Response]] | None = None,
 ) -> Callable[..., Any]:
-    """The `process_request` hook: /ws goes on to the WebSocket handshake, the rest is HTTP."""
+    """The `process_request` hook: /ws goes on to the WebSocket handshake, the rest is HTTP
+    (`/api/...`, which reads Redis, is answered by a coroutine: server/api.py)."""
     static_root = root or web_root()
 
-    def process_request(connection: Any, request: Request) -> Response | None:
+    def process_request(connection: Any, request: Request) -> Response | Awaitable[Response] | None:
         path = urlsplit(request.path).path
+        if api is not None and path.startswith(API_PREFIX):
+            return api(request)
         if path == WS_PATH:
             if request.headers.get("Upgrade", "").lower() != "websocket":
                 return text(

@@ -13,8 +13,10 @@ from collections import Counter
 from typing import Any
 
 from solrace.server import front
+from solrace.server.api import Api
 from solrace.server.http import make_process_request, port_taken, quiet_request_logs
 from solrace.server.metrics import METRICS
+from solrace.server.records import DEFAULT_RECORD_DAYS
 from solrace.server.redis_process import RedisProcess
 from solrace.server.store import Store
 from solrace.server.transport import SERVER_NAME, Limits, build
@@ -47,6 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-events", type=int, default=500, help="room events kept for resuming clients"
+    )
+    parser.add_argument(
+        "--record-days",
+        type=int,
+        default=DEFAULT_RECORD_DAYS,
+        help=f"days a race record (and a player's history) is kept; 0: for good (default {DEFAULT_RECORD_DAYS})",
     )
     parser.add_argument("--burst", type=int, default=60, help="player messages allowed at once")
     parser.add_argument(
@@ -120,6 +128,7 @@ async def serve_forever(
             liveness_ms=int(args.heartbeat * 5 * 1000),  # the janitor's "5 missed beats"
         ),
         limits,
+        record_days=args.record_days,
     )
     store = transport.store
     await store.ready()
@@ -147,7 +156,9 @@ async def serve_forever(
             transport.handler,
             **_listen(args),
             process_request=make_process_request(
-                lambda: {**transport.health(), **_whoami(args)}, metrics=METRICS.render
+                lambda: {**transport.health(), **_whoami(args)},
+                metrics=METRICS.render,
+                api=Api(transport.records).handle,
             ),
             max_size=64 * 1024,  # larger frames are refused by protocol.decode with an error first
             compression=None,

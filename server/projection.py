@@ -76,6 +76,7 @@ def player_row(room: Room, seat: dict[str, Any], connected: dict[str, int]) -> d
     return {
         "seat": n,
         "name": seat["name"],
+        "player": seat.get("player"),  # the public player id (None: no player key)
         "ready": seat["ready"],
         "connected": connected.get(str(n), 0) > 0,
         "status": room.status(n),

@@ -19,11 +19,11 @@ from typing import Any
 
 from solrace.engine import BadOptions, Effect, Game, IllegalMove, new_game, seed_from_text
 from solrace.protocol.messages import DEFAULT_OPTIONS, ProtocolError, merge_options
+from solrace.protocol.records import OUT_STATUSES, rank, record_id
 
 LOBBY, COUNTDOWN, RACING, FINISHED = "lobby", "countdown", "racing", "finished"
-#: statuses kept in the document are these, "waiting" and "racing"; won/dead are read off the
-#: seat's game
-OUT_STATUSES = ("resigned", "left", "timeout")
+#: statuses kept in the document are OUT_STATUSES, "waiting" and "racing"; won/dead are read
+#: off the seat's game
 
 
 def token_hash(token: str) -> str:
@@ -271,7 +271,10 @@ class Room:
 
     # --- lobby commands (they change only the document) ---------------------------------
 
-    def join(self, name: str, thash: str, now: int) -> tuple[int, list[dict[str, Any]]]:
+    def join(
+        self, name: str, thash: str, now: int, player: str | None = None
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """Seat a player; `player` is its public player id (None: joined without a key)."""
         if self.state != LOBBY:
             raise ProtocolError(
                 "bad_state", "the race has started; join as a spectator or wait for the rematch"
@@ -291,6 +294,7 @@ class Room:
                 "status": "waiting",
                 "in_race": False,
                 "joined": now,
+                "player": player,
             }
         )
         return seat, [{"kind": "player_joined", "at": now, "seat": seat, "name": name}]
@@ -452,7 +456,8 @@ class Room:
         return [{"kind": "results", "at": now, **d["results"]}]
 
     def ranking(self) -> list[dict[str, Any]]:
-        """Winners by finish time; the rest by progress, then by when they reached it; then seat."""
+        """Winners by finish time; the rest by progress, then by when they reached it; then
+        seat (`records.rank`: a verifier ranks a record with the same rule)."""
         start = self.doc["starts_at"] or 0
         rows = []
         for s in self.seats():
@@ -460,41 +465,25 @@ class Room:
                 continue
             seat = s["seat"]
             race = self.races[seat]
-            st = self.status(seat)
-            prog = race.game.progress()
             reached = race.reached_at()
-            t = None if reached is None else reached - start
-            key: tuple[int, int, float, int, int]
-            if st == "won":
-                key = (0, t or 0, 0.0, 0, seat)
-            else:
-                key = (1, 0, -prog, (t if t is not None else -1), seat)
             rows.append(
-                (
-                    key,
-                    {
-                        "seat": seat,
-                        "name": s["name"],
-                        "status": st,
-                        "progress": prog,
-                        "moves": race.moves,
-                        "time": t,
-                    },
-                )
+                {
+                    "seat": seat,
+                    "name": s["name"],
+                    "player": s.get("player"),
+                    "status": self.status(seat),
+                    "progress": race.game.progress(),
+                    "moves": race.moves,
+                    "time": None if reached is None else reached - start,
+                }
             )
-        rows.sort(key=lambda r: r[0])
-        out, place, prev = [], 0, None
-        for i, (key, row) in enumerate(rows):
-            tie = key[:-1]
-            if tie != prev:
-                place, prev = i + 1, tie
-            out.append({**row, "place": place})
-        return out
+        return rank(rows)
 
     def results(self) -> dict[str, Any]:
         d = self.doc
         return {
             "ranking": self.ranking(),
+            "record": record_id(d["commitment"]),
             "seed": d["seed"],
             "salt": d["salt"],
             "game": d["options"]["game"],

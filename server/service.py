@@ -231,7 +231,9 @@ class RoomService:
 
     # --- lobby commands -----------------------------------------------------------------
 
-    async def create(self, name: str, options: dict[str, Any] | None, play: bool) -> dict[str, Any]:
+    async def create(
+        self, name: str, options: dict[str, Any] | None, play: bool, player: str | None = None
+    ) -> dict[str, Any]:
         host_token = new_token()
         token = new_token() if play else None
         for _ in range(20):
@@ -242,7 +244,7 @@ class RoomService:
             seat = None
             if play:
                 assert token is not None
-                seat, events = room.join(name, token_hash(token), now)
+                seat, events = room.join(name, token_hash(token), now, player)
                 room.doc["host_seat"] = seat
             try:
                 ver, numbers = await self.store.commit(
@@ -263,12 +265,12 @@ class RoomService:
             return {"room": code, "seat": seat, "token": token, "host_token": host_token}
         raise ProtocolError("internal", "could not find a free room code")
 
-    async def join(self, code: str, name: str) -> dict[str, Any]:
+    async def join(self, code: str, name: str, player: str | None = None) -> dict[str, Any]:
         token = new_token()
         seat_box: list[int] = []
 
         def rule(room: Room, now: int) -> list[dict[str, Any]]:
-            seat, events = room.join(name, token_hash(token), now)
+            seat, events = room.join(name, token_hash(token), now, player)
             seat_box.append(seat)
             return events
 

@@ -18,12 +18,15 @@ from typing import Any
 from solrace import __version__
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
+from solrace.server import players
 from solrace.server.conn import Bucket, Conn, Limits
 from solrace.server.fanout import Hub, send, write
 from solrace.server.lease import Leases
 from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
+from solrace.server.records import DEFAULT_RECORD_DAYS, Records
 from solrace.server.redis_conn import TRANSIENT_ERRORS
+from solrace.server.room import Room
 from solrace.server.service import RoomService, normalize_code
 from solrace.server.solving import RaceVerdicts, SolverPool, hint
 from solrace.server.store import EventSink, Store
@@ -40,7 +43,11 @@ SERVER_NAME = f"solrace/{__version__}"
 __all__ = ["SERVER_NAME", "Limits", "Transport", "build"]
 
 
-def build(make_store: Callable[[EventSink], Store], limits: Limits | None = None) -> Transport:
+def build(
+    make_store: Callable[[EventSink], Store],
+    limits: Limits | None = None,
+    record_days: int = DEFAULT_RECORD_DAYS,
+) -> Transport:
     """Assemble the server's parts in the one order their needs allow: the hub first (it is
     the store's event sink), the store with it, the service on the store, then the room
     supervision and the sockets; the hub gets its reader once the service exists."""
@@ -49,20 +56,32 @@ def build(make_store: Callable[[EventSink], Store], limits: Limits | None = None
     service = RoomService(store)
     service.solver = SolverPool()  # its processes start at the first solve
     verdicts = RaceVerdicts(service.solver, service.update)
-    service.finished = verdicts.finished
+    records = Records(store.redis, store.prefix, days=record_days)
+
+    def finished(room: Room) -> None:
+        verdicts.finished(room)
+        records.finished(room)
+
+    service.finished = finished
     limits = limits or Limits()
     rooms = RoomSupervisor(service, hub, limits)
     # a room's lease lasts the liveness window: a dead owner's rooms are free as it is counted out
     rooms.leases = Leases(store, rooms.proc_id, limits.heartbeat * 5)
     hub.attach(service, rooms.on_room_event)
-    return Transport(service, hub, rooms, limits)
+    return Transport(service, hub, rooms, limits, records)
 
 
 class Transport:
     def __init__(
-        self, service: RoomService, hub: Hub, rooms: RoomSupervisor, limits: Limits
+        self,
+        service: RoomService,
+        hub: Hub,
+        rooms: RoomSupervisor,
+        limits: Limits,
+        records: Records | None = None,
     ) -> None:
         self.service = service
+        self.records = records or Records(service.store.redis, service.store.prefix)
         self.store: Store = service.store
         self.hub = hub
         self.rooms = rooms
@@ -74,6 +93,7 @@ class Transport:
         await self.rooms.start()
 
     async def close(self) -> None:
+        await self.records.flush()
         await self.rooms.close()
         await self.hub.close()
         if self.service.solver is not None:
@@ -192,10 +212,11 @@ class Transport:
                     f"this server speaks version {m.VERSION}",
                     versions=list(m.VERSIONS),
                 )
-            conn.hello = True
+            player = await self._player_of(msg.get("player_key"))
+            conn.hello, conn.player = True, player
             lim = self.limits
             limits = {"max_frame": lim.max_frame, "burst": lim.burst, "rate": int(lim.rate)}
-            await self.send(conn, m.with_ref(m.welcome(SERVER_NAME, limits), ref))
+            await self.send(conn, m.with_ref(m.welcome(SERVER_NAME, limits, player), ref))
             return
         if not conn.hello:
             raise ProtocolError("hello_required", "say hello first")
@@ -208,6 +229,17 @@ class Transport:
             return
         handler = getattr(self, f"on_{kind}")
         await handler(conn, msg, ref)
+
+    async def _player_of(self, key: str | None) -> str | None:
+        """The public player id of a hello's player key (None: anonymous); only the key's
+        hash is stored (server/players.py)."""
+        if key is None:
+            return None
+        players.check_key(key)
+        khash = players.key_hash(key)
+        pid = players.player_id(khash)
+        await self.records.register(pid, khash)
+        return pid
 
     async def _joined(
         self,
@@ -277,7 +309,7 @@ class Transport:
 
     async def on_create(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         play = msg.get("play", True)
-        out = await self.service.create(msg["name"], msg.get("options"), play)
+        out = await self.service.create(msg["name"], msg.get("options"), play, conn.player)
         extra = {"host_token": out["host_token"]}
         if play:
             extra["token"] = out["token"]
@@ -286,7 +318,7 @@ class Transport:
         )
 
     async def on_join(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        out = await self.service.join(msg["room"], msg["name"])
+        out = await self.service.join(msg["room"], msg["name"], conn.player)
         await self._joined(conn, ref, out["room"], "player", out["seat"], None, token=out["token"])
 
     async def on_spectate(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:

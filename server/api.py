@@ -1,0 +1,87 @@
+"""Read-only HTTP JSON on the WebSocket port: race records and players' histories.
+
+    GET /api/record/ID       the record as JSON (docs/RECORDS.md)
+    GET /api/record/ID.txt   the record as a text file (what `solrace verify` reads)
+    GET /api/player/ID       a player's name and newest races (`?limit=N`, 1-200, default 50)
+
+Every answer has an ETag; a request whose If-None-Match names it gets 304 and no body. A
+record never changes once written, so its ETag is its id and format, and it may be cached for
+a day; a player's page changes with every race, so its ETag is a digest of the body and it
+must be revalidated (no-cache). Unknown ids are 404 with a JSON `{"error": ...}`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from solrace.protocol.record_text import export
+from solrace.protocol.records import RECORD_VERSION, is_record_id
+from solrace.server.http import API_PREFIX, response
+from solrace.server.players import is_player_id
+from solrace.server.records import Records
+from websockets.http11 import Request, Response
+
+IMMUTABLE = "public, max-age=86400, immutable"
+JSON = "application/json"
+
+
+def _json(status: HTTPStatus, body: Any, extra: dict[str, str] | None = None) -> Response:
+    return response(status, json.dumps(body, separators=(",", ":")).encode(), JSON, extra)
+
+
+def not_found(what: str) -> Response:
+    return _json(HTTPStatus.NOT_FOUND, {"error": f"no such {what}"})
+
+
+def _cached(request: Request, body: bytes, content_type: str, etag: str, cache: str) -> Response:
+    """200 with the body, or 304 when the client already has this ETag."""
+    headers = {"ETag": etag, "Cache-Control": cache}
+    wanted = request.headers.get("If-None-Match", "")
+    if etag in [t.strip() for t in wanted.split(",")] or wanted.strip() == "*":
+        return response(HTTPStatus.NOT_MODIFIED, b"", content_type, headers)
+    return response(HTTPStatus.OK, body, content_type, headers)
+
+
+class Api:
+    def __init__(self, records: Records) -> None:
+        self.records = records
+
+    async def handle(self, request: Request) -> Response:
+        url = urlsplit(request.path)
+        parts = url.path[len(API_PREFIX) :].split("/")
+        if len(parts) == 2 and parts[0] == "record":
+            return await self.record(request, parts[1])
+        if len(parts) == 2 and parts[0] == "player":
+            return await self.player(request, parts[1], parse_qs(url.query))
+        return not_found("endpoint")
+
+    async def record(self, request: Request, name: str) -> Response:
+        rid, dot, ext = name.partition(".")
+        if not is_record_id(rid) or (dot and ext != "txt"):
+            return not_found("record")
+        record = await self.records.get(rid)
+        if record is None:
+            return not_found("record")
+        etag = f'"{rid}-v{RECORD_VERSION}-{ext or "json"}"'
+        if ext == "txt":
+            body = export(record).encode()
+            return _cached(request, body, "text/plain; charset=utf-8", etag, IMMUTABLE)
+        body = json.dumps(record, separators=(",", ":")).encode()
+        return _cached(request, body, JSON, etag, IMMUTABLE)
+
+    async def player(self, request: Request, pid: str, query: dict[str, list[str]]) -> Response:
+        limit_text = (query.get("limit") or ["50"])[0]
+        if not is_player_id(pid):
+            return not_found("player")
+        if not limit_text.isdigit() or not 1 <= int(limit_text) <= 200:
+            return _json(HTTPStatus.BAD_REQUEST, {"error": "limit is a number from 1 to 200"})
+        page = await self.records.player(pid, int(limit_text))
+        if page is None:
+            return not_found("player")
+        body = json.dumps(page, separators=(",", ":")).encode()
+        etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+        return _cached(request, body, JSON, etag, "no-cache")

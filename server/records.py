@@ -1,0 +1,186 @@
+"""Race records in Redis: every finished race kept, and each player's history of them.
+
+Keys (prefix P; each hash tag is its own, so records and players spread over a cluster's
+slots, and nothing here shares a slot with a room):
+
+    P record:{ID}             str   the record, packed (protocol/records.py `pack`), kept for the
+                                    retention (`--record-days`; 0: for good)
+    P player:{PID}            hash  key (SHA-256 of the player key: the key itself is never
+                                    kept), name (the last one used), seen (ms)
+    P player:{PID}:races      zset  record ids scored by when the race finished; the newest
+                                    HISTORY_MAX, none older than the retention
+
+A record is written after the commit that stored the race's results, by the process that
+stored them (the same hook as the solver's verdicts), in one pipeline: SET NX (the id comes
+from the commitment, so a second write is the same record and changes nothing) and each
+keyed player's history. A failed write is retried a few times in the background; a process
+killed between the results and the record loses the record (the results stay in the room).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from solrace.protocol.records import (
+    PLAYER_FIELDS,
+    RACE_OPTIONS,
+    RECORD_VERSION,
+    pack,
+    record_id,
+    summary,
+    unpack,
+)
+from solrace.server.metrics import METRICS
+from solrace.server.redis_conn import Client
+from solrace.server.room import Room
+
+log = logging.getLogger("solrace.server")
+
+#: record ids a player's history keeps (the newest)
+HISTORY_MAX = 500
+DEFAULT_RECORD_DAYS = 90
+#: tries of a record write, and the pause before the first retry (doubling)
+WRITE_TRIES, RETRY_S = 5, 0.5
+
+
+def build_record(room: Room) -> dict[str, Any]:
+    """The record of the race the room has just finished (its results are in the document)."""
+    d = room.doc
+    start = d["starts_at"]
+    opts = d["options"]
+    return {
+        "v": RECORD_VERSION,
+        "id": record_id(d["commitment"]),
+        "game": opts["game"],
+        "game_options": dict(opts["game_options"]),
+        "options": {k: opts[k] for k in RACE_OPTIONS},
+        "seed": d["seed"],
+        "salt": d["salt"],
+        "commitment": d["commitment"],
+        "room": d["code"],
+        "round": d["round"],
+        "starts_at": start,
+        "finished_at": d["finished_at"],
+        "players": [{f: row.get(f) for f in PLAYER_FIELDS} for row in d["results"]["ranking"]],
+        "moves": {str(s): [e.move for e in r.entries] for s, r in sorted(room.races.items())},
+        "times": {str(s): [e.at - start for e in r.entries] for s, r in sorted(room.races.items())},
+    }
+
+
+class Records:
+    """The records and the players' histories (the HTTP API reads them, the recorder writes)."""
+
+    def __init__(self, redis: Client, prefix: str = "", *, days: int = DEFAULT_RECORD_DAYS) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self.keep_ms = days * 86_400_000
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def record_key(self, rid: str) -> str:
+        return f"{self.prefix}record:{{{rid}}}"
+
+    def player_key(self, pid: str) -> str:
+        return f"{self.prefix}player:{{{pid}}}"
+
+    def history_key(self, pid: str) -> str:
+        return f"{self.prefix}player:{{{pid}}}:races"
+
+    # --- players ------------------------------------------------------------------------
+
+    async def register(self, pid: str, khash: str) -> None:
+        """A `hello` with a player key: keep its hash (never the key) and when it was seen."""
+        key = self.player_key(pid)
+        pipe = self.redis.pipeline(transaction=False)  # one key: one node on a cluster
+        pipe.hsetnx(key, "key", khash)
+        pipe.hset(key, "seen", int(time.time() * 1000))
+        if self.keep_ms:
+            pipe.pexpire(key, self.keep_ms)
+        await pipe.execute()
+
+    # --- writing ------------------------------------------------------------------------
+
+    def finished(self, room: Room) -> None:
+        """The service's hook as a race's results are stored: build now (a rematch changes
+        the cached games), write in the background."""
+        if room.doc["seed"] is None or room.doc["results"] is None:
+            return
+        task = asyncio.ensure_future(self._write(build_record(room)))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _write(self, record: dict[str, Any]) -> None:
+        wait = RETRY_S
+        for attempt in range(WRITE_TRIES):
+            try:
+                await self.save(record)
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                METRICS.redis_errors.labels("records").inc()
+                if attempt == WRITE_TRIES - 1:
+                    log.warning("record %s not stored: %r", record["id"], exc)
+                    return
+            await asyncio.sleep(wait)
+            wait *= 2
+
+    async def save(self, record: dict[str, Any]) -> None:
+        """The record, and its id in the history of each player who raced with a key."""
+        data = pack(record)
+        rid, at = record["id"], record["finished_at"]
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.set(self.record_key(rid), data, nx=True, px=self.keep_ms or None)
+        for p in record["players"]:
+            if p["player"] is None:
+                continue
+            pkey, hkey = self.player_key(p["player"]), self.history_key(p["player"])
+            pipe.zadd(hkey, {rid: at})
+            pipe.zremrangebyrank(hkey, 0, -(HISTORY_MAX + 1))
+            pipe.hset(pkey, "name", p["name"])
+            if self.keep_ms:
+                pipe.zremrangebyscore(hkey, "-inf", f"({at - self.keep_ms}")
+                pipe.pexpire(hkey, self.keep_ms)
+                pipe.pexpire(pkey, self.keep_ms)
+        await pipe.execute()
+        log.info("record %s stored (%d bytes)", rid, len(data))
+
+    async def flush(self, timeout: float = 5.0) -> None:
+        """Shutting down: let the writes under way finish (a bounded wait)."""
+        if self.tasks:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*self.tasks, return_exceptions=True), timeout)
+
+    # --- reading ------------------------------------------------------------------------
+
+    async def get(self, rid: str) -> dict[str, Any] | None:
+        data = await self.redis.get(self.record_key(rid))
+        return unpack(data) if isinstance(data, bytes) else None
+
+    async def player(self, pid: str, limit: int = 50) -> dict[str, Any] | None:
+        """A player's page: the name last used and the newest races (None: never seen)."""
+        pipe = self.redis.pipeline(transaction=False)  # one hash tag: one node
+        pipe.hget(self.player_key(pid), "name")
+        pipe.exists(self.player_key(pid))
+        pipe.zrevrange(self.history_key(pid), 0, limit - 1)
+        pipe.zcard(self.history_key(pid))
+        name, exists, ids, total = await pipe.execute()
+        if not exists:
+            return None
+        races = []
+        if ids:
+            reads = self.redis.pipeline(transaction=False)
+            for rid in ids:
+                reads.get(self.record_key(rid.decode() if isinstance(rid, bytes) else rid))
+            for data in await reads.execute():
+                if isinstance(data, bytes):  # None: expired since, its id goes at the next write
+                    races.append(summary(unpack(data), pid))
+        return {
+            "player": pid,
+            "name": name.decode() if isinstance(name, bytes) else name,
+            "races": races,
+            "total": int(total),
+        }

@@ -1,0 +1,133 @@
+"""Race records without a network: built from a finished room, packed and unpacked, exported
+as text and parsed back, verified, and refused with the reason when tampered with."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import pytest
+from solrace.protocol import record_text, records
+from solrace.protocol.record_verify import verify
+from solrace.server.players import check_key, is_player_id, key_hash, player_id
+from solrace.server.records import build_record
+from solrace.server.room import FINISHED, Room, token_hash
+
+T0 = 1_795_350_000_000
+
+
+def finished_room(game: str = "puttputt", players: int = 3, seed: int = 7) -> Room:
+    """A race played to its end by the rules alone: seat 0 plays on until its seat ends,
+    seat 1 makes a few moves and resigns, the others play until they are done."""
+    room = Room.new("ABCDE", token_hash("host"), {"game": game, "countdown": 3}, T0)
+    for i in range(players):
+        room.join(f'p "{i}"', token_hash(f"tok{i}"), T0, player=None if i == 2 else f"id{i}")
+    room.start(T0, seed, bytes(range(16)))
+    now = T0 + 3000
+    room.tick(now)
+    rng = random.Random(seed)
+    for seat in range(players):
+        for _ in range(4 if seat == 1 else 500):
+            if room.status(seat) != "racing":
+                break
+            now += rng.randint(50, 4000)
+            legal = [str(m) for m in room.races[seat].game.legal_moves()]
+            plays = [m for m in legal if m not in ("deal", "recycle")]
+            room.play(seat, (plays or legal)[0], None, now)
+        if room.status(seat) == "racing":
+            room.resign(seat, now)
+    room.finish_if_done(now)
+    assert room.state == FINISHED
+    return room
+
+
+def test_a_finished_race_makes_a_record_that_verifies() -> None:
+    room = finished_room()
+    record = build_record(room)
+    assert record["id"] == room.doc["commitment"][:16] == room.doc["results"]["record"]
+    assert [p["seat"] for p in record["players"]] == [
+        r["seat"] for r in room.doc["results"]["ranking"]
+    ]
+    assert record["players"][0]["player"] in ("id0", "id1", None)
+    assert {p["player"] for p in record["players"]} == {"id0", "id1", None}
+    assert record["moves"] == room.doc["results"]["moves"]
+    assert verify(record) == []
+
+
+def test_pack_round_trips_and_is_compact() -> None:
+    record = build_record(finished_room())
+    data = records.pack(record)
+    assert records.unpack(data) == record
+    moves = sum(len(m) for m in record["moves"].values())
+    assert len(data) < 400 + 4 * moves  # header and ids, then a few bytes a move
+
+
+def test_deltas_round_trip_with_a_clock_that_steps_back() -> None:
+    times = [0, 5, 5, 3, 200_000, 200_001, 10**9]
+    assert records.unpack_deltas(records.pack_deltas(times)) == times
+
+
+def test_text_export_round_trips() -> None:
+    record = build_record(finished_room("klondike", players=4, seed=11))
+    text = record_text.export(record)
+    assert text.startswith("; solrace race record")
+    assert f'[Record "{record["id"]}"]' in text and '[Name "p \\"0\\""]' in text
+    assert "1. " in text and all(len(line) <= 79 for line in text.splitlines())
+    assert record_text.parse(text) == record
+    assert verify(record_text.parse(text)) == []
+
+
+def test_text_parse_names_the_bad_line() -> None:
+    text = record_text.export(build_record(finished_room()))
+    broken = text.replace('[Game "puttputt"]', '[Game puttputt]')
+    with pytest.raises(record_text.RecordFormatError, match="line 4: not a tag line"):
+        record_text.parse(broken)
+    with pytest.raises(record_text.RecordFormatError, match="move number"):
+        record_text.parse(text.replace("2. ", "3. ", 1))
+
+
+def _first_seat_with_moves(record: dict) -> str:
+    return next(s for s, m in record["moves"].items() if len(m) > 3)
+
+
+def test_a_changed_move_fails_with_the_move() -> None:
+    record = build_record(finished_room())
+    seat = _first_seat_with_moves(record)
+    bad = copy.deepcopy(record)
+    bad["moves"][seat][2] = "t7-f1" if bad["moves"][seat][2] != "t7-f1" else "t6-f1"
+    fails = verify(record_text.parse(record_text.export(bad)))
+    assert fails and fails[0].startswith(f"seat {seat}: move 3 ")
+
+
+def test_a_changed_salt_fails_the_commitment() -> None:
+    record = build_record(finished_room())
+    bad = copy.deepcopy(record)
+    bad["salt"] = "00" * 16
+    fails = verify(bad)
+    assert len(fails) == 1 and fails[0].startswith("commitment: sha256(salt + seed) is ")
+
+
+def test_changed_results_fail_with_the_field() -> None:
+    record = build_record(finished_room())
+    bad = copy.deepcopy(record)
+    bad["players"][0]["time"] = (bad["players"][0]["time"] or 0) - 1
+    assert any("time is" in f for f in verify(bad))
+    bad = copy.deepcopy(record)
+    bad["players"][0], bad["players"][1] = bad["players"][1], bad["players"][0]
+    assert any("ranking order" in f for f in verify(bad))
+    bad = copy.deepcopy(record)
+    resigned = next(p for p in bad["players"] if p["status"] == "resigned")
+    resigned["status"] = "won"
+    assert any(f.endswith("its moves give resigned") or "status is won" in f for f in verify(bad))
+
+
+def test_player_id_is_derived_from_the_key_hash_only() -> None:
+    key = "k" * 43
+    pid = player_id(key_hash(key))
+    assert pid == player_id(key_hash(key)) and is_player_id(pid)
+    assert pid != player_id(key_hash("j" * 43))
+    assert key not in pid and key_hash(key)[:16] not in pid
+    check_key(key)
+    for bad in ("short", "x" * 129, "é" * 30, "tab\there" * 4):
+        with pytest.raises(Exception, match="player_key"):
+            check_key(bad)
