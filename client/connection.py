@@ -118,8 +118,11 @@ class Client:
         throttle: bool = False,
         record: bool = False,
         room: str | None = None,
+        player_key: str | None = None,
     ) -> None:
         self.url = url
+        #: sent in every hello: the player's secret key (client/player_key.py); None: anonymous
+        self.player_key = player_key
         #: the room the first connection is for (later ones: the room this client is in)
         self.route_room = room
         self.auto_resume = auto_resume
@@ -171,10 +174,10 @@ class Client:
     async def _hello(self) -> ev.Welcome:
         """Say hello; `welcome` carries no `ref`, so it resolves its own future."""
         self._welcome_wait = asyncio.get_running_loop().create_future()
-        reply = await self.request(
-            {"type": "hello", "version": VERSION, "client": self.client_name},
-            wait=self._welcome_wait,
-        )
+        hello: dict[str, Any] = {"type": "hello", "version": VERSION, "client": self.client_name}
+        if self.player_key is not None:
+            hello["player_key"] = self.player_key
+        reply = await self.request(hello, wait=self._welcome_wait)
         assert isinstance(reply, ev.Welcome), reply
         self.welcome = reply
         if self.throttle and self._bucket is None:

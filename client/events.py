@@ -28,6 +28,8 @@ class Welcome(Message):
     limits: dict[str, Any] = field(default_factory=dict)
     #: the games this server deals: id, title and each rule option's default and choices
     games: list[dict[str, Any]] = field(default_factory=list)
+    #: the public player id of the hello's player key (None: the hello had none)
+    player: str | None = None
 
 
 @dataclass(kw_only=True)
@@ -122,6 +124,8 @@ class Event(Message):
 class PlayerJoined(Event):
     seat: int
     name: str = ""
+    #: the public player id (None: joined without a player key)
+    player: str | None = None
 
 
 @dataclass(kw_only=True)

@@ -15,10 +15,11 @@ from typing import Any
 from . import events as ev
 
 
-def _new_player(seat: int, name: str) -> dict[str, Any]:
+def _new_player(seat: int, name: str, player: str | None = None) -> dict[str, Any]:
     return {
         "seat": seat,
         "name": name,
+        "player": player,
         "ready": False,
         "connected": True,
         "status": "waiting",
@@ -193,7 +194,7 @@ class RoomModel:
     # ---- event kinds --------------------------------------------------------
 
     def _on_player_joined(self, e: ev.PlayerJoined) -> None:
-        self.players[e.seat] = _new_player(e.seat, e.name)
+        self.players[e.seat] = _new_player(e.seat, e.name, e.player)
 
     def _on_player_left(self, e: ev.PlayerLeft) -> None:
         if self.state == "lobby":

@@ -31,6 +31,7 @@ from . import events as ev
 from .connection import Client, ConnectionLost, Reconnected, Resynced, ServerError
 from .moves import legal_moves
 from .options import parse_option, room_options
+from .player_key import load_or_create
 from .render import player_line, render_player_screen, render_results, render_spectator_screen
 from .urls import DEFAULT_SERVER, parse_target
 from .verdicts import hint_line, solved_line
@@ -318,6 +319,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--spectate-only", action="store_true", help="with --create: host without a seat"
     )
+    parser.add_argument(
+        "--anonymous",
+        action="store_true",
+        help="race without the player key (kept in ~/.config/solrace/player-key: your history)",
+    )
     parser.add_argument("--no-color", action="store_true", help="plain text output")
     parser.add_argument(
         "--plain",
@@ -330,7 +336,11 @@ async def _main(args: argparse.Namespace) -> int:
     target = parse_target(args.target, args.server)
     color = not args.no_color and sys.stdout.isatty()
     client = Client(
-        target.url, auto_resume=True, client_name="solrace-terminal/0.1", room=target.room
+        target.url,
+        auto_resume=True,
+        client_name="solrace-terminal/0.1",
+        room=target.room,
+        player_key=None if args.anonymous else load_or_create(),
     )
     try:
         await client.connect()

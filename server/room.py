@@ -297,7 +297,8 @@ class Room:
                 "player": player,
             }
         )
-        return seat, [{"kind": "player_joined", "at": now, "seat": seat, "name": name}]
+        joined = {"kind": "player_joined", "at": now, "seat": seat, "name": name, "player": player}
+        return seat, [joined]
 
     def leave(self, seat: int, now: int) -> list[dict[str, Any]]:
         s = self.seat(seat)

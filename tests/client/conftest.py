@@ -35,7 +35,10 @@ def solrace_cmd() -> list[str]:
 
 
 @pytest.fixture
-def child_env() -> dict[str, str]:
+def child_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a `solrace` child process: its config directory (where `play`
+    keeps the player key) is the test's own, never the user's."""
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
     return env

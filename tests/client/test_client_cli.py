@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from solrace.client import Client
+from solrace.server.players import key_hash, player_id
 
 
 async def read_until(stream: asyncio.StreamReader, needle: str, timeout: float = 15.0) -> str:
@@ -45,6 +47,12 @@ async def test_play_joins_readies_and_sends_a_move(server_url, solrace_cmd, chil
             lambda: any(p["name"] == "bob" for p in host.room.players.values()), 10
         )
         seat = next(s for s, p in host.room.players.items() if p["name"] == "bob")
+        # `play` made a player key in its config directory, readable by its owner only, and
+        # raced under the id derived from it
+        key_file = Path(child_env["XDG_CONFIG_HOME"]) / "solrace" / "player-key"
+        assert key_file.stat().st_mode & 0o777 == 0o600
+        key = key_file.read_text().strip()
+        assert host.room.players[seat]["player"] == player_id(key_hash(key))
         proc.stdin.write(b"/ready\n")
         await proc.stdin.drain()
         await host.wait_until(lambda: host.room.players[seat]["ready"], 10)

@@ -79,7 +79,7 @@ def test_text_export_round_trips() -> None:
 
 def test_text_parse_names_the_bad_line() -> None:
     text = record_text.export(build_record(finished_room()))
-    broken = text.replace('[Game "puttputt"]', '[Game puttputt]')
+    broken = text.replace('[Game "puttputt"]', "[Game puttputt]")
     with pytest.raises(record_text.RecordFormatError, match="line 4: not a tag line"):
         record_text.parse(broken)
     with pytest.raises(record_text.RecordFormatError, match="move number"):
