@@ -3,6 +3,7 @@
 // It knows nothing of rooms: app.js decides what to send once the link is (re)established.
 
 import { encode, Decoder } from "../node_modules/@msgpack/msgpack/dist.esm/index.mjs";
+import { playerKey } from "./session.js";
 
 const decoder = new Decoder({ useBigInt64: true });
 
@@ -88,7 +89,12 @@ export class Connection {
     const ws = new WebSocket(urlWithRoom(this.url, this.handlers.room?.()));
     ws.binaryType = "arraybuffer";
     this.ws = ws;
-    ws.onopen = () => ws.send(encodeMessage({ type: "hello", version: protocolVersion(), client: CLIENT_NAME }));
+    ws.onopen = () => {
+      const hello = { type: "hello", version: protocolVersion(), client: CLIENT_NAME };
+      const key = playerKey();
+      if (key) hello.player_key = key;
+      ws.send(encodeMessage(hello));
+    };
     ws.onmessage = (ev) => this._receive(ev.data);
     ws.onclose = () => this._closed(ws);
     ws.onerror = () => {};

@@ -1,5 +1,6 @@
 // What survives a reload: the seat (room, token, host token, role, last event seen) in
-// sessionStorage, so each tab keeps its own seat; the display name in localStorage.
+// sessionStorage, so each tab keeps its own seat; the display name and the player key in
+// localStorage.
 
 const KEY = "solrace.session";
 const NAME_KEY = "solrace.name";
@@ -15,6 +16,28 @@ export function loadSession() {
 export function saveSession(s) {
   if (s) sessionStorage.setItem(KEY, JSON.stringify(s));
   else sessionStorage.removeItem(KEY);
+}
+
+const PLAYER_KEY = "solrace.playerKey";
+
+/**
+ * This browser's player key: a secret made once (32 random bytes, base64url) and sent in every
+ * hello; the server keeps only its hash and lists this player's races under the public id it
+ * derives (PROTOCOL.md, Identity). Null when storage is off (private mode): the page then says
+ * hello without one and races anonymously.
+ */
+export function playerKey() {
+  try {
+    let key = localStorage.getItem(PLAYER_KEY);
+    if (!key) {
+      const bytes = crypto.getRandomValues(new Uint8Array(32));
+      key = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+      localStorage.setItem(PLAYER_KEY, key);
+    }
+    return key;
+  } catch {
+    return null;
+  }
 }
 
 export function loadName() {

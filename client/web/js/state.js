@@ -18,6 +18,7 @@ export function initialState() {
     lobby: [],               // public rooms
     games: [],               // from welcome: [{id, title, options: {name: {default, choices}}}]
     server: null,            // from welcome: the server's name and version
+    player: null,            // from welcome: this browser's public player id (its player key's)
     notice: null,            // {kind: "error" | "info", text, code, at}
     needResync: false,       // an event arrived after a gap, or the race started without our board
     undoable: {},            // move number -> whether the server would take that move back (it revealed nothing)
@@ -25,8 +26,8 @@ export function initialState() {
   };
 }
 
-function newPlayer(seat, name) {
-  return { seat, name, ready: false, connected: true, status: "waiting", moves: 0, home: 0,
+function newPlayer(seat, name, player = null) {
+  return { seat, name, player, ready: false, connected: true, status: "waiting", moves: 0, home: 0,
     progress: 0, time: null };
 }
 
@@ -58,7 +59,7 @@ export function applyEvent(state, e) {
   if (e.n !== state.lastEvent + 1) next.needResync = true;
   switch (e.kind) {
     case "player_joined":
-      snap.players = snap.players.filter((p) => p.seat !== e.seat).concat([newPlayer(e.seat, e.name)]);
+      snap.players = snap.players.filter((p) => p.seat !== e.seat).concat([newPlayer(e.seat, e.name, e.player)]);
       snap.players.sort((a, b) => a.seat - b.seat);
       break;
     case "player_left":
@@ -199,7 +200,7 @@ export function reduce(state, msg, localNow = Date.now()) {
     case "lobby":
       return { ...state, lobby: msg.rooms || [] };
     case "welcome":
-      return { ...state, games: msg.games || [], server: msg.server || null };
+      return { ...state, games: msg.games || [], server: msg.server || null, player: msg.player ?? null };
     case "error": {
       const text = ["illegal_move", "undo_refused"].includes(msg.code) ? tableWords(msg.message) : msg.message;
       return { ...state, notice: { kind: "error", code: msg.code, text: text || msg.code, at: localNow } };
