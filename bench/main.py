@@ -13,6 +13,7 @@ KINDS = {
     "engine": "solrace.bench.engine_bench",
     "load": "solrace.bench.load",
     "winnable": "solrace.bench.winnable",
+    "records": "solrace.bench.records",
 }
 
 

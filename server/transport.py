@@ -175,7 +175,7 @@ class Transport:
                         conn, m.error("busy", "the server is busy; try again", ref=m.ref_of(msg))
                     )
                 except Exception:
-                    log.exception("handling %r", msg)
+                    log.exception("handling %r", _loggable(msg))
                     await self.send(
                         conn,
                         m.error("internal", "the server failed on that message", ref=m.ref_of(msg)),
@@ -396,6 +396,17 @@ class Transport:
         code, seat = self._player(conn)
         await self.service.resign(code, seat)
         await self.send(conn, m.ok(ref))
+
+
+#: fields of a client message that are secrets: never written to a log
+SECRET_FIELDS = ("token", "host_token", "player_key")
+
+
+def _loggable(msg: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The message as a log may show it: secrets (seat and host tokens, the player key) hidden."""
+    if msg is None:
+        return None
+    return {k: ("<hidden>" if k in SECRET_FIELDS else v) for k, v in msg.items()}
 
 
 def _peek_ref(frame: bytes | str, max_size: int) -> int | None:

@@ -16,7 +16,7 @@ from solrace.protocol.messages import ProtocolError
 PROTOCOL_MD = Path(__file__).resolve().parents[2] / "protocol" / "PROTOCOL.md"
 
 CLIENT_EXAMPLES = {
-    "hello": {"version": 1, "client": "solrace-web/0.1"},
+    "hello": {"version": 1, "client": "solrace-web/0.1", "player_key": "k" * 43},
     "create": {"name": "ann", "options": {"game": "puttputt"}, "play": True},
     "join": {"room": "KX7QF", "name": "bob"},
     "spectate": {"room": "KX7QF", "last_event": 4},

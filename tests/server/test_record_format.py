@@ -131,3 +131,12 @@ def test_player_id_is_derived_from_the_key_hash_only() -> None:
     for bad in ("short", "x" * 129, "é" * 30, "tab\there" * 4):
         with pytest.raises(Exception, match="player_key"):
             check_key(bad)
+
+
+def test_a_message_is_logged_without_its_secrets() -> None:
+    from solrace.server.transport import _loggable
+
+    msg = {"type": "hello", "version": 1, "player_key": "k" * 43, "token": "t", "host_token": "h"}
+    shown = repr(_loggable(msg))
+    assert "k" * 43 not in shown and "'t'" not in shown and "'h'" not in shown
+    assert "'version': 1" in shown and _loggable(None) is None
