@@ -177,7 +177,11 @@ SERVER: dict[str, dict[str, F]] = {
 
 #: event kind -> fields beyond n/kind/at
 EVENT_KINDS: dict[str, dict[str, F]] = {
-    "player_joined": {"seat": F(int), "name": F(str)},
+    "player_joined": {
+        "seat": F(int),
+        "name": F(str),
+        "player": F((str, type(None)), False),  # the public player id (Identity)
+    },
     "player_left": {"seat": F(int)},
     "connected": {"seat": F(int), "connected": F(bool)},
     "ready": {"seat": F(int), "ready": F(bool)},
@@ -201,6 +205,7 @@ EVENT_KINDS: dict[str, dict[str, F]] = {
         "game": F(str),
         "game_options": F(dict),
         "moves": F(dict),
+        "record": F(str, False),  # the race record's id (/api/record/ID)
     },
     "rematch": {"options": F(dict)},
     "solved": {"deal": F(str), "deal_moves": F((int, type(None))), "seats": F(dict)},

@@ -20,10 +20,12 @@ from typing import Any
 import pytest
 import redis
 from helpers.race import current_view, play, reached, sent_to, start_race, until
+from helpers.records import finished_room
 from helpers.servers import serving
 from helpers.views import putt_move
 from redis.asyncio.cluster import RedisCluster
 from solrace.server.pubsub import ShardedReader, channels_of
+from solrace.server.records import Records, build_record
 from solrace.server.redis_conn import connect
 from solrace.server.redis_process import RedisClusterProcess, RedisProcess, find_redis_server
 from solrace.server.store import Store
@@ -391,3 +393,18 @@ async def test_liveness_survives_the_failover_of_its_own_key(
         gone = [x for x in eve.received if x.get("kind") == "connected" and not x["connected"]]
         assert gone == []
         assert not [x for x in eve.received if x.get("kind") == "results"]
+
+
+async def test_records_and_histories_on_the_cluster(store: Store) -> None:
+    """A record and each keyed player's history, written in one pipeline across slots (each
+    record and player has its own hash tag) and read back."""
+    records = Records(store.redis, store.prefix)
+    record = build_record(finished_room())
+    await records.register("id0", "ab" * 32)
+    await records.save(record)
+    await records.save(record)  # a retry: the same record, nothing changes
+    assert await records.get(record["id"]) == record
+    page = await records.player("id0")
+    assert page is not None and [r["id"] for r in page["races"]] == [record["id"]]
+    assert page["total"] == 1 and page["races"][0]["seat"] == 0
+    assert await records.player("nobody") is None
