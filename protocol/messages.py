@@ -28,7 +28,7 @@ ERROR_CODES: dict[str, str] = {
     "unknown_type": "a message `type` the server does not know",
     "hello_required": "the first message was not `hello`",
     "unsupported_version": "the server does not speak that version (`versions` lists those it does; then close 1002)",
-    "rate_limited": "over the rate limit: the message was dropped; send it again after a pause",
+    "rate_limited": "over a rate limit or cap (`limit` names it; `retry_after` ms when waiting helps): the message was dropped",
     "no_room": "no room has that code",
     "room_full": "every seat of the room is taken",
     "bad_token": "that token holds no seat in this room",
@@ -105,9 +105,9 @@ CLIENT: dict[str, dict[str, F]] = {
         "player_key": F(str, False, 128),  # the client's secret player key (Identity)
     },
     "create": {"name": F(str, True, 24), "options": F(dict, False), "play": F(bool, False)},
-    "join": {"room": F(str, True, 16), "name": F(str, True, 24)},
-    "spectate": {"room": F(str, True, 16), "last_event": F(int, False)},
-    "resume": {"room": F(str, True, 16), "token": F(str, True, 128), "last_event": F(int, False)},
+    "join": {"room": F(str, True, 32), "name": F(str, True, 24)},
+    "spectate": {"room": F(str, True, 32), "last_event": F(int, False)},
+    "resume": {"room": F(str, True, 32), "token": F(str, True, 128), "last_event": F(int, False)},
     "leave": {},
     "ready": {"ready": F(bool)},
     "configure": {"host_token": F(str, True, 128), "options": F(dict)},
@@ -117,7 +117,7 @@ CLIENT: dict[str, dict[str, F]] = {
     "move": {"move": F(str, True, 32), "n": F(int, False)},
     "undo": {"n": F(int, False)},
     "resign": {},
-    "lobby": {},
+    "lobby": {"after": F(str, False, 32)},
     "ping": {"t": F(object, False)},
     "hint": {},
 }
@@ -166,7 +166,7 @@ SERVER: dict[str, dict[str, F]] = {
     # room events `from`..`n`, all progress of racing seats, coalesced: each seat's latest line
     "progress": {"from": F(int), "n": F(int), "at": F(int), "seats": F(list)},
     "board": {"seat": F(int), "moves": F(int), "view": F(dict)},
-    "lobby": {"rooms": F(list), "ref": F(int, False)},
+    "lobby": {"rooms": F(list), "next": F((str, type(None)), False), "ref": F(int, False)},
     "hint": {
         "verdict": F(str),
         "move": F((str, type(None)), False),

@@ -23,6 +23,13 @@ class Limits:
     rate: float = 20.0
     spectator_burst: int = 20
     spectator_rate: float = 5.0
+    #: a connection in no room yet (browsing the lobby, joining): fewer credits than a racer
+    lobby_burst: int = 20
+    lobby_rate: float = 2.0
+    #: seconds this process keeps a lobby page (server/lobby.py)
+    lobby_cache: float = 1.0
+    #: seconds a room in its lobby with nobody connected is kept (a day while anyone is)
+    lobby_ttl: int = 900
     max_frame: int = m.MAX_FRAME
     idle_timeout: float = 60.0
     grace: float = 30.0
@@ -40,11 +47,20 @@ class Bucket:
         self.stamp = time.monotonic()
         self.refused_in_row = 0
 
-    def take(self) -> bool:
+    def level(self) -> float:
+        """The tokens there now (refilled to this moment), taking none."""
         now = time.monotonic()
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
-        if self.tokens >= 1:
+        return self.tokens
+
+    def wait(self) -> float:
+        """Seconds until the next token is there."""
+        missing = 1 - self.level()
+        return max(0.0, missing / self.rate) if self.rate > 0 else 60.0
+
+    def take(self) -> bool:
+        if self.level() >= 1:
             self.tokens -= 1
             self.refused_in_row = 0
             return True
@@ -69,6 +85,8 @@ class Conn:
     bad_frames: int = 0
     last_seen: float = 0.0  # time.monotonic() of the last frame received
     idle_timer: asyncio.TimerHandle | None = None
+    #: the client address its per-address limits count against (None: exempt); server/guard.py
+    address: str | None = None
 
     def viewer(self) -> Viewer:
         return Viewer(self.role or "spectator", self.seat)

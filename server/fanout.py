@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
+from solrace.server.codes import shown
 from solrace.server.conn import Conn
 from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
@@ -219,7 +220,7 @@ class Hub:
             try:
                 self.deliver(code, event)
             except Exception:  # one room's failure must not hold back the others' events
-                log.exception("fan-out of event %s in %s", event.get("n"), code)
+                log.exception("fan-out of event %s in %s", event.get("n"), shown(code))
 
     def acked(self, conn: Conn, n: int) -> None:
         """The mover's ack carried its own progress event n: when that is the next event for

@@ -52,8 +52,8 @@ PEEK_TIMEOUT = 5.0
 WAIT_FOR_WORKER = 15.0
 #: seconds a worker whose front is gone may take to stop before it exits regardless
 GIVE_UP_S = 10.0
-_CODE = re.compile(r"^[A-Z0-9]{1,16}$")
-_PATH_ROOM = re.compile(r"^/r/([A-Za-z0-9]{1,16})/?$")
+_CODE = re.compile(r"^[A-Z0-9]{1,32}$")
+_PATH_ROOM = re.compile(r"^/r/([A-Za-z0-9]{1,32})/?$")
 
 
 def room_of(head: bytes) -> str | None:

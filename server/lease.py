@@ -33,6 +33,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from solrace.server.codes import shown
 from solrace.server.metrics import METRICS
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class Leases:
         epoch, took = int(out[0]), int(out[1])
         if epoch:
             if self.store.fences.get(code) != epoch:
-                log.info("room %s: lease taken, epoch %d", code, epoch)
+                log.info("room %s: lease taken, epoch %d", shown(code), epoch)
             self.store.fences[code] = epoch
             if took:
                 METRICS.rooms_taken_over.inc()
@@ -131,7 +132,7 @@ class Leases:
                     raise
                 except Exception:
                     METRICS.redis_errors.labels("lease").inc()
-                    log.debug("lease renewal of %s failed", code, exc_info=True)
+                    log.debug("lease renewal of %s failed", shown(code), exc_info=True)
 
     async def close(self) -> None:
         """Stop renewing and hand back every lease (a clean shutdown)."""

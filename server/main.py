@@ -14,6 +14,7 @@ from typing import Any
 
 from solrace.server import front
 from solrace.server.api import Api
+from solrace.server.guard import GuardLimits
 from solrace.server.http import make_process_request, port_taken, quiet_request_logs
 from solrace.server.metrics import METRICS
 from solrace.server.records import DEFAULT_RECORD_DAYS
@@ -65,6 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--grace", type=float, default=30.0, help="seconds a disconnected racer keeps the seat"
     )
+    add_limit_arguments(parser)
     parser.add_argument(
         "--heartbeat",
         type=float,
@@ -99,6 +101,85 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--worker-index", type=int, default=0, help=argparse.SUPPRESS)
 
 
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """Per-address caps and the server's budget (server/guard.py, docs/OPERATIONS.md)."""
+    g = GuardLimits()
+    add = parser.add_argument
+    add("--lobby-burst", type=int, default=20, help="messages at once of a connection in no room")
+    add("--lobby-rate", type=float, default=2.0, help="per second, of a connection in no room")
+    add("--lobby-cache", type=float, default=1.0, help="seconds a lobby page is kept per process")
+    add(
+        "--lobby-ttl",
+        type=int,
+        default=900,
+        help="seconds a room in its lobby with nobody connected is kept (default 900)",
+    )
+    add("--conns-per-address", type=int, default=g.conns_per_address)
+    add(
+        "--rooms-per-address",
+        type=int,
+        default=g.rooms_per_address,
+        help="rooms one address may create per --rooms-window",
+    )
+    add("--rooms-window", type=float, default=g.rooms_window, help="seconds (default 600)")
+    add(
+        "--requests-burst",
+        type=int,
+        default=g.requests_burst,
+        help="expensive requests (lobby, join, spectate, resume, create) per address at once",
+    )
+    add("--requests-rate", type=float, default=g.requests_rate, help="... and per second")
+    add(
+        "--guesses-burst",
+        type=int,
+        default=g.guesses_burst,
+        help="lookups finding no room or seat, per address, at once",
+    )
+    add("--guesses-rate", type=float, default=g.guesses_rate, help="... and per second")
+    add(
+        "--server-rate",
+        type=float,
+        default=g.server_rate,
+        help="expensive requests per second, the whole process",
+    )
+    add(
+        "--server-inflight",
+        type=int,
+        default=g.server_inflight,
+        help="expensive requests waiting on Redis at once, the whole process",
+    )
+    add(
+        "--exempt",
+        action="append",
+        default=[],
+        metavar="NET",
+        help="address or network no per-address cap or server budget applies to (repeatable)",
+    )
+    add(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="NET",
+        help="proxy whose X-Forwarded-For names the client (repeatable)",
+    )
+
+
+def guard_limits(args: argparse.Namespace) -> GuardLimits:
+    return GuardLimits(
+        conns_per_address=args.conns_per_address,
+        rooms_per_address=args.rooms_per_address,
+        rooms_window=args.rooms_window,
+        requests_burst=args.requests_burst,
+        requests_rate=args.requests_rate,
+        guesses_burst=args.guesses_burst,
+        guesses_rate=args.guesses_rate,
+        server_rate=args.server_rate,
+        server_inflight=args.server_inflight,
+        exempt=tuple(args.exempt),
+        trusted_proxies=tuple(args.trusted_proxy),
+    )
+
+
 def default_data_dir() -> str:
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(
         os.path.expanduser("~"), ".local", "share"
@@ -117,6 +198,10 @@ async def serve_forever(
         grace=args.grace,
         idle_timeout=args.idle_timeout,
         heartbeat=args.heartbeat,
+        lobby_burst=args.lobby_burst,
+        lobby_rate=args.lobby_rate,
+        lobby_cache=args.lobby_cache,
+        lobby_ttl=args.lobby_ttl,
     )
     transport = build(
         lambda sink: Store.from_url(
@@ -129,6 +214,7 @@ async def serve_forever(
         ),
         limits,
         record_days=args.record_days,
+        guard=guard_limits(args),
     )
     store = transport.store
     await store.ready()

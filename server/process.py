@@ -28,12 +28,16 @@ class ServerProcess:
         port: int | None = None,
         extra_args: Sequence[str] = (),
         host: str = "127.0.0.1",
+        exempt: Sequence[str] = ("127.0.0.1",),
     ) -> None:
+        """`exempt`: addresses the server's per-address limits and budget leave alone. Tests
+        and benchmarks all connect from 127.0.0.1, so it is exempt by default; a test of the
+        limits connects from another loopback address (127.0.0.2, ...)."""
         self.redis_url = redis_url
         self.prefix = prefix
         self.host = host
         self.port = port or free_port(host)
-        self.extra_args = list(extra_args)
+        self.extra_args = [*(a for net in exempt for a in ("--exempt", net)), *extra_args]
         self.proc: subprocess.Popen[bytes] | None = None
         self._output = OutputTail()
 

@@ -21,6 +21,15 @@ from typing import Any
 
 from solrace.protocol.messages import ProtocolError, encode
 from solrace.server import projection
+from solrace.server.codes import (
+    CODE_LENGTH,
+    PRIVATE_CODE_LENGTH,
+    guessable,
+    new_code,
+    normalize_code,
+    shown,
+)
+from solrace.server.lobby import LobbyCache, Page
 from solrace.server.projection import Viewer
 from solrace.server.room import (
     COUNTDOWN,
@@ -37,8 +46,6 @@ from solrace.server.store import Appended, Conflict, Store
 
 log = logging.getLogger("solrace.server")
 
-CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
-CODE_LENGTH = 5
 RETRIES = 8
 BACKOFF_BASE_S = 0.002
 BACKOFF_CAP_S = 0.05
@@ -61,16 +68,8 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def new_code() -> str:
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-
-
 def new_token() -> str:
     return secrets.token_urlsafe(32)
-
-
-def normalize_code(code: str) -> str:
-    return code.strip().upper()
 
 
 def listing(room: Room) -> dict[str, Any] | None:
@@ -103,13 +102,16 @@ class RoomService:
         # process finished (post-race verdicts); both set by transport.build
         self.solver: SolverPool | None = None
         self.finished: Callable[[Room], None] | None = None
+        #: lobby pages, each kept a moment (server/lobby.py); transport.build sets its ttl
+        self.lobby_cache = LobbyCache(self.store.lobby_page)
 
     # --- loading ------------------------------------------------------------------------
 
-    def draw_code(self) -> str:
-        """A fresh room code this process owns (with N workers, about N draws)."""
+    def draw_code(self, public: bool = False) -> str:
+        """A fresh room code this process owns (with N workers, about N draws): short for a
+        public room, long (unguessable) for a private one."""
         while True:
-            code = new_code()
+            code = new_code(CODE_LENGTH if public else PRIVATE_CODE_LENGTH)
             if self.owns(code):
                 return code
 
@@ -216,7 +218,7 @@ class RoomService:
             if room.state != cached.room.state:
                 log.info(
                     "room %s (%s): %s -> %s",
-                    code,
+                    shown(code),
                     room.options["game"],
                     cached.room.state,
                     room.state,
@@ -225,7 +227,10 @@ class RoomService:
             if finishing and self.finished is not None:
                 self.finished(room)
             # never raises: a stored final move must not answer `busy` for a lobby write
-            await self.store.set_lobby(code, ver, listing(room), was=listing(cached.room))
+            row, was = listing(room), listing(cached.room)
+            await self.store.set_lobby(code, ver, row, was=was)
+            if row != was:
+                self.lobby_cache.clear()
             return room, numbers
         raise too_busy("room")
 
@@ -236,8 +241,9 @@ class RoomService:
     ) -> dict[str, Any]:
         host_token = new_token()
         token = new_token() if play else None
+        public = bool((options or {}).get("public"))
         for _ in range(20):
-            code = self.draw_code()
+            code = self.draw_code(public)
             now = self.clock()
             room = Room.new(code, token_hash(host_token), options, now)
             events: list[dict[str, Any]] = []
@@ -255,13 +261,14 @@ class RoomService:
             self.cache[code] = Cached(room, ver, numbers[-1] if numbers else 0)
             log.info(
                 "room %s created (%s, %s)",
-                code,
+                shown(code),
                 room.options["game"],
                 "public" if room.options.get("public") else "private",
             )
             self.deal_ahead(room)
             if room.options.get("public"):
                 await self.store.set_lobby(code, ver, listing(room))
+                self.lobby_cache.clear()
             return {"room": code, "seat": seat, "token": token, "host_token": host_token}
         raise ProtocolError("internal", "could not find a free room code")
 
@@ -302,6 +309,13 @@ class RoomService:
         return room
 
     async def configure(self, code: str, host_token: str, options: dict[str, Any]) -> Room:
+        if options.get("public") is False and guessable(normalize_code(code)):
+            raise ProtocolError(
+                "bad_options",
+                "a room created public has a short code anyone can guess: it cannot become "
+                "private (create a private room: its link cannot be guessed)",
+                field="public",
+            )
         room = await self.host_update(code, host_token, lambda r, now: r.configure(options, now))
         self.deal_ahead(room)
         return room
@@ -456,7 +470,7 @@ class RoomService:
         except Exception:
             if not answered:
                 raise
-            log.warning("board of %s seat %d not published", room.code, seat, exc_info=True)
+            log.warning("board of %s seat %d not published", shown(room.code), seat, exc_info=True)
 
     @staticmethod
     def _ack(room: Room, seat: int, plan: MovePlan, stored: Appended) -> dict[str, Any]:
@@ -490,7 +504,7 @@ class RoomService:
             if not answered:
                 raise
             log.warning(
-                "could not settle %s after a seat ended; retrying later", code, exc_info=True
+                "could not settle %s after a seat ended; retrying later", shown(code), exc_info=True
             )
             with contextlib.suppress(Exception):
                 await self.store.add_deadline(f"tick|{code}", self.clock() + 1000)
@@ -532,7 +546,7 @@ class RoomService:
             cached = await self._load(code)
             return projection.own_view(cached.room, seat)
 
-    async def lobby(self) -> list[dict[str, Any]]:
-        """The first page of listed rooms, in code order (the store keeps the summary)."""
-        rows, _ = await self.store.lobby_page()
-        return rows
+    async def lobby(self, after: str = "") -> Page:
+        """A page of listed rooms in code order after the cursor `after`, and the next page's
+        cursor (None at the end): the store keeps the summary, this process a short cache."""
+        return await self.lobby_cache.page(normalize_code(after))

@@ -35,6 +35,7 @@ from typing import Any
 from solrace.engine import from_text
 from solrace.engine.solve import LOST, UNKNOWN, WON, SolveResult, solve_deal, solve_text
 from solrace.protocol.messages import ProtocolError
+from solrace.server.codes import shown
 from solrace.server.room import FINISHED, Room
 
 log = logging.getLogger("solrace.server")
@@ -335,7 +336,7 @@ class RaceVerdicts:
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.warning("post-race verdicts of %s not stored", code, exc_info=True)
+            log.warning("post-race verdicts of %s not stored", shown(code), exc_info=True)
 
     def close(self) -> None:
         for t in list(self.tasks):

@@ -73,6 +73,7 @@ from typing import Any, NamedTuple, Protocol
 from solrace.protocol.messages import decode_trusted, encode
 from solrace.server import ServerError
 from solrace.server.batch import Batcher
+from solrace.server.codes import shown
 from solrace.server.metrics import METRICS
 from solrace.server.pubsub import Reader, make_reader
 from solrace.server.redis_conn import Client, connect, is_cluster
@@ -266,6 +267,25 @@ end
 return out
 """
 
+_KEEP = """
+-- KEYS: conn meta other room keys... ; ARGV: idle_ms active_ms
+-- A room in its lobby: with nobody connected (every count in `conn` 0) its keys get the short
+-- idle lifetime (never lengthened by this); with someone, the active one again.
+local total = 0
+for _, v in ipairs(redis.call('HVALS', KEYS[1])) do total = total + (tonumber(v) or 0) end
+local left = redis.call('PTTL', KEYS[2])
+if left == -2 then return -2 end
+local ttl = tonumber(ARGV[2])
+if total == 0 then
+  ttl = tonumber(ARGV[1])
+  if left >= 0 and left <= ttl then return 0 end
+elseif left > tonumber(ARGV[1]) then
+  return 0
+end
+for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ttl) end
+return ttl
+"""
+
 _CLAIM_DUE = """
 -- KEYS: one deadline bucket ; ARGV: now limit. The due members, taken out: one caller gets each.
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
@@ -372,6 +392,7 @@ class Store:
         self._lobby_put = self._script(_LOBBY_PUT)
         self._lobby_page = self._script(_LOBBY_PAGE)
         self._claim_due = self._script(_CLAIM_DUE)
+        self._keep = self._script(_KEEP)
         #: tags what this store publishes, so its own process can skip it on pub/sub
         self.origin: bytes = secrets.token_hex(ORIGIN_LEN // 2).encode()
         #: None: nobody in this process watches rooms (tools, tests of the store alone)
@@ -412,14 +433,14 @@ class Store:
             try:
                 self.sink.local_event(code, n, event)
             except Exception:
-                log.exception("local fan-out of event %d in %s", n, code)
+                log.exception("local fan-out of event %d in %s", n, shown(code))
 
     def _fan_board(self, code: str, delay: int, frame: bytes) -> None:
         if self.sink is not None:
             try:
                 self.sink.board(code, delay, frame)
             except Exception:
-                log.exception("local fan-out of a board in %s", code)
+                log.exception("local fan-out of a board in %s", shown(code))
 
     # --- pub/sub: the one place that knows the published format ---------------------------
 
@@ -682,7 +703,7 @@ class Store:
         """Another process took the room over (its fence is past our lease): forget the lease;
         the caller reloads and judges again without it."""
         self.fences.pop(code, None)
-        log.warning("room %s: write refused by the fence (now epoch %d)", code, fence)
+        log.warning("room %s: write refused by the fence (now epoch %d)", shown(code), fence)
         return Conflict("fence", fence)
 
     async def publish_board(self, code: str, board: bytes, delay: int = 0) -> None:
@@ -744,6 +765,14 @@ class Store:
             self._fan_event(code, n, event)
         return after, n
 
+    async def keep_lobby(self, code: str, seats: int, idle_ms: int) -> int:
+        """A room in its lobby: its keys last `idle_ms` while nobody is connected to it, a day
+        again once someone is (a room made and left costs Redis minutes, not a day).
+        Returns the lifetime set (0: left as it was, -2: the room is gone)."""
+        keys = [self.key(code, "conn"), *self.room_keys(code, seats)[:4], self.key(code, "fence")]
+        keys += [self.key(code, "here"), *(self.log_key(code, s) for s in range(seats))]
+        return int(await self._keep(keys=keys, args=[idle_ms, ACTIVE_TTL_MS]))
+
     async def connections(self, code: str) -> dict[str, int]:
         raw = await self.redis.hgetall(self.key(code, "conn"))
         return {_text(k): int(v) for k, v in raw.items()}
@@ -772,7 +801,9 @@ class Store:
             await self._write_lobby(code, ver, payload)
         except Exception as exc:
             METRICS.redis_errors.labels("lobby").inc()
-            log.warning("lobby update of %s failed (%r); retrying in the background", code, exc)
+            log.warning(
+                "lobby update of %s failed (%r); retrying in the background", shown(code), exc
+            )
             if self._lobby_retry is None:
                 self._lobby_retry = asyncio.create_task(self._retry_lobby())
             return

@@ -22,10 +22,11 @@ from collections.abc import Coroutine
 from typing import Any
 
 from solrace.protocol.messages import ProtocolError
+from solrace.server.codes import shown
 from solrace.server.conn import Conn, Limits
 from solrace.server.fanout import Hub
 from solrace.server.lease import Leases
-from solrace.server.room import COUNTDOWN, RACING
+from solrace.server.room import COUNTDOWN, LOBBY, RACING
 from solrace.server.service import RoomService
 
 log = logging.getLogger("solrace.server")
@@ -86,6 +87,24 @@ class RoomSupervisor:
             await self.store.note_connection(self.proc_id, code, "spectators", +1)
             self.announce_watchers(code)
         self.arm_clock(code)
+        await self._keep_lobby(code, self._lobby_seats(code))
+
+    def _lobby_seats(self, code: str) -> int | None:
+        """The room's seat count when this process has it cached in its lobby, else None."""
+        cached = self.service.cache.get(code)
+        if cached is None or cached.room.state != LOBBY:
+            return None
+        return len(cached.room.doc["seats"])
+
+    async def _keep_lobby(self, code: str, seats: int | None) -> None:
+        """A room in its lobby lives `lobby_ttl` once nobody is connected (store.keep_lobby);
+        a failure only leaves it the longer lifetime."""
+        if seats is None:
+            return
+        try:
+            await self.store.keep_lobby(code, seats, int(self.limits.lobby_ttl * 1000))
+        except Exception:
+            log.debug("lifetime of %s not set", shown(code), exc_info=True)
 
     async def unbind(self, conn: Conn) -> None:
         """The connection leaves its room: presence down (and a grace timer for a racing seat)."""
@@ -93,6 +112,7 @@ class RoomSupervisor:
         if code is None:
             return
         conn.room = conn.role = conn.seat = None
+        lobby_seats = self._lobby_seats(code)
         if self.hub.remove(code, conn):
             self.service.forget(code)
             with contextlib.suppress(Exception):
@@ -116,6 +136,8 @@ class RoomSupervisor:
                 self.announce_watchers(code)
         except Exception:  # Redis gone during shutdown: nothing more to tidy
             log.debug("presence update failed", exc_info=True)
+            return
+        await self._keep_lobby(code, lobby_seats)
 
     def announce_watchers(self, code: str) -> None:
         """Tell the room how many watch, once per WATCHERS_DEBOUNCE however many come and go:
@@ -132,7 +154,7 @@ class RoomSupervisor:
             event = {"kind": "watchers", "at": self.service.clock(), "count": count}
             await self.store.presence(code, "spectators", 0, event, event, always=True)
         except Exception:  # Redis away: the next arrival or departure announces the count
-            log.debug("watchers count not announced for %s", code, exc_info=True)
+            log.debug("watchers count not announced for %s", shown(code), exc_info=True)
 
     async def _lease(self, code: str) -> None:
         """Serve the room as its owner if its lease is free; a failure only means this process
@@ -142,7 +164,7 @@ class RoomSupervisor:
         try:
             await self.leases.acquire(code)
         except Exception:
-            log.warning("lease of %s not taken", code, exc_info=True)
+            log.warning("lease of %s not taken", shown(code), exc_info=True)
 
     async def _grace_expired(self, code: str, seat: int) -> None:
         """A racing seat gone longer than the grace period counts as resigned."""
@@ -245,7 +267,10 @@ class RoomSupervisor:
                 player = conn.role == "player" and conn.seat is not None
                 key = f"{code}|{conn.seat if player else 'spectators'}"
                 held[key] = held.get(key, 0) + 1
-        log.warning("this process was counted out; its connections count in again: %s", held)
+        log.warning(  # the codes are not logged: a private room's code is its link's secret
+            "this process was counted out; its connections count in again (%d rooms)",
+            len({k.partition("|")[0] for k in held}),
+        )
         await self.store.reset_connections(self.proc_id, held)
         for key, count in held.items():
             code, _, field = key.partition("|")

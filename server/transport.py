@@ -21,6 +21,7 @@ from solrace.protocol.messages import ProtocolError
 from solrace.server import players
 from solrace.server.conn import Bucket, Conn, Limits
 from solrace.server.fanout import Hub, send, write
+from solrace.server.guard import EXPENSIVE, Guard, GuardLimits
 from solrace.server.lease import Leases
 from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
@@ -47,6 +48,7 @@ def build(
     make_store: Callable[[EventSink], Store],
     limits: Limits | None = None,
     record_days: int = DEFAULT_RECORD_DAYS,
+    guard: GuardLimits | None = None,
 ) -> Transport:
     """Assemble the server's parts in the one order their needs allow: the hub first (it is
     the store's event sink), the store with it, the service on the store, then the room
@@ -64,11 +66,12 @@ def build(
 
     service.finished = finished
     limits = limits or Limits()
+    service.lobby_cache.ttl = limits.lobby_cache
     rooms = RoomSupervisor(service, hub, limits)
     # a room's lease lasts the liveness window: a dead owner's rooms are free as it is counted out
     rooms.leases = Leases(store, rooms.proc_id, limits.heartbeat * 5)
     hub.attach(service, rooms.on_room_event)
-    return Transport(service, hub, rooms, limits, records)
+    return Transport(service, hub, rooms, limits, records, Guard(guard or GuardLimits()))
 
 
 class Transport:
@@ -79,9 +82,12 @@ class Transport:
         rooms: RoomSupervisor,
         limits: Limits,
         records: Records | None = None,
+        guard: Guard | None = None,
     ) -> None:
         self.service = service
         self.records = records or Records(service.store.redis, service.store.prefix)
+        #: per-address caps and the server's budget of expensive requests (server/guard.py)
+        self.guard = guard or Guard()
         self.store: Store = service.store
         self.hub = hub
         self.rooms = rooms
@@ -117,7 +123,14 @@ class Transport:
 
     async def handler(self, ws: ServerConnection) -> None:
         lim = self.limits
-        conn = Conn(ws, Bucket(lim.burst, lim.rate))
+        # in no room yet: the lobby's credits (never more than a racer's)
+        conn = Conn(ws, Bucket(min(lim.lobby_burst, lim.burst), min(lim.lobby_rate, lim.rate)))
+        try:
+            conn.address = self.guard.connect(self._client_address(ws))
+        except ProtocolError as exc:
+            await send(conn, exc.to_message())
+            await ws.close(CloseCode.POLICY_VIOLATION, "too many connections")
+            return
         self.conns.add(conn)
         conn.last_seen = time.monotonic()
         self._arm_idle(conn, lim.idle_timeout)
@@ -186,7 +199,15 @@ class Transport:
             if conn.idle_timer is not None:
                 conn.idle_timer.cancel()
             self.conns.discard(conn)
+            self.guard.disconnect(conn.address)
             await self.rooms.unbind(conn)
+
+    def _client_address(self, ws: ServerConnection) -> str:
+        """The peer's address, or the client's behind a trusted proxy (server/guard.py)."""
+        peer = ws.remote_address
+        host = str(peer[0]) if isinstance(peer, tuple) and peer else "unknown"
+        headers = ws.request.headers if ws.request is not None else None
+        return self.guard.client_address(host, headers)
 
     def _arm_idle(self, conn: Conn, delay: float) -> None:
         """One timer per idle period, not a wait_for per frame (that cost ~5% of a move)."""
@@ -215,7 +236,13 @@ class Transport:
             player = await self._player_of(msg.get("player_key"))
             conn.hello, conn.player = True, player
             lim = self.limits
-            limits = {"max_frame": lim.max_frame, "burst": lim.burst, "rate": int(lim.rate)}
+            limits = {
+                "max_frame": lim.max_frame,
+                "burst": lim.burst,
+                "rate": int(lim.rate),
+                "lobby_burst": min(lim.lobby_burst, lim.burst),
+                "lobby_rate": min(lim.lobby_rate, lim.rate),
+            }
             await self.send(conn, m.with_ref(m.welcome(SERVER_NAME, limits, player), ref))
             return
         if not conn.hello:
@@ -223,12 +250,21 @@ class Transport:
         if kind == "ping":
             await self.send(conn, m.pong(ref, msg.get("t")))
             return
-        if kind == "lobby":
-            rooms = await self.service.lobby()
-            await self.send(conn, m.with_ref({"type": "lobby", "rooms": rooms}, ref))
-            return
         handler = getattr(self, f"on_{kind}")
-        await handler(conn, msg, ref)
+        if kind not in EXPENSIVE:
+            await handler(conn, msg, ref)
+            return
+        self.guard.check(conn.address, kind)
+        try:
+            async with self.guard.turn(kind, conn.address):
+                await handler(conn, msg, ref)
+        except ProtocolError as exc:
+            self.guard.missed(conn.address, exc.code)  # a lookup that found nothing: a guess
+            raise
+
+    async def on_lobby(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        rooms, nxt = await self.service.lobby(msg.get("after", ""))
+        await self.send(conn, m.with_ref({"type": "lobby", "rooms": rooms, "next": nxt}, ref))
 
     async def _player_of(self, key: str | None) -> str | None:
         """The public player id of a hello's player key (None: anonymous); only the key's
@@ -269,8 +305,11 @@ class Transport:
         last_event: int | None,
         **extra: Any,
     ) -> None:
-        if role != "player":  # watchers get fewer credits than racers (lichess does the same)
+        # in a room: a racer's credits; watchers get fewer (lichess does the same)
+        if role != "player":
             conn.bucket = Bucket(self.limits.spectator_burst, self.limits.spectator_rate)
+        elif conn.role != "player":
+            conn.bucket = Bucket(self.limits.burst, self.limits.rate)
         await self.rooms.bind(conn, code, role, seat)
         reply: dict[str, Any] = {
             "type": "joined",

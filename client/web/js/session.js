@@ -58,13 +58,13 @@ export function roomFromLocation(loc) {
   const hash = decodeURIComponent((loc.hash || "").replace(/^#/, ""));
   const path = /^\/r\/([^/]+)\/?$/.exec(loc.pathname || "");
   const code = (q || hash || (path ? decodeURIComponent(path[1]) : "") || "").trim().toUpperCase();
-  return /^[A-Z0-9]{3,12}$/.test(code) ? code : null;
+  return /^[A-Z0-9]{3,32}$/.test(code) ? code : null;
 }
 
 /** The room a watch link (`/?watch=CODE`, printed by `solrace bot --create`) opens as a spectator. */
 export function watchFromLocation(loc) {
   const code = (new URLSearchParams(loc.search).get("watch") || "").trim().toUpperCase();
-  return /^[A-Z0-9]{3,12}$/.test(code) ? code : null;
+  return /^[A-Z0-9]{3,32}$/.test(code) ? code : null;
 }
 
 /** Today's date as YYYY-MM-DD in local time: the text seed of the daily deal. */

@@ -1,0 +1,247 @@
+"""Limits per client address and for the whole server process (issue 10, items 6 and 9).
+
+A connection's own token bucket (`conn.Bucket`) bounds what one socket sends; it does not
+stop one client from opening many sockets, nor many clients from sending, each within its
+own bucket, requests that each cost Redis work (a lobby page, a lookup of an unknown room,
+a new room). So requests are sorted in two:
+
+* cheap: everything a racer does in its room (moves, ready, pings): only the connection's
+  bucket applies;
+* expensive: `lobby`, `join`, `spectate`, `resume`, `create`. Each takes a token from its
+  client address's bucket and one from the server's (`server_rate`), and at most
+  `server_inflight` of them wait on Redis at once, so the Redis pool always has connections
+  left for the moves of the rooms already racing.
+
+On top of that, per client address: at most `conns_per_address` open connections, at most
+`rooms_per_address` rooms created per `rooms_window` seconds, and lookups that find nothing
+(`no_room`, `bad_token`: guessing codes or tokens) drain a small bucket of their own.
+
+Addresses are counted per process (with `--workers N` a client may reach N times a cap);
+IPv6 addresses are grouped by their /64 (one host usually holds a whole /64). Behind a
+proxy, `trusted_proxies` names the proxies whose `X-Forwarded-For` is believed; `exempt`
+names addresses no per-address cap or server budget applies to (monitoring, load tests).
+Entries of addresses with no connection left are dropped once their buckets are full again,
+so the table holds only addresses that are connected or recently active.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import time
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from solrace.protocol.messages import ProtocolError
+from solrace.server.conn import Bucket
+
+#: message types that cost Redis work whatever the room: per-address and server budgets
+EXPENSIVE = frozenset({"lobby", "join", "spectate", "resume", "create"})
+#: error codes of a lookup that found nothing: a guess
+GUESS_MISSES = frozenset({"no_room", "bad_token"})
+
+
+@dataclass
+class GuardLimits:
+    """The caps; `solrace serve` flags set them (docs/OPERATIONS.md, Limits)."""
+
+    conns_per_address: int = 50
+    rooms_per_address: int = 20
+    rooms_window: float = 600.0
+    #: expensive requests per address: burst, then per second
+    requests_burst: int = 20
+    requests_rate: float = 2.0
+    #: lookups that found nothing, per address: burst, then per second
+    guesses_burst: int = 10
+    guesses_rate: float = 0.2
+    #: expensive requests of the whole process: per second (burst: twice that) and at once
+    server_rate: float = 200.0
+    server_inflight: int = 16
+    #: seconds an expensive request may wait for its turn before it is refused `busy`
+    server_wait: float = 2.0
+    exempt: tuple[str, ...] = ()
+    trusted_proxies: tuple[str, ...] = ()
+
+
+def address_key(host: str) -> str:
+    """The unit a per-address cap counts: the IPv4 address, or an IPv6 address's /64."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+def _networks(items: Iterable[str]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    return [ipaddress.ip_network(item, strict=False) for item in items]
+
+
+def _within(host: str, nets: list[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> bool:
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip in net for net in nets)
+
+
+def over(limit: str, message: str, retry_after: float) -> ProtocolError:
+    """The refusal of a request over a per-address or server limit: `rate_limited`, naming
+    the limit and how long to wait (ms)."""
+    return ProtocolError(
+        "rate_limited", message, limit=limit, retry_after=max(1, int(retry_after * 1000))
+    )
+
+
+@dataclass
+class Address:
+    """What one client address holds and has spent."""
+
+    requests: Bucket
+    rooms: Bucket
+    guesses: Bucket
+    conns: int = 0
+
+    def rested(self) -> bool:
+        """Nothing left to remember: no connection, every bucket full again."""
+        return self.conns == 0 and all(
+            b.level() >= b.burst for b in (self.requests, self.rooms, self.guesses)
+        )
+
+
+@dataclass
+class Guard:
+    limits: GuardLimits = field(default_factory=GuardLimits)
+    addresses: dict[str, Address] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        lim = self.limits
+        self._exempt = _networks(lim.exempt)
+        self._proxies = _networks(lim.trusted_proxies)
+        self.server = Bucket(max(1, int(lim.server_rate * 2)), lim.server_rate)
+        self._inflight = asyncio.Semaphore(max(1, lim.server_inflight))
+        self._sweep_at = 0.0
+
+    # --- who is asking ------------------------------------------------------------------
+
+    def client_address(self, peer: str, headers: Mapping[str, str] | None = None) -> str:
+        """The client's address: the socket's peer, or, when the peer is a trusted proxy, the
+        address the proxy says it forwarded for (the last one it did not add itself)."""
+        if headers is not None and _within(peer, self._proxies):
+            forwarded = headers.get("X-Forwarded-For", "")
+            hops = [h.strip() for h in forwarded.split(",") if h.strip()]
+            while hops and _within(hops[-1], self._proxies):
+                hops.pop()
+            if hops:
+                return hops[-1]
+        return peer
+
+    def exempt(self, host: str) -> bool:
+        return _within(host, self._exempt)
+
+    def _entry(self, key: str) -> Address:
+        got = self.addresses.get(key)
+        if got is None:
+            self._sweep()
+            lim = self.limits
+            got = self.addresses[key] = Address(
+                Bucket(lim.requests_burst, lim.requests_rate),
+                Bucket(lim.rooms_per_address, lim.rooms_per_address / lim.rooms_window),
+                Bucket(lim.guesses_burst, lim.guesses_rate),
+            )
+        return got
+
+    def _sweep(self) -> None:
+        """Drop rested addresses, at most once a second (the table stays the size of the
+        addresses connected or recently busy)."""
+        now = time.monotonic()
+        if now < self._sweep_at:
+            return
+        self._sweep_at = now + 1.0
+        for key in [k for k, a in self.addresses.items() if a.rested()]:
+            del self.addresses[key]
+
+    # --- connections ----------------------------------------------------------------------
+
+    def connect(self, host: str) -> str | None:
+        """Count a new connection in; its address key (None: exempt). Raises `rate_limited`
+        (limit `connections`) when the address already holds its cap."""
+        if self.exempt(host):
+            return None
+        key = address_key(host)
+        entry = self._entry(key)
+        if entry.conns >= self.limits.conns_per_address:
+            raise ProtocolError(
+                "rate_limited",
+                f"too many connections from your address (at most {self.limits.conns_per_address})",
+                limit="connections",
+            )
+        entry.conns += 1
+        return key
+
+    def disconnect(self, key: str | None) -> None:
+        if key is None:
+            return
+        entry = self.addresses.get(key)
+        if entry is not None:
+            entry.conns = max(0, entry.conns - 1)
+            if entry.rested():
+                del self.addresses[key]
+
+    # --- requests -------------------------------------------------------------------------
+
+    def check(self, key: str | None, kind: str) -> None:
+        """Charge an expensive request to its address and to the server (nothing for cheap
+        ones); raises `rate_limited` naming the limit it hit, charging nothing then."""
+        if kind not in EXPENSIVE or key is None:
+            return
+        entry = self._entry(key)
+        if kind in ("join", "spectate", "resume") and entry.guesses.level() < 1:
+            raise over(
+                "guesses",
+                "too many lookups of rooms or tokens that do not exist from your address",
+                entry.guesses.wait(),
+            )
+        if kind == "create" and entry.rooms.level() < 1:
+            raise over(
+                "rooms",
+                f"your address created {self.limits.rooms_per_address} rooms in "
+                f"{self.limits.rooms_window:.0f} s",
+                entry.rooms.wait(),
+            )
+        if entry.requests.level() < 1:
+            raise over("address", "too many requests from your address", entry.requests.wait())
+        if not self.server.take():
+            raise over("server", "the server is taking too many requests", self.server.wait())
+        entry.requests.take()
+        if kind == "create":
+            entry.rooms.take()
+
+    def missed(self, key: str | None, code: str) -> None:
+        """A lookup found nothing (`code` is the error it got): one guess spent."""
+        if key is not None and code in GUESS_MISSES:
+            self._entry(key).guesses.take()
+
+    @contextlib.asynccontextmanager
+    async def turn(self, kind: str, key: str | None) -> AsyncIterator[None]:
+        """An expensive request's turn at Redis: at most `server_inflight` at once; one that
+        waits longer than `server_wait` is refused `busy` (nothing done)."""
+        if kind not in EXPENSIVE or key is None:
+            yield
+            return
+        try:
+            await asyncio.wait_for(self._inflight.acquire(), self.limits.server_wait)
+        except TimeoutError:
+            raise ProtocolError(
+                "busy", "the server is busy with other requests; try again", limit="server"
+            ) from None
+        try:
+            yield
+        finally:
+            self._inflight.release()
