@@ -327,7 +327,9 @@ def ok(ref: int | None = None, **extra: Any) -> dict[str, Any]:
     return with_ref({"type": "ok", **extra}, ref)
 
 
-def welcome(server: str, limits: dict[str, int], player: str | None = None) -> dict[str, Any]:
+def welcome(
+    server: str, limits: dict[str, int | float], player: str | None = None
+) -> dict[str, Any]:
     """The handshake reply: what a client needs to know before anything else, so that no
     client keeps its own copy of the protocol version or of the games; and, when the hello
     carried a player key, the public player id it stands for (null: anonymous)."""
