@@ -11,6 +11,9 @@ Scenarios (issues 5 and 9):
 * memory      - server RSS per idle connection; Redis memory per finished room of 8.
 * two-process - two `solrace serve` on one Redis against one, rooms split
                 and seats split across the processes; CPU per process says what limits it.
+* hostile     - a victim racer's move-to-ack p99 idle, then while 300 hostile connections
+                send lobby, joins of random codes, creates, bad resumes and bad frames at
+                the rates the server allows them (issue 10; solrace.bench.load_hostile).
 
 Everything runs on loopback, bounded in count and time; the load generator is
 a pool of separate processes (solrace.bench.loadgen). Figures are printed,
@@ -20,6 +23,7 @@ never asserted.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import platform
 import sys
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from solrace.bench import load_hostile
 from solrace.bench.load_hist import Histogram, merged
 from solrace.bench.load_pool import Pool, split
 from solrace.bench.load_procs import CpuMeter, EchoServer, RaceServer, rss_kib
@@ -38,7 +43,7 @@ from solrace.bench.load_profile import Profiler, components, summarize
 from solrace.bench.load_report import Report, kib, ms
 from solrace.server.redis_process import RedisProcess
 
-SCENARIOS = ("throughput", "paced", "spectators", "memory", "two-process")
+SCENARIOS = ("throughput", "paced", "spectators", "memory", "two-process", "hostile")
 
 #: serve flags that lift the limits a benchmark would otherwise measure instead of the server
 DEFAULT_SERVER_ARGS = [
@@ -50,6 +55,9 @@ DEFAULT_SERVER_ARGS = [
     "100000",
     "--spectator-burst",
     "100000",
+    # every bot connects from 127.0.0.1: the per-address caps would measure themselves
+    "--exempt",
+    "127.0.0.1",
 ]
 
 
@@ -71,6 +79,9 @@ class Sizes:
     idle_conns: int = 2000
     mem_rooms: int = 50
     mem_players: int = 8
+    hostiles: int = 300
+    hostile_rooms: int = 113
+    hostile_duration: float = 20.0
 
     @classmethod
     def quick(cls) -> Sizes:
@@ -91,6 +102,9 @@ class Sizes:
             idle_conns=50,
             mem_rooms=3,
             mem_players=8,
+            hostiles=20,
+            hostile_rooms=5,
+            hostile_duration=1.0,
         )
 
 
@@ -686,6 +700,67 @@ class Bench:
             r.figure(f"two processes ({label}) / one process", f"{ratio:.2f}")
         self.results["two-process"] = {"one": one, "rooms": rooms, "seats": seats}
 
+    def scenario_hostile(self) -> None:
+        """Issue 10's goal: a victim's move p99 within 2x of idle under hostile traffic."""
+        s, r = self.sizes, self.report
+        pace = 10.0
+        r.heading(
+            f"hostile: one victim racer ({pace:.0f} moves/s) idle, then with {s.hostiles} hostile "
+            f"connections ({load_hostile.PER_ADDRESS} per address) and {s.hostile_rooms} public "
+            "rooms listed; server at its default limits"
+        )
+        # the server's own limits are what is measured: only the lobby's seeder is exempt
+        server = RaceServer(
+            self.work_dir, self.redis_url, self.prefix, ["--exempt", load_hostile.SEEDER]
+        )
+        server.start()
+        meter = self.cpu_meter({"server": server.pid})
+        load_before = load_line()
+
+        try:
+            meter.start()
+            res = asyncio.run(
+                load_hostile.victim_under_hostiles(
+                    f"ws://127.0.0.1:{server.port}/ws",
+                    rooms=s.hostile_rooms,
+                    hostiles=s.hostiles,
+                    procs=max(1, self.args.workers),
+                    duration=s.hostile_duration,
+                    warmup=max(1.0, s.warmup),
+                    pace=pace,
+                )
+            )
+            meter.stop()
+        finally:
+            server.stop()
+        idle, loaded = res["idle"], res["loaded"]
+        r.figure("load average before", load_before)
+        r.latency("victim move-to-ack, idle", idle)
+        r.latency("victim move-to-ack, hostile", loaded)
+        r.cpu(meter.shares())  # the whole scenario: seeding, idle and hostile phases
+        counts = res["hostile"]
+        sent = sum(v for k, v in counts.items() if k.startswith("sent "))
+        r.figure(
+            "hostile messages sent (whole run)",
+            f"{sent} ({', '.join(f'{k[5:]} {v}' for k, v in sorted(counts.items()) if k.startswith('sent '))})",
+        )
+        r.figure(
+            "hostile replies",
+            ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if not k.startswith("sent ")),
+        )
+        if res["errors"]:
+            r.figure("victim errors", ", ".join(f"{k} {v}" for k, v in res["errors"].items()))
+        ratio = loaded.percentile(99) / idle.percentile(99) if idle.count else 0.0
+        r.figure("ratio victim p99 hostile / idle", f"{ratio:.2f}")
+        r.figure("load average after", load_line())
+        r.goal(
+            "hostile traffic: victim move p99 within 2x of idle",
+            f"{ms(loaded.percentile(99))} vs {ms(idle.percentile(99))} ({ratio:.2f}x)",
+            "<= 2x",
+            bool(idle.count and loaded.count) and ratio <= 2.0,
+        )
+        self.results["hostile"] = {"idle": idle, "loaded": loaded, "ratio": ratio}
+
 
 def _proc_field(path: str, name: str) -> str | None:
     """The value of the first ``name:`` line of a /proc file, or None where it cannot be read."""
@@ -737,6 +812,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--spectators", dest="spec_count", type=int)
     p.add_argument("--idle-conns", dest="idle_conns", type=int)
     p.add_argument("--mem-rooms", dest="mem_rooms", type=int)
+    p.add_argument("--hostiles", dest="hostiles", type=int, help="hostile connections (300)")
+    p.add_argument(
+        "--hostile-duration", dest="hostile_duration", type=float, help="seconds measured (20)"
+    )
     p.add_argument(
         "--profile",
         action="store_true",

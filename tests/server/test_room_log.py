@@ -1,5 +1,6 @@
 """A server's log tells its operator what rooms do (issue 12, bug 10): each room's creation and
-each change of its state at INFO, with its code and game, and never a token."""
+each change of its state at INFO, with its code and game, and never a token. A private room's
+code is its link's secret (issue 10, item 10): the log shows only its head."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import re
 
 from helpers.race import start_race
+from solrace.server.codes import shown
 
 
 async def test_room_lifecycle_is_logged_at_info_without_secrets(race_server, wire) -> None:
@@ -14,13 +16,15 @@ async def test_room_lifecycle_is_logged_at_info_without_secrets(race_server, wir
     for c in clients:
         assert (await c.request({"type": "resign"}))["type"] == "ok"
     await clients[0].wait_for(lambda x: x["type"] == "event" and x["kind"] == "results")
+    head = re.escape(shown(code))
+    assert shown(code) != code  # a private room: its code is long
     for _ in range(100):  # the log line is written by the server process; give it a moment
-        if f"room {code} (puttputt): racing -> finished" in race_server.log():
+        if f"room {shown(code)} (puttputt): racing -> finished" in race_server.log():
             break
         await asyncio.sleep(0.05)
     log = race_server.log()
-    assert re.search(rf"INFO .*room {code} created \(puttputt, private\)", log), log[-2000:]
-    assert f"room {code} (puttputt): lobby -> racing" in log  # countdown 0: straight to racing
-    assert f"room {code} (puttputt): racing -> finished" in log
-    for secret in [*tokens, host_token]:
+    assert re.search(rf"INFO .*room {head} created \(puttputt, private\)", log), log[-2000:]
+    assert f"room {shown(code)} (puttputt): lobby -> racing" in log  # countdown 0: straight on
+    assert f"room {shown(code)} (puttputt): racing -> finished" in log
+    for secret in [*tokens, host_token, code]:
         assert secret not in log
