@@ -528,8 +528,13 @@ class Client:
     async def resign(self) -> ev.Message:
         return await self.request({"type": "resign"})
 
-    async def lobby(self) -> ev.Lobby:
-        reply = await self.request({"type": "lobby"})
+    async def lobby(self, after: str | None = None) -> ev.Lobby:
+        """A page of public rooms (the first, or the one after the cursor `after`: a page's
+        `next`)."""
+        msg: dict[str, Any] = {"type": "lobby"}
+        if after:
+            msg["after"] = after
+        reply = await self.request(msg)
         assert isinstance(reply, ev.Lobby), reply
         return reply
 

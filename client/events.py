@@ -96,6 +96,8 @@ class ProgressFrame(Message):
 @dataclass(kw_only=True)
 class Lobby(Message):
     rooms: list[dict[str, Any]] = field(default_factory=list)
+    #: the cursor of the next page (`lobby(after=next)`), None on the last page
+    next: str | None = None
 
 
 @dataclass(kw_only=True)

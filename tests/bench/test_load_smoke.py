@@ -32,6 +32,10 @@ EXPECTED = [
     rf"two processes \(rooms split\) / one process: {NUMBER}",
     rf"two processes \(seats split\) / one process: {NUMBER}",
     r"cpu \(cores busy\): server",
+    rf"victim move-to-ack, idle: {LATENCY}",
+    rf"victim move-to-ack, hostile: {LATENCY}",
+    rf"ratio victim p99 hostile / idle: {NUMBER}",
+    r"hostile replies: .*error rate_limited",
 ]
 
 
@@ -46,8 +50,8 @@ def test_quick_run_prints_every_figure(capsys: pytest.CaptureFixture[str], tmp_p
         assert re.search(pattern, out), f"missing /{pattern}/ in output:\n{out}"
     goals = re.findall(r"^  (MET|MISSED|n/a) +(.+)$", out, re.MULTILINE)
     # throughput (CPU per move in rooms of 8 and of 1, Redis CPU per move, ratio to echo),
-    # paced, spectators, idle memory, room memory
-    assert len(goals) == 8, out
+    # paced, spectators, idle memory, room memory, the victim under hostile traffic
+    assert len(goals) == 9, out
     # The bots' moves were real: the race server acknowledged some, with no illegal ones.
     assert float(re.search(rf"race server moves/s acknowledged: ({NUMBER})", out).group(1)) > 0
     assert "illegal_move" not in out

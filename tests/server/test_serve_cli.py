@@ -10,6 +10,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from solrace.server.codes import PRIVATE_CODE_LENGTH
 from solrace.server.redis_process import free_port
 
 
@@ -59,7 +60,7 @@ async def test_serve_without_redis_url_uses_an_embedded_redis_that_persists(wire
         joined = await c.request(
             {"type": "create", "name": "solo", "options": {"game": "tabbycat"}}
         )
-        assert joined["type"] == "joined" and len(joined["room"]) == 5
+        assert joined["type"] == "joined" and len(joined["room"]) == PRIVATE_CODE_LENGTH
         room = joined["room"]
         await c.close()
     finally:

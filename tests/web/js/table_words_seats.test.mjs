@@ -57,6 +57,9 @@ test("room links: /#CODE, /r/CODE and ?room=CODE", () => {
   assert.equal(roomFromLocation(loc("/r/KX7QF/")), "KX7QF");
   assert.equal(roomFromLocation(loc("/", "", "?room=AB12")), "AB12");
   assert.equal(roomFromLocation(loc("/r/")), null);
+  // a private room's code is 20 characters (its link is its only key)
+  assert.equal(roomFromLocation(loc("/", "#abcdefghjk23456789mn")), "ABCDEFGHJK23456789MN");
+  assert.equal(roomFromLocation(loc("/r/ABCDEFGHJK23456789MN")), "ABCDEFGHJK23456789MN");
 });
 
 /** BroadcastChannels of one origin: every other channel hears a post. */
