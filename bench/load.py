@@ -707,7 +707,7 @@ class Bench:
         r.heading(
             f"hostile: one victim racer ({pace:.0f} moves/s) idle, then with {s.hostiles} hostile "
             f"connections ({load_hostile.PER_ADDRESS} per address) and {s.hostile_rooms} public "
-            "rooms listed; server at its default limits"
+            f"rooms listed; server at its default limits; mix {self.args.hostile_mix}"
         )
         # the server's own limits are what is measured: only the lobby's seeder is exempt
         server = RaceServer(
@@ -716,7 +716,7 @@ class Bench:
         server.start()
         meter = self.cpu_meter({"server": server.pid})
         load_before = load_line()
-
+        profiled: list[Profiler | None] = []
         try:
             meter.start()
             res = asyncio.run(
@@ -728,12 +728,18 @@ class Bench:
                     duration=s.hostile_duration,
                     warmup=max(1.0, s.warmup),
                     pace=pace,
+                    mix=load_hostile.parse_mix(self.args.hostile_mix),
+                    on_measure=lambda: profiled.append(
+                        self.start_profiler({"server": server.pid}, s.hostile_duration)
+                    ),
                 )
             )
             meter.stop()
         finally:
             server.stop()
         idle, loaded = res["idle"], res["loaded"]
+        if profiled and profiled[0] is not None:
+            self.print_profile(profiled[0])
         r.figure("load average before", load_before)
         r.latency("victim move-to-ack, idle", idle)
         r.latency("victim move-to-ack, hostile", loaded)
@@ -813,6 +819,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--idle-conns", dest="idle_conns", type=int)
     p.add_argument("--mem-rooms", dest="mem_rooms", type=int)
     p.add_argument("--hostiles", dest="hostiles", type=int, help="hostile connections (300)")
+    p.add_argument(
+        "--hostile-mix",
+        dest="hostile_mix",
+        default=",".join(f"{k}:{w}" for k, w in load_hostile.MIX),
+        help="what the hostile connections send, kind:weight,... (default: every kind)",
+    )
     p.add_argument(
         "--hostile-duration", dest="hostile_duration", type=float, help="seconds measured (20)"
     )

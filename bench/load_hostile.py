@@ -46,6 +46,18 @@ MIX = [
 ]
 
 
+def parse_mix(text: str) -> list[tuple[str, int]]:
+    """`lobby,join:3` -> [("lobby", 1), ("join", 3)]: which kinds, by weight."""
+    known = {k for k, _ in MIX}
+    out = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        kind, _, weight = part.partition(":")
+        if kind not in known:
+            raise ValueError(f"unknown hostile message kind {kind!r} (one of {sorted(known)})")
+        out.append((kind, int(weight or 1)))
+    return out
+
+
 def hostile_source(index: int) -> str:
     """127.0.1.1, 127.0.1.2, ...: PER_ADDRESS connections each."""
     n = index // PER_ADDRESS
@@ -68,11 +80,13 @@ def _hostile_message(kind: str, rid: int) -> bytes:
     return encode(msg)
 
 
-async def _hostile_conn(url: str, index: int, until: float, stats: Counter) -> None:
+async def _hostile_conn(
+    url: str, index: int, until: float, stats: Counter, mix: list[tuple[str, int]]
+) -> None:
     """One hostile client: connect, hello, then one message per 1/lobby_rate seconds, replies
     read and counted by kind; opened again when the server closes it."""
     source = hostile_source(index)
-    kinds = [k for k, w in MIX for _ in range(w)]
+    kinds = [k for k, w in mix for _ in range(w)]
     while time.monotonic() < until:
         try:
             async with connect(
@@ -114,10 +128,14 @@ async def _read(ws: ClientConnection, stats: Counter) -> None:
     stats[f"closed by the server {ws.close_code}"] += 1
 
 
-def _hostile_worker(url: str, first: int, count: int, until: float, out: Any) -> None:
+def _hostile_worker(
+    url: str, first: int, count: int, until: float, mix: list[tuple[str, int]], out: Any
+) -> None:
     async def run() -> Counter:
         stats: Counter = Counter()
-        await asyncio.gather(*(_hostile_conn(url, first + i, until, stats) for i in range(count)))
+        await asyncio.gather(
+            *(_hostile_conn(url, first + i, until, stats, mix) for i in range(count))
+        )
         return stats
 
     out.put(dict(asyncio.run(run())))
@@ -126,13 +144,15 @@ def _hostile_worker(url: str, first: int, count: int, until: float, out: Any) ->
 class Hostiles:
     """Hostile connections in `procs` processes, running until `until` (time.monotonic)."""
 
-    def __init__(self, url: str, count: int, procs: int, until: float) -> None:
+    def __init__(
+        self, url: str, count: int, procs: int, until: float, mix: list[tuple[str, int]]
+    ) -> None:
         ctx = mp.get_context("spawn")
         self.out = ctx.Queue()
         share = [count // procs + (1 if i < count % procs else 0) for i in range(procs)]
         firsts = [sum(share[:i]) for i in range(procs)]
         self.procs = [
-            ctx.Process(target=_hostile_worker, args=(url, f, n, until, self.out), daemon=True)
+            ctx.Process(target=_hostile_worker, args=(url, f, n, until, mix, self.out), daemon=True)
             for f, n in zip(firsts, share, strict=True)
         ]
         for p in self.procs:
@@ -256,7 +276,8 @@ async def victim_under_hostiles(
     duration: float,
     warmup: float,
     pace: float,
-    on_hostiles: Any = None,
+    mix: list[tuple[str, int]] = MIX,
+    on_measure: Any = None,
 ) -> dict[str, Any]:
     """The victim's latency idle, then under `hostiles` connections; the hostiles' counts."""
     await seed_lobby(url, rooms)
@@ -266,10 +287,10 @@ async def victim_under_hostiles(
         await victim.race(warmup, pace)
         idle = await victim.race(duration, pace)
         until = time.monotonic() + warmup * 2 + duration + 2
-        crowd = Hostiles(url, hostiles, procs, until)
-        if on_hostiles is not None:
-            on_hostiles(crowd)
+        crowd = Hostiles(url, hostiles, procs, until, mix)
         await victim.race(warmup * 2, pace)  # the crowd connects and settles in
+        if on_measure is not None:
+            on_measure()  # e.g. the server's profiler, for the measured window
         t0 = time.monotonic()
         loaded = await victim.race(duration, pace)
         measured = time.monotonic() - t0
