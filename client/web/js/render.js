@@ -75,7 +75,7 @@ function header(state) {
   const dot = h(`span.conn.${state.conn}`, { title: `connection ${state.conn}`, dataset: { conn: state.conn } });
   return h("header.top",
     h("a.logo", { href: "./", dataset: { action: "home" } }, "sol", h("b", "race")),
-    state.room ? h("span.room-chip", { dataset: { testid: "room-code" } }, state.room) : null,
+    state.room ? h("span.room-chip", { title: state.room, dataset: { testid: "room-code" } }, state.room) : null,
     state.role === "spectator" ? h("span.chip", "spectating") : null,
     h("span.spacer"),
     dot);
@@ -193,7 +193,7 @@ function playerRow(state, p) {
 function shareBox(state, ui) {
   const link = `${ui.origin}/#${state.room}`;
   return h("section.panel.share",
-    h("div.big-code", { dataset: { testid: "share-code" } }, state.room),
+    h(state.room.length > 8 ? "div.big-code.long" : "div.big-code", { dataset: { testid: "share-code" } }, state.room),
     h("div.join-row", h("input", { value: link, readonly: true, "aria-label": "Link to this room", dataset: { testid: "share-link" } }),
       h("button.small", { dataset: { action: "copy-link" } }, "Copy link")));
 }
