@@ -745,6 +745,10 @@ class Bench:
         r.latency("victim move-to-ack, hostile", loaded)
         r.cpu(meter.shares())  # the whole scenario: seeding, idle and hostile phases
         counts = res["hostile"]
+        r.figure(
+            f"hostile load generators' CPU (nice {load_hostile.NICE})",
+            f"{counts.pop('cpu seconds', 0)} s",
+        )
         sent = sum(v for k, v in counts.items() if k.startswith("sent "))
         r.figure(
             "hostile messages sent (whole run)",

@@ -25,7 +25,7 @@ class Limits:
     spectator_rate: float = 5.0
     #: a connection in no room yet (browsing the lobby, joining): fewer credits than a racer
     lobby_burst: int = 20
-    lobby_rate: float = 2.0
+    lobby_rate: float = 1.0
     #: seconds this process keeps a lobby page (server/lobby.py)
     lobby_cache: float = 1.0
     #: seconds a room in its lobby with nobody connected is kept (a day while anyone is)

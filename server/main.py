@@ -106,7 +106,7 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     g = GuardLimits()
     add = parser.add_argument
     add("--lobby-burst", type=int, default=20, help="messages at once of a connection in no room")
-    add("--lobby-rate", type=float, default=2.0, help="per second, of a connection in no room")
+    add("--lobby-rate", type=float, default=1.0, help="per second, of a connection in no room")
     add("--lobby-cache", type=float, default=1.0, help="seconds a lobby page is kept per process")
     add(
         "--lobby-ttl",
