@@ -15,6 +15,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgpack
+from solrace.protocol.messages import encode
+
 Page = tuple[list[dict[str, Any]], str | None]
 
 #: pages (cursors) kept at once; a client sending random cursors only evicts old ones
@@ -29,6 +32,20 @@ class LobbyCache:
         self.pending: dict[str, asyncio.Future[Page]] = {}
         #: pages read from the store (what the cache saved is requests minus this)
         self.fetches = 0
+        #: each page's `lobby` message, encoded once (a page of 100 rows is ~10 KB of msgpack)
+        self.frames: dict[str, tuple[Page, bytes]] = {}
+
+    async def frame(self, after: str, ref: int | None) -> bytes:
+        """The `lobby` reply for the page after `after`, as a frame: the page's rows are
+        encoded once for every asker, only the `ref` is added to each."""
+        page = await self.page(after)
+        kept = self.frames.get(after)
+        if kept is None or kept[0] is not page:
+            if len(self.frames) >= MAX_PAGES:
+                self.frames.pop(next(iter(self.frames)))
+            body = encode({"type": "lobby", "rooms": page[0], "next": page[1]})
+            kept = self.frames[after] = (page, body)
+        return with_ref(kept[1], ref)
 
     async def page(self, after: str = "") -> Page:
         """The page after the cursor `after` ("" = the first), at most `ttl` seconds old."""
@@ -73,3 +90,11 @@ class LobbyCache:
             ]:
                 del self.pages[key]
         self.pages[after] = (until, page)
+
+
+def with_ref(frame: bytes, ref: int | None) -> bytes:
+    """An encoded map of three entries (a fixmap) with `ref` added as a fourth."""
+    if ref is None:
+        return frame
+    assert frame[0] == 0x83, "a map of three entries"
+    return b"\x84" + frame[1:] + msgpack.packb("ref") + msgpack.packb(ref)

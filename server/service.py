@@ -550,3 +550,7 @@ class RoomService:
         """A page of listed rooms in code order after the cursor `after`, and the next page's
         cursor (None at the end): the store keeps the summary, this process a short cache."""
         return await self.lobby_cache.page(normalize_code(after))
+
+    async def lobby_frame(self, after: str, ref: int | None) -> bytes:
+        """The same page as a `lobby` reply frame, its rows encoded once for every asker."""
+        return await self.lobby_cache.frame(normalize_code(after), ref)

@@ -263,8 +263,9 @@ class Transport:
             raise
 
     async def on_lobby(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        rooms, nxt = await self.service.lobby(msg.get("after", ""))
-        await self.send(conn, m.with_ref({"type": "lobby", "rooms": rooms, "next": nxt}, ref))
+        frame = await self.service.lobby_frame(msg.get("after", ""), ref)
+        self.hub.flush()
+        await conn.ws.send(frame)
 
     async def _player_of(self, key: str | None) -> str | None:
         """The public player id of a hello's player key (None: anonymous); only the key's

@@ -89,3 +89,19 @@ async def test_a_change_made_here_shows_at_once(own_store: Store) -> None:
     assert (await svc.lobby())[0] == []
     made = await svc.create("host", {"public": True}, True)
     assert [r["room"] for r in (await svc.lobby())[0]] == [made["room"]]
+
+
+async def test_the_reply_frame_is_encoded_once_per_page(own_store: Store) -> None:
+    """Every asker gets the page's rows as they were encoded once, with its own ref."""
+    from solrace.protocol import messages as m
+
+    await own_store.set_lobby("F0001", 1, row("F0001"))
+    svc = RoomService(own_store)
+    svc.lobby_cache.ttl = 3600
+    first = m.decode(await svc.lobby_frame("", 7), max_size=1 << 20)
+    again = m.decode(await svc.lobby_frame("", None), max_size=1 << 20)
+    assert m.validate_server(first) is first
+    rows = [{**row("F0001"), "spectators": 0}]
+    assert first == {"type": "lobby", "rooms": rows, "next": None, "ref": 7}
+    assert again == {"type": "lobby", "rooms": rows, "next": None}
+    assert len(svc.lobby_cache.frames) == 1 and svc.lobby_cache.fetches == 1
