@@ -21,6 +21,7 @@ from typing import Any
 
 from solrace.protocol.messages import ProtocolError, encode
 from solrace.server import projection
+from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
 from solrace.server.room import (
     COUNTDOWN,
@@ -138,6 +139,7 @@ class RoomService:
     async def _load(self, code: str) -> Cached:
         """The room as Redis has it now; cached seat games are extended, not rebuilt."""
         code = normalize_code(code)
+        METRICS.room_loads.inc()
         loaded = await self.store.load(code)
         if loaded is None:
             self.cache.pop(code, None)
@@ -278,11 +280,17 @@ class RoomService:
         return {"room": room.code, "seat": seat_box[-1], "token": token}
 
     async def authenticate(self, code: str, token: str) -> int:
-        cached = await self.load(code)
-        seat = cached.room.seat_by_token(token_hash(token))
+        """The seat a token holds, judged on the room's document alone: no lock, no logs, no
+        replay. A flood of forged tokens costs one small read each, never a load of the whole
+        room under its lock (which every move of the room waits for)."""
+        doc = await self.store.doc(normalize_code(code))
+        if doc is None:
+            raise ProtocolError("no_room", f"no room {normalize_code(code)!r}")
+        seat = Room(doc).seat_by_token(token_hash(token))
         if seat is None or seat.get("kicked"):
             raise ProtocolError("bad_token", "that token holds no seat in this room")
-        return seat["seat"]
+        seat_no: int = seat["seat"]
+        return seat_no
 
     async def check_spectate(self, code: str) -> Room:
         cached = await self.load(code)

@@ -620,6 +620,11 @@ class Store:
             logs = {s: list(got[3 + s]) for s in range(seats)}
             return Loaded(doc, ver, logs, revs, int(got[2] or 0))
 
+    async def doc(self, code: str) -> dict[str, Any] | None:
+        """The room's document alone (no logs): enough to check a token, one small read."""
+        raw = await self.redis.hget(self.key(code, "meta"), "doc")
+        return None if raw is None else decode_trusted(_raw(raw))
+
     # --- move logs ----------------------------------------------------------------------
 
     async def append(
@@ -696,11 +701,16 @@ class Store:
         return int(await self.redis.get(self.key(code, "seq")) or 0)
 
     async def events_after(self, code: str, after: int) -> list[tuple[int, dict[str, Any]]] | None:
-        """Events numbered after `after`, or None when some of them are no longer kept.
+        """Events numbered after `after`, or None when some of them are no longer kept, or
+        when `after` is a number the room never reached (negative, or ahead of its count: a
+        client from before a Redis restart, or a forged number): a full resync, never a replay
+        that would leave the client waiting for events it believes it has.
 
         The count is read before the stream: events stored between the two reads only add
         rows (read the other way round, they looked like a gap and cost a snapshot)."""
         last = await self.last_event(code)
+        if not 0 <= after <= last:
+            return None
         rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
         out = [
             (int(_text(rid).split("-")[0]), decode_trusted(_raw(fields[b"d"])))

@@ -251,10 +251,20 @@ class Transport:
         last_event: int | None,
         **extra: Any,
     ) -> None:
-        """Bind, then reply with a snapshot, or (resuming with a kept gap) with the missed events."""
+        """Bind, then reply with a snapshot, or (resuming with a kept gap) with the missed events;
+        a reply that fails unbinds again."""
         conn.catching_up = True  # live events wait until the reply has set where this client is
         try:
-            await self._joined_reply(conn, ref, code, role, seat, last_event, **extra)
+            if role != "player":  # watchers get fewer credits than racers (lichess does the same)
+                conn.bucket = Bucket(self.limits.spectator_burst, self.limits.spectator_rate)
+            await self.rooms.bind(conn, code, role, seat)
+            try:
+                await self._joined_reply(conn, ref, code, role, seat, last_event, **extra)
+            except Exception:
+                # no `joined` reached the client: it must not stay bound to a room it was not
+                # told of (its next move would act for a seat it does not know it holds)
+                await self.rooms.unbind(conn)
+                raise
         finally:
             conn.catching_up = False
         await self.hub.catch_up(conn)
@@ -269,9 +279,7 @@ class Transport:
         last_event: int | None,
         **extra: Any,
     ) -> None:
-        if role != "player":  # watchers get fewer credits than racers (lichess does the same)
-            conn.bucket = Bucket(self.limits.spectator_burst, self.limits.spectator_rate)
-        await self.rooms.bind(conn, code, role, seat)
+        """The `joined` reply of a bound connection, and what follows it."""
         reply: dict[str, Any] = {
             "type": "joined",
             "room": code,
