@@ -949,8 +949,11 @@ class Store:
         code = member.split("|")[1] if "|" in member else member
         return zlib.crc32(code.encode()) % DEADLINE_BUCKETS
 
-    async def add_deadline(self, member: str, at_ms: int) -> None:
-        await self.redis.zadd(self.deadline_key(self.deadline_bucket(member)), {member: at_ms})
+    async def add_deadline(self, member: str, at_ms: int, *, keep: bool = False) -> None:
+        """Set a deadline; with `keep`, one already pending stays as it is (ZADD NX)."""
+        await self.redis.zadd(
+            self.deadline_key(self.deadline_bucket(member)), {member: at_ms}, nx=keep
+        )
 
     async def claim_due(self, now: int, limit: int = 100) -> list[str]:
         """Deadlines that are due, each handed to exactly one caller. The buckets are read in

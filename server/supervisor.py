@@ -25,7 +25,7 @@ from solrace.protocol.messages import ProtocolError
 from solrace.server.conn import Conn, Limits
 from solrace.server.fanout import Hub
 from solrace.server.lease import Leases
-from solrace.server.room import COUNTDOWN, RACING
+from solrace.server.room import COUNTDOWN, RACING, Room
 from solrace.server.service import RoomService
 
 log = logging.getLogger("solrace.server")
@@ -199,6 +199,22 @@ class RoomSupervisor:
             self.arm(code, d["ends_at"])
         elif room.state == COUNTDOWN:
             self.arm(code, d["starts_at"])
+        if room.state in (COUNTDOWN, RACING):
+            await self._absent_grace(room)
+
+    async def _absent_grace(self, room: Room) -> None:
+        """Racing seats nobody holds get a grace period from now. A seat whose connection went
+        in the lobby had its grace end there, where it means nothing; without this it would
+        race forever (a race with no time limit would never end). A grace period already
+        running is left as it is; any process firing the room's clock may do this, so each
+        seat's deadline is added once."""
+        conns = await self.store.connections(room.code)
+        now = self.service.clock()
+        for seat in room.racing_seats():
+            if conns.get(str(seat), 0) <= 0:
+                await self.store.add_deadline(
+                    f"grace|{room.code}|{seat}", now + int(self.limits.grace * 1000), keep=True
+                )
 
     # --- the janitor: heartbeat, deadlines, tidying up after dead processes ---------------
 
