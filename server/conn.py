@@ -9,12 +9,20 @@ bucket, so none of those parts has to import another to know what a connection i
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from solrace.protocol import messages as m
 from solrace.server.projection import Viewer
 from websockets.asyncio.server import ServerConnection
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def networks(spec: str) -> tuple[IPNetwork, ...]:
+    """Comma-separated addresses or networks ("127.0.0.1,10.0.0.0/8") as networks."""
+    return tuple(ipaddress.ip_network(p.strip()) for p in spec.split(",") if p.strip())
 
 
 @dataclass
@@ -29,6 +37,10 @@ class Limits:
     bad_frames: int = 3
     #: a process silent for 5 heartbeats is dead: others count out its connections
     heartbeat: float = 2.0
+    #: seats one client address may hold in one room (0: no limit)
+    seats_per_address: int = 8
+    #: peers whose X-Forwarded-For names the client (a proxy in front: the shipped nginx)
+    trusted_proxies: tuple[IPNetwork, ...] = networks("127.0.0.1,::1")
 
 
 class Bucket:
@@ -69,6 +81,30 @@ class Conn:
     bad_frames: int = 0
     last_seen: float = 0.0  # time.monotonic() of the last frame received
     idle_timer: asyncio.TimerHandle | None = None
+    #: the client's address (`client_address`): per-address limits and kicks go by it
+    addr: str = ""
+    #: rooms in which this connection took a seat (one each, until it leaves it)
+    seated: set[str] = field(default_factory=set)
 
     def viewer(self) -> Viewer:
         return Viewer(self.role or "spectator", self.seat)
+
+
+def client_address(ws: ServerConnection, trusted: tuple[IPNetwork, ...]) -> str:
+    """Who the client is, as far as an address tells: the peer, or, when the peer is a trusted
+    proxy, the last address its X-Forwarded-For names (the one that proxy saw; earlier ones
+    are the client's own say and can be forged)."""
+    peer = str(ws.remote_address[0]) if ws.remote_address else ""
+    if ws.request is not None and _within(peer, trusted):
+        forwarded = ws.request.headers.get("X-Forwarded-For")
+        if forwarded:
+            return forwarded.split(",")[-1].strip() or peer
+    return peer
+
+
+def _within(addr: str, nets: tuple[IPNetwork, ...]) -> bool:
+    try:
+        ip = ipaddress.ip_address(addr)
+    except ValueError:  # a Unix socket, or no address
+        return False
+    return any(ip in net for net in nets)

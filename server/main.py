@@ -14,6 +14,7 @@ from typing import Any
 
 from solrace.server import front
 from solrace.server.api import Api
+from solrace.server.conn import networks
 from solrace.server.http import make_process_request, port_taken, quiet_request_logs
 from solrace.server.metrics import METRICS
 from solrace.server.records import DEFAULT_RECORD_DAYS
@@ -75,6 +76,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--idle-timeout", type=float, default=60.0, help="close connections silent this long"
     )
     parser.add_argument(
+        "--seats-per-address",
+        type=int,
+        default=8,
+        help="seats one client address may hold in one room (0: no limit)",
+    )
+    parser.add_argument(
+        "--trusted-proxies",
+        default="127.0.0.1,::1",
+        help="comma-separated peer addresses or networks whose X-Forwarded-For names the "
+        "client (the proxy in front of the server); empty: trust none",
+    )
+    parser.add_argument(
         "--data-dir",
         default=os.environ.get("SOLRACE_DATA_DIR", default_data_dir()),
         help="where the embedded Redis keeps its append-only file (used without --redis-url)",
@@ -117,6 +130,8 @@ async def serve_forever(
         grace=args.grace,
         idle_timeout=args.idle_timeout,
         heartbeat=args.heartbeat,
+        seats_per_address=args.seats_per_address,
+        trusted_proxies=networks(args.trusted_proxies),
     )
     transport = build(
         lambda sink: Store.from_url(

@@ -33,6 +33,7 @@ from solrace.server.room import (
     MovePlan,
     Room,
     SeatRace,
+    addr_hash,
     token_hash,
 )
 from solrace.server.solving import SolverPool, Winnable
@@ -111,6 +112,8 @@ class RoomService:
         # process finished (post-race verdicts); both set by transport.build
         self.solver: SolverPool | None = None
         self.finished: Callable[[Room], None] | None = None
+        #: seats one client address may hold in one room (0: any number; set by transport.build)
+        self.seats_per_address = 0
         #: rooms whose unfinished business is to be settled (`recheck`), and those tasks
         self.rechecks: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -248,7 +251,12 @@ class RoomService:
     # --- lobby commands -----------------------------------------------------------------
 
     async def create(
-        self, name: str, options: dict[str, Any] | None, play: bool, player: str | None = None
+        self,
+        name: str,
+        options: dict[str, Any] | None,
+        play: bool,
+        player: str | None = None,
+        addr: str = "",
     ) -> dict[str, Any]:
         host_token = new_token()
         token = new_token() if play else None
@@ -260,7 +268,7 @@ class RoomService:
             seat = None
             if play:
                 assert token is not None
-                seat, events = room.join(name, token_hash(token), now, player)
+                seat, events = room.join(name, token_hash(token), now, player, addr=addr_hash(addr))
                 room.doc["host_seat"] = seat
             try:
                 ver, numbers = await self.store.commit(
@@ -281,12 +289,18 @@ class RoomService:
             return {"room": code, "seat": seat, "token": token, "host_token": host_token}
         raise ProtocolError("internal", "could not find a free room code")
 
-    async def join(self, code: str, name: str, player: str | None = None) -> dict[str, Any]:
+    async def join(
+        self, code: str, name: str, player: str | None = None, addr: str = ""
+    ) -> dict[str, Any]:
+        """A new seat for a client at `addr` (its address: kicks and the per-address limit)."""
         token = new_token()
         seat_box: list[int] = []
+        where = addr_hash(addr)
 
         def rule(room: Room, now: int) -> list[dict[str, Any]]:
-            seat, events = room.join(name, token_hash(token), now, player)
+            seat, events = room.join(
+                name, token_hash(token), now, player, addr=where, per_address=self.seats_per_address
+            )
             seat_box.append(seat)
             return events
 

@@ -162,10 +162,23 @@ class RoomSupervisor:
     def on_room_event(self, code: str, event: dict[str, Any]) -> None:
         """Events that set a clock (countdown, start) arm a timer; any process may fire it."""
         kind = event.get("kind")
-        if kind == "countdown":
+        if kind == "kicked":
+            self._unbind_kicked(code, event["seat"])
+        elif kind == "countdown":
             self.arm(code, event["starts_at"])
         elif kind == "start" and event.get("ends_at"):
             self.arm(code, event["ends_at"])
+
+    def _unbind_kicked(self, code: str, seat: int) -> None:
+        """The kicked seat's connections here get the `kicked` event (it is on its way to
+        them), then nothing more of the room: they no longer act for the seat."""
+        for conn in list(self.hub.rooms.get(code, ())):
+            if conn.role == "player" and conn.seat == seat:
+                self.spawn(self._unbind_if(conn, code, seat))
+
+    async def _unbind_if(self, conn: Conn, code: str, seat: int) -> None:
+        if (conn.room, conn.role, conn.seat) == (code, "player", seat):
+            await self.unbind(conn)
 
     def arm_clock(self, code: str) -> None:
         """Arm the room's next clock from this process's cached copy, if it has one."""

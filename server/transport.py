@@ -19,7 +19,7 @@ from solrace import __version__
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server import players
-from solrace.server.conn import Bucket, Conn, Limits
+from solrace.server.conn import Bucket, Conn, Limits, client_address
 from solrace.server.fanout import Hub, send, write
 from solrace.server.lease import Leases
 from solrace.server.metrics import METRICS
@@ -54,6 +54,7 @@ def build(
     hub = Hub()
     store = make_store(hub)
     service = RoomService(store)
+    service.seats_per_address = (limits or Limits()).seats_per_address
     service.solver = SolverPool()  # its processes start at the first solve
     verdicts = RaceVerdicts(service.solver, service.update)
     records = Records(store.redis, store.prefix, days=record_days)
@@ -117,7 +118,7 @@ class Transport:
 
     async def handler(self, ws: ServerConnection) -> None:
         lim = self.limits
-        conn = Conn(ws, Bucket(lim.burst, lim.rate))
+        conn = Conn(ws, Bucket(lim.burst, lim.rate), addr=client_address(ws, lim.trusted_proxies))
         self.conns.add(conn)
         conn.last_seen = time.monotonic()
         self._arm_idle(conn, lim.idle_timeout)
@@ -317,16 +318,25 @@ class Transport:
 
     async def on_create(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         play = msg.get("play", True)
-        out = await self.service.create(msg["name"], msg.get("options"), play, conn.player)
+        out = await self.service.create(
+            msg["name"], msg.get("options"), play, conn.player, conn.addr
+        )
         extra = {"host_token": out["host_token"]}
         if play:
             extra["token"] = out["token"]
+            conn.seated.add(out["room"])
         await self._joined(
             conn, ref, out["room"], "player" if play else "spectator", out["seat"], None, **extra
         )
 
     async def on_join(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        out = await self.service.join(msg["room"], msg["name"], conn.player)
+        code = normalize_code(msg["room"])
+        if code in conn.seated:  # one connection must not take a room's every seat
+            raise ProtocolError(
+                "bad_state", "this connection has a seat in that room already; resume it"
+            )
+        out = await self.service.join(code, msg["name"], conn.player, conn.addr)
+        conn.seated.add(out["room"])
         await self._joined(conn, ref, out["room"], "player", out["seat"], None, token=out["token"])
 
     async def on_spectate(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
@@ -343,6 +353,7 @@ class Transport:
             raise ProtocolError("not_player", "you are in no room")
         if conn.role == "player" and conn.seat is not None:
             await self.service.leave(conn.room, conn.seat)
+            conn.seated.discard(conn.room)
         await self.rooms.unbind(conn)
         await self.send(conn, m.ok(ref))
 

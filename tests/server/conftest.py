@@ -123,11 +123,14 @@ class WireClient:
 
 @pytest.fixture
 async def wire() -> AsyncIterator[Callable[..., Any]]:
-    """wire(url, hello=True) -> a connected WireClient; all are closed at the end of the test."""
+    """wire(url, hello=True, address=None) -> a connected WireClient (seen by the server as
+    coming from `address`, when given); all are closed at the end of the test."""
     made: list[WireClient] = []
 
-    async def make(url: str, hello: bool = True) -> WireClient:
-        ws = await connect(url, max_size=1 << 22, compression=None)
+    async def make(url: str, hello: bool = True, address: str | None = None) -> WireClient:
+        # address: the client address a trusted proxy (here: loopback) names in X-Forwarded-For
+        headers = {"X-Forwarded-For": address} if address else None
+        ws = await connect(url, max_size=1 << 22, compression=None, additional_headers=headers)
         client = WireClient(ws)
         made.append(client)
         if hello:
