@@ -47,7 +47,7 @@ RETRIES = 8
 #: seconds before a room whose end failed to be stored is tried again (doubling up to the cap)
 RECHECK_S, RECHECK_CAP_S = 1.0, 30.0
 #: how long a move whose append got no answer waits for Redis to say whether it is stored
-OUTCOME_WAIT_S = 30.0
+OUTCOME_WAIT_S = 5.0
 OUTCOME_PAUSE_CAP_S = 0.5
 BACKOFF_BASE_S = 0.002
 BACKOFF_CAP_S = 0.05
