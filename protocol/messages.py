@@ -34,7 +34,10 @@ ERROR_CODES: dict[str, str] = {
     "bad_token": "that token holds no seat in this room",
     "not_host": "a host action without the room's host token",
     "not_player": "a seat's action from a connection that holds no seat, or about a seat that does not exist",
-    "not_allowed": "the room does not allow it (e.g. spectators are off)",
+    "not_allowed": (
+        "the room does not allow it (e.g. spectators are off, the host removed this address, "
+        "this address holds its limit of seats there)"
+    ),
     "bad_state": "not now: the room or the seat is not in a state for it",
     "bad_options": "an unknown room or game option, or a value out of range",
     "illegal_move": "the game's rules refuse the move (the message says why)",

@@ -12,8 +12,8 @@ follows MOVED and ASK redirections command by command (no MULTI: nothing runs in
 Each command keeps its own outcome: a refused or failed command fails only its own caller. A
 script the node does not know (a restarted Redis, a promoted replica) is loaded and its
 commands sent again. When the whole pipeline fails (the connection broke, the node is gone),
-every command in it fails with that error: the server answers those moves `busy` (whether one
-was stored is not known; its retry with the same `n` is safe: `out_of_sync` if it was).
+every command in it fails with that error: the service then asks Redis whether each move is
+stored (`Store.outcome`), acks those that are and answers the others `busy`.
 """
 
 from __future__ import annotations

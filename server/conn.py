@@ -9,12 +9,22 @@ bucket, so none of those parts has to import another to know what a connection i
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from solrace.protocol import messages as m
 from solrace.server.projection import Viewer
 from websockets.asyncio.server import ServerConnection
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def networks(spec: str) -> tuple[IPNetwork, ...]:
+    """Comma-separated addresses or networks ("127.0.0.1,10.0.0.0/8") as networks."""
+    return tuple(
+        ipaddress.ip_network(p.strip(), strict=False) for p in spec.split(",") if p.strip()
+    )
 
 
 @dataclass
@@ -36,6 +46,10 @@ class Limits:
     bad_frames: int = 3
     #: a process silent for 5 heartbeats is dead: others count out its connections
     heartbeat: float = 2.0
+    #: seats one client address may hold in one room (0: no limit)
+    seats_per_address: int = 8
+    #: peers whose X-Forwarded-For names the client (a proxy in front: the shipped nginx)
+    trusted_proxies: tuple[IPNetwork, ...] = networks("127.0.0.1,::1")
 
 
 class Bucket:
@@ -85,8 +99,55 @@ class Conn:
     bad_frames: int = 0
     last_seen: float = 0.0  # time.monotonic() of the last frame received
     idle_timer: asyncio.TimerHandle | None = None
-    #: the client address its per-address limits count against (None: exempt); server/guard.py
-    address: str | None = None
+    #: the client's address key (`client_address`, then `address_key`): seats and kicks go by it
+    addr: str = ""
+    #: rooms in which this connection took a seat (one each, until it leaves it)
+    seated: set[str] = field(default_factory=set)
+    #: the key its per-address limits count against (None: exempt); server/guard.py
+    limit_key: str | None = None
 
     def viewer(self) -> Viewer:
         return Viewer(self.role or "spectator", self.seat)
+
+
+def client_address(ws: ServerConnection, trusted: tuple[IPNetwork, ...]) -> str:
+    """Who the client is, as far as an address tells: the peer, or, when the peer is a trusted
+    proxy, the last address its X-Forwarded-For names (`forwarded_for`)."""
+    peer = str(ws.remote_address[0]) if ws.remote_address else ""
+    headers = ws.request.headers if ws.request is not None else None
+    return forwarded_for(peer, headers.get("X-Forwarded-For") if headers else None, trusted)
+
+
+def forwarded_for(peer: str, forwarded: str | None, trusted: tuple[IPNetwork, ...]) -> str:
+    """The client's address: `peer`, or, when it is a trusted proxy, the last hop of its
+    X-Forwarded-For (the address that proxy saw; earlier hops are the client's own say and can
+    be forged). Only the last hop: trusting every peer (docker-compose: only nginx reaches the
+    hosts) must not let a client pick its address."""
+    if forwarded and within(peer, trusted):
+        return forwarded.split(",")[-1].strip() or peer
+    return peer
+
+
+def address_key(addr: str) -> str:
+    """The unit per-address limits, seats and kicks count: an IPv4 address, or an IPv6
+    address's /64 (one host usually holds a whole /64 and may pick any address in it)."""
+    try:
+        ip = ipaddress.ip_address(addr)
+    except ValueError:  # a Unix socket, or no address
+        return addr
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+def within(addr: str, nets: tuple[IPNetwork, ...]) -> bool:
+    """Whether `addr` is in one of `nets` (an IPv4-mapped IPv6 address as its IPv4 one)."""
+    try:
+        ip = ipaddress.ip_address(addr)
+    except ValueError:  # a Unix socket, or no address
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip in net for net in nets)

@@ -17,9 +17,10 @@ On top of that, per client address: at most `conns_per_address` open connections
 (`no_room`, `bad_token`: guessing codes or tokens) drain a small bucket of their own.
 
 Addresses are counted per process (with `--workers N` a client may reach N times a cap);
-IPv6 addresses are grouped by their /64 (one host usually holds a whole /64). Behind a
-proxy, `trusted_proxies` names the proxies whose `X-Forwarded-For` is believed; `exempt`
-names addresses no per-address cap or server budget applies to (monitoring, load tests).
+IPv6 addresses are grouped by their /64 (`conn.address_key`). The client's address is
+`conn.client_address` (behind a proxy: `--trusted-proxies`, the same address seats and kicks
+go by); `exempt` names addresses no per-address cap or server budget applies to (monitoring,
+load tests).
 Entries of addresses with no connection left are dropped once their buckets are full again,
 so the table holds only addresses that are connected or recently active.
 """
@@ -28,13 +29,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from solrace.protocol.messages import ProtocolError
-from solrace.server.conn import Bucket
+from solrace.server.conn import Bucket, IPNetwork, address_key, within
 
 #: message types that cost Redis work whatever the room: per-address and server budgets
 EXPENSIVE = frozenset({"lobby", "join", "spectate", "resume", "create"})
@@ -60,35 +60,8 @@ class GuardLimits:
     server_inflight: int = 16
     #: seconds an expensive request may wait for its turn before it is refused `busy`
     server_wait: float = 2.0
-    exempt: tuple[str, ...] = ()
-    trusted_proxies: tuple[str, ...] = ()
-
-
-def address_key(host: str) -> str:
-    """The unit a per-address cap counts: the IPv4 address, or an IPv6 address's /64."""
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return host
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.IPv6Network(f"{ip}/64", strict=False))
-    return str(ip)
-
-
-def _networks(items: Iterable[str]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
-    return [ipaddress.ip_network(item, strict=False) for item in items]
-
-
-def _within(host: str, nets: list[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> bool:
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return any(ip in net for net in nets)
+    #: addresses no per-address cap or server budget applies to (`--exempt`)
+    exempt: tuple[IPNetwork, ...] = ()
 
 
 def over(limit: str, message: str, retry_after: float) -> ProtocolError:
@@ -122,28 +95,12 @@ class Guard:
 
     def __post_init__(self) -> None:
         lim = self.limits
-        self._exempt = _networks(lim.exempt)
-        self._proxies = _networks(lim.trusted_proxies)
         self.server = Bucket(max(1, int(lim.server_rate * 2)), lim.server_rate)
         self._inflight = asyncio.Semaphore(max(1, lim.server_inflight))
         self._sweep_at = 0.0
 
-    # --- who is asking ------------------------------------------------------------------
-
-    def client_address(self, peer: str, headers: Mapping[str, str] | None = None) -> str:
-        """The client's address: the socket's peer, or, when the peer is a trusted proxy, the
-        address the proxy says it forwarded for (the last one it did not add itself)."""
-        if headers is not None and _within(peer, self._proxies):
-            forwarded = headers.get("X-Forwarded-For", "")
-            hops = [h.strip() for h in forwarded.split(",") if h.strip()]
-            while hops and _within(hops[-1], self._proxies):
-                hops.pop()
-            if hops:
-                return hops[-1]
-        return peer
-
     def exempt(self, host: str) -> bool:
-        return _within(host, self._exempt)
+        return within(host, self.limits.exempt)
 
     def _entry(self, key: str) -> Address:
         got = self.addresses.get(key)

@@ -14,6 +14,7 @@ from typing import Any
 
 from solrace.server import front
 from solrace.server.api import Api
+from solrace.server.conn import networks
 from solrace.server.guard import GuardLimits
 from solrace.server.http import make_process_request, port_taken, quiet_request_logs
 from solrace.server.metrics import METRICS
@@ -75,6 +76,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--idle-timeout", type=float, default=60.0, help="close connections silent this long"
+    )
+    parser.add_argument(
+        "--seats-per-address",
+        type=int,
+        default=8,
+        help="seats one client address may hold in one room (0: no limit)",
+    )
+    parser.add_argument(
+        "--trusted-proxies",
+        default="127.0.0.1,::1",
+        help="comma-separated peer addresses or networks whose X-Forwarded-For names the "
+        "client (the proxy in front of the server); empty: trust none",
     )
     parser.add_argument(
         "--data-dir",
@@ -152,15 +165,9 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
         "--exempt",
         action="append",
         default=[],
-        metavar="NET",
-        help="address or network no per-address cap or server budget applies to (repeatable)",
-    )
-    add(
-        "--trusted-proxy",
-        action="append",
-        default=[],
-        metavar="NET",
-        help="proxy whose X-Forwarded-For names the client (repeatable)",
+        metavar="NETS",
+        help="comma-separated addresses or networks no per-address cap or server budget "
+        "applies to (repeatable)",
     )
 
 
@@ -175,8 +182,7 @@ def guard_limits(args: argparse.Namespace) -> GuardLimits:
         guesses_rate=args.guesses_rate,
         server_rate=args.server_rate,
         server_inflight=args.server_inflight,
-        exempt=tuple(args.exempt),
-        trusted_proxies=tuple(args.trusted_proxy),
+        exempt=networks(",".join(args.exempt)),
     )
 
 
@@ -202,6 +208,8 @@ async def serve_forever(
         lobby_rate=args.lobby_rate,
         lobby_cache=args.lobby_cache,
         lobby_ttl=args.lobby_ttl,
+        seats_per_address=args.seats_per_address,
+        trusted_proxies=networks(args.trusted_proxies),
     )
     transport = build(
         lambda sink: Store.from_url(

@@ -75,6 +75,11 @@ class Metrics:
             ["why"],
             registry=r,
         )
+        self.room_loads = Counter(
+            "solrace_room_loads",
+            "rooms read whole from Redis (document, every seat's log, replayed on the engine)",
+            registry=r,
+        )
         self.rooms_owned = Gauge(
             "solrace_rooms_owned",
             "rooms whose lease this process holds (it serves them)",

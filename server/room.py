@@ -31,6 +31,11 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def addr_hash(addr: str) -> str:
+    """A client address as the room keeps it (seat limits, kicks): not the address itself."""
+    return hashlib.sha256(b"solrace-addr:" + addr.encode()).hexdigest()[:24] if addr else ""
+
+
 def commitment(seed: int, salt: bytes) -> str:
     """sha256(salt bytes + seed as 8 bytes big-endian), hex: published before the race."""
     return hashlib.sha256(salt + seed.to_bytes(8, "big")).hexdigest()
@@ -272,17 +277,34 @@ class Room:
     # --- lobby commands (they change only the document) ---------------------------------
 
     def join(
-        self, name: str, thash: str, now: int, player: str | None = None
+        self,
+        name: str,
+        thash: str,
+        now: int,
+        player: str | None = None,
+        *,
+        addr: str = "",
+        per_address: int = 0,
     ) -> tuple[int, list[dict[str, Any]]]:
-        """Seat a player; `player` is its public player id (None: joined without a key)."""
+        """Seat a player; `player` is its public player id (None: joined without a key).
+        `addr` is the client address's hash (`addr_hash`): a kicked player's address stays
+        out for the room's life, and one address holds at most `per_address` seats (0: any
+        number)."""
         if self.state != LOBBY:
             raise ProtocolError(
                 "bad_state", "the race has started; join as a spectator or wait for the rematch"
             )
         name = clean_name(name)
+        if addr and addr in self.doc.get("banned", ()):
+            raise ProtocolError("not_allowed", "the host removed you from this room")
         if len(self.seats()) >= self.options["max_players"]:
             raise ProtocolError(
                 "room_full", f"the room is full ({self.options['max_players']} players)"
+            )
+        mine = sum(1 for s in self.seats() if addr and s.get("addr") == addr)
+        if per_address and mine >= per_address:
+            raise ProtocolError(
+                "not_allowed", f"your address holds {mine} seats of this room already"
             )
         seat = len(self.doc["seats"])
         self.doc["seats"].append(
@@ -295,6 +317,7 @@ class Room:
                 "in_race": False,
                 "joined": now,
                 "player": player,
+                "addr": addr,
             }
         )
         joined = {"kind": "player_joined", "at": now, "seat": seat, "name": name, "player": player}
@@ -337,8 +360,11 @@ class Room:
         return [{"kind": "options", "at": now, "options": public_options(opts)}]
 
     def kick(self, seat: int, now: int) -> list[dict[str, Any]]:
+        """Remove a seat; its player's address may not take a seat again in this room."""
         s = self.seat(seat)
         events = [{"kind": "kicked", "at": now, "seat": seat}]
+        if s.get("addr") and s["addr"] not in self.doc.setdefault("banned", []):
+            self.doc["banned"].append(s["addr"])
         if self.state == LOBBY:
             self.doc["seats"][seat] = None
             if self.doc["host_seat"] == seat:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import random
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +31,9 @@ from solrace.server.codes import (
     shown,
 )
 from solrace.server.lobby import LobbyCache, Page
+from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
+from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.room import (
     COUNTDOWN,
     FINISHED,
@@ -39,6 +42,7 @@ from solrace.server.room import (
     MovePlan,
     Room,
     SeatRace,
+    addr_hash,
     token_hash,
 )
 from solrace.server.solving import SolverPool, Winnable
@@ -47,6 +51,11 @@ from solrace.server.store import Appended, Conflict, Store
 log = logging.getLogger("solrace.server")
 
 RETRIES = 8
+#: seconds before a room whose end failed to be stored is tried again (doubling up to the cap)
+RECHECK_S, RECHECK_CAP_S = 1.0, 30.0
+#: how long a move whose append got no answer waits for Redis to say whether it is stored
+OUTCOME_WAIT_S = 5.0
+OUTCOME_PAUSE_CAP_S = 0.5
 BACKOFF_BASE_S = 0.002
 BACKOFF_CAP_S = 0.05
 
@@ -104,6 +113,11 @@ class RoomService:
         self.finished: Callable[[Room], None] | None = None
         #: lobby pages, each kept a moment (server/lobby.py); transport.build sets its ttl
         self.lobby_cache = LobbyCache(self.store.lobby_page)
+        #: seats one client address may hold in one room (0: any number; set by transport.build)
+        self.seats_per_address = 0
+        #: rooms whose unfinished business is to be settled (`recheck`), and those tasks
+        self.rechecks: dict[str, asyncio.TimerHandle] = {}
+        self.tasks: set[asyncio.Task[Any]] = set()
 
     # --- loading ------------------------------------------------------------------------
 
@@ -137,9 +151,12 @@ class RoomService:
         self.cache.pop(code, None)
         self.watched.pop(code, None)
 
-    async def _load(self, code: str) -> Cached:
-        """The room as Redis has it now; cached seat games are extended, not rebuilt."""
+    async def _load(self, code: str, *, recheck: bool = True) -> Cached:
+        """The room as Redis has it now; cached seat games are extended, not rebuilt. A room
+        found with unfinished business gets it settled (`recheck`), unless the caller is
+        about to commit the room anyway."""
         code = normalize_code(code)
+        METRICS.room_loads.inc()
         loaded = await self.store.load(code)
         if loaded is None:
             self.cache.pop(code, None)
@@ -166,6 +183,8 @@ class RoomService:
             race.load(entries, loaded.revs.get(seat, 0))
         cached = Cached(room, loaded.ver, loaded.seq)
         self.cache[code] = cached
+        if recheck and self.unfinished(room, self.clock()):
+            self.recheck(code)  # e.g. a process died between a race's last move and its end
         return cached
 
     async def _cached(self, code: str) -> tuple[Cached, bool]:
@@ -188,7 +207,7 @@ class RoomService:
         code = normalize_code(code)
         for attempt in range(RETRIES):
             await backoff(attempt)
-            cached = await self._load(code)
+            cached = await self._load(code, recheck=False)
             room = cached.room.clone()
             now = self.clock()
             was_finished = room.state == FINISHED
@@ -237,7 +256,12 @@ class RoomService:
     # --- lobby commands -----------------------------------------------------------------
 
     async def create(
-        self, name: str, options: dict[str, Any] | None, play: bool, player: str | None = None
+        self,
+        name: str,
+        options: dict[str, Any] | None,
+        play: bool,
+        player: str | None = None,
+        addr: str = "",
     ) -> dict[str, Any]:
         host_token = new_token()
         token = new_token() if play else None
@@ -250,7 +274,7 @@ class RoomService:
             seat = None
             if play:
                 assert token is not None
-                seat, events = room.join(name, token_hash(token), now, player)
+                seat, events = room.join(name, token_hash(token), now, player, addr=addr_hash(addr))
                 room.doc["host_seat"] = seat
             try:
                 ver, numbers = await self.store.commit(
@@ -272,12 +296,18 @@ class RoomService:
             return {"room": code, "seat": seat, "token": token, "host_token": host_token}
         raise ProtocolError("internal", "could not find a free room code")
 
-    async def join(self, code: str, name: str, player: str | None = None) -> dict[str, Any]:
+    async def join(
+        self, code: str, name: str, player: str | None = None, addr: str = ""
+    ) -> dict[str, Any]:
+        """A new seat for a client at `addr` (its address: kicks and the per-address limit)."""
         token = new_token()
         seat_box: list[int] = []
+        where = addr_hash(addr)
 
         def rule(room: Room, now: int) -> list[dict[str, Any]]:
-            seat, events = room.join(name, token_hash(token), now, player)
+            seat, events = room.join(
+                name, token_hash(token), now, player, addr=where, per_address=self.seats_per_address
+            )
             seat_box.append(seat)
             return events
 
@@ -285,11 +315,17 @@ class RoomService:
         return {"room": room.code, "seat": seat_box[-1], "token": token}
 
     async def authenticate(self, code: str, token: str) -> int:
-        cached = await self.load(code)
-        seat = cached.room.seat_by_token(token_hash(token))
+        """The seat a token holds, judged on the room's document alone: no lock, no logs, no
+        replay. A flood of forged tokens costs one small read each, never a load of the whole
+        room under its lock (which every move of the room waits for)."""
+        doc = await self.store.doc(normalize_code(code))
+        if doc is None:
+            raise ProtocolError("no_room", f"no room {normalize_code(code)!r}")
+        seat = Room(doc).seat_by_token(token_hash(token))
         if seat is None or seat.get("kicked"):
             raise ProtocolError("bad_token", "that token holds no seat in this room")
-        return seat["seat"]
+        seat_no: int = seat["seat"]
+        return seat_no
 
     async def check_spectate(self, code: str) -> Room:
         cached = await self.load(code)
@@ -429,27 +465,18 @@ class RoomService:
             boards = room.options["spectator_view"] == "boards" and room.options["spectators"]
             board = self._board(room, seat) if boards and self.watched.get(code, 0) > 0 else b""
             try:
-                stored = await self.store.append(
-                    code,
-                    cached.ver,
-                    seat,
-                    plan.expected_len,
-                    plan.expected_rev,
-                    plan.entry.encode(),
-                    plan.event,
-                    board,
-                    delay=room.options["spectator_delay"],
-                    pop=plan.undone,
-                )
+                stored, recovered = await self._store(code, cached.ver, plan, board, room)
             except Conflict:
                 room.rollback(plan)
                 cached, fresh = await self._load(code), True
                 continue
             except BaseException:
-                # not stored (or not known to be): the next command reloads from Redis
+                # not stored: the next command reloads from Redis
                 room.rollback(plan)
                 self.cache.pop(code, None)
                 raise
+            if recovered:
+                board = b""  # whether its board went out is unknown here: published below
             self.watched[code] = stored.spectators
             room.races[seat].rev = stored.rev
             ack = self._ack(room, seat, plan, stored)
@@ -461,6 +488,59 @@ class RoomService:
                 await self._settle(code, answered=reply is not None)
             return ack
         raise too_busy("seat")
+
+    async def _store(
+        self, code: str, ver: int, plan: MovePlan, board: bytes, room: Room
+    ) -> tuple[Appended, bool]:
+        """Store the plan: (what the append left, whether Redis's answer to it was lost).
+
+        A timeout or a dropped connection leaves the append's fate open: it may have run. Then
+        Redis is asked (`Store.outcome`) until it answers, which also makes sure that a lost
+        append that has not run never will: a stored move is acked, never answered `busy`.
+        Only when Redis answers nothing for OUTCOME_WAIT_S does the error stand (`busy`; the
+        same move sent again with its `n` is then `out_of_sync` if it was stored after all)."""
+        entry = plan.entry.encode()
+        try:
+            stored = await self.store.append(
+                code,
+                ver,
+                plan.seat,
+                plan.expected_len,
+                plan.expected_rev,
+                entry,
+                plan.event,
+                board,
+                delay=room.options["spectator_delay"],
+                pop=plan.undone,
+            )
+        except TRANSIENT_ERRORS:
+            log.warning("room %s: a move's append got no answer; asking whether it is stored", code)
+            found = await self._outcome(code, plan, entry)
+            if found is None:
+                raise
+            return found, True
+        return stored, False
+
+    async def _outcome(self, code: str, plan: MovePlan, entry: str) -> Appended | None:
+        """`Store.outcome`, asked again while Redis does not answer (up to OUTCOME_WAIT_S)."""
+        give_up = time.monotonic() + OUTCOME_WAIT_S
+        for attempt in itertools.count(1):
+            try:
+                return await self.store.outcome(
+                    code,
+                    plan.seat,
+                    plan.expected_len,
+                    plan.expected_rev,
+                    entry,
+                    plan.event,
+                    pop=plan.undone,
+                )
+            except TRANSIENT_ERRORS:
+                if time.monotonic() >= give_up:
+                    log.warning("room %s: Redis never said whether a move is stored", code)
+                    raise
+                await asyncio.sleep(min(OUTCOME_PAUSE_CAP_S, BACKOFF_BASE_S * 2**attempt))
+        raise AssertionError("unreachable")
 
     async def _late_board(self, room: Room, seat: int, *, answered: bool) -> None:
         """A spectator came since the room's last move: the append carried no board."""
@@ -506,8 +586,42 @@ class RoomService:
             log.warning(
                 "could not settle %s after a seat ended; retrying later", shown(code), exc_info=True
             )
+            self.recheck(code, RECHECK_S)
             with contextlib.suppress(Exception):
                 await self.store.add_deadline(f"tick|{code}", self.clock() + 1000)
+
+    def unfinished(self, room: Room, now: int) -> bool:
+        """The room owes a commit that no command is going to make: every racer is done but
+        the race has no results, or its clock is due."""
+        return (room.state == RACING and not room.racing_seats()) or self._clock_due(room, now)
+
+    def recheck(self, code: str, delay: float = 0.0) -> None:
+        """Finish the room's unfinished business in the background, `delay` seconds from now,
+        and again (less and less often) until it is done: a race whose end failed to be
+        stored must not stay "racing" forever. One pending recheck per room."""
+        if code in self.rechecks:
+            return
+        self.rechecks[code] = asyncio.get_running_loop().call_later(
+            delay, lambda: self._spawn(self._recheck(code, delay))
+        )
+
+    async def _recheck(self, code: str, delay: float) -> None:
+        self.rechecks.pop(code, None)
+        try:
+            await self.update(code, lambda r, now: [])
+        except ProtocolError as exc:
+            if exc.code == "no_room":
+                return
+        except Exception:
+            log.warning("room %s: unfinished business not settled; retrying", code, exc_info=True)
+        else:
+            return
+        self.recheck(code, min(RECHECK_CAP_S, max(RECHECK_S, delay * 2)))
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
     @staticmethod
     def _board(room: Room, seat: int) -> bytes:

@@ -176,6 +176,38 @@ def append_script(max_events: int, ttl_ms: int) -> str:
     return f"local MAXLEN, TTL = {int(max_events)}, {int(ttl_ms)}\n" + _APPEND
 
 
+_OUTCOME = """
+-- KEYS: log revs events conn ; ARGV: seat len rev op entry event
+-- Whether an append whose answer was lost (a timeout, a dropped connection) is stored. When it
+-- is not, it never will be: the seat's revision moves on, so that append, if it is still on its
+-- way or queued behind a busy Redis, is refused when it runs. Returns {0} (not stored) or
+-- {1, n, watching}: n is its event's number (0 if the stream no longer has it).
+local want = tonumber(ARGV[3])
+local rev = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if rev == want then
+  redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+  return {0}
+end
+local len = redis.call('LLEN', KEYS[1])
+local at = tonumber(ARGV[2])
+local stored
+if ARGV[4] == 'push' then
+  stored = len > at and redis.call('LINDEX', KEYS[1], at) == ARGV[5]
+else
+  -- an undo: stored when it is the one change to the seat's log since
+  stored = rev == want + 1 and len == at - 1
+end
+if not stored then return {0} end
+local n = 0
+for _, row in ipairs(redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 200)) do
+  if row[2][2] == ARGV[6] then
+    n = tonumber(string.match(row[1], '^(%d+)'))
+    break
+  end
+end
+return {1, n, tonumber(redis.call('HGET', KEYS[4], 'spectators') or '0')}
+"""
+
 _PRESENCE = """
 -- KEYS: conn seq events ; ARGV: field delta channel maxlen on_event off_event ttl origin always
 -- always = '1': emit the payload even when the count did not cross zero (the watchers count)
@@ -388,6 +420,7 @@ class Store:
         self._commit = self._script(_COMMIT)
         self._append = self._script(append_script(max_events, ACTIVE_TTL_MS))
         self._presence = self._script(_PRESENCE)
+        self._outcome = self._script(_OUTCOME)
         self._load = self._script(_LOAD)
         self._lobby_put = self._script(_LOBBY_PUT)
         self._lobby_page = self._script(_LOBBY_PAGE)
@@ -641,6 +674,11 @@ class Store:
             logs = {s: list(got[3 + s]) for s in range(seats)}
             return Loaded(doc, ver, logs, revs, int(got[2] or 0))
 
+    async def doc(self, code: str) -> dict[str, Any] | None:
+        """The room's document alone (no logs): enough to check a token, one small read."""
+        raw = await self.redis.hget(self.key(code, "meta"), "doc")
+        return None if raw is None else decode_trusted(_raw(raw))
+
     # --- move logs ----------------------------------------------------------------------
 
     async def append(
@@ -699,6 +737,45 @@ class Store:
             self._fan_board(code, delay, board)
         return stored
 
+    async def outcome(
+        self,
+        code: str,
+        seat: int,
+        length: int,
+        rev: int,
+        entry: str,
+        event: dict[str, Any],
+        *,
+        pop: bool = False,
+    ) -> Appended | None:
+        """Whether an `append` (same arguments) whose answer never came is stored: its result
+        as the append would have given it, or None when it is not stored, and then never will
+        be (the seat's revision moved on). Its event goes to this process's connections here."""
+        METRICS.redis_retries.labels("outcome").inc()
+        keys = [
+            self.log_key(code, seat),
+            self.key(code, "revs"),
+            self.key(code, "events"),
+            self.key(code, "conn"),
+        ]
+        args: list[ScriptArg] = [
+            seat,
+            length,
+            rev,
+            b"pop" if pop else b"push",
+            entry,
+            encode(event),
+        ]
+        out = await self._outcome(keys=keys, args=args)
+        if int(out[0]) == 0:
+            return None
+        n, spectators = int(out[1]), int(out[2])
+        if n:
+            self._fan_event(code, n, event)
+        elif self.sink is not None:
+            self.sink.lost(code)  # its event is gone from the stream: connections check it
+        return Appended(length - 1 if pop else length + 1, rev + 1, n, spectators)
+
     def _fenced(self, code: str, fence: int) -> Conflict:
         """Another process took the room over (its fence is past our lease): forget the lease;
         the caller reloads and judges again without it."""
@@ -717,11 +794,16 @@ class Store:
         return int(await self.redis.get(self.key(code, "seq")) or 0)
 
     async def events_after(self, code: str, after: int) -> list[tuple[int, dict[str, Any]]] | None:
-        """Events numbered after `after`, or None when some of them are no longer kept.
+        """Events numbered after `after`, or None when some of them are no longer kept, or
+        when `after` is a number the room never reached (negative, or ahead of its count: a
+        client from before a Redis restart, or a forged number): a full resync, never a replay
+        that would leave the client waiting for events it believes it has.
 
         The count is read before the stream: events stored between the two reads only add
         rows (read the other way round, they looked like a gap and cost a snapshot)."""
         last = await self.last_event(code)
+        if not 0 <= after <= last:
+            return None
         rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
         out = [
             (int(_text(rid).split("-")[0]), decode_trusted(_raw(fields[b"d"])))
@@ -970,8 +1052,11 @@ class Store:
         code = member.split("|")[1] if "|" in member else member
         return zlib.crc32(code.encode()) % DEADLINE_BUCKETS
 
-    async def add_deadline(self, member: str, at_ms: int) -> None:
-        await self.redis.zadd(self.deadline_key(self.deadline_bucket(member)), {member: at_ms})
+    async def add_deadline(self, member: str, at_ms: int, *, keep: bool = False) -> None:
+        """Set a deadline; with `keep`, one already pending stays as it is (ZADD NX)."""
+        await self.redis.zadd(
+            self.deadline_key(self.deadline_bucket(member)), {member: at_ms}, nx=keep
+        )
 
     async def claim_due(self, now: int, limit: int = 100) -> list[str]:
         """Deadlines that are due, each handed to exactly one caller. The buckets are read in

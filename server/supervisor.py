@@ -26,7 +26,7 @@ from solrace.server.codes import shown
 from solrace.server.conn import Conn, Limits
 from solrace.server.fanout import Hub
 from solrace.server.lease import Leases
-from solrace.server.room import COUNTDOWN, LOBBY, RACING
+from solrace.server.room import COUNTDOWN, LOBBY, RACING, Room
 from solrace.server.service import RoomService
 
 log = logging.getLogger("solrace.server")
@@ -87,6 +87,10 @@ class RoomSupervisor:
             await self.store.note_connection(self.proc_id, code, "spectators", +1)
             self.announce_watchers(code)
         self.arm_clock(code)
+
+    async def keep_lobby(self, code: str) -> None:
+        """After a connection was bound and answered (the room is cached then: a resume reads
+        only the room's document before), a room in its lobby lives a day again."""
         await self._keep_lobby(code, self._lobby_seats(code))
 
     def _lobby_seats(self, code: str) -> int | None:
@@ -184,10 +188,23 @@ class RoomSupervisor:
     def on_room_event(self, code: str, event: dict[str, Any]) -> None:
         """Events that set a clock (countdown, start) arm a timer; any process may fire it."""
         kind = event.get("kind")
-        if kind == "countdown":
+        if kind == "kicked":
+            self._unbind_kicked(code, event["seat"])
+        elif kind == "countdown":
             self.arm(code, event["starts_at"])
         elif kind == "start" and event.get("ends_at"):
             self.arm(code, event["ends_at"])
+
+    def _unbind_kicked(self, code: str, seat: int) -> None:
+        """The kicked seat's connections here get the `kicked` event (it is on its way to
+        them), then nothing more of the room: they no longer act for the seat."""
+        for conn in list(self.hub.rooms.get(code, ())):
+            if conn.role == "player" and conn.seat == seat:
+                self.spawn(self._unbind_if(conn, code, seat))
+
+    async def _unbind_if(self, conn: Conn, code: str, seat: int) -> None:
+        if (conn.room, conn.role, conn.seat) == (code, "player", seat):
+            await self.unbind(conn)
 
     def arm_clock(self, code: str) -> None:
         """Arm the room's next clock from this process's cached copy, if it has one."""
@@ -221,6 +238,22 @@ class RoomSupervisor:
             self.arm(code, d["ends_at"])
         elif room.state == COUNTDOWN:
             self.arm(code, d["starts_at"])
+        if room.state in (COUNTDOWN, RACING):
+            await self._absent_grace(room)
+
+    async def _absent_grace(self, room: Room) -> None:
+        """Racing seats nobody holds get a grace period from now. A seat whose connection went
+        in the lobby had its grace end there, where it means nothing; without this it would
+        race forever (a race with no time limit would never end). A grace period already
+        running is left as it is; any process firing the room's clock may do this, so each
+        seat's deadline is added once."""
+        conns = await self.store.connections(room.code)
+        now = self.service.clock()
+        for seat in room.racing_seats():
+            if conns.get(str(seat), 0) <= 0:
+                await self.store.add_deadline(
+                    f"grace|{room.code}|{seat}", now + int(self.limits.grace * 1000), keep=True
+                )
 
     # --- the janitor: heartbeat, deadlines, tidying up after dead processes ---------------
 

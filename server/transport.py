@@ -19,7 +19,7 @@ from solrace import __version__
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server import players
-from solrace.server.conn import Bucket, Conn, Limits
+from solrace.server.conn import Bucket, Conn, Limits, address_key, client_address
 from solrace.server.fanout import Hub, send, write
 from solrace.server.guard import EXPENSIVE, Guard, GuardLimits
 from solrace.server.lease import Leases
@@ -56,6 +56,7 @@ def build(
     hub = Hub()
     store = make_store(hub)
     service = RoomService(store)
+    service.seats_per_address = (limits or Limits()).seats_per_address
     service.solver = SolverPool()  # its processes start at the first solve
     verdicts = RaceVerdicts(service.solver, service.update)
     records = Records(store.redis, store.prefix, days=record_days)
@@ -125,8 +126,10 @@ class Transport:
         lim = self.limits
         # in no room yet: the lobby's credits (never more than a racer's)
         conn = Conn(ws, Bucket(min(lim.lobby_burst, lim.burst), min(lim.lobby_rate, lim.rate)))
+        addr = client_address(ws, lim.trusted_proxies)
+        conn.addr = address_key(addr)
         try:
-            conn.address = self.guard.connect(self._client_address(ws))
+            conn.limit_key = self.guard.connect(addr)
         except ProtocolError as exc:
             await send(conn, exc.to_message())
             await ws.close(CloseCode.POLICY_VIOLATION, "too many connections")
@@ -199,15 +202,8 @@ class Transport:
             if conn.idle_timer is not None:
                 conn.idle_timer.cancel()
             self.conns.discard(conn)
-            self.guard.disconnect(conn.address)
+            self.guard.disconnect(conn.limit_key)
             await self.rooms.unbind(conn)
-
-    def _client_address(self, ws: ServerConnection) -> str:
-        """The peer's address, or the client's behind a trusted proxy (server/guard.py)."""
-        peer = ws.remote_address
-        host = str(peer[0]) if isinstance(peer, tuple) and peer else "unknown"
-        headers = ws.request.headers if ws.request is not None else None
-        return self.guard.client_address(host, headers)
 
     def _arm_idle(self, conn: Conn, delay: float) -> None:
         """One timer per idle period, not a wait_for per frame (that cost ~5% of a move)."""
@@ -254,12 +250,12 @@ class Transport:
         if kind not in EXPENSIVE:
             await handler(conn, msg, ref)
             return
-        self.guard.check(conn.address, kind)
+        self.guard.check(conn.limit_key, kind)
         try:
-            async with self.guard.turn(kind, conn.address):
+            async with self.guard.turn(kind, conn.limit_key):
                 await handler(conn, msg, ref)
         except ProtocolError as exc:
-            self.guard.missed(conn.address, exc.code)  # a lookup that found nothing: a guess
+            self.guard.missed(conn.limit_key, exc.code)  # a lookup that found nothing: a guess
             raise
 
     async def on_lobby(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
@@ -288,13 +284,27 @@ class Transport:
         last_event: int | None,
         **extra: Any,
     ) -> None:
-        """Bind, then reply with a snapshot, or (resuming with a kept gap) with the missed events."""
+        """Bind, then reply with a snapshot, or (resuming with a kept gap) with the missed events;
+        a reply that fails unbinds again."""
         conn.catching_up = True  # live events wait until the reply has set where this client is
         try:
-            await self._joined_reply(conn, ref, code, role, seat, last_event, **extra)
+            # in a room: a racer's credits; watchers get fewer (lichess does the same)
+            if role != "player":
+                conn.bucket = Bucket(self.limits.spectator_burst, self.limits.spectator_rate)
+            elif conn.role != "player":
+                conn.bucket = Bucket(self.limits.burst, self.limits.rate)
+            await self.rooms.bind(conn, code, role, seat)
+            try:
+                await self._joined_reply(conn, ref, code, role, seat, last_event, **extra)
+            except Exception:
+                # no `joined` reached the client: it must not stay bound to a room it was not
+                # told of (its next move would act for a seat it does not know it holds)
+                await self.rooms.unbind(conn)
+                raise
         finally:
             conn.catching_up = False
         await self.hub.catch_up(conn)
+        await self.rooms.keep_lobby(code)
 
     async def _joined_reply(
         self,
@@ -306,12 +316,7 @@ class Transport:
         last_event: int | None,
         **extra: Any,
     ) -> None:
-        # in a room: a racer's credits; watchers get fewer (lichess does the same)
-        if role != "player":
-            conn.bucket = Bucket(self.limits.spectator_burst, self.limits.spectator_rate)
-        elif conn.role != "player":
-            conn.bucket = Bucket(self.limits.burst, self.limits.rate)
-        await self.rooms.bind(conn, code, role, seat)
+        """The `joined` reply of a bound connection, and what follows it."""
         reply: dict[str, Any] = {
             "type": "joined",
             "room": code,
@@ -349,16 +354,25 @@ class Transport:
 
     async def on_create(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         play = msg.get("play", True)
-        out = await self.service.create(msg["name"], msg.get("options"), play, conn.player)
+        out = await self.service.create(
+            msg["name"], msg.get("options"), play, conn.player, conn.addr
+        )
         extra = {"host_token": out["host_token"]}
         if play:
             extra["token"] = out["token"]
+            conn.seated.add(out["room"])
         await self._joined(
             conn, ref, out["room"], "player" if play else "spectator", out["seat"], None, **extra
         )
 
     async def on_join(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        out = await self.service.join(msg["room"], msg["name"], conn.player)
+        code = normalize_code(msg["room"])
+        if code in conn.seated:  # one connection must not take a room's every seat
+            raise ProtocolError(
+                "bad_state", "this connection has a seat in that room already; resume it"
+            )
+        out = await self.service.join(code, msg["name"], conn.player, conn.addr)
+        conn.seated.add(out["room"])
         await self._joined(conn, ref, out["room"], "player", out["seat"], None, token=out["token"])
 
     async def on_spectate(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
@@ -375,6 +389,7 @@ class Transport:
             raise ProtocolError("not_player", "you are in no room")
         if conn.role == "player" and conn.seat is not None:
             await self.service.leave(conn.room, conn.seat)
+            conn.seated.discard(conn.room)
         await self.rooms.unbind(conn)
         await self.send(conn, m.ok(ref))
 

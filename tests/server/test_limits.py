@@ -11,7 +11,8 @@ import pytest
 import redis.asyncio as aioredis
 from helpers.race import until
 from solrace.server.codes import CODE_LENGTH, PRIVATE_CODE_LENGTH
-from solrace.server.guard import Guard, GuardLimits, address_key
+from solrace.server.conn import address_key, forwarded_for, networks
+from solrace.server.guard import Guard, GuardLimits
 from solrace.server.process import ServerProcess
 
 A, B, C = "127.0.0.2", "127.0.0.3", "127.0.0.4"
@@ -197,11 +198,12 @@ async def _pttl_above(r: aioredis.Redis, key: str, ms: int) -> bool:
 
 
 def test_addresses_behind_a_trusted_proxy_and_ipv6_prefixes() -> None:
-    g = Guard(GuardLimits(trusted_proxies=("10.0.0.0/8",)))
-    fwd = {"X-Forwarded-For": "203.0.113.9, 10.1.2.3"}
-    assert g.client_address("10.0.0.5", fwd) == "203.0.113.9"
-    assert g.client_address("198.51.100.7", fwd) == "198.51.100.7"  # not a proxy: its own
-    assert g.client_address("10.0.0.5", {}) == "10.0.0.5"
+    proxies = networks("10.0.0.0/8")
+    fwd = "203.0.113.9, 10.1.2.3"  # the last hop is the address the trusted proxy saw
+    assert forwarded_for("10.0.0.5", fwd, proxies) == "10.1.2.3"
+    assert forwarded_for("198.51.100.7", fwd, proxies) == "198.51.100.7"  # not a proxy
+    assert forwarded_for("10.0.0.5", None, proxies) == "10.0.0.5"
+    assert forwarded_for("::ffff:10.0.0.5", "203.0.113.9", proxies) == "203.0.113.9"
     assert address_key("2001:db8:1:2:aaaa::1") == address_key("2001:db8:1:2:bbbb::2")
     assert address_key("2001:db8:1:3::1") != address_key("2001:db8:1:2::1")
     assert address_key("::ffff:192.0.2.1") == "192.0.2.1"

@@ -1,5 +1,6 @@
-"""The store against a real Redis, without the race rules: atomic appends, event numbering,
-expiry of finished rooms, hash-tagged keys, presence counts."""
+"""The store against a real Redis, without the race rules: atomic appends (and the fate of one
+whose answer was lost), event numbering, expiry of finished rooms, hash-tagged keys, presence
+counts."""
 
 from __future__ import annotations
 
@@ -153,3 +154,44 @@ async def test_presence_emits_only_when_crossing_zero(store: Store) -> None:
     assert await store.presence("ABCDE", "spectators", 1) == (1, 0)
     assert await store.connections("ABCDE") == {"0": 0, "spectators": 1}
     assert [e for _, e in await store.events_after("ABCDE", 0)] == [on, off]
+
+
+# --- an append whose answer was lost: `Store.outcome` decides its fate once and for all ----
+
+
+async def test_a_stored_append_is_found_with_its_event(store: Store) -> None:
+    await store.commit("ABCDE", 0, DOC, [{"kind": "x"}], seats=2)
+    await store.append("ABCDE", 1, 0, 0, 0, "deal 1", {"kind": "p", "moves": 1})
+    lost = await store.append("ABCDE", 1, 0, 1, 1, "t1-f1 2", {"kind": "p", "moves": 2})
+    await store.append("ABCDE", 1, 1, 0, 0, "deal 3", {"kind": "p", "seat": 1})
+    found = await store.outcome("ABCDE", 0, 1, 1, "t1-f1 2", {"kind": "p", "moves": 2})
+    assert found is not None and found[:3] == lost[:3]  # its length, revision and event number
+    again = await store.outcome("ABCDE", 0, 1, 1, "t1-f1 2", {"kind": "p", "moves": 2})
+    assert again == found  # asking twice changes nothing
+    # a later move of the seat does not make it look unstored
+    await store.append("ABCDE", 1, 0, 2, 2, "t2-f1 4", {"kind": "p", "moves": 3})
+    assert (await store.outcome("ABCDE", 0, 1, 1, "t1-f1 2", {"kind": "p", "moves": 2})) == found
+
+
+async def test_an_append_not_yet_run_never_will_be(store: Store) -> None:
+    await store.commit("ABCDE", 0, DOC, [], seats=2)
+    await store.append("ABCDE", 1, 0, 0, 0, "deal 1", {"kind": "p"})
+    assert await store.outcome("ABCDE", 0, 1, 1, "t1-f1 2", {"kind": "p", "moves": 2}) is None
+    with pytest.raises(Conflict) as exc:  # the lost append arrives late: refused
+        await store.append("ABCDE", 1, 0, 1, 1, "t1-f1 2", {"kind": "p", "moves": 2})
+    assert exc.value.what == "revision"
+    assert await store.outcome("ABCDE", 0, 1, 1, "t1-f1 2", {"kind": "p", "moves": 2}) is None
+    loaded = await store.load("ABCDE")
+    assert [bytes(e) for e in loaded.logs[0]] == [b"deal 1"]
+
+
+async def test_an_undo_is_found_or_fenced(store: Store) -> None:
+    await store.commit("ABCDE", 0, DOC, [], seats=2)
+    await store.append("ABCDE", 1, 0, 0, 0, "deal 1", {"kind": "p"})
+    await store.append("ABCDE", 1, 0, 1, 1, "t1-f1 2", {"kind": "p"})
+    popped = await store.append("ABCDE", 1, 0, 2, 2, "t1-f1 2", {"kind": "u"}, pop=True)
+    found = await store.outcome("ABCDE", 0, 2, 2, "t1-f1 2", {"kind": "u"}, pop=True)
+    assert found is not None and found[:3] == popped[:3]
+    assert await store.outcome("ABCDE", 0, 1, 3, "deal 1", {"kind": "u2"}, pop=True) is None
+    with pytest.raises(Conflict):
+        await store.append("ABCDE", 1, 0, 1, 3, "deal 1", {"kind": "u2"}, pop=True)
