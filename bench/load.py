@@ -275,6 +275,8 @@ class Bench:
             "total_moves": sum(p["total_moves"] for p in parts),
             "unfinished_rooms": sum(p["unfinished_rooms"] for p in parts),
             "cpu": meter.shares(),
+            "cpu_system": meter.system,
+            "cpu_used": meter.used,
             "redis_cpu": redis_cpu,
             "redis_cmds": redis_cmds,
             "t0": t0,
@@ -352,6 +354,11 @@ class Bench:
             per = unit.split("/")[0].rstrip("s")
             res["server_us"] = busy / res["rate"] * 1e6
             r.figure(f"{label} server CPU per {per}", f"{res['server_us']:.0f} us")
+            mine = [k for k in res["cpu_used"] if k.startswith(("server", "echo"))]
+            used = sum(res["cpu_used"][k] for k in mine)
+            if used:
+                system = sum(res["cpu_system"][k] for k in mine)
+                r.figure(f"{label} of which in the kernel (system time)", f"{system / used:.0%}")
             if not label.startswith(("echo", "bare")):
                 res["redis_us"] = res["redis_cpu"] / max(1, res["acks"]) * 1e6
                 r.figure(

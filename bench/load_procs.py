@@ -36,9 +36,15 @@ def rss_kib(pid: int) -> int:
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time a process has used so far (its threads included)."""
+    return sum(cpu_split(pid))
+
+
+def cpu_split(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds a process has used so far. System time is the kernel's
+    work for it: on loopback a socket write also runs the receiving side's TCP stack."""
     raw = Path(f"/proc/{pid}/stat").read_text()
     fields = raw[raw.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
 
 
 class CpuMeter:
@@ -47,18 +53,21 @@ class CpuMeter:
     def __init__(self, pids: dict[str, int]) -> None:
         self.pids = pids
         self.start_at = 0.0
-        self.before: dict[str, float] = {}
+        self.before: dict[str, tuple[float, float]] = {}
         self.used: dict[str, float] = {}
+        self.system: dict[str, float] = {}  # of `used`, the kernel's part
         self.wall = 0.0
 
     def start(self) -> CpuMeter:
         self.start_at = time.monotonic()
-        self.before = {k: cpu_seconds(p) for k, p in self.pids.items()}
+        self.before = {k: cpu_split(p) for k, p in self.pids.items()}
         return self
 
     def stop(self) -> CpuMeter:
         self.wall = time.monotonic() - self.start_at
-        self.used = {k: cpu_seconds(p) - self.before[k] for k, p in self.pids.items()}
+        after = {k: cpu_split(p) for k, p in self.pids.items()}
+        self.used = {k: sum(after[k]) - sum(self.before[k]) for k in self.pids}
+        self.system = {k: after[k][1] - self.before[k][1] for k in self.pids}
         return self
 
     def shares(self) -> dict[str, float]:
