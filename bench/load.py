@@ -177,8 +177,12 @@ class Bench:
     def redis_commands(self) -> dict[str, int]:
         """Calls of each command Redis has run (INFO commandstats; what a script runs counts
         too, under its own name)."""
-        stats = self.redis().info("commandstats")
-        return {k.removeprefix("cmdstat_"): int(v.get("calls", 0)) for k, v in stats.items()}
+        rc = self.redis()
+        stats = rc.info("commandstats")
+        calls = {k.removeprefix("cmdstat_"): int(v.get("calls", 0)) for k, v in stats.items()}
+        # socket reads Redis handled: about one per pipeline (or lone command) a client sent
+        calls["(reads)"] = int(rc.info("stats").get("total_reads_processed", 0))
+        return calls
 
     def redis_pid(self) -> int | None:
         if self.redis_proc and self.redis_proc.proc:
@@ -253,6 +257,7 @@ class Bench:
             for k, n in self.redis_commands().items()
             if n > redis_cmds0.get(k, 0) and k != "info"  # our own INFO calls
         }
+        redis_reads = redis_cmds.pop("(reads)", 0)
         if profiler is not None:
             self.print_profile(profiler)
         retries = sum(self.pool.all("setup_retries"))
@@ -279,6 +284,7 @@ class Bench:
             "cpu_used": meter.used,
             "redis_cpu": redis_cpu,
             "redis_cmds": redis_cmds,
+            "redis_reads": redis_reads,
             "t0": t0,
             "t1": t1,
         }
@@ -373,6 +379,10 @@ class Bench:
                 )
                 top = sorted(cmds.items(), key=lambda kv: -kv[1])[:8]
                 r.figure("  by command", "  ".join(f"{k} {v / acks:.2f}" for k, v in top))
+                r.figure(
+                    f"{label} Redis socket reads per {per} (about one per pipeline sent)",
+                    f"{res['redis_reads'] / acks:.2f}",
+                )
                 published = cmds.get("publish", 0) + cmds.get("spublish", 0)
                 r.figure(  # a move is published only when another process listens to its room
                     f"{label} Redis publishes per {per} (~0 when no room is served by two)",
