@@ -11,6 +11,8 @@ Scenarios (issues 5 and 9):
 * memory      - server RSS per idle connection; Redis memory per finished room of 8.
 * two-process - two `solrace serve` on one Redis against one, rooms split
                 and seats split across the processes; CPU per process says what limits it.
+* workers     - `solrace serve --workers N` (a front routing by room, every room on one
+                worker) against one process, alternated: CPU per move of all its processes.
 * hostile     - a victim racer's move-to-ack p99 idle, then while 300 hostile connections
                 send lobby, joins of random codes, creates, bad resumes and bad frames at
                 the rates the server allows them (issue 10; solrace.bench.load_hostile).
@@ -43,7 +45,7 @@ from solrace.bench.load_profile import Profiler, components, summarize
 from solrace.bench.load_report import Report, kib, ms
 from solrace.server.redis_process import RedisProcess
 
-SCENARIOS = ("throughput", "paced", "spectators", "memory", "two-process", "hostile")
+SCENARIOS = ("throughput", "paced", "spectators", "memory", "two-process", "workers", "hostile")
 
 #: serve flags that lift the limits a benchmark would otherwise measure instead of the server
 DEFAULT_SERVER_ARGS = [
@@ -79,6 +81,7 @@ class Sizes:
     idle_conns: int = 2000
     mem_rooms: int = 50
     mem_players: int = 8
+    worker_repeats: int = 2
     hostiles: int = 300
     hostile_rooms: int = 113
     hostile_duration: float = 20.0
@@ -102,6 +105,7 @@ class Sizes:
             idle_conns=50,
             mem_rooms=3,
             mem_players=8,
+            worker_repeats=1,
             hostiles=20,
             hostile_rooms=5,
             hostile_duration=1.0,
@@ -184,13 +188,25 @@ class Bench:
         info = self.redis().info("cpu")
         return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
+    def redis_commands(self) -> dict[str, int]:
+        """Calls of each command Redis has run (INFO commandstats; what a script runs counts
+        too, under its own name)."""
+        rc = self.redis()
+        stats = rc.info("commandstats")
+        calls = {k.removeprefix("cmdstat_"): int(v.get("calls", 0)) for k, v in stats.items()}
+        # socket reads Redis handled: about one per pipeline (or lone command) a client sent
+        calls["(reads)"] = int(rc.info("stats").get("total_reads_processed", 0))
+        return calls
+
     def redis_pid(self) -> int | None:
         if self.redis_proc and self.redis_proc.proc:
             return self.redis_proc.proc.pid
         return None
 
-    def race_server(self) -> RaceServer:
-        server = RaceServer(self.work_dir, self.redis_url, self.prefix, self.server_args)
+    def race_server(self, workers: int | None = None) -> RaceServer:
+        """A fresh `solrace serve` (with `--workers N` when asked, here or by --server-workers)."""
+        n = self.args.server_workers if workers is None else workers
+        server = RaceServer(self.work_dir, self.redis_url, self.prefix, self.server_args, n)
         try:
             server.start()
         except Exception:
@@ -237,6 +253,7 @@ class Bench:
         time.sleep(max(0.0, t0 - time.monotonic()))
         meter.start()
         redis_cpu0 = self.redis_cpu()
+        redis_cmds0 = self.redis_commands()
         profiler = self.start_profiler(servers, duration)
         parts = self.pool.all(
             "run",
@@ -249,6 +266,12 @@ class Bench:
         )
         meter.stop()
         redis_cpu = self.redis_cpu() - redis_cpu0
+        redis_cmds = {
+            k: n - redis_cmds0.get(k, 0)
+            for k, n in self.redis_commands().items()
+            if n > redis_cmds0.get(k, 0) and k != "info"  # our own INFO calls
+        }
+        redis_reads = redis_cmds.pop("(reads)", 0)
         if profiler is not None:
             self.print_profile(profiler)
         retries = sum(self.pool.all("setup_retries"))
@@ -271,7 +294,11 @@ class Bench:
             "total_moves": sum(p["total_moves"] for p in parts),
             "unfinished_rooms": sum(p["unfinished_rooms"] for p in parts),
             "cpu": meter.shares(),
+            "cpu_system": meter.system,
+            "cpu_used": meter.used,
             "redis_cpu": redis_cpu,
+            "redis_cmds": redis_cmds,
+            "redis_reads": redis_reads,
             "t0": t0,
             "t1": t1,
         }
@@ -284,7 +311,8 @@ class Bench:
 
     def start_profiler(self, servers: dict[str, int], duration: float) -> Profiler | None:
         """py-spy on the (first) server this run started (race or echo), when --profile asks for it."""
-        pid = next((p for name, p in servers.items() if name.startswith(("server", "echo"))), None)
+        names = sorted(servers, key=lambda n: not n.startswith("server-w"))  # a worker first
+        pid = next((servers[n] for n in names if n.startswith(("server", "echo"))), None)
         if not self.args.profile or pid is None:
             return None
         self.profiles += 1
@@ -346,11 +374,33 @@ class Bench:
             per = unit.split("/")[0].rstrip("s")
             res["server_us"] = busy / res["rate"] * 1e6
             r.figure(f"{label} server CPU per {per}", f"{res['server_us']:.0f} us")
+            mine = [k for k in res["cpu_used"] if k.startswith(("server", "echo"))]
+            used = sum(res["cpu_used"][k] for k in mine)
+            if used:
+                system = sum(res["cpu_system"][k] for k in mine)
+                r.figure(f"{label} of which in the kernel (system time)", f"{system / used:.0%}")
             if not label.startswith(("echo", "bare")):
                 res["redis_us"] = res["redis_cpu"] / max(1, res["acks"]) * 1e6
                 r.figure(
                     f"{label} Redis CPU per {per} (INFO cpu before/after)",
                     f"{res['redis_us']:.0f} us",
+                )
+                cmds, acks = res["redis_cmds"], max(1, res["acks"])
+                res["redis_cmds_per"] = sum(cmds.values()) / acks
+                r.figure(
+                    f"{label} Redis commands per {per} (INFO commandstats, script calls included)",
+                    f"{res['redis_cmds_per']:.2f}",
+                )
+                top = sorted(cmds.items(), key=lambda kv: -kv[1])[:8]
+                r.figure("  by command", "  ".join(f"{k} {v / acks:.2f}" for k, v in top))
+                r.figure(
+                    f"{label} Redis socket reads per {per} (about one per pipeline sent)",
+                    f"{res['redis_reads'] / acks:.2f}",
+                )
+                published = cmds.get("publish", 0) + cmds.get("spublish", 0)
+                r.figure(  # a move is published only when another process listens to its room
+                    f"{label} Redis publishes per {per} (~0 when no room is served by two)",
+                    f"{published / acks:.2f}",
                 )
         if res["errors"]:
             r.figure(
@@ -395,7 +445,9 @@ class Bench:
         assert self.pool is not None
         self.pool.all("start")
         pids = {
-            f"server{i}" if len(urls_of) > 1 else "server": srv.pid for i, srv in enumerate(urls_of)
+            name if len(urls_of) == 1 else f"{name}{i}": pid
+            for i, srv in enumerate(urls_of)
+            for name, pid in srv.pids().items()
         }
         res = self.run_load(pids, 0.0, s.duration)
         self.close_all()
@@ -474,7 +526,7 @@ class Bench:
             self.open_rooms([server.url], rooms, players, room_options("klondike", players))
             rss = rss_kib(server.pid)
             self.pool.all("start")
-            res = self.run_load({"server": server.pid}, 1.0, s.paced_duration)
+            res = self.run_load(server.pids(), 1.0, s.paced_duration)
             r.figure("connected players", str(n))
             r.figure("server RSS with every player seated", f"{rss / 1024:.1f} MiB")
             self.print_load("race server", res)
@@ -545,7 +597,7 @@ class Bench:
                 ],
             )
             self.pool.all("start")
-            res = self.run_load({"server": server.pid}, 1.0, s.spec_duration, track_sends=True)
+            res = self.run_load(server.pids(), 1.0, s.spec_duration, track_sends=True)
             hist, missing, worst = self.spectator_latency(res["sends"], res["t0"], res["t1"])
             self.print_load("race server", res)
             r.latency("move-to-spectator latency", hist)
@@ -631,7 +683,7 @@ class Bench:
             seated = (rss_kib(server.pid) - rss0) * 1024 / (s.mem_rooms * s.mem_players)
             r.figure("race server RSS per seated player (room in lobby)", kib(seated))
             self.pool.all("start")
-            res = self.run_load({"server": server.pid}, 0.0, 0.5, until_done=True)
+            res = self.run_load(server.pids(), 0.0, 0.5, until_done=True)
             self.close_all()
             time.sleep(1.0)
             mem1, data1 = self.redis_memory()
@@ -680,13 +732,13 @@ class Bench:
         )
         # One process is measured again here, right before two: on a shared machine the
         # figures of a few minutes ago were taken under other load.
-        server = self.race_server()
+        server = self.race_server(1)
         try:
             one = self.throughput_race([server], split_seats=False)
         finally:
             server.stop()
         self.print_load("one process", one)
-        servers = [self.race_server(), self.race_server()]
+        servers = [self.race_server(1), self.race_server(1)]
         try:
             rooms = self.throughput_race(servers, split_seats=False)
             self.print_load("two processes, rooms split", rooms)
@@ -771,6 +823,65 @@ class Bench:
         )
         self.results["hostile"] = {"idle": idle, "loaded": loaded, "ratio": ratio}
 
+    def scenario_workers(self) -> None:
+        """`serve --workers N` against one process, alternated, each on a fresh server.
+
+        The workers' goal is linear growth: a move costs the same CPU on N workers as on one
+        process when every room's connections are on one worker (the front routes by the
+        room code the clients put in the URL). The CPU of every process counts, the front's
+        too; alternating puts the machine's other load on both sides alike.
+        """
+        s, r = self.sizes, self.report
+        n = max(2, self.args.server_workers)
+        r.heading(
+            f"workers: `solrace serve --workers {n}` vs one process; throughput load of "
+            f"{s.tp_rooms} rooms x {s.tp_players} players, {s.worker_repeats} runs of each, "
+            "alternated"
+        )
+        ones: list[dict[str, Any]] = []
+        many: list[dict[str, Any]] = []
+        for rep in range(s.worker_repeats):
+            for workers, runs in ((1, ones), (n, many)):
+                server = self.race_server(workers)
+                try:
+                    res = self.throughput_race([server], split_seats=False)
+                finally:
+                    server.stop()
+                label = "one process" if workers == 1 else f"{n} workers"
+                self.print_load(f"{label}, run {rep + 1}", res)
+                if workers > 1:
+                    front = res["cpu"].get("server-front", 0.0)
+                    if res["rate"]:
+                        r.figure(
+                            f"{label}, run {rep + 1} front CPU per move",
+                            f"{front / res['rate'] * 1e6:.0f} us",
+                        )
+                runs.append(res)
+        one_us = _median([x["server_us"] for x in ones if x["rate"]])
+        many_us = _median([x["server_us"] for x in many if x["rate"]])
+        front_us = _median(
+            [x["cpu"].get("server-front", 0.0) / x["rate"] * 1e6 for x in many if x["rate"]]
+        )
+        ratio = many_us / one_us if one_us else 0.0
+        r.figure("one process server CPU per move (median)", f"{one_us:.0f} us")
+        r.figure(f"{n} workers server CPU per move, front included (median)", f"{many_us:.0f} us")
+        r.figure(f"{n} workers of which the front (median)", f"{front_us:.0f} us")
+        r.goal(
+            f"{n} workers: CPU per move vs one process (every room on one process)",
+            f"{ratio:.2f}x ({many_us:.0f} vs {one_us:.0f} us)",
+            "<= 1.1x",
+            bool(one_us) and ratio <= 1.1,
+        )
+        self.results["workers"] = {"one": ones, "many": many, "ratio": ratio}
+
+
+def _median(values: list[float]) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
 
 def _proc_field(path: str, name: str) -> str | None:
     """The value of the first ``name:`` line of a /proc file, or None where it cannot be read."""
@@ -807,6 +918,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--quick", action="store_true", help="tiny sizes, a few seconds each (smoke test)"
     )
     p.add_argument("--workers", type=int, default=2, help="load-generator processes (default 2)")
+    p.add_argument(
+        "--server-workers",
+        dest="server_workers",
+        type=int,
+        default=1,
+        help="run the race server as `solrace serve --workers N` in every scenario (default 1: "
+        "one process; the workers scenario compares N, at least 2, with one process)",
+    )
+    p.add_argument("--worker-repeats", dest="worker_repeats", type=int)
     p.add_argument("--duration", type=float, help="seconds measured in throughput runs")
     p.add_argument("--warmup", type=float, help="seconds of load before measuring")
     p.add_argument("--tp-rooms", dest="tp_rooms", type=int)
@@ -869,7 +989,10 @@ def main(argv: list[str] | None = None) -> int:
     report.line(machine_line())
     with Bench(args, report) as bench:
         report.line(f"work directory (server logs, profiles): {bench.work_dir}")
-        report.line(f"redis: {bench.redis_url}  load-generator processes: {args.workers}")
+        report.line(
+            f"redis: {bench.redis_url}  load-generator processes: {args.workers}  "
+            f"race server workers: {args.server_workers}"
+        )
         report.line(
             f"race server flags: {' '.join(bench.server_args)}; rooms' spectator_view: "
             f"{args.spectator_view} (spectators scenario: boards)"

@@ -36,9 +36,15 @@ def rss_kib(pid: int) -> int:
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time a process has used so far (its threads included)."""
+    return sum(cpu_split(pid))
+
+
+def cpu_split(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds a process has used so far. System time is the kernel's
+    work for it: on loopback a socket write also runs the receiving side's TCP stack."""
     raw = Path(f"/proc/{pid}/stat").read_text()
     fields = raw[raw.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
 
 
 class CpuMeter:
@@ -47,18 +53,21 @@ class CpuMeter:
     def __init__(self, pids: dict[str, int]) -> None:
         self.pids = pids
         self.start_at = 0.0
-        self.before: dict[str, float] = {}
+        self.before: dict[str, tuple[float, float]] = {}
         self.used: dict[str, float] = {}
+        self.system: dict[str, float] = {}  # of `used`, the kernel's part
         self.wall = 0.0
 
     def start(self) -> CpuMeter:
         self.start_at = time.monotonic()
-        self.before = {k: cpu_seconds(p) for k, p in self.pids.items()}
+        self.before = {k: cpu_split(p) for k, p in self.pids.items()}
         return self
 
     def stop(self) -> CpuMeter:
         self.wall = time.monotonic() - self.start_at
-        self.used = {k: cpu_seconds(p) - self.before[k] for k, p in self.pids.items()}
+        after = {k: cpu_split(p) for k, p in self.pids.items()}
+        self.used = {k: sum(after[k]) - sum(self.before[k]) for k in self.pids}
+        self.system = {k: after[k][1] - self.before[k][1] for k in self.pids}
         return self
 
     def shares(self) -> dict[str, float]:
@@ -157,20 +166,81 @@ class EchoServer(ChildServer):
         ]
 
 
+def children(pid: int) -> list[int]:
+    """The child processes of `pid` (its workers, for `solrace serve --workers N`)."""
+    try:
+        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return sorted(int(c) for c in listed)
+    except OSError:  # a kernel without the children file: scan every process's parent
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    raw = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                if int(raw[raw.rindex(")") + 2 :].split()[1]) == pid:
+                    found.append(int(entry.name))
+        return sorted(found)
+
+
+def worker_codes(count: int) -> list[str]:
+    """A room code routed to each of `count` workers (to ask each worker for its /healthz)."""
+    from solrace.server.front import owns
+
+    return [
+        next(f"W{k}" for k in range(10_000) if owns(index, count)(f"W{k}"))
+        for index in range(count)
+    ]
+
+
 class RaceServer(ChildServer):
     """`solrace serve` on a Redis, with the benchmark's limits (rate, spectators) raised.
 
     `extra` holds serve flags as the server defines them; the coordinator prints
-    them, so every figure says which settings it was measured with.
+    them, so every figure says which settings it was measured with. With `workers` > 1 it
+    is `solrace serve --workers N`: a front process and N workers, all of whose CPU counts
+    (`pids`), and clients that name their room in the URL (`?room=CODE`) land on its worker.
     """
 
     what = "race"
 
-    def __init__(self, work_dir: Path, redis_url: str, key_prefix: str, extra: list[str]) -> None:
+    def __init__(
+        self,
+        work_dir: Path,
+        redis_url: str,
+        key_prefix: str,
+        extra: list[str],
+        workers: int = 1,
+    ) -> None:
         super().__init__(work_dir)
         self.redis_url = redis_url
         self.key_prefix = key_prefix
         self.extra = extra
+        self.workers = workers
+
+    def start(self, timeout: float = 30.0) -> RaceServer:
+        super().start(timeout)
+        if self.workers > 1:
+            self.wait_for_workers(timeout)
+        return self
+
+    def wait_for_workers(self, timeout: float) -> None:
+        """Until every worker answers /healthz (the front routes a room's request to its worker)."""
+        codes = worker_codes(self.workers)
+        deadline = time.monotonic() + timeout
+        for index, code in enumerate(codes):
+            while self.health(code).get("worker") != index:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"worker {index} of {self.what} did not come up")
+                time.sleep(0.1)
+
+    def pids(self) -> dict[str, int]:
+        """Every process of this server by name (`server`, or `server-front` and `server-wN`)."""
+        if self.workers <= 1:
+            return {"server": self.pid}
+        workers = children(self.pid)
+        return {"server-front": self.pid, **{f"server-w{i}": p for i, p in enumerate(workers)}}
 
     def command(self) -> list[str]:
         return [
@@ -188,16 +258,25 @@ class RaceServer(ChildServer):
             self.key_prefix,
             "--log-level",
             "WARNING",
+            *(["--workers", str(self.workers)] if self.workers > 1 else []),
             *self.extra,
         ]
 
-    def health(self) -> dict:
-        """The server's /healthz JSON ({} when it does not answer)."""
+    def health(self, room: str | None = None) -> dict:
+        """The server's /healthz JSON ({} when it does not answer); with `room`, that of the
+        room's worker."""
+        url = f"http://127.0.0.1:{self.port}/healthz" + (f"?room={room}" if room else "")
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2) as r:
+            with urllib.request.urlopen(url, timeout=2) as r:
                 return json.loads(r.read())
         except (OSError, ValueError):
             return {}
+
+    def connections(self) -> int:
+        """Open connections over every worker (/healthz of one worker counts its own)."""
+        if self.workers <= 1:
+            return int(self.health().get("connections", 0))
+        return sum(int(self.health(c).get("connections", 0)) for c in worker_codes(self.workers))
 
     def settle(self, timeout: float = 15.0) -> None:
         """Wait until the server has closed every connection and a moment more.
@@ -206,6 +285,6 @@ class RaceServer(ChildServer):
         (presence, grace timers); the next scenario step should not land in it.
         """
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.health().get("connections", 0) > 0:
+        while time.monotonic() < deadline and self.connections() > 0:
             time.sleep(0.1)
         time.sleep(0.5)

@@ -55,6 +55,12 @@ FRAMES = [0]
 FANOUT_ROOM = "BASE"
 
 
+def room_url(url: str, room: str, key: str = "room") -> str:
+    """`url` naming the room (`?room=CODE`, `?watch=CODE`): `solrace serve --workers N` routes
+    a connection by it to the room's worker, as the real clients do; one process ignores it."""
+    return f"{url}{'&' if '?' in url else '?'}{key}={room}"
+
+
 class BenchError(RuntimeError):
     """The server answered a setup request with an error (the benchmark cannot go on)."""
 
@@ -385,7 +391,7 @@ class Worker:
         seats = [host]
 
         async def join(i: int) -> Conn:
-            c = await self._hello(urls[i % len(urls)], "player")
+            c = await self._hello(room_url(urls[i % len(urls)], room), "player")
             r = await self._req(c, {"type": "join", "room": host.room, "name": f"{tag}-{i}"})
             c.room, c.seat, c.token = r["room"], r.get("seat", i), r.get("token")
             c._absorb_snapshot(r.get("snapshot") or {})
@@ -422,7 +428,7 @@ class Worker:
 
     async def cmd_spectate(self, urls: list[str], rooms: list[str], per_room: int) -> int:
         async def one(i: int, room: str) -> Conn:
-            c = await self._hello(urls[i % len(urls)], "spectator")
+            c = await self._hello(room_url(urls[i % len(urls)], room, "watch"), "spectator")
             r = await self._req(c, {"type": "spectate", "room": room})
             c.room = r.get("room", room)
             return c

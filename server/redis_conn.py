@@ -8,6 +8,16 @@ The cluster form lists startup nodes only: the client asks them for the slot map
 follows MOVED/ASK redirections itself, so one live node is enough to start. Nothing
 here runs MULTI on the cluster: redis-py's cluster transaction pipeline runs in threads
 of its own, so the store keeps every multi-key write in a Lua script on one hash tag.
+
+Timeouts: a Redis that stops answering (frozen, a machine gone without a reset) must not hang
+a move forever, so every connection has a connect and a read timeout (`CONNECT_TIMEOUT`,
+`SOCKET_TIMEOUT`, or `?socket_connect_timeout=S&socket_timeout=S` in either URL form); a
+command that times out fails, and the server answers `busy`. What the timeout cannot tell is
+whether Redis ran the command: a Redis that was only stalled (SIGSTOP, a long fork, a
+pause) still runs what it had read once it wakes, even from a connection the client has
+closed (a reset does not discard bytes already queued on an accepted socket). A move answered
+`busy` so may be stored after all; its retry with the same `n` then finds the seat ahead
+(tests/server/test_redis_timeouts.py shows what the player sees).
 """
 
 from __future__ import annotations
@@ -33,6 +43,14 @@ from solrace.server.batch import pack_with_hiredis
 
 #: a cluster node's connections, per `max_connections` (the single Redis's bounded pool)
 CLUSTER_POOL_FACTOR = 4
+
+#: seconds to open a connection to Redis, and to wait for any reply (URL options override).
+#: Every command of the server is short (the move's script runs in well under a millisecond),
+#: so a reply this late means a Redis that is stuck or gone: the move is answered `busy`.
+#: Set here, not left to redis-py: its default read timeout is none before 8.0 (a frozen
+#: Redis hung a move for good) and 5 s since.
+CONNECT_TIMEOUT = 2.0
+SOCKET_TIMEOUT = 3.0
 
 #: the client the store holds: one Redis or a cluster
 Client = aioredis.Redis | RedisCluster
@@ -127,6 +145,7 @@ def connect(
     """
     if is_cluster_url(url):
         parsed = parse_cluster_url(url)
+        timeouts = _timeouts(parsed.options)
         kwargs: dict[str, Any] = {
             "startup_nodes": [ClusterNode(h, p) for h, p in parsed.nodes],
             "max_connections": max_connections * CLUSTER_POOL_FACTOR,
@@ -138,15 +157,31 @@ def connect(
             # A master that dies leaves its slots uncovered until a replica takes over:
             # commands on the other masters' slots go on meanwhile.
             "require_full_coverage": False,
-            "socket_connect_timeout": 2.0,
-            "socket_timeout": 5.0,
+            **timeouts,
         }
         return RedisCluster(**kwargs)
     pool = aioredis.BlockingConnectionPool.from_url(
-        url, max_connections=max_connections, timeout=pool_timeout, client_name=client_name
+        url,
+        max_connections=max_connections,
+        timeout=pool_timeout,
+        client_name=client_name,
+        **_timeouts(_query(url)),
     )
     pack_with_hiredis(pool)  # C packing: see batch.HiredisPacking
     return aioredis.Redis.from_pool(pool)  # closing the client closes the pool
+
+
+def _query(url: str) -> dict[str, str]:
+    return {k: v[-1] for k, v in parse_qs(urlsplit(url).query).items()}
+
+
+def _timeouts(options: dict[str, str]) -> dict[str, float]:
+    """Connect and read timeouts: the URL's own when it names them, else ours. (In the single
+    form redis-py reads the URL's and they take precedence over these keyword arguments.)"""
+    return {
+        "socket_connect_timeout": float(options.get("socket_connect_timeout", CONNECT_TIMEOUT)),
+        "socket_timeout": float(options.get("socket_timeout", SOCKET_TIMEOUT)),
+    }
 
 
 def is_cluster(client: Any) -> bool:

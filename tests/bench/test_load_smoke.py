@@ -32,6 +32,11 @@ EXPECTED = [
     rf"two processes \(rooms split\) / one process: {NUMBER}",
     rf"two processes \(seats split\) / one process: {NUMBER}",
     r"cpu \(cores busy\): server",
+    rf"race server Redis commands per move \(INFO commandstats, script calls included\): {NUMBER}",
+    # the workers scenario: `serve --workers 2`, the front's CPU and each worker's counted
+    rf"2 workers, run 1 moves/s acknowledged: {NUMBER}",
+    r"cpu \(cores busy\): server-front [0-9.]+  server-w0 [0-9.]+  server-w1 [0-9.]+",
+    rf"2 workers server CPU per move, front included \(median\): {NUMBER} us",
     rf"victim move-to-ack, idle: {LATENCY}",
     rf"victim move-to-ack, hostile: {LATENCY}",
     rf"ratio victim p99 hostile / idle: {NUMBER}",
@@ -50,8 +55,9 @@ def test_quick_run_prints_every_figure(capsys: pytest.CaptureFixture[str], tmp_p
         assert re.search(pattern, out), f"missing /{pattern}/ in output:\n{out}"
     goals = re.findall(r"^  (MET|MISSED|n/a) +(.+)$", out, re.MULTILINE)
     # throughput (CPU per move in rooms of 8 and of 1, Redis CPU per move, ratio to echo),
-    # paced, spectators, idle memory, room memory, the victim under hostile traffic
-    assert len(goals) == 9, out
+    # paced, spectators, idle memory, room memory, workers vs one process, the victim under
+    # hostile traffic
+    assert len(goals) == 10, out
     # The bots' moves were real: the race server acknowledged some, with no illegal ones.
     assert float(re.search(rf"race server moves/s acknowledged: ({NUMBER})", out).group(1)) > 0
     assert "illegal_move" not in out
