@@ -123,14 +123,21 @@ class WireClient:
 
 @pytest.fixture
 async def wire() -> AsyncIterator[Callable[..., Any]]:
-    """wire(url, hello=True, address=None) -> a connected WireClient (seen by the server as
-    coming from `address`, when given); all are closed at the end of the test."""
+    """wire(url, hello=True, address=None, source=None) -> a connected WireClient; all are
+    closed at the end of the test. `address`: the client address a trusted proxy (here:
+    loopback) names in X-Forwarded-For; `source`: the local address to connect from
+    (helpers/views.py ELSEWHERE: a spectator who is not one of the racers, whose connections
+    come from 127.0.0.1)."""
     made: list[WireClient] = []
 
-    async def make(url: str, hello: bool = True, address: str | None = None) -> WireClient:
-        # address: the client address a trusted proxy (here: loopback) names in X-Forwarded-For
+    async def make(
+        url: str, hello: bool = True, address: str | None = None, source: str | None = None
+    ) -> WireClient:
         headers = {"X-Forwarded-For": address} if address else None
-        ws = await connect(url, max_size=1 << 22, compression=None, additional_headers=headers)
+        extra: dict[str, Any] = {"local_addr": (source, 0)} if source else {}
+        ws = await connect(
+            url, max_size=1 << 22, compression=None, additional_headers=headers, **extra
+        )
         client = WireClient(ws)
         made.append(client)
         if hello:
