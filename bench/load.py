@@ -126,6 +126,7 @@ def room_options(game: str, players: int, **more: Any) -> dict[str, Any]:
         "countdown": 0,
         "spectators": True,
         "spectator_view": SPECTATOR_VIEW[0],
+        "spectator_delay": 0,  # boards live: their fan-out is what is measured
     }
     opts.update(more)
     return opts

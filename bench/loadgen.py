@@ -51,6 +51,8 @@ SETUP_CONCURRENCY = 24
 FRAMES = [0]
 
 
+#: the loopback address spectators connect from (bots race from 127.0.0.1)
+SPECTATOR_SOURCE = "127.0.0.2"
 #: the room name of the spectator baseline (a bare broadcast server; see load_echo.Fanout)
 FANOUT_ROOM = "BASE"
 
@@ -310,15 +312,17 @@ class Worker:
 
     # -- connections -------------------------------------------------------
 
-    async def _open_light(self, url: str) -> LightSocket:
-        """Open a WebSocket (retrying refused connects: a full listen backlog is not the test)."""
+    async def _open_light(self, url: str, source: str | None = None) -> LightSocket:
+        """Open a WebSocket (retrying refused connects: a full listen backlog is not the test),
+        from the address `source` when given."""
         assert self.sem is not None
         host, port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+        local = (source, 0) if source else None
         async with self.sem:
             for attempt in range(5):
                 try:
                     _, sock = await asyncio.get_running_loop().create_connection(
-                        lambda: LightSocket(url), host, int(port)
+                        lambda: LightSocket(url), host, int(port), local_addr=local
                     )
                     await asyncio.wait_for(sock.opened, 60)
                     return sock
@@ -352,7 +356,12 @@ class Worker:
         return n
 
     async def _hello(self, url: str, role: str) -> Conn:
-        sock = await self._open_light(url)
+        # spectators watch from another address than the bots race from: the server shows
+        # no board of a race to a racer's address (a loopback one, when the server is local)
+        local = url.split("//", 1)[1].startswith("127.")
+        sock = await self._open_light(
+            url, SPECTATOR_SOURCE if role == "spectator" and local else None
+        )
         c = Conn(sock, role)
         sock.conn = c
         await self._req(c, {"type": "hello", "version": VERSION, "client": "solrace-bench/0.1"})

@@ -119,10 +119,13 @@ class Client:
         record: bool = False,
         room: str | None = None,
         player_key: str | None = None,
+        source: str | None = None,
     ) -> None:
         self.url = url
         #: sent in every hello: the player's secret key (client/player_key.py); None: anonymous
         self.player_key = player_key
+        #: the local address to connect from (a machine with several); None: the system's pick
+        self.source = source
         #: the room the first connection is for (later ones: the room this client is in)
         self.route_room = room
         self.auto_resume = auto_resume
@@ -163,11 +166,13 @@ class Client:
         return await self._hello()
 
     async def _open(self) -> None:
+        extra: dict[str, Any] = {"local_addr": (self.source, 0)} if self.source else {}
         self._ws = await connect(
             with_room(self.url, self.room.room or self.route_room),
             compression=None,
             max_size=2**24,
             open_timeout=self.open_timeout,
+            **extra,
         )
         self._reader = asyncio.create_task(self._read_loop(self._ws), name="solrace-client-reader")
 

@@ -311,6 +311,25 @@ def ref_of(msg: dict[str, Any] | None) -> int | None:
     return None
 
 
+#: fields of client messages that hold a secret: a log line shows them as REDACTED
+SECRET_FIELDS = frozenset({"token", "host_token", "player_key"})
+REDACTED = "<redacted>"
+
+
+def redacted(msg: Any) -> Any:
+    """A client message fit for a log: seat and host tokens, the player key, and a text seed (the deal before
+    the results), replaced by REDACTED, at any depth. Logs outlive races and reach people who
+    must not take a seat; the message itself is left unchanged."""
+    if isinstance(msg, dict):
+        return {
+            k: REDACTED if k in SECRET_FIELDS or k == "seed" else redacted(v)
+            for k, v in msg.items()
+        }
+    if isinstance(msg, list):
+        return [redacted(v) for v in msg]
+    return msg
+
+
 # --- builders for server messages --------------------------------------------------------
 
 
@@ -383,7 +402,9 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "undo": "none",
     "spectators": True,
     "spectator_view": "boards",
-    "spectator_delay": 0,
+    # boards reach spectators 3 minutes late unless the host says otherwise: as esports
+    # broadcasts are (PROTOCOL.md, Fairness: what a racer can see)
+    "spectator_delay": 180,
     "public": False,
     "countdown": 3,
     "deal": "any",

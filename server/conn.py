@@ -9,12 +9,14 @@ bucket, so none of those parts has to import another to know what a connection i
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import time
 from dataclasses import dataclass, field
 
 from solrace.protocol import messages as m
 from solrace.server.projection import Viewer
+from solrace.server.room import addr_hash
 from websockets.asyncio.server import ServerConnection
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -105,9 +107,18 @@ class Conn:
     seated: set[str] = field(default_factory=set)
     #: the key its per-address limits count against (None: exempt); server/guard.py
     limit_key: str | None = None
+    #: a board was kept from this spectator (its address races here): it gets the boards
+    #: when that race is over for it
+    withheld: bool = False
+
+    @functools.cached_property
+    def addr_key(self) -> str:
+        """The address as rooms keep it (`room.addr_hash`): a racer's other connections are
+        known by it and get no boards of its race."""
+        return addr_hash(self.addr)
 
     def viewer(self) -> Viewer:
-        return Viewer(self.role or "spectator", self.seat)
+        return Viewer(self.role or "spectator", self.seat, self.addr_key)
 
 
 def client_address(ws: ServerConnection, trusted: tuple[IPNetwork, ...]) -> str:

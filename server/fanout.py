@@ -103,6 +103,12 @@ class RoomReader(Protocol):
 
     async def snapshots(self, code: str, viewers: list[Viewer]) -> list[dict[str, Any]]: ...
 
+    async def spectator_boards(self, code: str, viewer: Viewer) -> list[dict[str, Any]]: ...
+
+    def watching_own_race(self, code: str, addr: str | None) -> bool: ...
+
+    def racing_addresses(self, code: str) -> frozenset[str] | None: ...
+
 
 async def send(conn: Conn, msg: dict[str, Any]) -> None:
     await conn.ws.send(m.encode(msg))
@@ -231,12 +237,14 @@ class Hub:
             conn.last_event = n
 
     def board(self, code: str, delay: int, frame: bytes) -> None:
-        """A spectator board (ours or another process's): to this room's spectators here."""
+        """A spectator board (ours or another process's): to this room's spectators here, but
+        never to the address of a seat still in the race (judged when the board goes out)."""
         if code not in self.rooms:
             return
 
         def out() -> None:
-            targets = [c.ws for c in self.rooms.get(code, ()) if c.role == "spectator"]
+            racers = self.reader.racing_addresses(code)
+            targets = [c.ws for c in self.rooms.get(code, ()) if self._may_watch(c, racers)]
             if targets:
                 broadcast(targets, frame)
                 METRICS.fanout_frames.inc(len(targets))
@@ -245,6 +253,40 @@ class Hub:
             asyncio.get_running_loop().call_later(delay, out)
         else:
             out()
+
+    @staticmethod
+    def _may_watch(conn: Conn, racers: frozenset[str] | None) -> bool:
+        """A spectator not at a racer's address (`racers`); one that is has its boards withheld
+        until its race is over for it. None: this process has no copy of the room (dropped
+        after a failure), so nobody is sure: the board goes to nobody, the next one may."""
+        if conn.role != "spectator" or racers is None:
+            return False
+        if conn.withheld or not conn.addr_key or conn.addr_key in racers:
+            conn.withheld = True
+            return False
+        return True
+
+    def _release_withheld(self, code: str, event: dict[str, Any]) -> None:
+        """A seat is done (or the race is): spectators whose boards were withheld may now be
+        allowed them; each asks the room as Redis has it, and gets the boards if so."""
+        kind = event.get("kind")
+        if kind != "results" and not (kind == "progress" and event.get("status") != "racing"):
+            return
+        for conn in self.rooms.get(code, ()):
+            if conn.role == "spectator" and conn.withheld:
+                self.spawn(self._send_withheld(code, conn))
+
+    async def _send_withheld(self, code: str, conn: Conn) -> None:
+        try:
+            boards = await self.reader.spectator_boards(code, conn.viewer())
+        except ProtocolError:
+            return
+        if conn.room != code or self.reader.watching_own_race(code, conn.addr_key):
+            return
+        conn.withheld = False
+        for board in boards:
+            with contextlib.suppress(ConnectionClosed):
+                await send(conn, board)
 
     def lost(self, code: str) -> None:
         """Pub/sub may have dropped some of this room's events: everyone here checks the stream."""
@@ -264,6 +306,7 @@ class Hub:
             self.spawn(self.send_boards_at_start(code))
         if code not in self.rooms:
             return
+        self._release_withheld(code, event)
         if coalescible(event):
             window = self.windows.get(code)
             if window is not None:

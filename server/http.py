@@ -123,11 +123,12 @@ def port_taken(host: str, port: int) -> str | None:
 
 def quiet_request_logs(level: int) -> None:
     """websockets logs two INFO lines per HTTP request (response sent, connection closed):
-    keep them for --log-level DEBUG, so INFO shows what the server does, not every file."""
+    keep them for --log-level DEBUG, so INFO shows what the server does, not every file.
+    Never its DEBUG lines: they dump every frame, tokens and all (`joined`, `resume`)."""
     import logging
 
     logging.getLogger("websockets.server").setLevel(
-        level if level <= logging.DEBUG else logging.WARNING
+        logging.INFO if level <= logging.DEBUG else logging.WARNING
     )
 
 

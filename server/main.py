@@ -12,7 +12,7 @@ import sys
 from collections import Counter
 from typing import Any
 
-from solrace.server import front
+from solrace.server import front, redact
 from solrace.server.api import Api
 from solrace.server.conn import networks
 from solrace.server.guard import GuardLimits
@@ -346,6 +346,7 @@ def run(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     quiet_request_logs(logging.getLogger().level)
+    redact.install()
     if getattr(args, "worker_fd", None) is None and (taken := port_taken(args.host, args.port)):
         print(taken, file=sys.stderr)
         return 1

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO
 
 from solrace.server.redis_process import free_port
@@ -29,6 +29,7 @@ class ServerProcess:
         extra_args: Sequence[str] = (),
         host: str = "127.0.0.1",
         exempt: Sequence[str] = ("127.0.0.1",),
+        env: Mapping[str, str] | None = None,
     ) -> None:
         """`exempt`: addresses the server's per-address limits and budget leave alone. Tests
         and benchmarks all connect from 127.0.0.1, so it is exempt by default; a test of the
@@ -38,6 +39,8 @@ class ServerProcess:
         self.host = host
         self.port = port or free_port(host)
         self.extra_args = [*(a for net in exempt for a in ("--exempt", net)), *extra_args]
+        #: variables set for the child on top of this process's environment
+        self.env = dict(env or {})
         self.proc: subprocess.Popen[bytes] | None = None
         self._output = OutputTail()
 
@@ -67,7 +70,7 @@ class ServerProcess:
         ]
 
     def start(self, timeout: float = 15.0) -> ServerProcess:
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **self.env)
         self.proc = subprocess.Popen(
             self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
         )

@@ -19,6 +19,9 @@ from solrace.server.room import COUNTDOWN, FINISHED, LOBBY, RACING, Room, SeatRa
 class Viewer:
     role: str  # "player" or "spectator"
     seat: int | None = None
+    #: the key of the viewer's client address (`room.addr_hash`); None: unknown, and a
+    #: spectator of unknown address is taken for a racer (no boards during a race)
+    addr: str | None = None
 
 
 def own_view(room: Room, seat: int) -> dict[str, Any] | None:
@@ -47,9 +50,12 @@ def spectator_cutoff(room: Room, now: int) -> int | None:
     return now - delay * 1000
 
 
-def spectator_boards(room: Room, now: int) -> dict[str, dict[str, Any]] | None:
-    """Boards for spectators as the room allows: live, delayed, or none (progress only)."""
+def spectator_boards(room: Room, now: int, addr: str | None) -> dict[str, dict[str, Any]] | None:
+    """Boards for spectators as the room allows: live, delayed, or none (progress only; and
+    none to the address of a seat still racing, `Room.watching_own_race`)."""
     if room.options["spectator_view"] != "boards" or room.state not in (RACING, FINISHED):
+        return None
+    if room.watching_own_race(addr):
         return None
     cutoff = spectator_cutoff(room, now)
     return {str(seat): delayed_view(race, cutoff) for seat, race in sorted(room.races.items())}
@@ -65,9 +71,10 @@ def board_message(room: Room, seat: int) -> dict[str, Any]:
     return board_from_view(seat, room.races[seat].view())
 
 
-def spectator_board_messages(room: Room, now: int) -> list[dict[str, Any]]:
-    """Every board a spectator who resumed may see now, one `board` message each."""
-    boards = spectator_boards(room, now) or {}
+def spectator_board_messages(room: Room, now: int, addr: str | None) -> list[dict[str, Any]]:
+    """Every board a spectator (who resumed, or whose race just ended) may see now, one
+    `board` message each."""
+    boards = spectator_boards(room, now, addr) or {}
     return [board_from_view(int(seat), view) for seat, view in boards.items()]
 
 
@@ -91,7 +98,7 @@ def snapshot(
     you = None
     if viewer.role == "player" and viewer.seat is not None:
         you = {"seat": viewer.seat, "view": own_view(room, viewer.seat)}
-    boards = spectator_boards(room, now) if viewer.role == "spectator" else None
+    boards = spectator_boards(room, now, viewer.addr) if viewer.role == "spectator" else None
     return {
         "room": room.code,
         "state": room.state,

@@ -14,16 +14,19 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import hmac
 from dataclasses import dataclass, field
 from typing import Any
 
-from solrace.engine import BadOptions, Effect, Game, IllegalMove, new_game, seed_from_text
+from solrace.engine import BadOptions, Effect, Game, IllegalMove, new_game
 from solrace.protocol.messages import DEFAULT_OPTIONS, ProtocolError, merge_options
 from solrace.protocol.records import OUT_STATUSES, rank, record_id
 
 LOBBY, COUNTDOWN, RACING, FINISHED = "lobby", "countdown", "racing", "finished"
 #: statuses kept in the document are OUT_STATUSES, "waiting" and "racing"; won/dead are read
 #: off the seat's game
+#: client addresses (`addr_hash`) kept per seat: the racer's own, not to be shown boards
+MAX_SEAT_ADDRS = 8
 
 
 def token_hash(token: str) -> str:
@@ -39,6 +42,18 @@ def addr_hash(addr: str) -> str:
 def commitment(seed: int, salt: bytes) -> str:
     """sha256(salt bytes + seed as 8 bytes big-endian), hex: published before the race."""
     return hashlib.sha256(salt + seed.to_bytes(8, "big")).hexdigest()
+
+
+def text_deal_seed(secret: bytes, text: str) -> int:
+    """The deal seed of a text seed: the first 8 bytes, big-endian, of HMAC-SHA256(secret, text).
+
+    The text is public (every racer knows the day of a daily deal); without the server's
+    secret nobody can turn it into the deal before the results reveal the seed.
+    """
+    if not secret:
+        raise ValueError("a text seed needs the server secret")
+    digest = hmac.new(secret, text.encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big")
 
 
 @dataclass
@@ -318,10 +333,43 @@ class Room:
                 "joined": now,
                 "player": player,
                 "addr": addr,
+                "addrs": [addr] if addr else [],
             }
         )
         joined = {"kind": "player_joined", "at": now, "seat": seat, "name": name, "player": player}
         return seat, [joined]
+
+    def note_address(self, seat: int, addr: str) -> list[dict[str, Any]]:
+        """A connection from `addr` took the seat (create, join, resume): boards of the seat's
+        race are kept from that address until the seat is done (`watching_own_race`).
+        The newest MAX_SEAT_ADDRS are kept; no event (addresses are nobody's business)."""
+        addrs = self.seat(seat).setdefault("addrs", [])
+        if addr in addrs:
+            return []
+        addrs.append(addr)
+        del addrs[:-MAX_SEAT_ADDRS]
+        return []
+
+    def watching_own_race(self, addr: str | None) -> bool:
+        """Is `addr` the address of a seat still in this room's race? Then no board of the race
+        may go there: every racer has the same deal, so another's board shows one's own
+        hidden cards. A seat that is done (won, dead, resigned, out) may watch; so may
+        everyone once the race is finished. No address (no socket peer): treated as a racer's."""
+        if addr is None:
+            return self.state in (COUNTDOWN, RACING) and bool(self.racing_seats())
+        return addr in self.racing_addresses()
+
+    def racing_addresses(self) -> frozenset[str]:
+        """The addresses of every seat still in this room's race (none outside a race): a board
+        going out to many spectators checks each against this one set."""
+        if self.state not in (COUNTDOWN, RACING):
+            return frozenset()
+        return frozenset(
+            a
+            for s in self.seats()
+            if s.get("in_race") and self.status(s["seat"]) == "racing"
+            for a in s.get("addrs", ())
+        )
 
     def leave(self, seat: int, now: int) -> list[dict[str, Any]]:
         s = self.seat(seat)
@@ -377,9 +425,16 @@ class Room:
         return events
 
     def start(
-        self, now: int, seed: int, salt: bytes, solution: int | None = None
+        self,
+        now: int,
+        seed: int,
+        salt: bytes,
+        solution: int | None = None,
+        *,
+        secret: bytes = b"",
     ) -> list[dict[str, Any]]:
-        """Host starts: countdown. `seed` is the fresh secret seed, used unless a text seed is set;
+        """Host starts: countdown. `seed` is the fresh secret seed, used unless a text seed is set
+        (then the seed is `text_deal_seed(secret, text)`: the server's secret is required);
         `solution` is the length of the solver's win when the seed was drawn winnable."""
         if self.state != LOBBY:
             raise ProtocolError("bad_state", f"the room is in {self.state}, not the lobby")
@@ -389,7 +444,7 @@ class Room:
         check_solo_hints(self.options, len(players))
         text_seed = self.options.get("seed")
         if text_seed:
-            seed = seed_from_text(text_seed)
+            seed = text_deal_seed(secret, text_seed)
         d = self.doc
         d["seed"], d["salt"] = seed, salt.hex()
         d["solution"] = solution

@@ -33,6 +33,7 @@ from solrace.server.codes import (
 from solrace.server.lobby import LobbyCache, Page
 from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
+from solrace.server.redact import SECRETS
 from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.room import (
     COUNTDOWN,
@@ -45,6 +46,7 @@ from solrace.server.room import (
     addr_hash,
     token_hash,
 )
+from solrace.server.secret import server_secret
 from solrace.server.solving import SolverPool, Winnable
 from solrace.server.store import Appended, Conflict, Store
 
@@ -118,6 +120,17 @@ class RoomService:
         #: rooms whose unfinished business is to be settled (`recheck`), and those tasks
         self.rechecks: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
+        #: the deployment's secret (server/secret.py): a text seed's deal and the addresses
+        #: kept of seats are keyed with it (`load_secret`)
+        self.secret: bytes = b""
+
+    async def load_secret(self) -> bytes:
+        """The deployment's secret, read (or made) once: the server does it at start-up, a
+        service used alone at its first `start`."""
+        if not self.secret:
+            self.secret = await server_secret(self.store.redis, self.store.prefix)
+            SECRETS.add(self.secret)
+        return self.secret
 
     # --- loading ------------------------------------------------------------------------
 
@@ -314,9 +327,9 @@ class RoomService:
         room, _ = await self.update(code, rule)
         return {"room": room.code, "seat": seat_box[-1], "token": token}
 
-    async def authenticate(self, code: str, token: str) -> int:
+    async def authenticate(self, code: str, token: str, addr: str = "") -> int:
         """The seat a token holds, judged on the room's document alone: no lock, no logs, no
-        replay. A flood of forged tokens costs one small read each, never a load of the whole
+        replay; a new address of the seat (`addr`, the client's) is kept (`Room.note_address`). A flood of forged tokens costs one small read each, never a load of the whole
         room under its lock (which every move of the room waits for)."""
         doc = await self.store.doc(normalize_code(code))
         if doc is None:
@@ -325,7 +338,22 @@ class RoomService:
         if seat is None or seat.get("kicked"):
             raise ProtocolError("bad_token", "that token holds no seat in this room")
         seat_no: int = seat["seat"]
+        key = addr_hash(addr)
+        if key and key not in seat.get("addrs", ()):
+            await self.update(code, lambda r, now: r.note_address(seat_no, key))
         return seat_no
+
+    def watching_own_race(self, code: str, addr: str | None) -> bool:
+        """`Room.watching_own_race` on this process's copy (no I/O). No copy here: assume so."""
+        cached = self.cache.get(normalize_code(code))
+        return cached is None or cached.room.watching_own_race(addr)
+
+    def racing_addresses(self, code: str) -> frozenset[str] | None:
+        """`Room.racing_addresses` on this process's copy, for a board about to go out to the
+        room's spectators (no I/O: a board is sent in the loop's turn); None: no copy here, so
+        every spectator is taken for a racer."""
+        cached = self.cache.get(normalize_code(code))
+        return None if cached is None else cached.room.racing_addresses()
 
     async def check_spectate(self, code: str) -> Room:
         cached = await self.load(code)
@@ -362,15 +390,18 @@ class RoomService:
             self.solver.prefetch(room.options)
 
     async def start(self, code: str, host_token: str) -> Room:
+        await self.load_secret()
         seed = secrets.randbits(64)
         salt = secrets.token_bytes(16)
         deal = await self._winnable(code, host_token)
         if deal is None:
-            return await self.host_update(code, host_token, lambda r, now: r.start(now, seed, salt))
+            return await self.host_update(
+                code, host_token, lambda r, now: r.start(now, seed, salt, secret=self.secret)
+            )
 
         def rule(r: Room, now: int) -> list[dict[str, Any]]:
             deal.check(r.options)  # the host changed the game while the solver dealt: busy
-            return r.start(now, deal.seed, salt, deal.solution)
+            return r.start(now, deal.seed, salt, deal.solution, secret=self.secret)
 
         return await self.host_update(code, host_token, rule)
 
@@ -382,7 +413,8 @@ class RoomService:
             return None
         if not room.is_host(token_hash(host_token)):
             raise ProtocolError("not_host", "only the host may do that")
-        room.clone().start(self.clock(), 0, b"")  # bad_state / bad_options before any solving
+        # bad_state / bad_options before any solving
+        room.clone().start(self.clock(), 0, b"", secret=self.secret)
         return await self.solver.winnable(room.options)
 
     async def kick(self, code: str, host_token: str, seat: int) -> Room:
@@ -650,10 +682,11 @@ class RoomService:
                 projection.snapshot(cached.room, v, now, connected, cached.seq) for v in viewers
             ]
 
-    async def spectator_boards(self, code: str) -> list[dict[str, Any]]:
+    async def spectator_boards(self, code: str, viewer: Viewer) -> list[dict[str, Any]]:
+        """The boards a spectator may see now, from the room as Redis has it."""
         async with self.lock(code):
             cached = await self._load(code)
-            return projection.spectator_board_messages(cached.room, self.clock())
+            return projection.spectator_board_messages(cached.room, self.clock(), viewer.addr)
 
     async def own_view(self, code: str, seat: int) -> dict[str, Any] | None:
         async with self.lock(code):

@@ -192,6 +192,11 @@ class RoomSupervisor:
             self._unbind_kicked(code, event["seat"])
         elif kind == "countdown":
             self.arm(code, event["starts_at"])
+            cached = self.service.cache.get(code)
+            if cached is not None and cached.room.state not in (COUNTDOWN, RACING):
+                # another process started the race: know its seats (and their addresses)
+                # before its first board reaches a spectator here (`Hub.board`)
+                self.spawn(self._refresh(code))
         elif kind == "start" and event.get("ends_at"):
             self.arm(code, event["ends_at"])
 
@@ -205,6 +210,10 @@ class RoomSupervisor:
     async def _unbind_if(self, conn: Conn, code: str, seat: int) -> None:
         if (conn.room, conn.role, conn.seat) == (code, "player", seat):
             await self.unbind(conn)
+
+    async def _refresh(self, code: str) -> None:
+        with contextlib.suppress(Exception):
+            await self.service.load(code)
 
     def arm_clock(self, code: str) -> None:
         """Arm the room's next clock from this process's cached copy, if it has one."""

@@ -24,7 +24,6 @@ from solrace.server.fanout import Hub, send, write
 from solrace.server.guard import EXPENSIVE, Guard, GuardLimits
 from solrace.server.lease import Leases
 from solrace.server.metrics import METRICS
-from solrace.server.projection import Viewer
 from solrace.server.records import DEFAULT_RECORD_DAYS, Records
 from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.room import Room
@@ -97,6 +96,7 @@ class Transport:
         self.tasks: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
+        await self.service.load_secret()  # before the first connection: its address is keyed
         await self.rooms.start()
 
     async def close(self) -> None:
@@ -191,7 +191,7 @@ class Transport:
                         conn, m.error("busy", "the server is busy; try again", ref=m.ref_of(msg))
                     )
                 except Exception:
-                    log.exception("handling %r", _loggable(msg))
+                    log.exception("handling %r", m.redacted(msg))
                     await self.send(
                         conn,
                         m.error("internal", "the server failed on that message", ref=m.ref_of(msg)),
@@ -339,13 +339,16 @@ class Transport:
                 conn.last_event = last_event
                 await self.send(conn, reply)
                 if role == "spectator":
-                    for board in await self.service.spectator_boards(code):
+                    for board in await self.service.spectator_boards(code, conn.viewer()):
                         await self.send(conn, board)
+                    conn.withheld = self.service.watching_own_race(code, conn.addr_key)
                 return
-        snap = await self.service.snapshot(code, Viewer(role, seat))
+        snap = await self.service.snapshot(code, conn.viewer())
         conn.last_event = snap["event"]
         reply["snapshot"] = snap
         await self.send(conn, reply)
+        if role == "spectator":  # a racer's own address: boards once its race is over
+            conn.withheld = self.service.watching_own_race(code, conn.addr_key)
 
     def _player(self, conn: Conn) -> tuple[str, int]:
         if conn.room is None or conn.role != "player" or conn.seat is None:
@@ -381,7 +384,7 @@ class Transport:
 
     async def on_resume(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         code = normalize_code(msg["room"])
-        seat = await self.service.authenticate(code, msg["token"])
+        seat = await self.service.authenticate(code, msg["token"], conn.addr)
         await self._joined(conn, ref, code, "player", seat, msg.get("last_event"))
 
     async def on_leave(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
@@ -454,16 +457,6 @@ class Transport:
 
 
 #: fields of a client message that are secrets: never written to a log
-SECRET_FIELDS = ("token", "host_token", "player_key")
-
-
-def _loggable(msg: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The message as a log may show it: secrets (seat and host tokens, the player key) hidden."""
-    if msg is None:
-        return None
-    return {k: ("<hidden>" if k in SECRET_FIELDS else v) for k, v in msg.items()}
-
-
 def _peek_ref(frame: bytes | str, max_size: int) -> int | None:
     """The id of a refused request, so the client can match the refusal to it."""
     try:

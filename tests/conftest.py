@@ -12,8 +12,13 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from helpers.deals import TEST_SECRET
 from solrace.server.process import ServerProcess
 from solrace.server.redis_process import RedisProcess
+
+# every server the tests start keys text seeds with one known secret, so tests can mirror a
+# text-seed deal (helpers/deals.py); tests of the secret itself give their servers their own
+os.environ["SOLRACE_SECRET"] = TEST_SECRET
 
 
 @pytest.fixture(scope="session")

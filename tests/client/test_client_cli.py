@@ -8,6 +8,9 @@ from pathlib import Path
 from solrace.client import Client
 from solrace.server.players import key_hash, player_id
 
+#: where the racers of these tests connect from: the watching command runs at 127.0.0.1
+RACERS = "127.0.0.3"
+
 
 async def read_until(stream: asyncio.StreamReader, needle: str, timeout: float = 15.0) -> str:
     seen = []
@@ -126,11 +129,13 @@ async def test_play_create_prints_share_link(server_url, solrace_cmd, child_env)
 
 
 async def test_watch_prints_every_board(server_url, solrace_cmd, child_env):
-    a, b = Client(server_url), Client(server_url)
+    # the racers race from another address than the watcher's (the server shows no board
+    # of a race to a racer's address)
+    a, b = Client(server_url, source=RACERS), Client(server_url, source=RACERS)
     await a.connect()
     await b.connect()
     try:
-        joined = await a.create("ann", {"game": "leapyear", "countdown": 1})
+        joined = await a.create("ann", {"game": "leapyear", "countdown": 1, "spectator_delay": 0})
         await b.join(joined.room, "bob")
         await a.ready()
         await b.ready()
@@ -206,6 +211,8 @@ async def test_play_as_host_without_a_seat_shows_boards(server_url, solrace_cmd,
         "puttputt",
         "-o",
         "countdown=1",
+        "-o",
+        "spectator_delay=0",
         "--spectate-only",
         "--name",
         "boss",
@@ -215,7 +222,7 @@ async def test_play_as_host_without_a_seat_shows_boards(server_url, solrace_cmd,
         stderr=asyncio.subprocess.STDOUT,
         env=child_env,
     )
-    player = Client(server_url)
+    player = Client(server_url, source=RACERS)
     await player.connect()
     try:
         out = await read_until(proc.stdout, "created")
@@ -240,11 +247,11 @@ async def test_play_as_host_without_a_seat_shows_boards(server_url, solrace_cmd,
 
 
 async def test_watch_redraws_as_the_race_goes(server_url, solrace_cmd, child_env):
-    a = Client(server_url)
+    a = Client(server_url, source=RACERS)
     await a.connect()
     proc = None
     try:
-        joined = await a.create("ann", {"game": "puttputt", "countdown": 1})
+        joined = await a.create("ann", {"game": "puttputt", "countdown": 1, "spectator_delay": 0})
         proc = await asyncio.create_subprocess_exec(
             *solrace_cmd,
             "watch",

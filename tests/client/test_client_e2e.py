@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from helpers.views import ELSEWHERE
 from solrace.client import Client, Reconnected, ServerError
 from solrace.client import events as ev
 from solrace.client.moves import legal_moves
@@ -30,7 +31,7 @@ async def collect(client: Client, seconds: float) -> list[ev.Message]:
 async def race_of_two(url: str, game: str = "puttputt", **kw) -> tuple[Client, Client]:
     a = await connected(url, **kw)
     b = await connected(url, **kw)
-    joined = await a.create("ann", {"game": game, "countdown": 1})
+    joined = await a.create("ann", {"game": game, "countdown": 1, "spectator_delay": 0})
     assert joined.role == "player" and joined.seat == 0 and joined.host_token and joined.token
     jb = await b.join(joined.room, "bob")
     assert jb.seat == 1 and jb.host_token is None
@@ -175,7 +176,7 @@ async def test_resume_from_a_new_connection_with_token(server_url):
 
 async def test_spectator_gets_boards_and_progress(server_url):
     a, b = await race_of_two(server_url)
-    s = await connected(server_url, record=True)
+    s = await connected(server_url, record=True, source=ELSEWHERE)  # not a racer's address
     try:
         joined = await s.spectate(a.room.room)
         assert joined.role == "spectator"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+from helpers.deals import PUTT_TEXT
 from solrace.client import Client
 from solrace.client.tui import RaceApp
 from textual.widgets import Input, RichLog, Static
@@ -37,7 +38,7 @@ async def test_the_full_screen_client_plays_and_keeps_the_prompt(server_url):
         await c.connect()
     try:
         room = await host.create(
-            "host", {"game": "puttputt", "countdown": 0, "seed": "web-bugs"}, play=False
+            "host", {"game": "puttputt", "countdown": 0, "seed": PUTT_TEXT}, play=False
         )
         await opp.join(room.room, "opp")
         joined = await me.join(room.room, "tui")

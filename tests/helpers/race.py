@@ -15,11 +15,11 @@ from helpers.views import putt_move
 
 
 async def start_race(url: str, wire: Any, players: int = 2, **options: Any) -> tuple:
-    """Host + players in a Putt Putt room, race started; returns (clients, tokens, code, host_token)."""
+    """Host + players in a Putt Putt room, race started; returns (clients, tokens, code, host_token).
+    Spectators see the boards live unless `spectator_delay` is given (the default is 180 s)."""
     host = await wire(url)
-    created = await host.request(
-        {"type": "create", "name": "p0", "options": {"game": "puttputt", "countdown": 0, **options}}
-    )
+    opts = {"game": "puttputt", "countdown": 0, "spectator_delay": 0, **options}
+    created = await host.request({"type": "create", "name": "p0", "options": opts})
     code = created["room"]
     clients, tokens = [host], [created["token"]]
     for i in range(1, players):

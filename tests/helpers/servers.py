@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 
 from solrace.server.process import ServerProcess
 
 
 @contextlib.asynccontextmanager
 async def serving(
-    redis_url: str, prefix: str, count: int = 1, extra_args: Sequence[str] = ()
+    redis_url: str,
+    prefix: str,
+    count: int = 1,
+    extra_args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[list[ServerProcess]]:
     """`count` servers on one Redis and one key prefix (so they share rooms), all up on entry
     and all stopped (SIGTERM, clean) on exit, while the loop keeps serving the clients."""
-    procs = [ServerProcess(redis_url, prefix, extra_args=extra_args) for _ in range(count)]
+    procs = [ServerProcess(redis_url, prefix, extra_args=extra_args, env=env) for _ in range(count)]
     try:
         started = await asyncio.gather(
             *(asyncio.to_thread(p.start) for p in procs), return_exceptions=True

@@ -11,6 +11,9 @@ from collections.abc import Iterator
 from typing import Any
 
 CARD = re.compile(r"^[A23456789TJQK][CDHS]$")
+#: the address a spectator who is none of the racers connects from: every test client connects
+#: from 127.0.0.1, and the server shows no board of a race to a racer's address (issue 10)
+ELSEWHERE = "127.0.0.2"
 RANKS = "A23456789TJQK"
 
 

@@ -123,18 +123,18 @@ class WireClient:
 
 @pytest.fixture
 async def wire() -> AsyncIterator[Callable[..., Any]]:
-    """wire(url, hello=True, source=None, address=None) -> a connected WireClient; all are
-    closed at the end of the test."""
+    """wire(url, hello=True, address=None, source=None) -> a connected WireClient; all are
+    closed at the end of the test. `address`: the client address a trusted proxy (here:
+    loopback) names in X-Forwarded-For; `source`: the local address to connect from
+    (helpers/views.py ELSEWHERE: a spectator who is not one of the racers, whose connections
+    come from 127.0.0.1)."""
     made: list[WireClient] = []
 
     async def make(
-        url: str, hello: bool = True, source: str | None = None, address: str | None = None
+        url: str, hello: bool = True, address: str | None = None, source: str | None = None
     ) -> WireClient:
-        # source: the loopback address to connect from (127.0.0.1 is exempt from the server's
-        # per-address limits in tests; a test of those limits connects from 127.0.0.2, ...)
-        extra: dict[str, Any] = {"local_addr": (source, 0)} if source else {}
-        # address: the client address a trusted proxy (here: 127.0.0.1) names in X-Forwarded-For
         headers = {"X-Forwarded-For": address} if address else None
+        extra: dict[str, Any] = {"local_addr": (source, 0)} if source else {}
         ws = await connect(
             url, max_size=1 << 22, compression=None, additional_headers=headers, **extra
         )

@@ -9,6 +9,7 @@ import asyncio
 import redis.asyncio as aioredis
 from helpers.race import current_view, play, start_race, until
 from helpers.servers import serving
+from helpers.views import ELSEWHERE
 
 
 class ChannelTap:
@@ -64,7 +65,7 @@ async def test_no_board_without_spectators_and_boards_for_one_who_joins_mid_race
         await tap.settle(6)  # six progress events went out...
         assert tap.boards() == []  # ...and not one board: nobody watches
 
-        eve = await wire(shared_server.ws_url)
+        eve = await wire(shared_server.ws_url, source=ELSEWHERE)
         j = await eve.request({"type": "spectate", "room": code})
         boards = j["snapshot"]["boards"]
         assert boards["0"] == acks[-1]["view"] and boards["1"]["moves"] == 2
@@ -98,7 +99,7 @@ async def test_a_spectator_on_another_process_gets_the_first_board(
     async with serving(redis_url, key_prefix, count=2) as (sa, sb):
         (a,), _, code, _ = await start_race(sa.ws_url, wire, players=1)
         await play(a, 3)
-        eve = await wire(sb.ws_url)
+        eve = await wire(sb.ws_url, source=ELSEWHERE)
         j = await eve.request({"type": "spectate", "room": code})
         assert j["snapshot"]["boards"]["0"] == current_view(a)
         ack = (await play(a, 1))[0]

@@ -294,8 +294,14 @@ async def race_to_end(client: Any, code: str, acked: list[dict[str, Any]], pause
             await asyncio.sleep(0.05)
         elif reply.get("code") == "out_of_sync":
             # a move the server stored but could not answer: our view is behind, fetch it
+            # (the resume itself may meet the failover: `busy` again, retried as a client would)
             token = client.token
-            resumed = await client.request({"type": "resume", "room": code, "token": token}, 60)
+            while True:
+                resumed = await client.request({"type": "resume", "room": code, "token": token}, 60)
+                if resumed.get("code") != "busy":
+                    break
+                busy += 1
+                await asyncio.sleep(0.05)
             assert resumed["type"] == "joined", resumed
         else:
             raise AssertionError(reply)

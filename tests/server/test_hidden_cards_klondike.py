@@ -12,8 +12,9 @@ import asyncio
 import random
 from typing import Any
 
-from helpers.views import CARD, strings
-from solrace.engine import new_game, seed_from_text
+from helpers.deals import dealt
+from helpers.views import CARD, ELSEWHERE, strings
+from solrace.engine import new_game
 
 
 def view_cards(view: dict[str, Any] | None) -> set[str]:
@@ -48,6 +49,7 @@ async def test_klondike_race_never_leaks_a_hidden_card(shared_server, wire) -> N
                 "game": "klondike",
                 "game_options": {"draw": 3},
                 "countdown": 0,
+                "spectator_delay": 0,
                 "seed": text,
             },
         }
@@ -59,19 +61,19 @@ async def test_klondike_race_never_leaks_a_hidden_card(shared_server, wire) -> N
     )
     bob = await wire(url)
     await bob.request({"type": "join", "room": code, "name": "bob"})
-    eve = await wire(url)
+    eve = await wire(url, source=ELSEWHERE)
     await eve.request({"type": "spectate", "room": code})
     await ann.request({"type": "start", "host_token": created["host_token"]})
     for c in (ann, bob):
         await c.wait_for(lambda x: x["type"] == "snapshot")
-    seed = seed_from_text(text)
+    seed = dealt(text)
     games = [new_game("klondike", seed=seed, options={"draw": 3}) for _ in range(2)]
     await asyncio.gather(
         play_random(ann, games[0], random.Random(1), 80),
         play_random(bob, games[1], random.Random(2), 80),
     )
     # a late spectator's snapshot and a resumed player's snapshot mid-race go through the same checks
-    late = await wire(url)
+    late = await wire(url, source=ELSEWHERE)
     await late.request({"type": "spectate", "room": code})
     for c in (ann, bob):
         await c.request({"type": "resign"})

@@ -7,6 +7,7 @@ import asyncio
 import urllib.request
 
 from helpers.race import play, start_race
+from helpers.views import ELSEWHERE
 from prometheus_client.parser import text_string_to_metric_families
 
 
@@ -28,7 +29,7 @@ async def test_metrics_count_a_race(race_server, wire) -> None:
     assert before[("solrace_moves_acked_total", ())] == 0
     assert before[("solrace_connections", ())] == 0
     (a, b), _, code, _ = await start_race(race_server.ws_url, wire)
-    spectator = await wire(race_server.ws_url)
+    spectator = await wire(race_server.ws_url, source=ELSEWHERE)
     await spectator.request({"type": "spectate", "room": code})
     acks = await play(a, 4) + await play(b, 3)
     _, after = await asyncio.to_thread(scrape, race_server.url)

@@ -11,7 +11,7 @@ import asyncio
 import hashlib
 from typing import Any
 
-from helpers.views import CARD, putt_move, strings
+from helpers.views import CARD, ELSEWHERE, putt_move, strings
 from solrace.engine import replay
 
 
@@ -95,12 +95,16 @@ async def play_to_end(client, state: dict[str, Any]) -> list[dict[str, Any]]:
 async def test_full_race_two_players_and_a_spectator(shared_server, wire) -> None:
     ann = await wire(shared_server.ws_url)
     created = await ann.request(
-        {"type": "create", "name": "ann", "options": {"game": "puttputt", "countdown": 1}}
+        {
+            "type": "create",
+            "name": "ann",
+            "options": {"game": "puttputt", "countdown": 1, "spectator_delay": 0},
+        }
     )
     code, host_token = created["room"], created["host_token"]
     bob = await wire(shared_server.ws_url)
     await bob.request({"type": "join", "room": code, "name": "bob"})
-    eve = await wire(shared_server.ws_url)
+    eve = await wire(shared_server.ws_url, source=ELSEWHERE)
     sp = await eve.request({"type": "spectate", "room": code})
     assert sp["role"] == "spectator" and sp["snapshot"]["you"] is None
     for c in (ann, bob):
@@ -145,7 +149,7 @@ async def test_full_race_two_players_and_a_spectator(shared_server, wire) -> Non
     check_spectator_frames(eve.received, results["seed"], results["salt"])
 
     # the finished room's snapshot carries the results for a late spectator
-    late = await wire(shared_server.ws_url)
+    late = await wire(shared_server.ws_url, source=ELSEWHERE)
     snap = (await late.request({"type": "spectate", "room": code}))["snapshot"]
     assert snap["state"] == "finished" and snap["results"]["seed"] == results["seed"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from helpers.views import putt_move
+from helpers.views import ELSEWHERE, putt_move
 from solrace.server.process import ServerProcess
 
 
@@ -80,13 +80,13 @@ async def test_safe_undo_over_the_wire(shared_server, wire) -> None:
 
 async def test_spectator_progress_only_and_delayed_boards(shared_server, wire) -> None:
     (a,), _, created = await race(shared_server.ws_url, wire, 1, spectator_view="progress")
-    eve = await wire(shared_server.ws_url)
+    eve = await wire(shared_server.ws_url, source=ELSEWHERE)
     await eve.request({"type": "spectate", "room": created["room"]})
     await start([a], created)
     await a.request({"type": "move", "move": "deal"})
     await eve.wait_event("progress", moves=1)
     snap = (
-        await (await wire(shared_server.ws_url)).request(
+        await (await wire(shared_server.ws_url, source=ELSEWHERE)).request(
             {"type": "spectate", "room": created["room"]}
         )
     )["snapshot"]
@@ -94,13 +94,13 @@ async def test_spectator_progress_only_and_delayed_boards(shared_server, wire) -
     assert not [x for x in eve.received if x["type"] == "board"]
 
     (b,), _, created = await race(shared_server.ws_url, wire, 1, spectator_delay=1)
-    eve2 = await wire(shared_server.ws_url)
+    eve2 = await wire(shared_server.ws_url, source=ELSEWHERE)
     await eve2.request({"type": "spectate", "room": created["room"]})
     await start([b], created)
     ack = await b.request({"type": "move", "move": "deal"})
     t0 = time.monotonic()
     snap = (
-        await (await wire(shared_server.ws_url)).request(
+        await (await wire(shared_server.ws_url, source=ELSEWHERE)).request(
             {"type": "spectate", "room": created["room"]}
         )
     )["snapshot"]

@@ -106,9 +106,9 @@ def test_player_id_is_derived_from_the_key_hash_only() -> None:
 
 
 def test_a_message_is_logged_without_its_secrets() -> None:
-    from solrace.server.transport import _loggable
+    from solrace.protocol.messages import redacted
 
     msg = {"type": "hello", "version": 1, "player_key": "k" * 43, "token": "t", "host_token": "h"}
-    shown = repr(_loggable(msg))
+    shown = repr(redacted(msg))
     assert "k" * 43 not in shown and "'t'" not in shown and "'h'" not in shown
-    assert "'version': 1" in shown and _loggable(None) is None
+    assert "'version': 1" in shown and redacted(None) is None

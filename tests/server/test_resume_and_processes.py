@@ -6,7 +6,7 @@ import asyncio
 
 from helpers.race import current_view, play, reached, sent_to, start_race
 from helpers.servers import serving
-from helpers.views import putt_move
+from helpers.views import ELSEWHERE, putt_move
 
 
 def progress(msg: dict, seat: int, moves: int) -> bool:
@@ -48,13 +48,13 @@ async def test_player_resumes_same_seat_same_game_and_missed_events(shared_serve
 async def test_spectator_catches_up_or_resyncs(redis_url, key_prefix, wire) -> None:
     async with serving(redis_url, key_prefix, extra_args=["--max-events", "6"]) as (srv,):
         (a, b), _, code, _ = await start_race(srv.ws_url, wire)
-        eve = await wire(srv.ws_url)
+        eve = await wire(srv.ws_url, source=ELSEWHERE)
         j = await eve.request({"type": "spectate", "room": code})
         assert j["snapshot"]["boards"] is not None
         seen = j["snapshot"]["event"]
         await eve.close()
         await play(a, 2)  # 2 events: still kept
-        eve2 = await wire(srv.ws_url)
+        eve2 = await wire(srv.ws_url, source=ELSEWHERE)
         j2 = await eve2.request({"type": "spectate", "room": code, "last_event": seen})
         assert "snapshot" not in j2
         pushes = [await eve2.wait_for(lambda x: x["type"] == "event") for _ in range(2)]
@@ -64,7 +64,7 @@ async def test_spectator_catches_up_or_resyncs(redis_url, key_prefix, wire) -> N
         seen = pushes[-1]["n"]
         await eve2.close()
         await play(b, 10)  # more than the kept history
-        eve3 = await wire(srv.ws_url)
+        eve3 = await wire(srv.ws_url, source=ELSEWHERE)
         j3 = await eve3.request({"type": "spectate", "room": code, "last_event": seen})
         snap = j3["snapshot"]  # gap too old: a full resync
         assert snap["event"] > seen + 6
@@ -80,12 +80,16 @@ async def test_two_processes_share_a_room(redis_url, key_prefix, wire) -> None:
     async with serving(redis_url, key_prefix, count=2) as (sa, sb):
         host = await wire(sa.ws_url)
         created = await host.request(
-            {"type": "create", "name": "on-a", "options": {"game": "puttputt", "countdown": 0}}
+            {
+                "type": "create",
+                "name": "on-a",
+                "options": {"game": "puttputt", "countdown": 0, "spectator_delay": 0},
+            }
         )
         code = created["room"]
         pb = await wire(sb.ws_url)
         jb = await pb.request({"type": "join", "room": code, "name": "on-b"})
-        eve = await wire(sb.ws_url)
+        eve = await wire(sb.ws_url, source=ELSEWHERE)
         await eve.request({"type": "spectate", "room": code})
         await sent_to(host, lambda x: x.get("kind") == "player_joined" and x["seat"] == 1)
         await host.request({"type": "start", "host_token": created["host_token"]})
@@ -118,9 +122,8 @@ async def test_two_processes_share_a_room(redis_url, key_prefix, wire) -> None:
             pb.request({"type": "move", "move": mv}), pb2.request({"type": "move", "move": mv})
         )
         acked = [r for r in (r1, r2) if r["type"] == "ack"]
-        snap = (await (await wire(sb.ws_url)).request({"type": "spectate", "room": code}))[
-            "snapshot"
-        ]
+        late = await wire(sb.ws_url, source=ELSEWHERE)
+        snap = (await late.request({"type": "spectate", "room": code}))["snapshot"]
         assert snap["players"][1]["moves"] == 3 + len(acked)
         assert sorted(a["n"] for a in acked) == list(range(4, 4 + len(acked)))
 
@@ -153,7 +156,7 @@ async def test_a_dead_process_is_counted_out_and_its_racers_resign_after_grace(
     args = ["--heartbeat", "0.2", "--grace", "1"]
     async with serving(redis_url, key_prefix, count=2, extra_args=args) as (sa, sb):
         (_a, _b), _, code, _ = await start_race(sa.ws_url, wire)
-        eve = await wire(sb.ws_url)
+        eve = await wire(sb.ws_url, source=ELSEWHERE)
         j = await eve.request({"type": "spectate", "room": code})
         assert [p["connected"] for p in j["snapshot"]["players"]] == [True, True]
         sa.kill()

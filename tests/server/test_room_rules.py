@@ -82,12 +82,26 @@ def test_every_seat_gets_the_identical_deal() -> None:
     assert views[0] == views[1] == views[2] == new_game("puttputt", seed=7).view()
 
 
-def test_text_seed_is_used() -> None:
-    room = make_room(1, seed="2026-11-22")
-    room.start(T0, 123, b"\0" * 16)
-    from solrace.engine import seed_from_text
+def test_text_seed_is_keyed_with_the_server_secret() -> None:
+    """Issue 10 item 2: the deal of a text seed is HMAC(secret, text), never the text's own
+    seed (which anyone can compute); the commitment covers the seed actually dealt."""
+    import hashlib
+    import hmac
 
-    assert room.doc["seed"] == seed_from_text("2026-11-22")
+    from solrace.engine import seed_from_text
+    from solrace.server.room import commitment
+
+    room = make_room(1, seed="2026-11-22")
+    room.start(T0, 123, b"\0" * 16, secret=b"s3cret")
+    want = hmac.new(b"s3cret", b"2026-11-22", hashlib.sha256).digest()[:8]
+    assert room.doc["seed"] == int.from_bytes(want, "big")
+    assert room.doc["seed"] != seed_from_text("2026-11-22")
+    assert room.doc["commitment"] == commitment(room.doc["seed"], b"\0" * 16)
+    other = make_room(1, seed="2026-11-22")
+    other.start(T0, 123, b"\0" * 16, secret=b"another")
+    assert other.doc["seed"] != room.doc["seed"]
+    with pytest.raises(ValueError):  # never the public text alone
+        make_room(1, seed="2026-11-22").start(T0, 123, b"\0" * 16)
 
 
 def test_moves_illegal_out_of_sync_and_progress() -> None:
@@ -258,3 +272,32 @@ def test_room_document_is_plain_data() -> None:
     room = racing_room(2)
     room.play(0, "deal", None, T0 + 4000)
     assert msgpack.unpackb(msgpack.packb(room.doc), strict_map_key=False) == room.doc
+
+
+def test_a_racers_addresses_see_no_board_until_the_seat_is_done() -> None:
+    """Issue 10 item 1, the rule: every address that took or resumed a seat is the racer's;
+    while that seat races, spectators there get no board (nobody's, its own included)."""
+    from solrace.server import projection
+    from solrace.server.room import MAX_SEAT_ADDRS
+
+    room = make_room(0)
+    room.join("ann", token_hash("a"), T0, None, addr="home")
+    room.join("bob", token_hash("b"), T0, None, addr="office")
+    assert not room.watching_own_race("home")  # the lobby: no race, nothing to hide
+    room.start(T0, 42, b"\x01" * 16)
+    assert room.watching_own_race("home") and not room.watching_own_race("cafe")
+    room.tick(T0 + 3000)
+    assert room.note_address(0, "phone") == []  # ann resumed from her phone: no event
+    assert room.racing_addresses() == {"home", "phone", "office"}
+    for addr, blind in (("home", True), ("phone", True), ("cafe", False), (None, True)):
+        boards = projection.spectator_boards(room, T0 + 4000, addr)
+        assert (boards is None) == blind, addr
+    room.resign(0, T0 + 5000)  # ann is done: she may watch bob
+    assert not room.watching_own_race("phone") and room.watching_own_race("office")
+    room.resign(1, T0 + 6000)
+    room.tick(T0 + 6000)
+    assert room.state == "finished" and not room.watching_own_race(None)
+    for i in range(MAX_SEAT_ADDRS + 2):  # only the newest addresses are kept
+        room.note_address(1, f"net{i}")
+    assert room.seat(1)["addrs"][-1] == f"net{MAX_SEAT_ADDRS + 1}"
+    assert len(room.seat(1)["addrs"]) == MAX_SEAT_ADDRS

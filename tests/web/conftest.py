@@ -98,7 +98,10 @@ def static_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def web_server(redis_url: str) -> Iterator[ServerProcess]:
     """One `solrace serve` for a whole test module (rooms are independent, so tests share it;
-    a test that kills or restarts its server uses `race_server` instead)."""
+    a test that kills or restarts its server uses `race_server` instead). It believes the
+    X-Forwarded-For of connections from 127.0.0.1, as it would a proxy's: a spectator's page
+    (pages.SPECTATOR) says it is on another network than the racers, who all come from
+    127.0.0.1, since no board of a race goes to a racer's address."""
     prefix = f"solrace-test-web-{uuid.uuid4().hex[:8]}:"
     with ServerProcess(redis_url, prefix) as server:
         yield server

@@ -19,6 +19,10 @@ PHONE = {
     "has_touch": True,
 }
 
+#: context options of a spectator's browser on another network than the racers' (its
+#: connections say so as a proxy would; the web_server fixture believes it)
+SPECTATOR = {"extra_http_headers": {"X-Forwarded-For": "198.51.100.7"}}
+
 
 def new_page(
     browser: Browser,

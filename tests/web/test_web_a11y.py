@@ -11,8 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.deals import KLONDIKE_TEXT
 from playwright.sync_api import Page, expect
 from web.pages import (
+    SPECTATOR,
     TIMEOUT,
     configure,
     create_room,
@@ -61,13 +63,13 @@ def test_no_serious_violations_on_any_page(browser, web_server):
     found: dict[str, list[str]] = {}
     host = new_page(browser, errors, "host")
     bob = new_page(browser, errors, "bob", viewport={"width": 390, "height": 844})
-    fan = new_page(browser, errors, "fan")
+    fan = new_page(browser, errors, "fan", **SPECTATOR)
     try:
         host.goto(web_server.url + "/")
         js(host, "S.conn === 'open'")
         found["home"] = serious_violations(host)
         code = create_room(host, web_server.url, "Ada")
-        configure(host, game="klondike", countdown=0, undo="safe", seed="web-2")
+        configure(host, game="klondike", countdown=0, undo="safe", seed=KLONDIKE_TEXT)
         join_room(bob, web_server.url, code, "Bob")
         watch_room(fan, web_server.url, code)
         for name, page in (
@@ -109,7 +111,7 @@ def test_cards_are_named_for_screen_readers_and_focus_is_visible(browser, web_se
     page = new_page(browser, errors)
     try:
         create_room(page, web_server.url, "Cy")
-        configure(page, game="klondike", countdown=0, seed="web-2")
+        configure(page, game="klondike", countdown=0, seed=KLONDIKE_TEXT)
         ready(page)
         start(page)
         racing_with_board(page)

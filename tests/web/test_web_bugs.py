@@ -6,6 +6,7 @@ One server for the module; each test makes its own rooms.
 from __future__ import annotations
 
 import pytest
+from helpers.deals import KLONDIKE_TEXT, PUTT_TEXT, dealt
 from playwright.sync_api import expect
 from solrace.engine import new_game
 from web.pages import (
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.browser
 
 def golf_home(page, seed: str) -> str:
     """Click a Putt Putt card home (the first t-f1 move of the deal); returns the move."""
-    game = new_game("puttputt", seed=seed)
+    game = new_game("puttputt", seed=dealt(seed))
     move = next(str(m) for m in game.legal_moves() if str(m).endswith("-f1"))
     page.locator(f'.board-wrap.mine .pile[data-pile="{move[:2]}"] .card').last.click()
     page.click('.board-wrap.mine .pile[data-pile="f1"]')
@@ -85,25 +86,25 @@ def test_create_before_the_connection_is_open_waits_for_it(browser, race_server)
 
 def test_a_refused_move_is_explained_with_card_names(browser, web_server):
     """Bug 6: "9H does not go on 3S" (engine notation) instead of the faces the table shows."""
-    game = new_game("klondike", seed="web-2")
+    game = new_game("klondike", seed=dealt(KLONDIKE_TEXT))
     piles = game.view()["piles"]
     assert "t1-t2" not in {str(m) for m in game.legal_moves()}
-    assert (piles["t1"][-1], piles["t2"][-1]) == ("9H", "3S")
+    assert (piles["t1"][-1], piles["t2"][-1]) == ("3H", "QS")
     errors: list[str] = []
     page = new_page(browser, errors)
     try:
         create_room(page, web_server.url, "Rae")
-        configure(page, game="klondike", countdown=0, seed="web-2")
+        configure(page, game="klondike", countdown=0, seed=KLONDIKE_TEXT)
         ready(page)
         start(page)
         racing_with_board(page)
-        page.click('.board-wrap.mine .pile[data-pile=t1] [data-card="9H"]')
-        page.click('.board-wrap.mine .pile[data-pile=t2] [data-card="3S"]')
+        page.click('.board-wrap.mine .pile[data-pile=t1] [data-card="3H"]')
+        page.click('.board-wrap.mine .pile[data-pile=t2] [data-card="QS"]')
         notice = page.locator("[data-testid=notice]")
         expect(notice).to_have_attribute("data-code", "illegal_move", timeout=TIMEOUT)
         text = notice.inner_text()
-        assert "9♥" in text and "3♠" in text, text
-        assert "9H" not in text and "3S" not in text and "t1-t2" not in text, text
+        assert "3♥" in text and "Q♠" in text, text
+        assert "3H" not in text and "QS" not in text and "t1-t2" not in text, text
         assert errors == []
     finally:
         page.context.close()
@@ -147,10 +148,10 @@ def test_undo_is_offered_only_when_the_server_would_take_the_move_back(browser, 
     errors: list[str] = []
     page = new_page(browser, errors)
     try:
-        solo_race(page, web_server.url, "Uli", "web-bugs", undo="safe")
+        solo_race(page, web_server.url, "Uli", PUTT_TEXT, undo="safe")
         undo = page.locator("[data-action=undo]")
         expect(undo).to_have_count(0)
-        golf_home(page, "web-bugs")  # reveals nothing: can be taken back
+        golf_home(page, PUTT_TEXT)  # reveals nothing: can be taken back
         js(page, "S.view.moves === 1")
         expect(undo).to_have_count(1)
         undo.click()
@@ -173,8 +174,8 @@ def test_results_fit_a_phone_explain_the_ranking_and_agree_with_the_race_panel(b
     errors: list[str] = []
     page = new_page(browser, errors, "phone", **PHONE)
     try:
-        solo_race(page, web_server.url, "Vera Longname-Smith", "web-bugs")
-        golf_home(page, "web-bugs")
+        solo_race(page, web_server.url, "Vera Longname-Smith", PUTT_TEXT)
+        golf_home(page, PUTT_TEXT)
         js(page, "S.view.moves === 1")
         page.wait_for_timeout(400)  # the next move is measurably later than the progress
         deal(page)  # no progress: the ranking's time stays at the move before

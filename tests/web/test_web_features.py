@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from helpers.deals import KLONDIKE_TEXT, PUTT_TEXT, dealt
 from playwright.sync_api import expect
 from solrace.engine import new_game
 from web.pages import (
@@ -65,13 +66,13 @@ def board_matches(page, game) -> None:
 
 
 def test_keyboard_play_digits_space_undo_and_escape(browser, web_server):
-    game = new_game("puttputt", seed="web-bugs")
+    game = new_game("puttputt", seed=dealt(PUTT_TEXT))
     assert [str(m) for m in game.legal_moves()] == ["t2-f1", "t3-f1", "deal"]
     errors: list[str] = []
     page = new_page(browser, errors)
     try:
         create_room(page, web_server.url, "Kai")
-        configure(page, game="puttputt", countdown=0, undo="safe", seed="web-bugs")
+        configure(page, game="puttputt", countdown=0, undo="safe", seed=PUTT_TEXT)
         ready(page)
         start(page)
         racing_with_board(page)
@@ -103,13 +104,13 @@ def test_keyboard_play_digits_space_undo_and_escape(browser, web_server):
 
 
 def test_keyboard_moves_between_piles(browser, web_server):
-    game = new_game("klondike", seed="web-2")
+    game = new_game("klondike", seed=dealt(KLONDIKE_TEXT))
     assert "t7-t6" in {str(m) for m in game.legal_moves()}
     errors: list[str] = []
     page = new_page(browser, errors, reduced_motion="no-preference")  # cards slide
     try:
         create_room(page, web_server.url, "Lou")
-        configure(page, game="klondike", countdown=0, seed="web-2")
+        configure(page, game="klondike", countdown=0, seed=KLONDIKE_TEXT)
         ready(page)
         start(page)
         racing_with_board(page)
@@ -126,13 +127,13 @@ def test_keyboard_moves_between_piles(browser, web_server):
 
 
 def test_auto_move_sends_safe_cards_home_when_the_player_asks(browser, web_server):
-    game = new_game("klondike", seed="web-2")
+    game = new_game("klondike", seed=dealt(KLONDIKE_TEXT))
     assert game.view()["piles"]["t3"][-1] == "AH"
     errors: list[str] = []
     page = new_page(browser, errors)
     try:
         create_room(page, web_server.url, "Max")
-        configure(page, game="klondike", countdown=0, seed="web-2")
+        configure(page, game="klondike", countdown=0, seed=KLONDIKE_TEXT)
         ready(page)
         start(page)
         racing_with_board(page)

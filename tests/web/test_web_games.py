@@ -9,6 +9,7 @@ intended canonical move, including multi-card runs (`tX-tY:N`) and the Tabby Cat
 from __future__ import annotations
 
 import pytest
+from helpers.deals import dealt
 from playwright.sync_api import Page, expect
 from solrace.engine import new_game
 
@@ -59,7 +60,7 @@ def make_move(page: Page, view: dict, move: str, drag: bool) -> None:
 def test_solo_race_moves_match_the_engine(browser, race_server, game_name: str) -> None:
     seed = f"web-solo-{game_name}"
     game = new_game(
-        game_name, seed=seed, options={"moves": "build"} if game_name == "klondike" else None
+        game_name, seed=dealt(seed), options={"moves": "build"} if game_name == "klondike" else None
     )
     ctx = browser.new_context(viewport={"width": 1100, "height": 900})
     page = ctx.new_page()

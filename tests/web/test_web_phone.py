@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from web.pages import (
     PHONE,
+    SPECTATOR,
     TIMEOUT,
     configure,
     create_room,
@@ -43,7 +44,7 @@ def overflow(page: Page) -> list[str]:
 def test_every_page_fits_a_phone(browser, web_server):
     errors: list[str] = []
     phone = new_page(browser, errors, "phone", **PHONE)
-    fan = new_page(browser, errors, "fan", **PHONE)
+    fan = new_page(browser, errors, "fan", **PHONE, **SPECTATOR)
     seen: dict[str, list[str]] = {}
     try:
         phone.goto(web_server.url + "/")

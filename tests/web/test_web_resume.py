@@ -8,6 +8,7 @@ board back as it was, and the next move made with the mouse is accepted.
 from __future__ import annotations
 
 import pytest
+from helpers.deals import dealt
 from playwright.sync_api import expect
 from solrace.engine import new_game
 
@@ -33,7 +34,7 @@ def click_move(page, move: str) -> None:
 
 
 def test_page_resumes_after_the_server_restarts(browser, race_server) -> None:
-    game = new_game("puttputt", seed=SEED)
+    game = new_game("puttputt", seed=dealt(SEED))
     ctx = browser.new_context(viewport={"width": 1000, "height": 800})
     page = ctx.new_page()
     errors: list[str] = []

@@ -19,6 +19,7 @@ from playwright.sync_api import expect
 from solrace.client import Client, share_link
 from solrace.client.urls import watch_link
 from web.pages import (
+    SPECTATOR,
     TIMEOUT,
     configure,
     create_room,
@@ -78,7 +79,7 @@ def test_reload_at_every_stage_keeps_players_and_spectators_where_they_were(brow
     errors: list[str] = []
     host = new_page(browser, errors, "host")
     bob = new_page(browser, errors, "bob")
-    fan = new_page(browser, errors, "fan")
+    fan = new_page(browser, errors, "fan", **SPECTATOR)
     try:
         code = create_room(host, web_server.url, "Hana")
         configure(host, game="puttputt", countdown=8)

@@ -332,14 +332,24 @@ function spectatorBoards(state) {
   const snap = state.snap;
   if (snap.options?.spectator_view === "progress") return h("p.muted.center", "This room shows spectators progress only.");
   const seats = snap.players.map((p) => p.seat).filter((s) => state.boards[s]);
-  if (!seats.length) return h("p.muted.center", snap.state === "countdown" ? "The race is about to start…" : "Waiting for boards…");
-  return h("div.board-grid", seats.map((seat) => {
+  if (!seats.length) {
+    if (snap.state === "countdown") return h("p.muted.center", "The race is about to start…");
+    // the server keeps a race's boards from the network of anyone still racing in it
+    return h("p.muted.center", snap.state === "racing"
+      ? "No boards here while someone on your network is still racing in this room."
+      : "Waiting for boards…");
+  }
+  const delay = snap.options?.spectator_delay ?? 0;
+  const late = snap.state === "racing" && delay > 0
+    ? h("p.center.delay-note", `Boards are shown ${delay} s late, so racers cannot read each other's cards.`)
+    : null;
+  return h("div", late, h("div.board-grid", seats.map((seat) => {
     const p = snap.players.find((x) => x.seat === seat);
     return h("section.panel.watch", { dataset: { seat: String(seat) } },
       h("div.watch-head", h("span.name", p?.name || `seat ${seat}`), h("span.spacer"),
         h("span", `${plural(state.boards[seat].moves, "move")} · ${pct(state.boards[seat].progress)}`)),
       h("div.board-wrap", renderBoard(state.boards[seat], {}, { owner: String(seat) })));
-  }));
+  })));
 }
 
 function statusBanner(state) {

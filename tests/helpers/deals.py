@@ -1,0 +1,21 @@
+"""The deal a test server makes of a text seed, for tests that mirror a racer's game.
+
+A racer cannot compute it: the server keys the text with its secret (server/secret.py). Every
+server the tests start runs with TEST_SECRET (tests/conftest.py sets SOLRACE_SECRET), so a
+test can, and the texts below are deals the web and client tests script moves on."""
+
+from __future__ import annotations
+
+from solrace.server.room import text_deal_seed
+
+#: SOLRACE_SECRET of every server the tests start (a test that needs another sets its own)
+TEST_SECRET = "solrace-tests"
+#: Klondike under TEST_SECRET: AH tops t3, t4-t5 and t7-t6 are legal, t1-t2 (3H on QS) is not
+KLONDIKE_TEXT = "web-13636"
+#: Putt Putt under TEST_SECRET: the legal moves are exactly t2-f1, t3-f1, deal
+PUTT_TEXT = "web-bugs-233"
+
+
+def dealt(text: str) -> int:
+    """The seed a test server deals for the text seed `text`."""
+    return text_deal_seed(TEST_SECRET.encode(), text)
