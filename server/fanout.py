@@ -21,7 +21,6 @@ only part of the hub that does I/O, through the `RoomReader` it is given at `att
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -423,7 +422,11 @@ class Hub:
             conn.catching_up = False
 
     async def send_boards_at_start(self, code: str) -> None:
-        """The race is on: each local player gets a snapshot with its own board (one load per room)."""
+        """The race is on: each local player gets a snapshot with its own board (one load per room).
+
+        Written without waiting for any socket to drain: a player that stops reading must not
+        hold back the others' boards (its own buffer is bounded by the slow-reader limit,
+        `ws_limits`)."""
         players = [c for c in self.rooms.get(code, ()) if c.role == "player"]
         if not players:
             return
@@ -434,8 +437,7 @@ class Hub:
         for conn, snap in zip(players, snaps, strict=False):
             ahead = conn.last_event > snap["event"]
             conn.last_event = snap["event"]  # what the client will take: count the same
-            with contextlib.suppress(ConnectionClosed):
-                await send(conn, {"type": "snapshot", "snapshot": snap})
+            write(conn, {"type": "snapshot", "snapshot": snap})
             if ahead:  # events it had before the snapshot came again after it
                 conn.dirty = True
                 self.spawn(self.catch_up(conn))

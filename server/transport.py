@@ -30,6 +30,7 @@ from solrace.server.service import RoomService, normalize_code
 from solrace.server.solving import RaceVerdicts, SolverPool, hint
 from solrace.server.store import EventSink, Store
 from solrace.server.supervisor import RoomSupervisor
+from solrace.server.ws_limits import serve_options
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
@@ -110,6 +111,10 @@ class Transport:
         Acks are written by `_ack` instead, ahead of their move's fan-out."""
         self.hub.flush()
         await send(conn, msg)
+
+    def serve_options(self) -> dict[str, Any]:
+        """websockets' `serve` arguments that apply this server's frame and send limits."""
+        return serve_options(self.limits.max_frame, self.limits.sends)
 
     def health(self) -> dict[str, Any]:
         return {"connections": len(self.conns), "rooms": len(self.hub.rooms)}
