@@ -1,0 +1,123 @@
+"""Issue 10 item 8: every per-room or per-code structure of a server process is freed when no
+longer used. Requests naming unknown rooms (68k bogus joins left 68k room locks behind) and
+rooms that finished and emptied leave every table at its starting size (entries counted).
+
+The server runs in the test's loop (a real Redis, a real port), so its tables can be counted.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from helpers.race import start_race, until
+from solrace.server.conn import Limits
+from solrace.server.metrics import METRICS
+from solrace.server.solving import Budgets
+from solrace.server.store import Store
+from solrace.server.transport import Transport, build
+from websockets.asyncio.server import serve
+
+BOGUS = 300
+ROOMS = 8
+
+
+@pytest.fixture
+async def server(redis_url: str, key_prefix: str) -> AsyncIterator[tuple[Transport, str]]:
+    limits = Limits(burst=100_000, rate=100_000.0, grace=0.5)
+    transport = build(lambda sink: Store.from_url(redis_url, key_prefix, sink=sink), limits)
+    assert transport.service.solver is not None
+    transport.service.solver.budgets = Budgets(verdict=2_000)  # quick post-race verdicts
+    async with serve(transport.handler, "127.0.0.1", 0, **transport.serve_options()) as srv:
+        await transport.start()
+        port = next(iter(srv.sockets)).getsockname()[1]
+        yield transport, f"ws://127.0.0.1:{port}/ws"
+        await transport.close()
+    await transport.store.close()
+
+
+def sizes(t: Transport) -> dict[str, int]:
+    """Entries of every table a server process keys by room, code, connection or task."""
+    service, hub, rooms, store = t.service, t.hub, t.rooms, t.store
+    reader: Any = store._reader
+    out = {
+        "conns": len(t.conns),
+        "transport.tasks": len(t.tasks),
+        "service.locks": len(service.locks),
+        "service.cache": len(service.cache),
+        "service.watched": len(service.watched),
+        "hub.rooms": len(hub.rooms),
+        "hub.recent": len(hub.recent),
+        "hub.tops": len(hub.tops),
+        "hub.windows": len(hub.windows),
+        "hub.gap_timers": len(hub.gap_timers),
+        "hub.tasks": len(hub.tasks),
+        "supervisor.timers": len(rooms.timers),
+        "supervisor.watcher_timers": len(rooms.watcher_timers),
+        "supervisor.tasks": len(rooms.tasks),
+        "store.channels": len(store._channels),
+        "store.lobby_pending": len(store._lobby_pending),
+        "store.fences": len(store.fences),
+        "pubsub.wanted": len(reader.wanted) if reader is not None else 0,
+        "batcher.tasks": len(store.batcher._tasks),
+        "metric label sets": sum(
+            len(metric._metrics) for metric in (METRICS.redis_errors, METRICS.redis_retries)
+        ),
+    }
+    assert service.solver is not None
+    verdicts = service.finished.__self__  # type: ignore[union-attr]
+    out["verdicts.tasks"] = len(verdicts.tasks)
+    return out
+
+
+async def settled(t: Transport, start: dict[str, int]) -> None:
+    """Wait until every table is back to its starting size (timers and grace periods run
+    out, post-race verdicts are stored); fail naming those that are not."""
+
+    def back() -> bool:
+        now = sizes(t)
+        return all(now[k] <= start.get(k, 0) for k in now)
+
+    try:
+        await until(back, "every table back at its starting size", timeout=60)
+    except AssertionError:
+        now = sizes(t)
+        grown = {k: (start.get(k, 0), v) for k, v in now.items() if v > start.get(k, 0)}
+        raise AssertionError(
+            f"tables still larger than at the start (start, now): {grown}"
+        ) from None
+
+
+async def test_unknown_room_codes_leave_nothing_behind(server, wire) -> None:
+    transport, url = server
+    c = await wire(url)
+    start = sizes(transport)
+    for i in range(BOGUS):
+        code = "".join(secrets.choice("ABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(5))
+        kind = ("join", "spectate", "resume")[i % 3]
+        msg = {"type": kind, "room": code, "name": "x", "token": "t" * 40}
+        assert (await c.request(msg))["code"] == "no_room"
+    await settled(transport, start)
+
+
+async def test_finished_rooms_leave_nothing_behind(server, wire) -> None:
+    transport, url = server
+    start = sizes(transport)
+    for _ in range(ROOMS):
+        clients, _, code, _ = await start_race(url, wire, 2)
+        watcher = await wire(url)
+        await watcher.request({"type": "spectate", "room": code})
+        for c in clients:
+            assert (await c.request({"type": "resign"}))["type"] == "ok"
+        await watcher.wait_event("results")
+        for c in [*clients, watcher]:
+            await c.close()
+    await settled(transport, start)
+    # and a room whose racers simply went away: their grace periods finish the race
+    clients, _, code, _ = await start_race(url, wire, 2)
+    for c in clients:
+        await c.close()
+    await settled(transport, start)
+    assert transport.service.cache == {}
