@@ -69,6 +69,7 @@ def build(
     rooms = RoomSupervisor(service, hub, limits)
     # a room's lease lasts the liveness window: a dead owner's rooms are free as it is counted out
     rooms.leases = Leases(store, rooms.proc_id, limits.heartbeat * 5)
+    rooms.leases.serves = hub.rooms.__contains__
     hub.attach(service, rooms.on_room_event)
     return Transport(service, hub, rooms, limits, records)
 

@@ -121,3 +121,18 @@ async def test_finished_rooms_leave_nothing_behind(server, wire) -> None:
         await c.close()
     await settled(transport, start)
     assert transport.service.cache == {}
+
+
+async def test_a_lease_taken_for_a_room_no_longer_served_is_handed_back(server, wire) -> None:
+    """The renewal loop runs over the rooms served as it starts; one whose last connection
+    left meanwhile (its lease just released) kept an epoch here for good."""
+    transport, url = server
+    (host, guest), _, code, _ = await start_race(url, wire, 2)
+    leases = transport.rooms.leases
+    assert leases is not None and code in transport.store.fences
+    await host.close()
+    await guest.close()
+    await until(lambda: code not in transport.hub.rooms, "the room no longer served here")
+    assert await leases.acquire(code) == 0  # as a renewal that raced the release would
+    assert code not in transport.store.fences
+    assert await transport.store.redis.get(transport.store.key(code, "lease")) is None
