@@ -13,12 +13,11 @@ from typing import Any
 
 import pytest
 from helpers.race import start_race, until
+from helpers.servers import in_loop
 from solrace.server.conn import Limits
 from solrace.server.metrics import METRICS
 from solrace.server.solving import Budgets
-from solrace.server.store import Store
-from solrace.server.transport import Transport, build
-from websockets.asyncio.server import serve
+from solrace.server.transport import Transport
 
 BOGUS = 300
 ROOMS = 8
@@ -27,15 +26,10 @@ ROOMS = 8
 @pytest.fixture
 async def server(redis_url: str, key_prefix: str) -> AsyncIterator[tuple[Transport, str]]:
     limits = Limits(burst=100_000, rate=100_000.0, grace=0.5)
-    transport = build(lambda sink: Store.from_url(redis_url, key_prefix, sink=sink), limits)
-    assert transport.service.solver is not None
-    transport.service.solver.budgets = Budgets(verdict=2_000)  # quick post-race verdicts
-    async with serve(transport.handler, "127.0.0.1", 0, **transport.serve_options()) as srv:
-        await transport.start()
-        port = next(iter(srv.sockets)).getsockname()[1]
-        yield transport, f"ws://127.0.0.1:{port}/ws"
-        await transport.close()
-    await transport.store.close()
+    async with in_loop(redis_url, key_prefix, limits) as (transport, url):
+        assert transport.service.solver is not None
+        transport.service.solver.budgets = Budgets(verdict=2_000)  # quick post-race verdicts
+        yield transport, url
 
 
 def sizes(t: Transport) -> dict[str, int]:

@@ -28,6 +28,7 @@ from typing import Any
 import msgpack
 import pytest
 from helpers.race import current_view
+from helpers.servers import in_loop
 from helpers.views import putt_move
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -35,9 +36,6 @@ from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server.conn import Limits
 from solrace.server.solving import Budgets
-from solrace.server.store import Store
-from solrace.server.transport import build
-from websockets.asyncio.server import serve
 
 EXAMPLES = int(os.environ.get("SOLRACE_FUZZ_EXAMPLES", "150"))
 CONVERSATIONS = max(5, EXAMPLES // 10)
@@ -192,18 +190,13 @@ def test_room_options_merge_or_get_bad_options(change: dict[str, Any]) -> None:
 @pytest.fixture
 async def server_url(redis_url: str, key_prefix: str) -> AsyncIterator[str]:
     limits = Limits(burst=1_000_000, rate=1_000_000.0, spectator_burst=1_000_000)
-    transport = build(lambda sink: Store.from_url(redis_url, key_prefix, sink=sink), limits)
-    assert transport.service.solver is not None
-    # a winnable deal or a hint answers within a moment (`busy` when the budget runs out)
-    transport.service.solver.budgets = Budgets(
-        draw=dict.fromkeys(m.GAME_NAMES, 200), verdict=500, hint=500, max_draws=8, max_seconds=2
-    )
-    async with serve(transport.handler, "127.0.0.1", 0, **transport.serve_options()) as srv:
-        await transport.start()
-        port = next(iter(srv.sockets)).getsockname()[1]
-        yield f"ws://127.0.0.1:{port}/ws"
-        await transport.close()
-    await transport.store.close()
+    async with in_loop(redis_url, key_prefix, limits) as (transport, url):
+        assert transport.service.solver is not None
+        # a winnable deal or a hint answers within a moment (`busy` when the budget runs out)
+        transport.service.solver.budgets = Budgets(
+            draw=dict.fromkeys(m.GAME_NAMES, 200), verdict=500, hint=500, max_draws=8, max_seconds=2
+        )
+        yield url
 
 
 #: errors after which the server closes the connection (PROTOCOL.md)

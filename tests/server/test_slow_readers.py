@@ -10,6 +10,7 @@ server sends stays queued on the server's side, as with a client that froze.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import socket
 from collections.abc import AsyncIterator, Callable
@@ -17,13 +18,12 @@ from typing import Any
 
 import pytest
 from helpers.race import play, until
+from helpers.servers import in_loop
 from solrace.protocol import messages as m
 from solrace.server.conn import Conn, Limits
 from solrace.server.metrics import METRICS
-from solrace.server.store import Store
-from solrace.server.transport import Transport, build
+from solrace.server.transport import Transport
 from solrace.server.ws_limits import SendLimits
-from websockets.asyncio.server import serve
 
 #: small buffers, so a few dozen frames fill them; no rate limit gets in the way
 SMALL = SendLimits(send_buffer=4096, write_limit=8192, max_buffered=1 << 20, slow_reader_s=0.5)
@@ -40,25 +40,14 @@ async def server_with(
     redis_url: str, key_prefix: str
 ) -> AsyncIterator[Callable[[SendLimits], Any]]:
     """server_with(sends) -> a Server in this loop with those send limits."""
-    stack: list[Any] = []
+    async with contextlib.AsyncExitStack() as stack:
 
-    async def make(sends: SendLimits) -> Server:
-        limits = Limits(burst=10_000, rate=10_000.0, sends=sends)
-        transport = build(lambda sink: Store.from_url(redis_url, key_prefix, sink=sink), limits)
-        ws_server = serve(transport.handler, "127.0.0.1", 0, **transport.serve_options())
-        srv = await ws_server.__aenter__()
-        await transport.start()
-        stack.append((ws_server, transport))
-        port = next(iter(srv.sockets)).getsockname()[1]
-        return Server(transport, f"ws://127.0.0.1:{port}/ws")
+        async def make(sends: SendLimits) -> Server:
+            limits = Limits(burst=10_000, rate=10_000.0, sends=sends)
+            transport, url = await stack.enter_async_context(in_loop(redis_url, key_prefix, limits))
+            return Server(transport, url)
 
-    yield make
-    for ws_server, transport in reversed(stack):
-        for conn in transport.conns:  # a stalled socket would hold the close up for seconds
-            conn.ws.transport.abort()
-        await transport.close()
-        await ws_server.__aexit__(None, None, None)
-        await transport.store.close()
+        yield make
 
 
 async def stalled_client(url: str, wire: Any) -> Any:
