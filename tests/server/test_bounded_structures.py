@@ -7,6 +7,7 @@ The server runs in the test's loop (a real Redis, a real port), so its tables ca
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,6 +17,7 @@ from helpers.race import start_race, until
 from helpers.servers import in_loop
 from solrace.server.conn import Limits
 from solrace.server.metrics import METRICS
+from solrace.server.room_locks import RoomLocks
 from solrace.server.solving import Budgets
 from solrace.server.transport import Transport
 
@@ -130,3 +132,31 @@ async def test_a_lease_taken_for_a_room_no_longer_served_is_handed_back(server, 
     assert await leases.acquire(code) == 0  # as a renewal that raced the release would
     assert code not in transport.store.fences
     assert await transport.store.redis.get(transport.store.key(code, "lease")) is None
+
+
+async def test_a_room_lock_goes_with_its_last_user_even_a_cancelled_waiter() -> None:
+    idle: list[str] = []
+    locks = RoomLocks(idle.append)
+    order: list[str] = []
+    held = asyncio.Event()
+
+    async def first() -> None:
+        async with locks.hold("AAAAA"):
+            held.set()
+            await asyncio.sleep(0.05)
+            order.append("first")
+
+    async def second() -> None:
+        async with locks.hold("AAAAA"):
+            order.append("second")
+
+    one = asyncio.ensure_future(first())
+    await held.wait()
+    waiter = asyncio.ensure_future(second())
+    cancelled = asyncio.ensure_future(second())
+    await asyncio.sleep(0)
+    assert len(locks) == 1 and locks.busy("AAAAA")
+    cancelled.cancel()
+    await asyncio.gather(one, waiter, cancelled, return_exceptions=True)
+    assert order == ["first", "second"]  # one at a time, in turn
+    assert len(locks) == 0 and idle == ["AAAAA"]  # gone once, with its last user
