@@ -8,6 +8,7 @@ The server runs in the test's loop (a real Redis, a real port), so its tables ca
 from __future__ import annotations
 
 import asyncio
+import inspect
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any
@@ -63,8 +64,9 @@ def sizes(t: Transport) -> dict[str, int]:
         ),
     }
     assert service.solver is not None
-    verdicts = service.finished.__self__  # type: ignore[union-attr]
+    verdicts = inspect.getclosurevars(service.finished).nonlocals["verdicts"]  # build()'s
     out["verdicts.tasks"] = len(verdicts.tasks)
+    out["records.tasks"] = len(t.records.tasks)
     return out
 
 
