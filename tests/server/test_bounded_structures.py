@@ -45,6 +45,8 @@ def sizes(t: Transport) -> dict[str, int]:
         "service.locks": len(service.locks),
         "service.cache": len(service.cache),
         "service.watched": len(service.watched),
+        "service.rechecks": len(service.rechecks),
+        "service.tasks": len(service.tasks),
         "hub.rooms": len(hub.rooms),
         "hub.recent": len(hub.recent),
         "hub.tops": len(hub.tops),
