@@ -21,6 +21,7 @@ only part of the hub that does I/O, through the `RoomReader` it is given at `att
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from helpers.race import play, until
 from helpers.servers import in_loop
+from helpers.views import ELSEWHERE
 from solrace.protocol import messages as m
 from solrace.server.conn import Conn, Limits
 from solrace.server.metrics import METRICS
@@ -50,10 +51,12 @@ async def server_with(
         yield make
 
 
-async def stalled_client(url: str, wire: Any) -> Any:
-    """A client whose socket will stop reading (`stall`): a 4 KiB receive window."""
+async def stalled_client(url: str, wire: Any, source: str = "127.0.0.1") -> Any:
+    """A client whose socket will stop reading (`stall`): a 4 KiB receive window. `source`:
+    the local address it connects from (a spectator's must not be the racers')."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.bind((source, 0))
     sock.setblocking(False)
     host, port = url.removeprefix("ws://").split("/")[0].split(":")
     await asyncio.get_running_loop().sock_connect(sock, (host, int(port)))
@@ -113,7 +116,10 @@ async def test_a_spectator_that_stops_reading_is_dropped_at_the_buffer_cap(
     capped = dataclasses.replace(SMALL, max_buffered=8 * 1024, slow_reader_s=600)
     srv = await server_with(capped)
     clients, code, host_token = await room_of(srv.url, wire, 4)  # 4 seats: moves to spare
-    slow = await stalled_client(srv.url, wire)
+    await clients[0].request(
+        {"type": "configure", "host_token": host_token, "options": {"spectator_delay": 0}}
+    )
+    slow = await stalled_client(srv.url, wire, ELSEWHERE)  # not a racer's address: boards
     await slow.request({"type": "spectate", "room": code})
     conn = next(c for c in srv.transport.conns if c.room == code and c.role == "spectator")
     stall(slow)
