@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from solrace.protocol import messages as m
 from solrace.server.projection import Viewer
 from solrace.server.room import addr_hash
+from solrace.server.ws_limits import SendLimits
 from websockets.asyncio.server import ServerConnection
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -52,6 +53,8 @@ class Limits:
     seats_per_address: int = 8
     #: peers whose X-Forwarded-For names the client (a proxy in front: the shipped nginx)
     trusted_proxies: tuple[IPNetwork, ...] = networks("127.0.0.1,::1")
+    #: what a connection may hold on its way out before it is dropped as a slow reader
+    sends: SendLimits = field(default_factory=SendLimits)
 
 
 class Bucket:

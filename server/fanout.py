@@ -120,6 +120,16 @@ def write(conn: Conn, msg: dict[str, Any]) -> None:
     broadcast([conn.ws], m.encode(msg))
 
 
+#: a delayed spectator stream keeps at most one board per seat per this many seconds (`Hub.board`)
+DELAYED_BOARD_S = 1.0
+
+
+def _board_seat(frame: bytes) -> int:
+    """The seat of an encoded `board` frame (only delayed boards pay for this decode)."""
+    seat = m.decode_trusted(frame).get("seat")
+    return seat if isinstance(seat, int) else -1
+
+
 class Hub:
     """Local connections per room, fed by the store (own events at once, others' by pub/sub)."""
 
@@ -130,6 +140,9 @@ class Hub:
         self.tops: dict[str, int] = {}
         self.windows: dict[str, Window] = {}
         self.gap_timers: dict[str, asyncio.TimerHandle] = {}
+        #: per room: delayed spectator boards waiting for their time, at most one per seat
+        #: per DELAYED_BOARD_S (`board`)
+        self.delayed: dict[str, dict[tuple[int, int], bytes]] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
         #: events of this turn of the loop, delivered together at its end (`_queue`)
         self._outbox: list[tuple[str, dict[str, Any]]] = []
@@ -238,21 +251,37 @@ class Hub:
 
     def board(self, code: str, delay: int, frame: bytes) -> None:
         """A spectator board (ours or another process's): to this room's spectators here, but
-        never to the address of a seat still in the race (judged when the board goes out)."""
+        never to the address of a seat still in the race (judged when the board goes out).
+
+        A delayed board waits in memory for `delay` seconds; so that what waits is bounded by
+        seats x delay and not by how fast racers move, a seat's later board of the same
+        DELAYED_BOARD_S window takes the place of the one waiting (a board is a whole view, so
+        the spectator loses only intermediate frames, and gets it up to a window early)."""
         if code not in self.rooms:
             return
+        if delay <= 0:
+            self._board_out(code, frame)
+            return
+        key = (_board_seat(frame), int(asyncio.get_running_loop().time() // DELAYED_BOARD_S))
+        waiting = self.delayed.setdefault(code, {})
+        if key not in waiting:
+            asyncio.get_running_loop().call_later(delay, self._delayed_out, code, key)
+        waiting[key] = frame
 
-        def out() -> None:
-            racers = self.reader.racing_addresses(code)
-            targets = [c.ws for c in self.rooms.get(code, ()) if self._may_watch(c, racers)]
-            if targets:
-                broadcast(targets, frame)
-                METRICS.fanout_frames.inc(len(targets))
+    def _delayed_out(self, code: str, key: tuple[int, int]) -> None:
+        waiting = self.delayed.get(code)
+        frame = None if waiting is None else waiting.pop(key, None)
+        if waiting is not None and not waiting:
+            del self.delayed[code]
+        if frame is not None and code in self.rooms:
+            self._board_out(code, frame)
 
-        if delay > 0:
-            asyncio.get_running_loop().call_later(delay, out)
-        else:
-            out()
+    def _board_out(self, code: str, frame: bytes) -> None:
+        racers = self.reader.racing_addresses(code)
+        targets = [c.ws for c in self.rooms.get(code, ()) if self._may_watch(c, racers)]
+        if targets:
+            broadcast(targets, frame)
+            METRICS.fanout_frames.inc(len(targets))
 
     @staticmethod
     def _may_watch(conn: Conn, racers: frozenset[str] | None) -> bool:
@@ -424,7 +453,11 @@ class Hub:
             conn.catching_up = False
 
     async def send_boards_at_start(self, code: str) -> None:
-        """The race is on: each local player gets a snapshot with its own board (one load per room)."""
+        """The race is on: each local player gets a snapshot with its own board (one load per room).
+
+        Written without waiting for any socket to drain: a player that stops reading must not
+        hold back the others' boards (its own buffer is bounded by the slow-reader limit,
+        `ws_limits`)."""
         players = [c for c in self.rooms.get(code, ()) if c.role == "player"]
         if not players:
             return
@@ -435,8 +468,7 @@ class Hub:
         for conn, snap in zip(players, snaps, strict=False):
             ahead = conn.last_event > snap["event"]
             conn.last_event = snap["event"]  # what the client will take: count the same
-            with contextlib.suppress(ConnectionClosed):
-                await send(conn, {"type": "snapshot", "snapshot": snap})
+            write(conn, {"type": "snapshot", "snapshot": snap})
             if ahead:  # events it had before the snapshot came again after it
                 conn.dirty = True
                 self.spawn(self.catch_up(conn))

@@ -89,6 +89,8 @@ class Leases:
         self._acquire = store.redis.register_script(_ACQUIRE)
         self._release = store.redis.register_script(_RELEASE)
         self._task: asyncio.Task[None] | None = None
+        #: whether this process still serves the room (`transport.build`: a connection here)
+        self.serves: Callable[[str], bool] = lambda code: True
 
     @property
     def held(self) -> dict[str, int]:
@@ -102,6 +104,11 @@ class Leases:
         """Take (or renew) the room's lease: its epoch, or 0 when another process holds it."""
         out = await self._acquire(keys=self._keys(code), args=[self.owner, self.ttl_ms, KEEP_MS])
         epoch, took = int(out[0]), int(out[1])
+        if epoch and not self.serves(code):
+            # the room's last connection here left while this ran (a renewal racing `release`):
+            # hand the lease back rather than keep an epoch for a room nobody here serves
+            await self.release(code)
+            return 0
         if epoch:
             if self.store.fences.get(code) != epoch:
                 log.info("room %s: lease taken, epoch %d", shown(code), epoch)

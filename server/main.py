@@ -22,6 +22,7 @@ from solrace.server.records import DEFAULT_RECORD_DAYS
 from solrace.server.redis_process import RedisProcess
 from solrace.server.store import Store
 from solrace.server.transport import SERVER_NAME, Limits, build
+from solrace.server.ws_limits import SendLimits
 from websockets.asyncio.server import serve
 from websockets.frames import CloseCode
 
@@ -76,6 +77,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--idle-timeout", type=float, default=60.0, help="close connections silent this long"
+    )
+    sends = SendLimits()
+    parser.add_argument(
+        "--send-buffer",
+        type=int,
+        default=sends.send_buffer,
+        help="SO_SNDBUF of each WebSocket, bytes (default %(default)s)",
+    )
+    parser.add_argument(
+        "--write-limit",
+        type=int,
+        default=sends.write_limit,
+        help="bytes a connection's write buffer may hold before its slow-reader clock runs "
+        "(default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-buffered",
+        type=int,
+        default=sends.max_buffered,
+        help="bytes a connection's write buffer may hold at all: over it, dropped at once "
+        "(default %(default)s)",
+    )
+    parser.add_argument(
+        "--slow-reader-timeout",
+        type=float,
+        default=sends.slow_reader_s,
+        help="seconds a connection may stay over --write-limit before it is dropped "
+        "(default %(default)s)",
     )
     parser.add_argument(
         "--seats-per-address",
@@ -210,6 +239,12 @@ async def serve_forever(
         lobby_ttl=args.lobby_ttl,
         seats_per_address=args.seats_per_address,
         trusted_proxies=networks(args.trusted_proxies),
+        sends=SendLimits(
+            send_buffer=args.send_buffer,
+            write_limit=args.write_limit,
+            max_buffered=args.max_buffered,
+            slow_reader_s=args.slow_reader_timeout,
+        ),
     )
     transport = build(
         lambda sink: Store.from_url(
@@ -254,8 +289,8 @@ async def serve_forever(
                 metrics=METRICS.render,
                 api=Api(transport.records).handle,
             ),
-            max_size=64 * 1024,  # larger frames are refused by protocol.decode with an error first
-            compression=None,
+            # frames over max_frame get `frame_too_large`, then 1009; slow readers are dropped
+            **transport.serve_options(),
             ping_interval=20,
             ping_timeout=20,
             close_timeout=2,  # a client that does not answer the close handshake must not hold up shutdown

@@ -62,6 +62,11 @@ class Metrics:
             "room event and spectator board frames written to connections",
             registry=r,
         )
+        self.slow_readers_dropped = Counter(
+            "solrace_slow_readers_dropped",
+            "connections reset because they did not read what they were sent (ws_limits.py)",
+            registry=r,
+        )
         self.redis_errors = Counter(
             "solrace_redis_errors",
             "Redis operations that failed (unreachable, failing over, or refused)",

@@ -46,6 +46,7 @@ from solrace.server.room import (
     addr_hash,
     token_hash,
 )
+from solrace.server.room_locks import RoomLocks
 from solrace.server.secret import server_secret
 from solrace.server.solving import SolverPool, Winnable
 from solrace.server.store import Appended, Conflict, Store
@@ -104,7 +105,10 @@ class RoomService:
         self.store = store
         self.clock = clock
         self.cache: dict[str, Cached] = {}
-        self.locks: dict[str, asyncio.Lock] = {}
+        self.locks = RoomLocks(self._idle)
+        #: whether this process serves the room (`transport.build`: a local connection is in
+        #: it); once nothing runs on a room it does not serve, its cached copy goes
+        self.keep: Callable[[str], bool] = lambda code: True
         # spectators each room had at its last stored move (the append script reports it):
         # a board is built and encoded only for a watched room. A spectator who arrives in
         # between is caught by the script's own count, and its snapshot has every board.
@@ -142,25 +146,28 @@ class RoomService:
             if self.owns(code):
                 return code
 
-    def lock(self, code: str) -> asyncio.Lock:
+    def lock(self, code: str) -> contextlib.AbstractAsyncContextManager[None]:
         """One operation per room at a time in this process: the cached games are shared state."""
-        code = normalize_code(code)
-        lk = self.locks.get(code)
-        if lk is None:
-            lk = self.locks[code] = asyncio.Lock()
-        return lk
+        return self.locks.hold(normalize_code(code))
 
     async def load(self, code: str) -> Cached:
         async with self.lock(code):
             return await self._load(code)
 
     def forget(self, code: str) -> None:
-        """Drop a room nobody here watches any more: the cache is only a speed-up, Redis has it all."""
+        """Drop a room nobody here watches any more: the cache is only a speed-up, Redis has it all.
+        An operation still running on it drops it when it ends (`_idle`)."""
         code = normalize_code(code)
-        lk = self.locks.get(code)
-        if lk is not None and lk.locked():
-            return
-        self.locks.pop(code, None)
+        if not self.locks.busy(code):
+            self._drop(code)
+
+    def _idle(self, code: str) -> None:
+        """The last operation on the room ended: keep its copy only if this process serves it
+        (a join to a room served elsewhere, a timer, a verdict must not leave one behind)."""
+        if not self.keep(code):
+            self._drop(code)
+
+    def _drop(self, code: str) -> None:
         self.cache.pop(code, None)
         self.watched.pop(code, None)
 

@@ -31,6 +31,7 @@ from solrace.server.service import RoomService, normalize_code
 from solrace.server.solving import RaceVerdicts, SolverPool, hint
 from solrace.server.store import EventSink, Store
 from solrace.server.supervisor import RoomSupervisor
+from solrace.server.ws_limits import serve_options
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
@@ -56,6 +57,7 @@ def build(
     store = make_store(hub)
     service = RoomService(store)
     service.seats_per_address = (limits or Limits()).seats_per_address
+    service.keep = hub.rooms.__contains__  # rooms with a connection here stay cached
     service.solver = SolverPool()  # its processes start at the first solve
     verdicts = RaceVerdicts(service.solver, service.update)
     records = Records(store.redis, store.prefix, days=record_days)
@@ -70,6 +72,7 @@ def build(
     rooms = RoomSupervisor(service, hub, limits)
     # a room's lease lasts the liveness window: a dead owner's rooms are free as it is counted out
     rooms.leases = Leases(store, rooms.proc_id, limits.heartbeat * 5)
+    rooms.leases.serves = hub.rooms.__contains__
     hub.attach(service, rooms.on_room_event)
     return Transport(service, hub, rooms, limits, records, Guard(guard or GuardLimits()))
 
@@ -116,6 +119,10 @@ class Transport:
         Acks are written by `_ack` instead, ahead of their move's fan-out."""
         self.hub.flush()
         await send(conn, msg)
+
+    def serve_options(self) -> dict[str, Any]:
+        """websockets' `serve` arguments that apply this server's frame and send limits."""
+        return serve_options(self.limits.max_frame, self.limits.sends)
 
     def health(self) -> dict[str, Any]:
         return {"connections": len(self.conns), "rooms": len(self.hub.rooms)}

@@ -13,6 +13,9 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 
 from solrace.server.process import ServerProcess
+from solrace.server.store import Store
+from solrace.server.transport import Limits, Transport, build
+from websockets.asyncio.server import serve
 
 
 @contextlib.asynccontextmanager
@@ -36,3 +39,22 @@ async def serving(
         yield procs
     finally:
         await asyncio.gather(*(asyncio.to_thread(p.stop) for p in procs))
+
+
+@contextlib.asynccontextmanager
+async def in_loop(
+    redis_url: str, prefix: str, limits: Limits | None = None
+) -> AsyncIterator[tuple[Transport, str]]:
+    """A server in the test's own loop (a real Redis, a real port, `solrace serve`'s frame and
+    send limits), for tests that look at its tables or connections: (transport, ws url)."""
+    transport = build(lambda sink: Store.from_url(redis_url, prefix, sink=sink), limits)
+    async with serve(transport.handler, "127.0.0.1", 0, **transport.serve_options()) as srv:
+        await transport.start()
+        port = next(iter(srv.sockets)).getsockname()[1]
+        try:
+            yield transport, f"ws://127.0.0.1:{port}/ws"
+        finally:
+            for conn in transport.conns:  # a stalled socket would hold the close up for seconds
+                conn.ws.transport.abort()
+            await transport.close()
+    await transport.store.close()

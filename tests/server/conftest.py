@@ -123,20 +123,30 @@ class WireClient:
 
 @pytest.fixture
 async def wire() -> AsyncIterator[Callable[..., Any]]:
-    """wire(url, hello=True, address=None, source=None) -> a connected WireClient; all are
-    closed at the end of the test. `address`: the client address a trusted proxy (here:
-    loopback) names in X-Forwarded-For; `source`: the local address to connect from
-    (helpers/views.py ELSEWHERE: a spectator who is not one of the racers, whose connections
-    come from 127.0.0.1)."""
+    """wire(url, hello=True, address=None, source=None, **connect_kw) -> a connected
+    WireClient; all are closed at the end of the test. `address`: the client address a trusted
+    proxy (here: loopback) names in X-Forwarded-For; `source`: the local address to connect
+    from (helpers/views.py ELSEWHERE: a spectator who is not one of the racers, whose
+    connections come from 127.0.0.1); `connect_kw`: more arguments of websockets' connect
+    (e.g. a `sock` of the test's own)."""
     made: list[WireClient] = []
 
     async def make(
-        url: str, hello: bool = True, address: str | None = None, source: str | None = None
+        url: str,
+        hello: bool = True,
+        address: str | None = None,
+        source: str | None = None,
+        **connect_kw: Any,
     ) -> WireClient:
         headers = {"X-Forwarded-For": address} if address else None
         extra: dict[str, Any] = {"local_addr": (source, 0)} if source else {}
         ws = await connect(
-            url, max_size=1 << 22, compression=None, additional_headers=headers, **extra
+            url,
+            max_size=1 << 22,
+            compression=None,
+            additional_headers=headers,
+            **extra,
+            **connect_kw,
         )
         client = WireClient(ws)
         made.append(client)

@@ -74,6 +74,20 @@ async def test_oversize_frame_error_then_1009(shared_server, wire) -> None:
     assert code == 1009
 
 
+async def test_a_frame_of_any_size_over_the_limit_gets_the_error_then_1009(
+    shared_server, wire
+) -> None:
+    """Over websockets' own limit too (it used to close 1009 with no error): the error comes
+    from below the handler, without the server reading the frame's payload."""
+    for size in (70 * 1024, 2 * 1024 * 1024):
+        c = await wire(shared_server.ws_url)
+        await c.send_raw(m.encode({"type": "ping", "t": "x" * size}))
+        err = await c.next_push()
+        assert err["code"] == "frame_too_large" and m.validate_server(err) is err
+        code, _ = await asyncio.wait_for(c.closed, 5)
+        assert code == 1009
+
+
 async def test_wrong_types_unknown_type_missing_fields(shared_server, wire) -> None:
     c = await wire(shared_server.ws_url)
     assert (await c.request({"type": "teleport"}))["code"] == "unknown_type"

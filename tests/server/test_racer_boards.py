@@ -167,6 +167,26 @@ async def test_a_delayed_board_comes_after_the_delay(shared_server, wire) -> Non
     assert board["seat"] == 0 and board["view"] == ack["view"]
 
 
+async def test_a_delayed_stream_keeps_one_board_per_seat_per_second(shared_server, wire) -> None:
+    """A delayed board waits in the server's memory: what waits must not grow with how fast
+    a racer moves. Moves made within a span of d seconds leave at most floor(d) + 2 boards
+    (one per one-second window they touch), the last of them the racer's latest view."""
+    url = shared_server.ws_url
+    ann, bob, code, _, host_token = await two_racers(url, wire, spectator_delay=1)
+    eve = await wire(url, source=ELSEWHERE)
+    await eve.request({"type": "spectate", "room": code})
+    await start(ann, bob, host_token)
+    began = time.monotonic()
+    acks = await play(ann, 10)
+    span = time.monotonic() - began
+    assert len(acks) >= 5
+    await sent_to(eve, lambda x: x["type"] == "board" and x["view"] == acks[-1]["view"], 30)
+    await barrier(eve)
+    got = [b for b in eve.received if b["type"] == "board" and b["seat"] == 0]
+    assert len(got) <= int(span) + 2, (len(got), span)
+    assert [b["moves"] for b in got] == sorted(b["moves"] for b in got)  # never back in time
+
+
 async def proxied(wire: Any, url: str, client_ip: str) -> Any:
     """A client as a proxy forwards it: X-Forwarded-For holds what the client wrote (forged
     here) and then the address the proxy saw (nginx's $proxy_add_x_forwarded_for)."""
