@@ -12,6 +12,8 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 
+from solrace.server.conn import networks
+from solrace.server.guard import GuardLimits
 from solrace.server.process import ServerProcess
 from solrace.server.store import Store
 from solrace.server.transport import Limits, Transport, build
@@ -46,8 +48,12 @@ async def in_loop(
     redis_url: str, prefix: str, limits: Limits | None = None
 ) -> AsyncIterator[tuple[Transport, str]]:
     """A server in the test's own loop (a real Redis, a real port, `solrace serve`'s frame and
-    send limits), for tests that look at its tables or connections: (transport, ws url)."""
-    transport = build(lambda sink: Store.from_url(redis_url, prefix, sink=sink), limits)
+    send limits), for tests that look at its tables or connections: (transport, ws url).
+    127.0.0.1 is exempt from the per-address caps, as for `ServerProcess`."""
+    guard = GuardLimits(exempt=networks("127.0.0.1"))
+    transport = build(
+        lambda sink: Store.from_url(redis_url, prefix, sink=sink), limits, guard=guard
+    )
     async with serve(transport.handler, "127.0.0.1", 0, **transport.serve_options()) as srv:
         await transport.start()
         port = next(iter(srv.sockets)).getsockname()[1]
