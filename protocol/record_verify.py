@@ -10,16 +10,10 @@ a seat had neither won nor run out of moves).
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from solrace.engine import EngineError, new_game
-from solrace.protocol.records import OUT_STATUSES, rank, record_id
-
-
-def commitment(seed: int, salt_hex: str) -> str:
-    """hex sha256(salt bytes + seed as 8 bytes big-endian): PROTOCOL.md, Fairness."""
-    return hashlib.sha256(bytes.fromhex(salt_hex) + seed.to_bytes(8, "big")).hexdigest()
+from solrace.protocol.records import OUT_STATUSES, commitment, rank, record_id
 
 
 def verify(record: dict[str, Any]) -> list[str]:
@@ -53,7 +47,7 @@ def verify(record: dict[str, Any]) -> list[str]:
 
 def _check_commitment(record: dict[str, Any]) -> list[str]:
     try:
-        want = commitment(record["seed"], record["salt"])
+        want = commitment(record["seed"], bytes.fromhex(record["salt"]))
     except (ValueError, OverflowError) as exc:
         return [f"seed or salt is malformed: {exc}"]
     fails = []

@@ -22,6 +22,7 @@ too, so the server and a verifier order a race the same way.
 
 from __future__ import annotations
 
+import hashlib
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -36,6 +37,12 @@ RACE_OPTIONS = ("time_limit", "undo", "deal")
 #: statuses a seat can only get from the server (not from its moves)
 OUT_STATUSES = ("resigned", "left", "timeout")
 PLAYER_FIELDS = ("seat", "name", "player", "place", "status", "progress", "moves", "time")
+
+
+def commitment(seed: int, salt: bytes) -> str:
+    """sha256(salt bytes + seed as 8 bytes big-endian), hex: published before the race
+    (PROTOCOL.md, Fairness); the room commits with it and a verifier checks the reveal."""
+    return hashlib.sha256(salt + seed.to_bytes(8, "big")).hexdigest()
 
 
 def record_id(commitment: str) -> str:

@@ -19,6 +19,7 @@ import base64
 import hashlib
 
 from solrace.protocol.messages import ProtocolError
+from solrace.server.room import token_hash
 
 #: a key shorter than this cannot hold 128 random bits in url-safe base64
 KEY_MIN = 22
@@ -27,7 +28,8 @@ ID_PREFIX = b"solrace player id:"
 
 
 def key_hash(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
+    """Only this is stored, as for a seat token (`room.token_hash`: the same hash)."""
+    return token_hash(key)
 
 
 def player_id(khash: str) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from solrace.engine import BadOptions, Effect, Game, IllegalMove, new_game
 from solrace.protocol.messages import DEFAULT_OPTIONS, ProtocolError, merge_options
-from solrace.protocol.records import OUT_STATUSES, rank, record_id
+from solrace.protocol.records import OUT_STATUSES, commitment, rank, record_id
 
 LOBBY, COUNTDOWN, RACING, FINISHED = "lobby", "countdown", "racing", "finished"
 #: statuses kept in the document are OUT_STATUSES, "waiting" and "racing"; won/dead are read
@@ -37,11 +37,6 @@ def token_hash(token: str) -> str:
 def addr_hash(addr: str) -> str:
     """A client address as the room keeps it (seat limits, kicks): not the address itself."""
     return hashlib.sha256(b"solrace-addr:" + addr.encode()).hexdigest()[:24] if addr else ""
-
-
-def commitment(seed: int, salt: bytes) -> str:
-    """sha256(salt bytes + seed as 8 bytes big-endian), hex: published before the race."""
-    return hashlib.sha256(salt + seed.to_bytes(8, "big")).hexdigest()
 
 
 def text_deal_seed(secret: bytes, text: str) -> int:

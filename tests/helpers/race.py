@@ -14,9 +14,10 @@ from typing import Any
 from helpers.views import putt_move
 
 
-async def start_race(url: str, wire: Any, players: int = 2, **options: Any) -> tuple:
-    """Host + players in a Putt Putt room, race started; returns (clients, tokens, code, host_token).
-    Spectators see the boards live unless `spectator_delay` is given (the default is 180 s)."""
+async def seated_room(url: str, wire: Any, players: int = 2, **options: Any) -> tuple:
+    """Host + players seated in a Putt Putt room, not started; returns (clients, tokens, code,
+    host_token). Spectators see the boards live unless `spectator_delay` is given (the
+    default is 180 s)."""
     host = await wire(url)
     opts = {"game": "puttputt", "countdown": 0, "spectator_delay": 0, **options}
     created = await host.request({"type": "create", "name": "p0", "options": opts})
@@ -27,12 +28,16 @@ async def start_race(url: str, wire: Any, players: int = 2, **options: Any) -> t
         j = await c.request({"type": "join", "room": code, "name": f"p{i}"})
         clients.append(c)
         tokens.append(j["token"])
-    assert (await host.request({"type": "start", "host_token": created["host_token"]}))[
-        "type"
-    ] == "ok"
+    return clients, tokens, code, created["host_token"]
+
+
+async def start_race(url: str, wire: Any, players: int = 2, **options: Any) -> tuple:
+    """`seated_room`, then the race started and every player's board arrived."""
+    clients, tokens, code, host_token = await seated_room(url, wire, players, **options)
+    assert (await clients[0].request({"type": "start", "host_token": host_token}))["type"] == "ok"
     for c in clients:
         await c.wait_for(lambda x: x["type"] == "snapshot")
-    return clients, tokens, code, created["host_token"]
+    return clients, tokens, code, host_token
 
 
 def current_view(client: Any) -> dict[str, Any]:

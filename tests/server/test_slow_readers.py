@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from helpers.race import play, until
+from helpers.race import play, seated_room, until
 from helpers.servers import in_loop
 from helpers.views import ELSEWHERE
 from solrace.protocol import messages as m
@@ -78,22 +78,9 @@ async def fill(client: Any, conn: Conn) -> None:
         await asyncio.sleep(0)
 
 
-async def room_of(url: str, wire: Any, players: int) -> tuple[list[Any], str, str]:
-    host = await wire(url)
-    created = await host.request(
-        {"type": "create", "name": "p0", "options": {"game": "puttputt", "countdown": 0}}
-    )
-    clients = [host]
-    for i in range(1, players):
-        c = await wire(url)
-        await c.request({"type": "join", "room": created["room"], "name": f"p{i}"})
-        clients.append(c)
-    return clients, created["room"], created["host_token"]
-
-
 async def test_a_client_that_stops_reading_is_dropped_and_let_go(server_with, wire) -> None:
     srv = await server_with(SMALL)
-    (host, _), code, _ = await room_of(srv.url, wire, 2)
+    (host, _), _, code, _ = await seated_room(srv.url, wire, 2)
     slow = await stalled_client(srv.url, wire)
     joined = await slow.request({"type": "join", "room": code, "name": "slow"})
     conn = conn_of(srv.transport, code, joined["seat"])
@@ -115,10 +102,7 @@ async def test_a_spectator_that_stops_reading_is_dropped_at_the_buffer_cap(
     its write buffer until the cap, then it goes; the racers never notice."""
     capped = dataclasses.replace(SMALL, max_buffered=8 * 1024, slow_reader_s=600)
     srv = await server_with(capped)
-    clients, code, host_token = await room_of(srv.url, wire, 4)  # 4 seats: moves to spare
-    await clients[0].request(
-        {"type": "configure", "host_token": host_token, "options": {"spectator_delay": 0}}
-    )
+    clients, _, code, host_token = await seated_room(srv.url, wire, 4)  # 4 seats: moves to spare
     slow = await stalled_client(srv.url, wire, ELSEWHERE)  # not a racer's address: boards
     await slow.request({"type": "spectate", "room": code})
     conn = next(c for c in srv.transport.conns if c.room == code and c.role == "spectator")
@@ -143,7 +127,7 @@ async def test_start_boards_reach_every_player_while_one_socket_is_full(server_w
     player at a time, each waiting for its socket to drain). Here the slow one's socket is full
     before the start, and stays full (a long slow-reader clock) while the others get theirs."""
     srv = await server_with(dataclasses.replace(SMALL, slow_reader_s=600))
-    clients, code, host_token = await room_of(srv.url, wire, 6)
+    clients, _, code, host_token = await seated_room(srv.url, wire, 6)
     slow = await stalled_client(srv.url, wire)
     joined = await slow.request({"type": "join", "room": code, "name": "slow"})
     conn = conn_of(srv.transport, code, joined["seat"])
