@@ -77,6 +77,7 @@ from solrace.server.codes import shown
 from solrace.server.metrics import METRICS
 from solrace.server.pubsub import Reader, make_reader
 from solrace.server.redis_conn import Client, connect, is_cluster
+from solrace.server.room_locks import RoomLocks
 
 log = logging.getLogger("solrace.server")
 
@@ -432,6 +433,9 @@ class Store:
         self.sink = sink
         self._reader: Reader | None = None
         self._channels: set[str] = set()
+        #: one subscribe/unsubscribe per room at a time: an unsubscribe's SREM landing after a
+        #: subscribe's SADD would unlist a process that listens again
+        self._membership = RoomLocks()
         #: how long a process's `alive` key outlives its last beat
         self.liveness_ms = liveness_ms
         self._proc: str | None = None
@@ -480,22 +484,24 @@ class Store:
     async def subscribe(self, code: str) -> None:
         """Hear the room's events from other processes (until `unsubscribe`)."""
         channel = self.channel(code)
-        if channel in self._channels:
-            return
-        self._channels.add(channel)
-        # listed before listening: other processes publish this room's moves from now on, and
-        # what they stored before is in what this process reads after subscribing
-        await self._here(code, True)
-        if self._reader is None:
-            self._reader = make_reader(self.redis, self.receive, self._lost, self._error)
-        await self._reader.subscribe(channel)
+        async with self._membership.hold(code):
+            if channel in self._channels:
+                return
+            self._channels.add(channel)
+            # listed before listening: other processes publish this room's moves from now on,
+            # and what they stored before is in what this process reads after subscribing
+            await self._here(code, True)
+            if self._reader is None:
+                self._reader = make_reader(self.redis, self.receive, self._lost, self._error)
+            await self._reader.subscribe(channel)
 
     async def unsubscribe(self, code: str) -> None:
         channel = self.channel(code)
-        if channel in self._channels and self._reader is not None:
-            self._channels.discard(channel)
-            await self._reader.unsubscribe(channel)
-            await self._here(code, False)
+        async with self._membership.hold(code):
+            if channel in self._channels and self._reader is not None:
+                self._channels.discard(channel)
+                await self._reader.unsubscribe(channel)
+                await self._here(code, False)
 
     async def _here(self, code: str, here: bool) -> None:
         """List (or unlist) this process among those listening to the room: the append script

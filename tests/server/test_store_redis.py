@@ -195,3 +195,15 @@ async def test_an_undo_is_found_or_fenced(store: Store) -> None:
     assert await store.outcome("ABCDE", 0, 1, 3, "deal 1", {"kind": "u2"}, pop=True) is None
     with pytest.raises(Conflict):
         await store.append("ABCDE", 1, 0, 1, 3, "deal 1", {"kind": "u2"}, pop=True)
+
+
+async def test_unsubscribe_racing_a_subscribe_leaves_the_process_listed(store: Store) -> None:
+    """The room's last connection leaves as a new one arrives: the process listens again, so it
+    must stay listed in `here` (else other processes stop publishing the room's moves to it)."""
+    here = store.key("ABCDE", "here")
+    await store.subscribe("ABCDE")
+    for _ in range(5):
+        await asyncio.gather(store.unsubscribe("ABCDE"), store.subscribe("ABCDE"))
+        assert await store.redis.sismember(here, store.origin)
+    await store.unsubscribe("ABCDE")
+    assert not await store.redis.sismember(here, store.origin)
