@@ -43,6 +43,7 @@ ERROR_CODES: dict[str, str] = {
     "illegal_move": "the game's rules refuse the move (the message says why)",
     "out_of_sync": "`n` is not the move number the server expects (`expected` is)",
     "undo_refused": "undo is off, there is nothing to take back, or the move revealed a card",
+    "daily_played": "the player's scored attempt at that daily is taken; `practice: true` is allowed",
     "busy": "the server could not do it now; send the same request again after a short pause",
     "internal": "a server fault",
 }
@@ -123,6 +124,13 @@ CLIENT: dict[str, dict[str, F]] = {
     "lobby": {"after": F(str, False, 32)},
     "ping": {"t": F(object, False)},
     "hint": {},
+    # a daily race: the day's deal for `game` (default rules), started at once, alone
+    "daily": {
+        "game": F(str, True, 32),
+        "name": F(str, True, 24),
+        "game_options": F(dict, False),
+        "practice": F(bool, False),
+    },
 }
 
 #: server -> client messages: type -> fields (used by tests and clients to check what they get)
@@ -147,6 +155,7 @@ SERVER: dict[str, dict[str, F]] = {
         "snapshot": F(dict, False),
         "you": F(dict, False),
         "event": F(int, False),
+        "daily": F(dict, False),  # a daily attempt: its id, date, game, scored, reveal_at
         "ref": F(int, False),
     },
     "snapshot": {"snapshot": F(dict)},
@@ -203,8 +212,11 @@ EVENT_KINDS: dict[str, dict[str, F]] = {
     },
     "results": {
         "ranking": F(list),
-        "seed": F(int),
-        "salt": F(str),
+        # null in a daily race's results until its day is over (`reveal_at`, ms)
+        "seed": F((int, type(None))),
+        "salt": F((str, type(None))),
+        "reveal_at": F(int, False),
+        "daily": F(str, False),
         "game": F(str),
         "game_options": F(dict),
         "moves": F(dict),

@@ -103,6 +103,9 @@ def export(record: dict[str, Any]) -> str:
             lines.append(_tag("GameOptions", _options_text(record["game_options"])))
             for opt in RACE_OPTIONS:
                 lines.append(_tag(_OPTION_TAGS[opt], record["options"][opt]))
+            if record.get("daily"):  # a daily race: its day, and whether it was scored
+                lines.append(_tag("Daily", record["daily"]))
+                lines.append(_tag("Scored", "true" if record.get("scored") else "false"))
             lines.append(_tag("Start", _instant(record["starts_at"])))
             lines.append(_tag("Finish", _instant(record["finished_at"])))
         lines.append(_tag(tag, record[key]))
@@ -211,6 +214,8 @@ def _build(head: dict[str, str], seats: list[tuple[dict[str, str], list[str]]]) 
             }
         )
         record["moves"][seat], record["times"][seat] = _moves_of(tokens)
+    if "Daily" in head:
+        record["daily"], record["scored"] = head["Daily"], head.get("Scored") == "true"
     return record  # an id that is not the commitment's is kept as written: `verify` says so
 
 

@@ -3,6 +3,11 @@
     GET /api/record/ID       the record as JSON (docs/RECORDS.md)
     GET /api/record/ID.txt   the record as a text file (what `solrace verify` reads)
     GET /api/player/ID       a player's name and newest races (`?limit=N`, 1-200, default 50)
+    GET /api/daily           today's dailies with their live figures (server/daily.py)
+    GET /api/daily/DATE/GAME a daily's board (`?start=N&count=M`, `&player=ID`: their entry)
+
+A daily race's record is 403 until its day is over (`hidden_until`): it holds the day's deal.
+Dailies change as people race: a page is kept 2 s per process and must be revalidated.
 
 Every answer has an ETag; a request whose If-None-Match names it gets 304 and no body. A
 record never changes once written, so its ETag is its id and format, and it may be cached for
@@ -12,14 +17,20 @@ must be revalidated (no-cache). Unknown ids are 404 with a JSON `{"error": ...}`
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
+import time
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from solrace.protocol.messages import GAME_NAMES
 from solrace.protocol.record_text import export
-from solrace.protocol.records import RECORD_VERSION, is_record_id
+from solrace.protocol.records import RECORD_VERSION, hidden_until, is_record_id
+from solrace.server.boards import PAGE_MAX
+from solrace.server.daily import Dailies
 from solrace.server.http import API_PREFIX, response
 from solrace.server.players import is_player_id
 from solrace.server.records import Records
@@ -46,9 +57,36 @@ def _cached(request: Request, body: bytes, content_type: str, etag: str, cache: 
     return response(HTTPStatus.OK, body, content_type, headers)
 
 
+def _revalidated(request: Request, body: Any) -> Response:
+    """A page that changes: its ETag is a digest of the body, and it must be revalidated."""
+    data = json.dumps(body, separators=(",", ":")).encode()
+    etag = '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
+    return _cached(request, data, JSON, etag, "no-cache")
+
+
+def _number(query: dict[str, list[str]], name: str, default: int, lo: int, hi: int) -> int | None:
+    text = (query.get(name) or [str(default)])[0]
+    return int(text) if text.isdigit() and lo <= int(text) <= hi else None
+
+
+def _is_date(text: str) -> bool:
+    try:
+        return datetime.date.fromisoformat(text).isoformat() == text
+    except ValueError:
+        return False
+
+
 class Api:
-    def __init__(self, records: Records) -> None:
+    def __init__(
+        self,
+        records: Records,
+        dailies: Dailies | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
         self.records = records
+        self.dailies = dailies
+        #: now in ms: whether a daily's record may be shown yet
+        self.clock: Callable[[], int] = clock or (lambda: int(time.time() * 1000))
 
     async def handle(self, request: Request) -> Response:
         url = urlsplit(request.path)
@@ -57,6 +95,11 @@ class Api:
             return await self.record(request, parts[1])
         if len(parts) == 2 and parts[0] == "player":
             return await self.player(request, parts[1], parse_qs(url.query))
+        if parts[0] == "daily" and self.dailies is not None:
+            if len(parts) == 1:
+                return _revalidated(request, await self.dailies.listing())
+            if len(parts) == 3:
+                return await self.daily_board(request, parts[1], parts[2], parse_qs(url.query))
         return not_found("endpoint")
 
     async def record(self, request: Request, name: str) -> Response:
@@ -66,6 +109,10 @@ class Api:
         record = await self.records.get(rid)
         if record is None:
             return not_found("record")
+        reveal = hidden_until(record, self.clock())
+        if reveal is not None:
+            refusal = {"error": "daily deal: hidden until the day ends", "reveal_at": reveal}
+            return _json(HTTPStatus.FORBIDDEN, refusal, {"Cache-Control": "no-store"})
         etag = f'"{rid}-v{RECORD_VERSION}-{ext or "json"}"'
         if ext == "txt":
             body = export(record).encode()
@@ -85,3 +132,22 @@ class Api:
         body = json.dumps(page, separators=(",", ":")).encode()
         etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
         return _cached(request, body, JSON, etag, "no-cache")
+
+    async def daily_board(
+        self, request: Request, date: str, game: str, query: dict[str, list[str]]
+    ) -> Response:
+        assert self.dailies is not None
+        if not _is_date(date) or game not in GAME_NAMES:
+            return not_found("daily")
+        start = _number(query, "start", 0, 0, 1_000_000)
+        count = _number(query, "count", 50, 1, PAGE_MAX)
+        if start is None or count is None:
+            return _json(
+                HTTPStatus.BAD_REQUEST,
+                {"error": f"start is a number from 0, count one from 1 to {PAGE_MAX}"},
+            )
+        player = query["player"][0] if query.get("player") else None
+        if player is not None and not is_player_id(player):
+            return _json(HTTPStatus.BAD_REQUEST, {"error": "no such player id"})
+        page = await self.dailies.board(date, game, start, count, player)
+        return _revalidated(request, page)

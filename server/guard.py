@@ -7,7 +7,7 @@ a new room). So requests are sorted in two:
 
 * cheap: everything a racer does in its room (moves, ready, pings): only the connection's
   bucket applies;
-* expensive: `lobby`, `join`, `spectate`, `resume`, `create`. Each takes a token from its
+* expensive: `lobby`, `join`, `spectate`, `resume`, `create`, `daily`. Each takes a token from its
   client address's bucket and one from the server's (`server_rate`), and at most
   `server_inflight` of them wait on Redis at once, so the Redis pool always has connections
   left for the moves of the rooms already racing.
@@ -37,7 +37,9 @@ from solrace.protocol.messages import ProtocolError
 from solrace.server.conn import Bucket, IPNetwork, address_key, within
 
 #: message types that cost Redis work whatever the room: per-address and server budgets
-EXPENSIVE = frozenset({"lobby", "join", "spectate", "resume", "create"})
+EXPENSIVE = frozenset({"lobby", "join", "spectate", "resume", "create", "daily"})
+#: requests that make a room (a daily attempt is one): the per-address room budget
+MAKES_ROOM = frozenset({"create", "daily"})
 #: error codes of a lookup that found nothing: a guess
 GUESS_MISSES = frozenset({"no_room", "bad_token"})
 
@@ -165,7 +167,7 @@ class Guard:
                 "too many lookups of rooms or tokens that do not exist from your address",
                 entry.guesses.wait(),
             )
-        if kind == "create" and entry.rooms.level() < 1:
+        if kind in MAKES_ROOM and entry.rooms.level() < 1:
             raise over(
                 "rooms",
                 f"your address created {self.limits.rooms_per_address} rooms in "
@@ -177,7 +179,7 @@ class Guard:
         if not self.server.take():
             raise over("server", "the server is taking too many requests", self.server.wait())
         entry.requests.take()
-        if kind == "create":
+        if kind in MAKES_ROOM:
             entry.rooms.take()
 
     def missed(self, key: str | None, code: str) -> None:

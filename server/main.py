@@ -15,6 +15,7 @@ from typing import Any
 from solrace.server import front, redact
 from solrace.server.api import Api
 from solrace.server.conn import networks
+from solrace.server.daily import DEFAULT_BOARD_DAYS
 from solrace.server.guard import GuardLimits
 from solrace.server.http import make_process_request, port_taken, quiet_request_logs
 from solrace.server.metrics import METRICS
@@ -58,6 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=DEFAULT_RECORD_DAYS,
         help=f"days a race record (and a player's history) is kept; 0: for good (default {DEFAULT_RECORD_DAYS})",
+    )
+    parser.add_argument(
+        "--daily-days",
+        type=int,
+        default=DEFAULT_BOARD_DAYS,
+        help=f"days a daily race's board is kept after its day (default {DEFAULT_BOARD_DAYS})",
     )
     parser.add_argument("--burst", type=int, default=60, help="player messages allowed at once")
     parser.add_argument(
@@ -258,6 +265,7 @@ async def serve_forever(
         limits,
         record_days=args.record_days,
         guard=guard_limits(args),
+        daily_days=args.daily_days,
     )
     store = transport.store
     await store.ready()
@@ -287,7 +295,7 @@ async def serve_forever(
             process_request=make_process_request(
                 lambda: {**transport.health(), **_whoami(args)},
                 metrics=METRICS.render,
-                api=Api(transport.records).handle,
+                api=Api(transport.records, transport.dailies).handle,
             ),
             # frames over max_frame get `frame_too_large`, then 1009; slow readers are dropped
             **transport.serve_options(),

@@ -52,6 +52,7 @@ def build_record(room: Room) -> dict[str, Any]:
     d = room.doc
     start = d["starts_at"]
     opts = d["options"]
+    daily = {"daily": d["daily"]["date"], "scored": d["daily"]["scored"]} if d.get("daily") else {}
     return {
         "v": RECORD_VERSION,
         "id": record_id(d["commitment"]),
@@ -68,6 +69,7 @@ def build_record(room: Room) -> dict[str, Any]:
         "players": [{f: row.get(f) for f in PLAYER_FIELDS} for row in d["results"]["ranking"]],
         "moves": {str(s): [e.move for e in r.entries] for s, r in sorted(room.races.items())},
         "times": {str(s): [e.at - start for e in r.entries] for s, r in sorted(room.races.items())},
+        **daily,
     }
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from solrace.engine import BadOptions, Effect, Game, IllegalMove, new_game
 from solrace.protocol.messages import DEFAULT_OPTIONS, ProtocolError, merge_options
-from solrace.protocol.records import OUT_STATUSES, commitment, rank, record_id
+from solrace.protocol.records import OUT_STATUSES, commitment, day_end_ms, rank, record_id
 
 LOBBY, COUNTDOWN, RACING, FINISHED = "lobby", "countdown", "racing", "finished"
 #: statuses kept in the document are OUT_STATUSES, "waiting" and "racing"; won/dead are read
@@ -557,12 +557,17 @@ class Room:
         return rank(rows)
 
     def results(self) -> dict[str, Any]:
+        """The race's results. A daily attempt's leave the seed and salt out until its day is
+        over (`reveal_at`): a later racer of the day would read every card off them."""
         d = self.doc
+        daily = d.get("daily")
+        hidden = {"reveal_at": day_end_ms(daily["date"]), "daily": daily["id"]} if daily else {}
         return {
             "ranking": self.ranking(),
             "record": record_id(d["commitment"]),
-            "seed": d["seed"],
-            "salt": d["salt"],
+            "seed": None if daily else d["seed"],
+            "salt": None if daily else d["salt"],
+            **hidden,
             "game": d["options"]["game"],
             "game_options": dict(d["options"]["game_options"]),
             "commitment": d["commitment"],

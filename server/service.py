@@ -282,7 +282,10 @@ class RoomService:
         play: bool,
         player: str | None = None,
         addr: str = "",
+        prepare: Callable[[Room, int], list[dict[str, Any]]] | None = None,
     ) -> dict[str, Any]:
+        """A new room (with the creator's seat when `play`). `prepare` is a rule run on the
+        new room before it is first stored (a daily attempt deals and starts it there)."""
         host_token = new_token()
         token = new_token() if play else None
         public = bool((options or {}).get("public"))
@@ -296,6 +299,8 @@ class RoomService:
                 assert token is not None
                 seat, events = room.join(name, token_hash(token), now, player, addr=addr_hash(addr))
                 room.doc["host_seat"] = seat
+            if prepare is not None:
+                events += prepare(room, now)
             try:
                 ver, numbers = await self.store.commit(
                     code, 0, room.doc, events, seats=len(room.doc["seats"])
@@ -309,11 +314,18 @@ class RoomService:
                 room.options["game"],
                 "public" if room.options.get("public") else "private",
             )
-            self.deal_ahead(room)
+            if prepare is None:
+                self.deal_ahead(room)
             if room.options.get("public"):
                 await self.store.set_lobby(code, ver, listing(room))
                 self.lobby_cache.clear()
-            return {"room": code, "seat": seat, "token": token, "host_token": host_token}
+            return {
+                "room": code,
+                "seat": seat,
+                "token": token,
+                "host_token": host_token,
+                "doc": room.doc,
+            }
         raise ProtocolError("internal", "could not find a free room code")
 
     async def join(

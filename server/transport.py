@@ -19,7 +19,10 @@ from solrace import __version__
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server import players
+from solrace.server.boards import Boards
 from solrace.server.conn import Bucket, Conn, Limits, address_key, client_address
+from solrace.server.daily import DEFAULT_BOARD_DAYS, Dailies
+from solrace.server.daily import ROOM_OPTIONS as DAILY_OPTIONS
 from solrace.server.fanout import Hub, send, write
 from solrace.server.guard import EXPENSIVE, Guard, GuardLimits
 from solrace.server.lease import Leases
@@ -49,6 +52,7 @@ def build(
     limits: Limits | None = None,
     record_days: int = DEFAULT_RECORD_DAYS,
     guard: GuardLimits | None = None,
+    daily_days: int = DEFAULT_BOARD_DAYS,
 ) -> Transport:
     """Assemble the server's parts in the one order their needs allow: the hub first (it is
     the store's event sink), the store with it, the service on the store, then the room
@@ -62,9 +66,16 @@ def build(
     verdicts = RaceVerdicts(service.solver, service.update)
     records = Records(store.redis, store.prefix, days=record_days)
 
+    dailies = Dailies(
+        store.redis, store.prefix, Boards(store.redis, store.prefix), board_days=daily_days
+    )
+    dailies.solver = service.solver
+    dailies.secret = lambda: service.secret
+
     def finished(room: Room) -> None:
         verdicts.finished(room)
         records.finished(room)
+        dailies.finished(room)
 
     service.finished = finished
     limits = limits or Limits()
@@ -74,7 +85,9 @@ def build(
     rooms.leases = Leases(store, rooms.proc_id, limits.heartbeat * 5)
     rooms.leases.serves = hub.rooms.__contains__
     hub.attach(service, rooms.on_room_event)
-    return Transport(service, hub, rooms, limits, records, Guard(guard or GuardLimits()))
+    transport = Transport(service, hub, rooms, limits, records, Guard(guard or GuardLimits()))
+    transport.dailies = dailies
+    return transport
 
 
 class Transport:
@@ -89,6 +102,12 @@ class Transport:
     ) -> None:
         self.service = service
         self.records = records or Records(service.store.redis, service.store.prefix)
+        #: daily races (server/daily.py); `build` gives it the solver and the secret
+        self.dailies = Dailies(
+            service.store.redis,
+            service.store.prefix,
+            Boards(service.store.redis, service.store.prefix),
+        )
         #: per-address caps and the server's budget of expensive requests (server/guard.py)
         self.guard = guard or Guard()
         self.store: Store = service.store
@@ -104,6 +123,7 @@ class Transport:
 
     async def close(self) -> None:
         await self.records.flush()
+        await self.dailies.flush()
         await self.rooms.close()
         await self.hub.close()
         if self.service.solver is not None:
@@ -373,6 +393,23 @@ class Transport:
             conn.seated.add(out["room"])
         await self._joined(
             conn, ref, out["room"], "player" if play else "spectator", out["seat"], None, **extra
+        )
+
+    async def on_daily(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        """A daily attempt: a solo room dealt the day's deal, racing at once (server/daily.py).
+        No host token goes out: nobody may reconfigure, restart or rematch an attempt."""
+        game = self.dailies.check_request(msg)
+        rule, info = await self.dailies.begin(
+            game, msg["name"], conn.player, bool(msg.get("practice"))
+        )
+        options = {"game": game, **DAILY_OPTIONS}
+        out = await self.service.create(
+            msg["name"], options, True, conn.player, conn.addr, prepare=rule
+        )
+        conn.seated.add(out["room"])
+        await self.dailies.started(out["room"], out["doc"])
+        await self._joined(
+            conn, ref, out["room"], "player", out["seat"], None, token=out["token"], daily=info
         )
 
     async def on_join(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:

@@ -1,0 +1,423 @@
+"""Daily races: one deal per game and UTC day, raced alone against everyone who played it.
+
+A daily is `DATE/GAME` (e.g. `2026-11-23/klondike`), always with the game's default rules:
+one deal each per game and day keeps the solver's work and Redis's keys bounded by the number
+of games, whatever clients ask for (PROTOCOL.md, Daily races).
+
+The deal: the first n = 0, 1, ... whose seed HMAC(secret, "daily|DATE|GAME|OPTIONS|n")
+the solver wins within its draw budget (`daily_seed`), so every process of a deployment finds
+the same one, and nobody without the server's secret can compute it. It is drawn once, off
+the event loop, and kept in Redis (SET NX: the first process to finish writes it, every
+process reads that one) and in this process.
+
+An attempt is a private solo room dealt the daily's seed (a fresh salt and commitment as any
+room; no spectators, so no board of the day's deal reaches anyone) whose race starts at once.
+It is *scored* when the player said hello with a key and has no entry on the daily's board
+yet: the entry is written at the start (`Boards.submit(keep="first")`: quitting counts) and
+replaced with the outcome when the race ends. Later attempts are practice, off the board.
+
+Keys (prefix P; one hash tag per daily):
+
+    P daily:{DATE/GAME}:deal   str   the day's deal, JSON {seed, solution, n}
+    P daily:{DATE/GAME}:live   zset  room code -> when the attempt is over at the latest (ms)
+    P daily:{DATE/GAME}:done   str   scored attempts finished
+    P board:{daily:DATE/GAME}  the board (server/boards.py)
+
+Everything expires a few days (the board: `--daily-days`) after its day.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from solrace.engine import game_titles
+from solrace.protocol import messages as m
+from solrace.protocol.messages import ProtocolError
+from solrace.protocol.records import commitment, day_end_ms, record_id
+from solrace.server.boards import Boards
+from solrace.server.redis_conn import Client
+from solrace.server.room import Room, check_game_options
+from solrace.server.solving import WON, SolverPool, draw_solve
+
+log = logging.getLogger("solrace.server")
+
+DAY_MS = 86_400_000
+#: days a daily's board is kept after its day (`--daily-days`)
+DEFAULT_BOARD_DAYS = 30
+#: entries a daily's board keeps at most (the worst go first)
+BOARD_CAP = 100_000
+#: a daily attempt's time limit (s): every attempt ends, and its live entry with it
+TIME_LIMIT = 3600
+#: the room options of every attempt (the game and its rules are the daily's)
+ROOM_OPTIONS: dict[str, Any] = {
+    "max_players": 1,
+    "time_limit": TIME_LIMIT,
+    "undo": "none",
+    "spectators": False,
+    "public": False,
+    "countdown": 0,
+    "deal": "winnable",
+    "hints": False,
+}
+#: a live entry outlives its race's limit by this much (grace periods, a late end)
+LIVE_SLACK_MS = 300_000
+
+# the packed board order (`board_score`): lowest first, exact below 2**53
+_TIME_BITS, _MOVE_BITS = 22, 12  # 2**22 ms > 1 h (the time limit); 4095 moves
+_PROGRESS_STEPS = 1_000_000
+_NOT_WON = 1 << 40
+
+
+def utc_date(ms: int) -> str:
+    """The UTC day (YYYY-MM-DD) of a Unix time in ms."""
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).date().isoformat()
+
+
+def daily_id(date: str, game: str) -> str:
+    return f"{date}/{game}"
+
+
+def board_name(date: str, game: str) -> str:
+    return f"daily:{daily_id(date, game)}"
+
+
+def canonical_options(game_options: dict[str, Any]) -> str:
+    return json.dumps(game_options, sort_keys=True, separators=(",", ":"))
+
+
+def seed_text(date: str, game: str, game_options: dict[str, Any], n: int) -> str:
+    return f"daily|{date}|{game}|{canonical_options(game_options)}|{n}"
+
+
+def candidate_seed(secret: bytes, text: str) -> int:
+    """A candidate's deal seed: the first 8 bytes of HMAC-SHA256(secret, text), as any text
+    seed (`room.text_deal_seed`)."""
+    digest = hmac.new(secret, text.encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def default_options(game: str) -> dict[str, Any]:
+    """The game's rule options with every default filled in, as a room holds them."""
+    opts: dict[str, Any] = {"game": game, "game_options": {}}
+    check_game_options(opts)
+    return dict(opts["game_options"])
+
+
+def board_score(row: dict[str, Any]) -> float:
+    """One number for the daily's order, lowest first: finishers by time, then moves; then
+    everyone else by progress (more first), then by when they reached it (earlier first)."""
+    time_ms = row.get("time")
+    t = min(time_ms if time_ms is not None else (1 << _TIME_BITS) - 1, (1 << _TIME_BITS) - 1)
+    if row.get("status") == "won":
+        return float((t << _MOVE_BITS) + min(int(row.get("moves") or 0), (1 << _MOVE_BITS) - 1))
+    behind = _PROGRESS_STEPS - round(float(row.get("progress") or 0.0) * _PROGRESS_STEPS)
+    return float(_NOT_WON + (behind << _TIME_BITS) + t)
+
+
+@dataclass(frozen=True)
+class DailyDeal:
+    seed: int
+    solution: int
+    n: int
+
+
+T = TypeVar("T")
+
+
+class Shared(Generic[T]):
+    """Values by key, each kept `ttl` seconds in this process; askers of a key being fetched
+    wait for that one fetch (as the lobby's pages: server/lobby.py). At most `size` keys."""
+
+    def __init__(self, ttl: float, size: int = 64) -> None:
+        self.ttl, self.size = ttl, size
+        self.kept: dict[str, tuple[float, T]] = {}
+        self.pending: dict[str, asyncio.Future[T]] = {}
+
+    async def get(self, key: str, fetch: Callable[[], Awaitable[T]]) -> T:
+        hit = self.kept.get(key)
+        if hit is not None and hit[0] > time.monotonic():
+            return hit[1]
+        waiting = self.pending.get(key)
+        if waiting is not None:
+            return await asyncio.shield(waiting)
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self.pending[key] = future
+        try:
+            value = await fetch()
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            future.set_exception(exc)  # the waiters (if any) get it too
+            raise
+        finally:
+            self.pending.pop(key, None)
+        future.set_result(value)
+        if len(self.kept) >= self.size:
+            self.kept.pop(next(iter(self.kept)))
+        self.kept[key] = (time.monotonic() + self.ttl, value)
+        return value
+
+
+async def daily_seed(
+    solver: SolverPool, secret: bytes, date: str, game: str, game_options: dict[str, Any]
+) -> DailyDeal:
+    """The first candidate (n = 0, 1, ...) the solver wins within its draw budget; the
+    candidates are tried a batch (one per worker) at a time, and the lowest n won is taken,
+    so every process finds the same deal."""
+    budget = solver.budgets.for_draw(game)
+    for first in range(0, solver.budgets.max_draws, solver.workers):
+        batch = range(first, first + solver.workers)
+        seeds = [candidate_seed(secret, seed_text(date, game, game_options, n)) for n in batch]
+        verdicts = await asyncio.gather(
+            *(solver.run(draw_solve, game, s, dict(game_options), budget) for s in seeds)
+        )
+        for n, seed, (verdict, length) in zip(batch, seeds, verdicts, strict=True):
+            if verdict == WON:
+                return DailyDeal(seed, length, n)
+    raise ProtocolError("busy", f"no winnable {game} daily found; try again")
+
+
+class Dailies:
+    """The dailies of a deployment: their deals, attempts, boards and live figures."""
+
+    def __init__(
+        self,
+        redis: Client,
+        prefix: str,
+        boards: Boards,
+        *,
+        board_days: int = DEFAULT_BOARD_DAYS,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        self.redis, self.prefix, self.boards = redis, prefix, boards
+        self.board_ttl_ms = (board_days + 1) * DAY_MS
+        #: now in ms: which day it is (tests move it; the rooms keep the service's clock)
+        self.clock: Callable[[], int] = clock or (lambda: int(time.time() * 1000))
+        self.solver: SolverPool | None = None
+        self.secret: Callable[[], bytes] = lambda: b""
+        self.deals: Shared[DailyDeal] = Shared(ttl=DAY_MS / 1000, size=64)
+        #: `/api/daily` and board pages, a moment each (a poll every few seconds is live enough)
+        self.pages: Shared[dict[str, Any]] = Shared(ttl=2.0, size=256)
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def key(self, date: str, game: str, part: str) -> str:
+        return f"{self.prefix}daily:{{{daily_id(date, game)}}}:{part}"
+
+    def today(self) -> str:
+        return utc_date(self.clock())
+
+    # --- the deal -----------------------------------------------------------------------
+
+    async def deal(self, date: str, game: str) -> DailyDeal:
+        """The daily's deal: this process's copy, else Redis's, else drawn now (and kept)."""
+        return await self.deals.get(daily_id(date, game), lambda: self._deal(date, game))
+
+    async def _deal(self, date: str, game: str) -> DailyDeal:
+        key = self.key(date, game, "deal")
+        kept = await self.redis.get(key)
+        if kept is None:
+            if self.solver is None:
+                raise ProtocolError("not_allowed", "this server has no solver to deal dailies")
+            found = await daily_seed(self.solver, self.secret(), date, game, default_options(game))
+            log.info("daily %s dealt (candidate %d)", daily_id(date, game), found.n)
+            text = json.dumps({"seed": found.seed, "solution": found.solution, "n": found.n})
+            expire = day_end_ms(date) + 3 * DAY_MS
+            await self.redis.set(key, text, nx=True, pxat=expire)
+            kept = await self.redis.get(key)
+        if kept is None:
+            raise ProtocolError("busy", "the daily's deal is not stored yet; try again")
+        data = json.loads(kept)
+        return DailyDeal(int(data["seed"]), int(data["solution"]), int(data["n"]))
+
+    # --- attempts -----------------------------------------------------------------------
+
+    def check_request(self, msg: dict[str, Any]) -> str:
+        """The game of a `daily` request; its rules must be the defaults (or left out)."""
+        game = msg["game"]
+        if game not in m.GAME_NAMES:
+            raise ProtocolError("bad_options", f"no game {game!r}", field="game")
+        asked = msg.get("game_options") or {}
+        opts = {"game": game, "game_options": dict(asked)}
+        check_game_options(opts)
+        if opts["game_options"] != default_options(game):
+            raise ProtocolError(
+                "bad_options",
+                "dailies are dealt with each game's default rules only",
+                field="game_options",
+            )
+        return str(game)
+
+    async def begin(
+        self, game: str, name: str, player: str | None, practice: bool
+    ) -> tuple[Callable[[Room, int], list[dict[str, Any]]], dict[str, Any]]:
+        """Everything an attempt needs before its room exists: the deal, whether it is scored
+        (then its board entry is written now), and the rule that deals and starts the room.
+        Returns (the rule, the attempt's `daily` description)."""
+        date = self.today()
+        if not practice and player is None:
+            raise ProtocolError(
+                "not_allowed",
+                "a scored daily needs a player key in hello; practice is open to all",
+            )
+        deal = await self.deal(date, game)
+        salt = secrets.token_bytes(16)
+        rid = record_id(commitment(deal.seed, salt))
+        scored = False
+        if not practice:
+            assert player is not None
+            scored = await self._enter(date, game, player, name, rid)
+        info = {
+            "id": daily_id(date, game),
+            "date": date,
+            "game": game,
+            "scored": scored,
+            "reveal_at": day_end_ms(date),
+        }
+
+        def rule(room: Room, now: int) -> list[dict[str, Any]]:
+            room.doc["daily"] = {**info, "player": player}
+            events = room.start(now, deal.seed, salt, deal.solution)
+            return events + room.tick(now)
+
+        return rule, info
+
+    async def _enter(self, date: str, game: str, player: str, name: str, rid: str) -> bool:
+        """The player's scored attempt goes on the board as it starts (status racing, no
+        progress); a player already there is refused: practice is still open."""
+        row = {"name": name, "status": "racing", "time": None, "moves": 0, "progress": 0.0}
+        row["record"] = rid
+        done = await self.boards.submit(
+            board_name(date, game),
+            player,
+            board_score(row),
+            row,
+            keep="first",
+            ttl_ms=self.board_ttl_ms,
+            cap=BOARD_CAP,
+        )
+        if done.placed:
+            return True
+        if await self.boards.entry(board_name(date, game), player) is None:
+            raise ProtocolError("not_allowed", "today's board is full; practice is open")
+        raise ProtocolError(
+            "daily_played",
+            f"you have played today's {game} daily; practice it (practice: true) as often as "
+            "you like",
+        )
+
+    async def started(self, code: str, doc: dict[str, Any]) -> None:
+        """An attempt's room is racing: it counts as live until it ends (or its limit)."""
+        d = doc["daily"]
+        live = self.key(d["date"], d["game"], "live")
+        until = (doc["ends_at"] or self.clock()) + LIVE_SLACK_MS
+        pipe = self.redis.pipeline(transaction=False)  # one hash tag: one node
+        pipe.zremrangebyscore(live, "-inf", f"({self.clock()}")
+        pipe.zadd(live, {code: until})
+        pipe.pexpireat(live, day_end_ms(d["date"]) + 2 * DAY_MS)
+        await pipe.execute()
+
+    def finished(self, room: Room) -> None:
+        """The service's hook as a race's results are stored: a daily attempt leaves the live
+        set, and a scored one's board entry becomes its outcome (in the background)."""
+        if room.doc.get("daily") and room.doc["results"] is not None:
+            task = asyncio.ensure_future(self._ended(room.code, room.doc))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    async def _ended(self, code: str, doc: dict[str, Any]) -> None:
+        d = doc["daily"]
+        date, game = d["date"], d["game"]
+        try:
+            if d["scored"] and d.get("player"):
+                mine = doc["results"]["ranking"][0]
+                row = {f: mine.get(f) for f in ("name", "status", "time", "moves", "progress")}
+                row["record"] = doc["results"]["record"]
+                await self.boards.submit(
+                    board_name(date, game),
+                    d["player"],
+                    board_score(row),
+                    row,
+                    keep="last",
+                    ttl_ms=self.board_ttl_ms,
+                    cap=BOARD_CAP,
+                )
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.zrem(self.key(date, game, "live"), code)
+            if d["scored"]:
+                done = self.key(date, game, "done")
+                pipe.incr(done)
+                pipe.pexpireat(done, day_end_ms(date) + 2 * DAY_MS)
+            await pipe.execute()
+        except Exception:
+            log.warning("daily %s: the end of an attempt not stored", d["id"], exc_info=True)
+
+    async def flush(self, timeout: float = 5.0) -> None:
+        if self.tasks:
+            await asyncio.wait(self.tasks, timeout=timeout)
+
+    # --- reading ------------------------------------------------------------------------
+
+    async def counts(self, date: str, games: list[str]) -> dict[str, dict[str, int]]:
+        """Each daily's "N racing now, M finished", in one pipeline."""
+        now = self.clock()
+        pipe = self.redis.pipeline(transaction=False)
+        for game in games:
+            pipe.zcount(self.key(date, game, "live"), f"({now}", "+inf")
+            pipe.get(self.key(date, game, "done"))
+        got = await pipe.execute()
+        return {
+            game: {"racing": int(got[2 * i]), "finished": int(got[2 * i + 1] or 0)}
+            for i, game in enumerate(games)
+        }
+
+    async def listing(self) -> dict[str, Any]:
+        """Today's dailies (`/api/daily`), a moment old at most."""
+        date = self.today()
+        return await self.pages.get(date, lambda: self._listing(date))
+
+    async def _listing(self, date: str) -> dict[str, Any]:
+        counts = await self.counts(date, list(m.GAME_NAMES))
+        titles = game_titles()
+        return {
+            "date": date,
+            "reveal_at": day_end_ms(date),
+            "dailies": [
+                {
+                    "id": daily_id(date, game),
+                    "game": game,
+                    "title": titles[game],
+                    "game_options": default_options(game),
+                    **counts[game],
+                }
+                for game in m.GAME_NAMES
+            ],
+        }
+
+    async def board(
+        self, date: str, game: str, start: int, count: int, player: str | None
+    ) -> dict[str, Any]:
+        """A page of a daily's board with its live figures (and the player's own entry)."""
+        key = f"{date}/{game}?{start}&{count}&{player or ''}"
+        return await self.pages.get(key, lambda: self._board(date, game, start, count, player))
+
+    async def _board(
+        self, date: str, game: str, start: int, count: int, player: str | None
+    ) -> dict[str, Any]:
+        page = await self.boards.page(board_name(date, game), start, count)
+        counts = (await self.counts(date, [game]))[game]
+        out = {"id": daily_id(date, game), "date": date, "game": game, **counts, **page}
+        if player is not None:
+            out["you"] = await self.boards.entry(board_name(date, game), player)
+        return out

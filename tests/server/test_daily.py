@@ -1,0 +1,327 @@
+"""Daily races (issue 13) over real sockets, a real Redis and the server's HTTP API.
+
+The server runs in the test's loop, so the daily's clock (which day it is, and whether a
+daily record may be shown yet) is the test's: no waiting for midnight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from helpers.deals import TEST_SECRET
+from helpers.race import play, until
+from solrace.engine.solve import solve_deal
+from solrace.protocol import messages as m
+from solrace.protocol.record_text import export, parse
+from solrace.protocol.record_verify import verify
+from solrace.protocol.records import day_end_ms, hidden_until
+from solrace.server.api import Api
+from solrace.server.boards import Boards
+from solrace.server.conn import networks
+from solrace.server.daily import (
+    board_name,
+    board_score,
+    candidate_seed,
+    default_options,
+    seed_text,
+    utc_date,
+)
+from solrace.server.guard import Guard, GuardLimits
+from solrace.server.http import make_process_request
+from solrace.server.redis_conn import connect
+from solrace.server.store import Store
+from solrace.server.transport import build
+from websockets.asyncio.server import serve
+
+GAME = "puttputt"  # the solver wins most of its deals at once: a daily is dealt in moments
+
+
+class Daily:
+    """A server in the test's loop: its transport, ws and http URLs, and the daily's clock."""
+
+    def __init__(self, transport: Any, ws_url: str, http_url: str) -> None:
+        self.transport, self.ws_url, self.http_url = transport, ws_url, http_url
+        self.shift = 0  # ms added to the real time: "which day it is" for dailies and records
+
+    def now(self) -> int:
+        return self.transport.service.clock() + self.shift
+
+    def _get(self, path: str) -> tuple[int, bytes]:
+        try:
+            with urllib.request.urlopen(self.http_url + path, timeout=10) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
+    async def get(self, path: str) -> tuple[int, bytes]:
+        """An HTTP GET from a thread: the server answers in this loop."""
+        return await asyncio.to_thread(self._get, path)
+
+    async def json(self, path: str) -> tuple[int, Any]:
+        status, body = await self.get(path)
+        return status, json.loads(body)
+
+    def fresh(self) -> None:
+        """Forget the 2 s page cache: the next read is Redis's figure now."""
+        self.transport.dailies.pages.kept.clear()
+
+
+@pytest.fixture
+async def daily(redis_url: str, key_prefix: str) -> AsyncIterator[Daily]:
+    guard = GuardLimits(exempt=networks("127.0.0.1"))
+    transport = build(lambda sink: Store.from_url(redis_url, key_prefix, sink=sink), guard=guard)
+    d = Daily(transport, "", "")
+    transport.dailies.clock = d.now
+    api = Api(transport.records, transport.dailies, clock=d.now)
+    hook = make_process_request(transport.health, api=api.handle)
+    async with serve(
+        transport.handler, "127.0.0.1", 0, process_request=hook, **transport.serve_options()
+    ) as srv:
+        await transport.start()
+        port = next(iter(srv.sockets)).getsockname()[1]
+        d.ws_url, d.http_url = f"ws://127.0.0.1:{port}/ws", f"http://127.0.0.1:{port}"
+        try:
+            yield d
+        finally:
+            for conn in transport.conns:
+                conn.ws.transport.abort()
+            await transport.close()
+    await transport.store.close()
+
+
+async def player(d: Daily, wire: Any, key: str | None = None) -> Any:
+    c = await wire(d.ws_url, hello=False)
+    hello: dict[str, Any] = {"type": "hello", "version": m.VERSION}
+    if key:
+        hello["player_key"] = key
+    welcome = await c.request(hello)
+    c.player = welcome["player"]
+    return c
+
+
+async def attempt(c: Any, name: str, practice: bool = False) -> dict[str, Any]:
+    msg = {"type": "daily", "game": GAME, "name": name, "practice": practice}
+    return await c.request(msg, timeout=120)
+
+
+def new_key() -> str:
+    return secrets.token_urlsafe(24)
+
+
+async def board_settled(d: Daily, total: int) -> dict[str, Any]:
+    """The daily's board once `total` entries are there and none is still racing."""
+    out: dict[str, Any] = {}
+
+    async def settled() -> bool:
+        d.fresh()
+        _, page = await d.json(f"/api/daily/{utc_date(d.now())}/{GAME}?count=10")
+        out.update(page)
+        return page["total"] == total and all(e["status"] != "racing" for e in page["entries"])
+
+    await until(settled, f"{total} settled entries on the board")
+    return out
+
+
+async def test_three_players_at_different_times_race_one_deal(daily: Daily, wire) -> None:
+    views, results = [], []
+    for i, moves in enumerate([200, 6, 0]):  # one plays on, one a little, one resigns at once
+        c = await player(daily, wire, new_key())
+        joined = await attempt(c, f"p{i}")
+        assert joined["type"] == "joined", joined
+        assert joined["daily"]["scored"] is True
+        assert joined["daily"]["id"] == f"{utc_date(daily.now())}/{GAME}"
+        assert "host_token" not in joined  # nobody may restart, rematch or reconfigure it
+        snap = joined["snapshot"]
+        assert snap["state"] == "racing" and snap["options"]["spectators"] is False
+        views.append(snap["you"]["view"])
+        acks = await play(c, moves)
+        if not acks or acks[-1]["status"] == "racing":
+            assert (await c.request({"type": "resign"}))["type"] == "ok"
+        results.append((await c.wait_event("results", timeout=30))["ranking"][0])
+        await c.close()
+    assert views[0] == views[1] == views[2]  # one deal for everyone that day
+    page = await board_settled(daily, 3)
+    by_name = {e["name"]: e for e in page["entries"]}
+    for row in results:
+        entry = by_name[row["name"]]
+        for field in ("status", "moves", "progress", "time"):
+            assert entry[field] == row[field], (field, entry, row)
+        assert entry["score"] == board_score(row)
+    assert [e["score"] for e in page["entries"]] == sorted(e["score"] for e in page["entries"])
+    assert page["finished"] == 3 and page["racing"] == 0
+
+
+async def test_second_scored_attempt_refused_practice_allowed(daily: Daily, wire) -> None:
+    key = new_key()
+    first = await player(daily, wire, key)
+    assert (await attempt(first, "ann"))["type"] == "joined"
+    await first.request({"type": "resign"})
+    await first.wait_event("results")
+    again = await player(daily, wire, key)  # the same player, another connection
+    refused = await attempt(again, "ann")
+    assert refused["type"] == "error" and refused["code"] == "daily_played", refused
+    assert "practice" in refused["message"]
+    practice = await attempt(again, "ann", practice=True)
+    assert practice["type"] == "joined" and practice["daily"]["scored"] is False
+    await play(again, 5)
+    await again.request({"type": "resign"})
+    await again.wait_event("results")
+    await board_settled(daily, 1)
+    entry = (await daily.transport.dailies.boards.page(board_name(utc_date(daily.now()), GAME)))[
+        "entries"
+    ][0]
+    assert entry["moves"] == 0 and entry["player"] == first.player  # the scored one's outcome
+    # anonymous: practice only
+    anon = await player(daily, wire)
+    assert (await attempt(anon, "x"))["code"] == "not_allowed"
+    assert (await attempt(anon, "x", practice=True))["type"] == "joined"
+
+
+async def test_hidden_seed_and_record_until_the_day_ends(daily: Daily, wire) -> None:
+    c = await player(daily, wire, new_key())
+    joined = await attempt(c, "ann")
+    await play(c, 4)
+    await c.request({"type": "resign"})
+    results = await c.wait_event("results")
+    date = utc_date(daily.now())
+    assert results["seed"] is None and results["salt"] is None
+    assert results["reveal_at"] == day_end_ms(date) and results["daily"] == joined["daily"]["id"]
+    rid = results["record"]
+
+    async def stored() -> bool:
+        return await daily.transport.records.get(rid) is not None
+
+    await until(stored, "the record is stored")
+    for path in (f"/api/record/{rid}", f"/api/record/{rid}.txt"):
+        status, body = await daily.json(path)
+        assert status == 403, path
+        assert body == {
+            "error": "daily deal: hidden until the day ends",
+            "reveal_at": day_end_ms(date),
+        }
+    daily.shift = day_end_ms(date) - daily.transport.service.clock()  # midnight UTC
+    status, body = await daily.json(f"/api/record/{rid}")
+    assert status == 200 and body["daily"] == date and body["scored"] is True
+    assert hidden_until(body, day_end_ms(date) - 1) == day_end_ms(date)
+    assert verify(body) == []
+    status, text = await daily.get(f"/api/record/{rid}.txt")
+    assert status == 200 and f'[Daily "{date}"]' in text.decode()
+    assert verify(parse(text.decode())) == [] and parse(export(body)) == body
+    # the deal is the first candidate of the day the solver wins, as documented
+    options = default_options(GAME)
+    secret = TEST_SECRET.encode()
+    budget = daily.transport.service.solver.budgets.for_draw(GAME)
+    n = next(
+        n
+        for n in range(100)
+        if solve_deal(
+            GAME, candidate_seed(secret, seed_text(date, GAME, options, n)), options, budget
+        ).verdict
+        == "won"
+    )
+    assert body["seed"] == candidate_seed(secret, seed_text(date, GAME, options, n))
+
+
+async def test_live_counts_on_the_landing_api(daily: Daily, wire) -> None:
+    async def mine() -> dict[str, Any]:
+        daily.fresh()
+        status, body = await daily.json("/api/daily")
+        assert status == 200 and body["date"] == utc_date(daily.now())
+        return next(x for x in body["dailies"] if x["game"] == GAME)
+
+    async def figures() -> tuple[int, int]:
+        got = await mine()
+        return got["racing"], got["finished"]
+
+    assert await figures() == (0, 0)
+    _, listing = await daily.json("/api/daily")
+    assert {x["game"] for x in listing["dailies"]} == set(m.GAME_NAMES)
+    a = await player(daily, wire, new_key())
+    b = await player(daily, wire)
+    await attempt(a, "ann")
+    await attempt(b, "bob", practice=True)
+    assert await figures() == (2, 0)
+    await a.request({"type": "resign"})
+    await a.wait_event("results")
+
+    async def now_is(racing: int, finished: int) -> bool:
+        return await figures() == (racing, finished)
+
+    await until(lambda: now_is(1, 1), "the scored attempt is finished and not racing")
+    await b.request({"type": "resign"})
+    await until(lambda: now_is(0, 1), "the practice attempt is over, and not on the board")
+    # the board page with the player's own entry, and its bad queries
+    date = utc_date(daily.now())
+    status, page = await daily.json(f"/api/daily/{date}/{GAME}?player={a.player}")
+    assert status == 200 and page["you"]["player"] == a.player and page["you"]["rank"] == 1
+    assert (await daily.json(f"/api/daily/2026-13-01/{GAME}"))[0] == 404
+    assert (await daily.json(f"/api/daily/{date}/{GAME}?count=1000"))[0] == 400
+
+
+async def test_a_new_day_deals_a_new_daily(daily: Daily, wire) -> None:
+    c = await player(daily, wire, new_key())
+    one = await attempt(c, "ann")
+    await c.request({"type": "resign"})
+    daily.shift = 86_400_000
+    two = await attempt(c, "ann")  # scored again: it is another day's daily
+    assert two["type"] == "joined" and two["daily"]["scored"] is True
+    assert two["daily"]["date"] != one["daily"]["date"]
+
+
+async def test_bad_daily_requests_change_nothing(daily: Daily, wire) -> None:
+    c = await player(daily, wire, new_key())
+    asks = [
+        {"game": "chess"},
+        {"game": GAME, "game_options": {"nope": 1}},
+        {"game": "klondike", "game_options": {"draw": 3}},
+    ]
+    for ask in asks:
+        reply = await c.request({"type": "daily", "name": "ann", **ask})
+        assert reply["type"] == "error" and reply["code"] == "bad_options", reply
+    assert (await c.request({"type": "daily", "name": "ann"}))["code"] == "bad_message"
+    page = await daily.transport.dailies.boards.page(board_name(utc_date(daily.now()), GAME))
+    assert page["total"] == 0
+
+
+async def test_board_order(redis_url: str, key_prefix: str) -> None:
+    """Finisher faster > finisher slower > same time, fewer moves > more progress > less
+    progress (then reached sooner) > never moved: one packed score each, exact."""
+    rows = [
+        {"name": "fast", "status": "won", "time": 60_000, "moves": 90, "progress": 1.0},
+        {"name": "fewer", "status": "won", "time": 61_000, "moves": 80, "progress": 1.0},
+        {"name": "more", "status": "won", "time": 61_000, "moves": 81, "progress": 1.0},
+        {"name": "far", "status": "dead", "time": 30_000, "moves": 40, "progress": 0.75},
+        {"name": "near", "status": "resigned", "time": 5_000, "moves": 9, "progress": 0.25},
+        {"name": "later", "status": "timeout", "time": 9_000, "moves": 9, "progress": 0.25},
+        {"name": "idle", "status": "racing", "time": None, "moves": 0, "progress": 0.0},
+    ]
+    redis = connect(redis_url, max_connections=2, pool_timeout=5)
+    boards = Boards(redis, key_prefix)
+    try:
+        for i, row in enumerate(reversed(rows)):
+            await boards.submit("order", f"p{i}", board_score(row), row)
+        page = await boards.page("order", 0, 10)
+        assert [e["name"] for e in page["entries"]] == [r["name"] for r in rows]
+        assert all(board_score(r) < 2**53 for r in rows)
+    finally:
+        with contextlib.suppress(Exception):
+            await redis.delete(*boards.keys("order"))
+        await redis.aclose()
+
+
+def test_daily_attempts_spend_the_room_budget() -> None:
+    guard = Guard(GuardLimits(rooms_per_address=2))
+    key = guard.connect("192.0.2.1")
+    guard.check(key, "daily")
+    guard.check(key, "create")
+    with pytest.raises(m.ProtocolError) as refused:
+        guard.check(key, "daily")
+    assert refused.value.code == "rate_limited" and refused.value.extra["limit"] == "rooms"
