@@ -19,6 +19,7 @@ CLIENT_EXAMPLES = {
     "hello": {"version": 1, "client": "solrace-web/0.1", "player_key": "k" * 43},
     "create": {"name": "ann", "options": {"game": "puttputt"}, "play": True},
     "join": {"room": "KX7QF", "name": "bob"},
+    "daily": {"game": "klondike", "name": "ann", "practice": False},
     "spectate": {"room": "KX7QF", "last_event": 4},
     "resume": {"room": "KX7QF", "token": "abc", "last_event": 12},
     "leave": {},
