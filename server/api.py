@@ -97,7 +97,7 @@ class Api:
             return await self.player(request, parts[1], parse_qs(url.query))
         if parts[0] == "daily" and self.dailies is not None:
             if len(parts) == 1:
-                return _revalidated(request, await self.dailies.listing())
+                return await self.daily_listing(request, parse_qs(url.query))
             if len(parts) == 3:
                 return await self.daily_board(request, parts[1], parts[2], parse_qs(url.query))
         return not_found("endpoint")
@@ -132,6 +132,13 @@ class Api:
         body = json.dumps(page, separators=(",", ":")).encode()
         etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
         return _cached(request, body, JSON, etag, "no-cache")
+
+    async def daily_listing(self, request: Request, query: dict[str, list[str]]) -> Response:
+        assert self.dailies is not None
+        player = query["player"][0] if query.get("player") else None
+        if player is not None and not is_player_id(player):
+            return _json(HTTPStatus.BAD_REQUEST, {"error": "no such player id"})
+        return _revalidated(request, await self.dailies.listing(player))
 
     async def daily_board(
         self, request: Request, date: str, game: str, query: dict[str, list[str]]

@@ -382,13 +382,20 @@ class Dailies:
             for i, game in enumerate(games)
         }
 
-    async def listing(self) -> dict[str, Any]:
-        """Today's dailies (`/api/daily`), a moment old at most."""
+    async def listing(self, player: str | None = None) -> dict[str, Any]:
+        """Today's dailies (`/api/daily`), a moment old at most; with a player id, whether
+        that player has had their scored attempt at each (`played`)."""
         date = self.today()
-        return await self.pages.get(date, lambda: self._listing(date))
+        return await self.pages.get(f"{date}?{player or ''}", lambda: self._listing(date, player))
 
-    async def _listing(self, date: str) -> dict[str, Any]:
+    async def _listing(self, date: str, player: str | None) -> dict[str, Any]:
         counts = await self.counts(date, list(m.GAME_NAMES))
+        if player is not None:
+            pipe = self.redis.pipeline(transaction=False)
+            for game in m.GAME_NAMES:
+                pipe.zscore(self.boards.keys(board_name(date, game))[0], player)
+            for game, score in zip(m.GAME_NAMES, await pipe.execute(), strict=True):
+                counts[game]["played"] = score is not None
         titles = game_titles()
         return {
             "date": date,

@@ -115,7 +115,14 @@ def snapshot(
         "you": you,
         "boards": boards,
         "results": d["results"] if room.state == FINISHED else None,
+        "daily": daily_info(d),
     }
+
+
+def daily_info(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """A daily attempt's description (server/daily.py) as its racer may see it (None: not one)."""
+    daily = doc.get("daily")
+    return None if daily is None else {k: v for k, v in daily.items() if k != "player"}
 
 
 def lobby_row(doc: dict[str, Any], connected: dict[str, int] | None = None) -> dict[str, Any]:

@@ -141,6 +141,7 @@ async def test_three_players_at_different_times_race_one_deal(daily: Daily, wire
         assert "host_token" not in joined  # nobody may restart, rematch or reconfigure it
         snap = joined["snapshot"]
         assert snap["state"] == "racing" and snap["options"]["spectators"] is False
+        assert snap["daily"] == joined["daily"]
         views.append(snap["you"]["view"])
         acks = await play(c, moves)
         if not acks or acks[-1]["status"] == "racing":
@@ -256,6 +257,8 @@ async def test_live_counts_on_the_landing_api(daily: Daily, wire) -> None:
         return await figures() == (racing, finished)
 
     await until(lambda: now_is(1, 1), "the scored attempt is finished and not racing")
+    _, seen = await daily.json(f"/api/daily?player={a.player}")
+    assert {x["game"]: x["played"] for x in seen["dailies"]} == {g: g == GAME for g in m.GAME_NAMES}
     await b.request({"type": "resign"})
     await until(lambda: now_is(0, 1), "the practice attempt is over, and not on the board")
     # the board page with the player's own entry, and its bad queries
