@@ -13,6 +13,7 @@ import { seatGuard } from "./seats.js";
 import { keyIntent } from "./keys.js";
 import { playSound, played } from "./sound.js";
 import { measure, play as animate, animated } from "./anim.js";
+import { dailyState, loadDailies, loadBoard } from "./daily.js";
 
 const root = document.getElementById("app");
 let state = initialState();
@@ -27,6 +28,7 @@ const ui = {
   help: null,         // the game whose "How to play" is open
   racersOpen: false,  // the race panel, unfolded (phones fold it)
   settings: { auto: loadSetting("auto", "off"), sound: loadSetting("sound", "off") === "on" },
+  daily: dailyState(), // today's dailies and their boards (daily.js)
 };
 const auto = { busy: false, paused: false }; // one automatic move at a time; an error pauses it
 let resyncing = false;
@@ -78,6 +80,7 @@ function dispatch(msg) {
     seats.release();
   }
   announce(before, msg);
+  if (msg.type === "event" && msg.kind === "results" && state.snap?.daily) refreshDaily();
   maybeResync();
   autoStep();
 }
@@ -109,6 +112,7 @@ async function onReady(welcome) {
       return;
     }
     refreshLobby();
+    refreshDaily();
     return;
   }
   // A seat this tab does not play yet (a reload, a duplicated tab): another tab may play it.
@@ -138,9 +142,10 @@ async function rejoin(saved) {
     if (reply.type === "error") {
       saveSession(null);
       seats.release();
-      setState({ ...initialState(), conn: state.conn, games: state.games, server: state.server,
+      setState({ ...initialState(), conn: state.conn, games: state.games, server: state.server, player: state.player,
         notice: { kind: "error", code: reply.code, text: `Could not rejoin ${saved.room}: ${reply.message}`, at: Date.now() } });
       refreshLobby();
+      refreshDaily();
       return;
     }
     if (player) seats.hold(saved.room, saved.token);
@@ -234,6 +239,40 @@ async function refreshLobby() {
   } catch { /* offline: the list stays as it was */ }
 }
 
+/** The dailies as the page shows them now: the landing page's list (and the open board), or
+ * the board of the daily being raced. Polled every few seconds: the server caches each page. */
+async function refreshDaily() {
+  try {
+    const info = state.snap?.daily;
+    if (info) await loadBoard(ui.daily, info.id, state.player);
+    else if (!state.room) {
+      await loadDailies(ui.daily, state.player);
+      if (ui.daily.open) await loadBoard(ui.daily, ui.daily.open, state.player);
+    } else return;
+    render();
+  } catch { /* offline or an older server: the page goes on without dailies */ }
+}
+
+async function playDaily(game, practice) {
+  const name = playerName();
+  if (!name) return;
+  const msg = { type: "daily", game, name, ...(practice ? { practice: true } : {}) };
+  if (!conn.ready) notify("Connecting to the server…", "info", "connecting");
+  let reply;
+  try {
+    reply = await conn.request(msg, { wait: true });
+  } catch (err) {
+    return notify(err.message);
+  }
+  if (reply.type === "error") {
+    // the reducer shows the server's words; the card offers practice from now on
+    if (reply.code === "daily_played") refreshDaily();
+    return;
+  }
+  enteredRoom(reply);
+  refreshDaily();
+}
+
 // ---- requests -----------------------------------------------------------------------
 
 /** A request whose error reply is shown by the reducer; `wait`: queue it until connected. */
@@ -293,13 +332,14 @@ function leaveRoom() {
   history.replaceState(null, "", "/");
   ui.sel = null;
   ui.seatConflict = null;
-  state = { ...initialState(), conn: state.conn, games: state.games, server: state.server };
+  state = { ...initialState(), conn: state.conn, games: state.games, server: state.server, player: state.player };
   if (ui.movedAway) {
     ui.movedAway = false;
     conn.start();
   }
   render();
   refreshLobby();
+  refreshDaily();
 }
 
 async function createRoom(play, options) {
@@ -316,7 +356,7 @@ async function raceAgainElsewhere() {
   if (state.room) conn.send({ type: "leave" });
   saveSession(null);
   seats.release();
-  state = { ...initialState(), conn: state.conn, games: state.games, server: state.server };
+  state = { ...initialState(), conn: state.conn, games: state.games, server: state.server, player: state.player };
   await createRoom(true, options);
 }
 
@@ -341,6 +381,12 @@ const actions = {
   "join-room": (el) => joinRoom(el.dataset.room),
   "watch-room": (el) => watchRoom(el.dataset.room),
   lobby: refreshLobby,
+  "daily-play": (el) => playDaily(el.dataset.game, Boolean(el.dataset.practice)),
+  "daily-board"(el) {
+    ui.daily.open = ui.daily.open === el.dataset.id ? null : el.dataset.id;
+    render();
+    refreshDaily();
+  },
   ready() {
     const mine = me(state);
     if (mine) ask({ type: "ready", ready: !mine.ready });
@@ -604,6 +650,8 @@ function tick() {
 setInterval(tick, 100);
 // The public room list stays fresh while someone is choosing a room.
 setInterval(() => { if (!state.room && state.conn === "open") refreshLobby(); }, 10000);
+// The dailies' live figures ("3 racing now"), on the landing page and beside a daily race.
+setInterval(() => { if (!document.hidden && (!state.room || state.snap?.daily)) refreshDaily(); }, 5000);
 // Exposed for the browser tests and for debugging from the console; not used by the page.
 window.solrace = { get state() { return state; }, ui, conn, received, sounds: played, animated };
 render();

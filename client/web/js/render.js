@@ -7,6 +7,7 @@ import { helpDialog } from "./help.js";
 import { renderBoard } from "./board.js";
 import { canUndo, gameInfo, gameTitle, isHost, me, rankedTime, serverNow } from "./state.js";
 import { currentHint, hintText, verdictLines } from "./hint.js";
+import { dailyCards, dailyPanel, dailyRank } from "./daily.js";
 
 // Games, their titles and their rule options come from the server's welcome; the page only
 // words the options it knows (any other option shows its own name and values).
@@ -93,6 +94,7 @@ function notice(state) {
 function homeScreen(state, ui) {
   const rooms = state.lobby || [];
   return h("main.home",
+    dailyCards(state, ui.daily),
     h("section.panel.hero",
       h("h1", "Race your friends on the same deal"),
       h("p.lead", "Patience games, one shuffle for everyone, live progress bars. First to clear the table wins."),
@@ -255,6 +257,13 @@ const RANK_RULE = "Ranking: whoever cleared the table comes first, fastest first
 /** Seed, salt and commitment, one click away: enough to check the deal was fixed before the start. */
 function verifyBox(state, r) {
   const commitment = r.commitment || state.snap.commitment;
+  if (r.seed == null && r.reveal_at) {
+    return h("details.verify", { dataset: { testid: "verify" } },
+      h("summary", "Verify this race"),
+      h("p.muted", `Today's daily deal stays secret until the day ends (${new Date(r.reveal_at).toUTCString()}): `
+        + "then the seed, the salt and this race's record are published for anyone to check."),
+      commitment ? h("dl.fair", h("dt", "Commitment"), h("dd", h("code", commitment))) : null);
+  }
   return h("details.verify", { dataset: { testid: "verify" } },
     h("summary", "Verify this race"),
     h("p.muted", "Before the countdown the server published the commitment. It must equal SHA-256 of the "
@@ -277,7 +286,7 @@ function rematchBox(state) {
     h("button.primary", { dataset: { action: "new-room", testid: "new-room" } }, "Race again in a new room"));
 }
 
-function resultsTable(state) {
+function resultsTable(state, ui) {
   const r = state.snap.results;
   if (!r || !r.ranking) return null;
   return h("section.panel.results", { dataset: { testid: "results" } },
@@ -291,8 +300,10 @@ function resultsTable(state) {
     h("p.muted.rank-rule", { dataset: { testid: "rank-rule" } }, RANK_RULE),
     h("div.verdicts", { dataset: { testid: "verdicts" } },
       (verdictLines(r, state.snap.players) || ["Was it winnable? The solver is checking…"]).map((t) => h("p.muted", t))),
+    dailyRank(state, ui.daily),
     verifyBox(state, r),
-    state.role === "player" || isHost(state) ? rematchBox(state) : null);
+    state.snap.daily ? h("div.actions", h("button.primary", { dataset: { action: "home", testid: "daily-home" } }, "Back to the dailies"))
+      : state.role === "player" || isHost(state) ? rematchBox(state) : null);
 }
 
 /** The player's own settings: automatic moves to the foundations, and sound. */
@@ -370,11 +381,13 @@ function raceScreen(state, ui, clocks) {
   return h(`main.race.state-${snap.state}`, { dataset: { state: snap.state } },
     raceBar(state, ui, clocks),
     snap.state === "countdown" ? h("div.countdown-overlay", h("span", { dataset: { clock: "countdown" } }, clocks.countdown || "")) : null,
-    resultsTable(state),
+    resultsTable(state, ui),
     statusBanner(state),
     h("div.race-layout",
       h("div.race-main", main),
-      racersPanel(state, ui, players)));
+      state.snap.daily
+        ? h("div.race-side", racersPanel(state, ui, players), dailyPanel(state, ui.daily))
+        : racersPanel(state, ui, players)));
 }
 
 /** Everyone's progress; on a phone it folds to one line above the board (tap to open). */

@@ -1,0 +1,94 @@
+// Daily races: the landing page's cards, a daily's board, and the player's rank after a race.
+// The server decides everything (which dailies exist, scored or practice, the order); this
+// reads /api/daily (PROTOCOL.md, Daily races) and words it.
+
+import { h } from "./dom.js";
+import { formatTime, plural } from "./render.js";
+
+/** What this page knows of the dailies: today's list, the boards it looked at, which board is open. */
+export function dailyState() {
+  return { list: null, boards: {}, open: null };
+}
+
+async function getJson(path) {
+  const r = await fetch(path, { cache: "no-cache" });
+  if (!r.ok) throw new Error(`${path}: ${r.status}`);
+  return r.json();
+}
+
+/** Today's dailies (with `played` for this player). */
+export async function loadDailies(daily, player) {
+  daily.list = await getJson(`/api/daily${player ? `?player=${player}` : ""}`);
+  return daily.list;
+}
+
+/** A daily's top 10 and the player's own entry. */
+export async function loadBoard(daily, id, player) {
+  const board = await getJson(`/api/daily/${id}?count=10${player ? `&player=${player}` : ""}`);
+  daily.boards[id] = board;
+  return board;
+}
+
+export function liveText(x) {
+  return `${x.racing} racing now · ${x.finished} finished`;
+}
+
+const STATUS = { won: "won", dead: "stuck", resigned: "resigned", timeout: "timed out", left: "left", racing: "racing" };
+
+function boardRow(e, player) {
+  const result = e.status === "won" ? formatTime(e.time) : `${STATUS[e.status] || e.status} ${Math.round((e.progress || 0) * 100)}%`;
+  return h(`tr.${e.player === player ? "me" : "other"}`, { dataset: { player: e.player } },
+    h("td", String(e.rank)), h("td.name", e.name), h("td", result), h("td.col-moves", String(e.moves ?? "")));
+}
+
+/** A daily's board: the top 10, and the player's own entry when it is further down. */
+export function boardTable(board, player) {
+  if (!board) return h("p.muted", "Loading the board…");
+  if (!board.entries.length) return h("p.muted", "Nobody has finished yet: be the first.");
+  const rows = board.entries.map((e) => boardRow(e, player));
+  const you = board.you;
+  if (you && you.rank > board.entries.length) rows.push(h("tr.gap", h("td", { colspan: "4" }, "…")), boardRow(you, player));
+  return h("table.daily-board", { dataset: { testid: "daily-board" } }, h("tbody", rows));
+}
+
+/** One card per game on the landing page: the live figures, Play (or Practice), the board. */
+export function dailyCards(state, daily) {
+  const list = daily.list;
+  if (!list) return null;
+  return h("section.panel.dailies", { dataset: { testid: "dailies" } },
+    h("div.panel-head", h("h2", `Today's dailies · ${list.date}`)),
+    h("p.muted", "One deal per game for everyone today, alone against the clock. Your first go counts on the board; after that, practice."),
+    h("div.daily-cards", list.dailies.map((x) => h("article.daily-card", { dataset: { game: x.game, testid: `daily-${x.game}` } },
+      h("h3", x.title),
+      h("p.live", { dataset: { testid: "daily-live" } }, liveText(x)),
+      h("div.actions",
+        x.played
+          ? h("button", { dataset: { action: "daily-play", game: x.game, practice: "1" } }, "Practice")
+          : h("button.primary", { dataset: { action: "daily-play", game: x.game } }, "Play"),
+        h("button.small.ghost", { dataset: { action: "daily-board", id: x.id }, "aria-expanded": String(daily.open === x.id) }, "Board")),
+      daily.open === x.id ? boardTable(daily.boards[x.id], state.player) : null))));
+}
+
+/** Beside a daily race: which daily, how many race it now, its board. */
+export function dailyPanel(state, daily) {
+  const info = state.snap?.daily;
+  if (!info) return null;
+  const board = daily.boards[info.id];
+  return h("section.panel.daily-race", { dataset: { testid: "daily-race" } },
+    h("h2", `Daily · ${info.date}`),
+    h("p.muted", info.scored ? "Scored: your first go today." : "Practice: not on the board."),
+    board ? h("p.live", { dataset: { testid: "daily-live" } }, liveText(board)) : null,
+    boardTable(board, state.player));
+}
+
+/** The results screen's line: the player's rank on the daily's board. */
+export function dailyRank(state, daily) {
+  const info = state.snap?.daily;
+  if (!info) return null;
+  if (!info.scored) return h("p.daily-rank", { dataset: { testid: "daily-rank" } }, "Practice: not on the daily board.");
+  const you = daily.boards[info.id]?.you;
+  const text = you && you.status !== "racing"
+    ? `Daily board: #${you.rank} of ${plural(daily.boards[info.id].total, "player")}.`
+    : "Daily board: placing you…";
+  return h("p.daily-rank", { dataset: { testid: "daily-rank" } }, text);
+}

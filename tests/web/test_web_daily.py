@@ -1,0 +1,55 @@
+"""The landing page's daily cards (issue 13) against a real `solrace serve`: Play starts the
+day's Putt Putt daily at once with its board beside the race, another browser's card shows
+"1 racing now", the results give the player's rank on the daily's board and keep the deal
+secret, and back on the landing page the card offers Practice."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+from web.pages import TIMEOUT, js, new_page
+
+pytestmark = pytest.mark.browser
+
+CARD = "[data-testid=daily-puttputt]"
+
+
+def test_play_the_daily_from_the_landing_page(browser, web_server):
+    errors: list[str] = []
+    ann = new_page(browser, errors, "ann")
+    bob = new_page(browser, errors, "bob")
+    try:
+        ann.goto(web_server.url + "/")
+        expect(ann.locator(f"{CARD} [data-testid=daily-live]")).to_have_text(
+            "0 racing now · 0 finished", timeout=TIMEOUT
+        )
+        ann.fill("#name", "Ann")
+        ann.click(f"{CARD} [data-action=daily-play]")
+        js(ann, "S.snap && S.snap.state === 'racing' && S.view && S.snap.daily.scored")
+        side = ann.locator("[data-testid=daily-race]")
+        expect(side.locator("[data-testid=daily-live]")).to_have_text(
+            "1 racing now · 0 finished", timeout=TIMEOUT
+        )
+        expect(side.locator("[data-testid=daily-board] tr.me")).to_contain_text("Ann")
+
+        bob.goto(web_server.url + "/")
+        expect(bob.locator(f"{CARD} [data-testid=daily-live]")).to_have_text(
+            "1 racing now · 0 finished", timeout=TIMEOUT
+        )
+
+        ann.click("[data-action=resign]")
+        expect(ann.locator("[data-testid=daily-rank]")).to_have_text(
+            "Daily board: #1 of 1 player.", timeout=TIMEOUT
+        )
+        expect(ann.locator("[data-testid=verify]")).to_contain_text("stays secret")
+        ann.click("[data-testid=daily-home]")
+        expect(ann.locator(f"{CARD} [data-action=daily-play]")).to_have_text(
+            "Practice", timeout=TIMEOUT
+        )
+        expect(ann.locator(f"{CARD} [data-testid=daily-live]")).to_have_text(
+            "0 racing now · 1 finished", timeout=TIMEOUT
+        )
+        assert errors == []
+    finally:
+        ann.context.close()
+        bob.context.close()
