@@ -457,6 +457,13 @@ class Client:
             msg["options"] = options
         return await self._joined(msg)
 
+    async def daily(self, game: str, name: str, practice: bool = False) -> ev.Joined:
+        """Start today's daily of `game` (PROTOCOL.md, Daily races): scored unless `practice`;
+        a second scored attempt is refused with `daily_played`."""
+        return await self._joined(
+            {"type": "daily", "game": game, "name": name, "practice": practice}
+        )
+
     async def join(self, room: str, name: str) -> ev.Joined:
         return await self._joined({"type": "join", "room": room, "name": name})
 

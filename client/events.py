@@ -40,6 +40,8 @@ class Joined(Message):
     token: str | None = None
     host_token: str | None = None
     snapshot: dict[str, Any] = field(default_factory=dict)
+    #: a daily attempt: its id, date, game, whether it is scored, when its deal is revealed
+    daily: dict[str, Any] | None = None
 
 
 @dataclass(kw_only=True)
@@ -188,8 +190,9 @@ class Progress(Event):
 @dataclass(kw_only=True)
 class Results(Event):
     ranking: list[dict[str, Any]] = field(default_factory=list)
-    seed: int | None = None
+    seed: int | None = None  # None in a daily race's results until its day is over
     salt: str | None = None
+    reveal_at: int | None = None
     game: str | None = None
     game_options: dict[str, Any] = field(default_factory=dict)
     moves: dict[str, list[str]] = field(default_factory=dict)

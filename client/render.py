@@ -201,7 +201,10 @@ def render_results(room: RoomModel) -> str:
             f"{round(100 * float(r.get('progress', 0)))}% {r.get('moves')} moves"
             + (f" {clock_text(t / 1000)}" if t is not None else "")
         )
-    if "seed" in results:
+    if results.get("seed") is None and results.get("reveal_at"):
+        at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(results["reveal_at"] / 1000))
+        lines.append(f"  the daily's seed and salt are revealed at {at}")
+    elif "seed" in results:
         lines.append(f"  seed {results['seed']} salt {results.get('salt')}")
     return "\n".join(lines)
 

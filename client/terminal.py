@@ -33,7 +33,7 @@ from .moves import legal_moves
 from .options import parse_option, room_options
 from .player_key import load_or_create
 from .render import player_line, render_player_screen, render_results, render_spectator_screen
-from .urls import DEFAULT_SERVER, parse_target
+from .urls import DEFAULT_SERVER, parse_target, share_link
 from .verdicts import hint_line, solved_line
 
 COMMANDS = [
@@ -320,6 +320,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--spectate-only", action="store_true", help="with --create: host without a seat"
     )
     parser.add_argument(
+        "--daily",
+        metavar="GAME",
+        help="race today's daily deal of GAME, alone against everyone who played it "
+        "(your first go today counts on its board)",
+    )
+    parser.add_argument(
+        "--practice", action="store_true", help="with --daily: a practice go, off the board"
+    )
+    parser.add_argument(
         "--anonymous",
         action="store_true",
         help="race without the player key (kept in ~/.config/solrace/player-key: your history)",
@@ -358,11 +367,14 @@ async def _main(args: argparse.Namespace) -> int:
                 f"room {joined.room} created; share {target.share_link(joined.room)}"
                 f" or the code {joined.room}"
             )
+        elif args.daily:
+            joined = await client.daily(args.daily, args.name, practice=args.practice)
+            said = daily_said(joined, target)
         elif target.room:
             joined = await client.join(target.room, args.name)
             said = f"joined room {joined.room} as seat {joined.seat}"
         else:
-            print("solrace play: name a room, or use --create GAME")
+            print("solrace play: name a room, or use --create GAME or --daily GAME")
             return 2
         if full_screen:
             from .tui import RaceApp
@@ -377,10 +389,20 @@ async def _main(args: argparse.Namespace) -> int:
         await term.run()
     except ServerError as exc:
         print(f"refused: {exc.code}: {exc.message}")
+        if exc.code == "daily_played":
+            print("practice it with: solrace play --daily GAME --practice")
         return 1
     finally:
         await client.close()
     return 0
+
+
+def daily_said(joined: ev.Joined, target: Any) -> str:
+    """The first line of a daily race: which daily, scored or practice, and where its board is."""
+    info = joined.daily or {}
+    kind = "scored: your first go today" if info.get("scored") else "practice: not on the board"
+    board = share_link(target.url, None) + f"api/daily/{info.get('id')}"
+    return f"daily {info.get('id')} ({kind}); its board: {board}"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -335,3 +335,66 @@ async def test_bot_command_can_create_and_host_a_room(server_url, solrace_cmd, c
         assert watcher.room.state == "finished" and len(watcher.room.results["ranking"]) == 2
     finally:
         await watcher.close()
+
+
+async def test_play_daily_scored_then_refused_then_practice(server_url, solrace_cmd, child_env):
+    """`solrace play --daily GAME`: the first go is scored; the same player key's second is
+    refused with the server's reason and how to practise; `--practice` is allowed."""
+
+    async def play(*extra: str) -> tuple[str, asyncio.subprocess.Process]:
+        proc = await asyncio.create_subprocess_exec(
+            *solrace_cmd,
+            "play",
+            "--server",
+            server_url,
+            "--daily",
+            "puttputt",
+            "--name",
+            "ann",
+            "--no-color",
+            "--plain",
+            *extra,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env=child_env,
+        )
+        return await read_until(proc.stdout, "daily" if not extra else "practice"), proc
+
+    out, proc = await play()
+    try:
+        assert "(scored: your first go today)" in out and "/api/daily/" in out
+        proc.stdin.write(b"/resign\n")
+        await proc.stdin.drain()
+        out = await read_until(proc.stdout, "revealed at")
+        assert "results:" in out
+        proc.stdin.close()
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    again = await asyncio.create_subprocess_exec(
+        *solrace_cmd,
+        "play",
+        "--server",
+        server_url,
+        "--daily",
+        "puttputt",
+        "--plain",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=child_env,
+    )
+    said = (await asyncio.wait_for(again.communicate(), 30))[0].decode()
+    assert again.returncode == 1 and "refused: daily_played" in said
+    assert "--practice" in said
+    out, proc = await play("--practice")
+    try:
+        assert "(practice: not on the board)" in out
+        proc.stdin.close()
+        await asyncio.wait_for(proc.wait(), 10)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
