@@ -36,7 +36,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -81,6 +81,10 @@ _NOT_WON = 1 << 40
 def utc_date(ms: int) -> str:
     """The UTC day (YYYY-MM-DD) of a Unix time in ms."""
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).date().isoformat()
+
+
+def next_date(date: str) -> str:
+    return (datetime.date.fromisoformat(date) + datetime.timedelta(days=1)).isoformat()
 
 
 def daily_id(date: str, game: str) -> str:
@@ -210,7 +214,9 @@ class Dailies:
         self.deals: Shared[DailyDeal] = Shared(ttl=DAY_MS / 1000, size=64)
         #: `/api/daily` and board pages, a moment each (a poll every few seconds is live enough)
         self.pages: Shared[dict[str, Any]] = Shared(ttl=2.0, size=256)
+        #: the ends of attempts being written, and the next days' deals being drawn ahead
         self.tasks: set[asyncio.Task[None]] = set()
+        self.drawing: set[asyncio.Task[None]] = set()
 
     def key(self, date: str, game: str, part: str) -> str:
         return f"{self.prefix}daily:{{{daily_id(date, game)}}}:{part}"
@@ -221,8 +227,29 @@ class Dailies:
     # --- the deal -----------------------------------------------------------------------
 
     async def deal(self, date: str, game: str) -> DailyDeal:
-        """The daily's deal: this process's copy, else Redis's, else drawn now (and kept)."""
-        return await self.deals.get(daily_id(date, game), lambda: self._deal(date, game))
+        """The daily's deal: this process's copy, else Redis's, else drawn now (and kept).
+        The next day's deal of a game played today is drawn ahead, in the background: a
+        Klondike daily takes the solver tens of candidates (20-50 s on two busy workers),
+        which its day's first player should not wait for."""
+        found = await self.deals.get(daily_id(date, game), lambda: self._deal(date, game))
+        following = next_date(date)
+        if date == self.today() and daily_id(following, game) not in self.deals.kept:
+            self._spawn(self._ahead(following, game), self.drawing)
+        return found
+
+    async def _ahead(self, date: str, game: str) -> None:
+        try:
+            await self.deals.get(daily_id(date, game), lambda: self._deal(date, game))
+        except Exception as exc:  # the server is closing, or Redis is away: drawn when asked
+            log.info("daily %s not drawn ahead: %r", daily_id(date, game), exc)
+
+    def _spawn(
+        self, coro: Coroutine[Any, Any, None], into: set[asyncio.Task[None]] | None = None
+    ) -> None:
+        tasks = self.tasks if into is None else into
+        task = asyncio.ensure_future(coro)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
 
     async def _deal(self, date: str, game: str) -> DailyDeal:
         key = self.key(date, game, "deal")
@@ -332,9 +359,7 @@ class Dailies:
         """The service's hook as a race's results are stored: a daily attempt leaves the live
         set, and a scored one's board entry becomes its outcome (in the background)."""
         if room.doc.get("daily") and room.doc["results"] is not None:
-            task = asyncio.ensure_future(self._ended(room.code, room.doc))
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
+            self._spawn(self._ended(room.code, room.doc))
 
     async def _ended(self, code: str, doc: dict[str, Any]) -> None:
         d = doc["daily"]
@@ -364,6 +389,10 @@ class Dailies:
             log.warning("daily %s: the end of an attempt not stored", d["id"], exc_info=True)
 
     async def flush(self, timeout: float = 5.0) -> None:
+        """Shutting down: the ends of attempts being written get a bounded wait; a deal
+        being drawn ahead is dropped (the solver is closing)."""
+        for task in self.drawing:
+            task.cancel()
         if self.tasks:
             await asyncio.wait(self.tasks, timeout=timeout)
 

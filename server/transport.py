@@ -278,6 +278,10 @@ class Transport:
             await handler(conn, msg, ref)
             return
         self.guard.check(conn.limit_key, kind)
+        if kind == "daily":
+            # the day's deal is drawn by the solver (CPU, off the loop), once a day: asking
+            # for it must not hold one of the server's Redis turns while it is drawn
+            await self.dailies.deal(self.dailies.today(), self.dailies.check_request(msg))
         try:
             async with self.guard.turn(kind, conn.limit_key):
                 await handler(conn, msg, ref)

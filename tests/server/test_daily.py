@@ -273,6 +273,13 @@ async def test_a_new_day_deals_a_new_daily(daily: Daily, wire) -> None:
     c = await player(daily, wire, new_key())
     one = await attempt(c, "ann")
     await c.request({"type": "resign"})
+    tomorrow = utc_date(daily.now() + 86_400_000)
+    dailies = daily.transport.dailies
+
+    async def drawn_ahead() -> bool:
+        return bool(await dailies.redis.exists(dailies.key(tomorrow, GAME, "deal")))
+
+    await until(drawn_ahead, "tomorrow's deal of a game played today is drawn ahead")
     daily.shift = 86_400_000
     two = await attempt(c, "ann")  # scored again: it is another day's daily
     assert two["type"] == "joined" and two["daily"]["scored"] is True
