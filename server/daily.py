@@ -46,7 +46,7 @@ from solrace.protocol.messages import ProtocolError
 from solrace.protocol.records import commitment, day_end_ms, record_id
 from solrace.server.boards import Boards
 from solrace.server.redis_conn import Client
-from solrace.server.room import Room, check_game_options
+from solrace.server.room import Room, check_game_options, clean_name
 from solrace.server.solving import WON, SolverPool, draw_solve
 
 log = logging.getLogger("solrace.server")
@@ -271,7 +271,9 @@ class Dailies:
     # --- attempts -----------------------------------------------------------------------
 
     def check_request(self, msg: dict[str, Any]) -> str:
-        """The game of a `daily` request; its rules must be the defaults (or left out)."""
+        """The game of a `daily` request; its rules must be the defaults (or left out), and
+        its name one a seat takes: every refusal comes before the attempt is entered."""
+        clean_name(msg["name"])
         game = msg["game"]
         if game not in m.GAME_NAMES:
             raise ProtocolError("bad_options", f"no game {game!r}", field="game")

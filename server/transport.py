@@ -29,7 +29,7 @@ from solrace.server.lease import Leases
 from solrace.server.metrics import METRICS
 from solrace.server.records import DEFAULT_RECORD_DAYS, Records
 from solrace.server.redis_conn import TRANSIENT_ERRORS
-from solrace.server.room import Room
+from solrace.server.room import Room, clean_name
 from solrace.server.service import RoomService, normalize_code
 from solrace.server.solving import RaceVerdicts, SolverPool, hint
 from solrace.server.store import EventSink, Store
@@ -403,13 +403,10 @@ class Transport:
         """A daily attempt: a solo room dealt the day's deal, racing at once (server/daily.py).
         No host token goes out: nobody may reconfigure, restart or rematch an attempt."""
         game = self.dailies.check_request(msg)
-        rule, info = await self.dailies.begin(
-            game, msg["name"], conn.player, bool(msg.get("practice"))
-        )
+        name = clean_name(msg["name"])
+        rule, info = await self.dailies.begin(game, name, conn.player, bool(msg.get("practice")))
         options = {"game": game, **DAILY_OPTIONS}
-        out = await self.service.create(
-            msg["name"], options, True, conn.player, conn.addr, prepare=rule
-        )
+        out = await self.service.create(name, options, True, conn.player, conn.addr, prepare=rule)
         conn.seated.add(out["room"])
         await self.dailies.started(out["room"], out["doc"])
         await self._joined(

@@ -297,6 +297,8 @@ async def test_bad_daily_requests_change_nothing(daily: Daily, wire) -> None:
         reply = await c.request({"type": "daily", "name": "ann", **ask})
         assert reply["type"] == "error" and reply["code"] == "bad_options", reply
     assert (await c.request({"type": "daily", "name": "ann"}))["code"] == "bad_message"
+    blank = await c.request({"type": "daily", "name": "   ", "game": GAME})
+    assert blank["code"] == "bad_message" and blank["field"] == "name"
     page = await daily.transport.dailies.boards.page(board_name(utc_date(daily.now()), GAME))
     assert page["total"] == 0
 
