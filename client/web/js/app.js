@@ -242,15 +242,16 @@ async function refreshLobby() {
 /** The dailies as the page shows them now: the landing page's list (and the open board), or
  * the board of the daily being raced. Polled every few seconds: the server caches each page. */
 async function refreshDaily() {
+  const info = state.snap?.daily;
+  const room = state.room;
   try {
-    const info = state.snap?.daily;
     if (info) await loadBoard(ui.daily, info.id, state.player);
-    else if (!state.room) {
+    else if (!room) {
       await loadDailies(ui.daily, state.player);
       if (ui.daily.open) await loadBoard(ui.daily, ui.daily.open, state.player);
     } else return;
-    render();
-  } catch { /* offline or an older server: the page goes on without dailies */ }
+  } catch { return; /* offline or an older server: the page goes on without dailies */ }
+  if (state.room === room) render(); // the page has not moved on to another room meanwhile
 }
 
 async function playDaily(game, practice) {
