@@ -154,7 +154,9 @@ class Api:
         try:
             start = _number(query, "start", 0, 0, START_MAX)
             count = _number(query, "count", 50, 1, PAGE_MAX)
-            opts = parse_game_options(game, (query.get("options") or [""])[0])
+            # ratings are per game: a rating page takes no option set
+            text = "" if kind == "rating" else (query.get("options") or [""])[0]
+            opts = parse_game_options(game, text)
         except ValueError as exc:
             return bad_request(str(exc))
         if opts is None:

@@ -10,9 +10,12 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 import redis.asyncio as aioredis
 from helpers.http_get import aget
 from helpers.race import play, until
+from solrace.client.bot import run_bot
+from solrace.client.connection import ServerError
 from solrace.protocol import messages as m
 from solrace.server.boards import Boards
 from solrace.server.records import Records
@@ -184,3 +187,26 @@ async def test_a_rated_room_seats_only_keyed_players(race_server, wire) -> None:
     watcher, _ = await hello(wire, url, None)
     snap = (await watcher.request({"type": "spectate", "room": open_room["room"]}))["snapshot"]
     assert snap["options"]["rated"] is False
+
+
+async def test_solrace_bots_say_so_and_with_a_key_sit_in_rated_rooms(race_server, wire) -> None:
+    """The project's own bot (client/bot.py) marks its hello; with a key it takes a seat in a
+    rated room, shown as a bot; without one it is refused."""
+    url = race_server.ws_url
+    host, _ = await hello(wire, url, KEYS[0])
+    created = await host.request(
+        {"type": "create", "name": "ann", "options": {"game": "puttputt", "rated": True}}
+    )
+    stop = asyncio.Event()
+    keyed = asyncio.create_task(
+        run_bot(url, created["room"], "robo", 0.05, stop, player_key=KEYS[1], ready=False)
+    )
+    try:
+        joined = await host.wait_event("player_joined", seat=1)
+        assert joined["bot"] is True and joined["player"] is not None
+        with pytest.raises(ServerError) as refused:
+            await run_bot(url, created["room"], "anon", 0.05, asyncio.Event(), ready=False)
+        assert refused.value.code == "player_key_required"
+    finally:
+        stop.set()
+        await keyed
