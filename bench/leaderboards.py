@@ -57,7 +57,8 @@ async def fill(boards: Boards, entries: int, rng: random.Random) -> None:
     zset, rows = boards.keys(BOARD)
     for base in range(0, entries, FILL_BATCH):
         pipe = boards.redis.pipeline(transaction=False)
-        scores, texts = {}, {}
+        scores: dict[Any, Any] = {}
+        texts: dict[Any, Any] = {}
         for i in range(base, min(entries, base + FILL_BATCH)):
             pid = player_id(i)
             ms, moves = rng.randint(60_000, 900_000), rng.randint(90, 400)
