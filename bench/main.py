@@ -10,6 +10,7 @@ import argparse
 import importlib
 
 KINDS = {
+    "black-hole": "solrace.bench.black_hole",
     "engine": "solrace.bench.engine_bench",
     "load": "solrace.bench.load",
     "winnable": "solrace.bench.winnable",
