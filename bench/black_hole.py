@@ -11,7 +11,7 @@ outside the repository and give its ``black-hole-solve`` binary with ``--bin`` o
 CMake modules, so the binary is compiled by hand from the c-solver directory, with
 Debian's libxxhash-dev and libpath-tiny-perl, and rinutils, header-only, from its repo)::
 
-    cd /tmp/build && perl $SRC/scripts/gen-c-lookup-files.pl \\
+    cd $BUILD && perl $SRC/scripts/gen-c-lookup-files.pl \\
         && python3 $SRC/scripts/source_filter.py --process=no_max_num_played
     # config.h: FCS_IA_PACK_SIZE 64, USE_SYSTEM_XXHASH 1, BHS_STATE_STORAGE 0 (internal
     # hash, and the three BHS_STATE_STORAGE_* constants 0/1/2), SIZEOF_VOID_P 8, VERSION
