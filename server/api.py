@@ -2,7 +2,13 @@
 
     GET /api/record/ID       the record as JSON (docs/RECORDS.md)
     GET /api/record/ID.txt   the record as a text file (what `solrace verify` reads)
-    GET /api/player/ID       a player's name and newest races (`?limit=N`, 1-200, default 50)
+    GET /api/player/ID       a player's name, newest races (`?limit=N`, 1-200, default 50) and
+                             figures per game (`games`: races, wins, best time, rating)
+    GET /api/leaderboard/GAME/KIND?options=...&start=N&count=M
+                             a page of an all-time board: KIND is wins, time or rating
+                             (docs/LEADERBOARDS.md); `options` the game options of the board
+                             (`draw=3,moves=build`; missing ones are the defaults; ignored
+                             for rating, which is per game), `start` 0.., `count` 1-100 (50)
     GET /api/daily           today's dailies with their live figures (server/daily.py)
     GET /api/daily/DATE/GAME a daily's board (`?start=N&count=M`, `&player=ID`: their entry)
 
@@ -12,11 +18,14 @@ Dailies change as people race: a page is kept 2 s per process and must be revali
 Every answer has an ETag; a request whose If-None-Match names it gets 304 and no body. A
 record never changes once written, so its ETag is its id and format, and it may be cached for
 a day; a player's page changes with every race, so its ETag is a digest of the body and it
-must be revalidated (no-cache). Unknown ids are 404 with a JSON `{"error": ...}`.
+must be revalidated (no-cache); a leaderboard page's ETag is a digest of its body too, and
+it may be cached for BOARD_MAX_AGE seconds. Unknown ids, games and kinds are 404 and a bad
+query is 400, each with a JSON `{"error": ...}`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import hashlib
 import json
@@ -26,6 +35,7 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from solrace.engine import GAMES, BadOptions
 from solrace.protocol.messages import GAME_NAMES
 from solrace.protocol.record_text import export
 from solrace.protocol.records import RECORD_VERSION, hidden_until, is_record_id
@@ -34,10 +44,15 @@ from solrace.server.daily import Dailies
 from solrace.server.http import API_PREFIX, response
 from solrace.server.players import is_player_id
 from solrace.server.records import Records
+from solrace.server.standings import KINDS, Standings, board_name, board_options
 from websockets.http11 import Request, Response
 
 IMMUTABLE = "public, max-age=86400, immutable"
 JSON = "application/json"
+#: a leaderboard page may be this many seconds old in a cache
+BOARD_MAX_AGE = 10
+#: the longest `start` a leaderboard page may ask for (boards hold at most 1,000,000)
+START_MAX = 10_000_000
 
 
 def _json(status: HTTPStatus, body: Any, extra: dict[str, str] | None = None) -> Response:
@@ -46,6 +61,37 @@ def _json(status: HTTPStatus, body: Any, extra: dict[str, str] | None = None) ->
 
 def not_found(what: str) -> Response:
     return _json(HTTPStatus.NOT_FOUND, {"error": f"no such {what}"})
+
+
+def bad_request(why: str) -> Response:
+    return _json(HTTPStatus.BAD_REQUEST, {"error": why})
+
+
+def _digest_etag(body: bytes) -> str:
+    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+def parse_game_options(game: str, text: str) -> str | None:
+    """`draw=3,moves=build` -> the board's option set (`board_options`); missing options are
+    the defaults, an unknown one or a bad value is ValueError, None: an option set that has
+    no board (an open-ended option over its bound)."""
+    given: dict[str, Any] = {}
+    for part in filter(None, text.split(",")):
+        name, eq, value = part.partition("=")
+        if not eq or not name or name in given:
+            raise ValueError(f"options are name=value pairs separated by commas, not {part!r}")
+        given[name] = value
+    try:
+        return board_options(game, given)
+    except BadOptions as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _number(query: dict[str, list[str]], name: str, default: int, lo: int, hi: int) -> int:
+    text = (query.get(name) or [str(default)])[0]
+    if not text.isdigit() or not lo <= int(text) <= hi:
+        raise ValueError(f"{name} is a number from {lo} to {hi}")
+    return int(text)
 
 
 def _cached(request: Request, body: bytes, content_type: str, etag: str, cache: str) -> Response:
@@ -60,13 +106,7 @@ def _cached(request: Request, body: bytes, content_type: str, etag: str, cache: 
 def _revalidated(request: Request, body: Any) -> Response:
     """A page that changes: its ETag is a digest of the body, and it must be revalidated."""
     data = json.dumps(body, separators=(",", ":")).encode()
-    etag = '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
-    return _cached(request, data, JSON, etag, "no-cache")
-
-
-def _number(query: dict[str, list[str]], name: str, default: int, lo: int, hi: int) -> int | None:
-    text = (query.get(name) or [str(default)])[0]
-    return int(text) if text.isdigit() and lo <= int(text) <= hi else None
+    return _cached(request, data, JSON, _digest_etag(data), "no-cache")
 
 
 def _is_date(text: str) -> bool:
@@ -80,10 +120,12 @@ class Api:
     def __init__(
         self,
         records: Records,
+        standings: Standings | None = None,
         dailies: Dailies | None = None,
         clock: Callable[[], int] | None = None,
     ) -> None:
         self.records = records
+        self.standings = standings
         self.dailies = dailies
         #: now in ms: whether a daily's record may be shown yet
         self.clock: Callable[[], int] = clock or (lambda: int(time.time() * 1000))
@@ -95,6 +137,8 @@ class Api:
             return await self.record(request, parts[1])
         if len(parts) == 2 and parts[0] == "player":
             return await self.player(request, parts[1], parse_qs(url.query))
+        if len(parts) == 3 and parts[0] == "leaderboard" and self.standings is not None:
+            return await self.leaderboard(request, parts[1], parts[2], parse_qs(url.query))
         if parts[0] == "daily" and self.dailies is not None:
             if len(parts) == 1:
                 return await self.daily_listing(request, parse_qs(url.query))
@@ -126,12 +170,46 @@ class Api:
             return not_found("player")
         if not limit_text.isdigit() or not 1 <= int(limit_text) <= 200:
             return _json(HTTPStatus.BAD_REQUEST, {"error": "limit is a number from 1 to 200"})
-        page = await self.records.player(pid, int(limit_text))
+        if self.standings is None:
+            page = await self.records.player(pid, int(limit_text))
+        else:  # both reads at once: one round trip's wait
+            page, games = await asyncio.gather(
+                self.records.player(pid, int(limit_text)), self.standings.player_games(pid)
+            )
+            if page is not None:
+                page["games"] = games
         if page is None:
             return not_found("player")
         body = json.dumps(page, separators=(",", ":")).encode()
-        etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-        return _cached(request, body, JSON, etag, "no-cache")
+        return _cached(request, body, JSON, _digest_etag(body), "no-cache")
+
+    async def leaderboard(
+        self, request: Request, game: str, kind: str, query: dict[str, list[str]]
+    ) -> Response:
+        """A page of an all-time board (one round trip: `Boards.page`)."""
+        assert self.standings is not None
+        if game not in GAMES:
+            return not_found("game")
+        if kind not in KINDS:
+            return not_found("leaderboard")
+        try:
+            start = _number(query, "start", 0, 0, START_MAX)
+            count = _number(query, "count", 50, 1, PAGE_MAX)
+            # ratings are per game: a rating page takes no option set
+            text = "" if kind == "rating" else (query.get("options") or [""])[0]
+            opts = parse_game_options(game, text)
+        except ValueError as exc:
+            return bad_request(str(exc))
+        if opts is None:
+            page: dict[str, Any] = {"total": 0, "entries": [], "next": None}
+        else:
+            page = await self.standings.boards.page(board_name(kind, game, opts), start, count)
+        body = json.dumps(
+            {"game": game, "kind": kind, "options": None if kind == "rating" else opts, **page},
+            separators=(",", ":"),
+        ).encode()
+        cache = f"public, max-age={BOARD_MAX_AGE}"
+        return _cached(request, body, JSON, _digest_etag(body), cache)
 
     async def daily_listing(self, request: Request, query: dict[str, list[str]]) -> Response:
         assert self.dailies is not None
@@ -146,13 +224,11 @@ class Api:
         assert self.dailies is not None
         if not _is_date(date) or game not in GAME_NAMES:
             return not_found("daily")
-        start = _number(query, "start", 0, 0, 1_000_000)
-        count = _number(query, "count", 50, 1, PAGE_MAX)
-        if start is None or count is None:
-            return _json(
-                HTTPStatus.BAD_REQUEST,
-                {"error": f"start is a number from 0, count one from 1 to {PAGE_MAX}"},
-            )
+        try:
+            start = _number(query, "start", 0, 0, START_MAX)
+            count = _number(query, "count", 50, 1, PAGE_MAX)
+        except ValueError as exc:
+            return bad_request(str(exc))
         player = query["player"][0] if query.get("player") else None
         if player is not None and not is_player_id(player):
             return _json(HTTPStatus.BAD_REQUEST, {"error": "no such player id"})

@@ -32,6 +32,7 @@ from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.room import Room, clean_name
 from solrace.server.service import RoomService, normalize_code
 from solrace.server.solving import RaceVerdicts, SolverPool, hint
+from solrace.server.standings import Standings
 from solrace.server.store import EventSink, Store
 from solrace.server.supervisor import RoomSupervisor
 from solrace.server.ws_limits import serve_options
@@ -65,6 +66,7 @@ def build(
     service.solver = SolverPool()  # its processes start at the first solve
     verdicts = RaceVerdicts(service.solver, service.update)
     records = Records(store.redis, store.prefix, days=record_days)
+    standings = Standings(records, Boards(store.redis, store.prefix))
 
     dailies = Dailies(
         store.redis, store.prefix, Boards(store.redis, store.prefix), board_days=daily_days
@@ -75,6 +77,7 @@ def build(
     def finished(room: Room) -> None:
         verdicts.finished(room)
         records.finished(room)
+        standings.finished(room)
         dailies.finished(room)
 
     service.finished = finished
@@ -85,7 +88,9 @@ def build(
     rooms.leases = Leases(store, rooms.proc_id, limits.heartbeat * 5)
     rooms.leases.serves = hub.rooms.__contains__
     hub.attach(service, rooms.on_room_event)
-    transport = Transport(service, hub, rooms, limits, records, Guard(guard or GuardLimits()))
+    transport = Transport(
+        service, hub, rooms, limits, records, Guard(guard or GuardLimits()), standings
+    )
     transport.dailies = dailies
     return transport
 
@@ -99,9 +104,14 @@ class Transport:
         limits: Limits,
         records: Records | None = None,
         guard: Guard | None = None,
+        standings: Standings | None = None,
     ) -> None:
         self.service = service
         self.records = records or Records(service.store.redis, service.store.prefix)
+        #: players' figures, the all-time boards and ratings (server/standings.py)
+        self.standings = standings or Standings(
+            self.records, Boards(self.records.redis, self.records.prefix)
+        )
         #: daily races (server/daily.py); `build` gives it the solver and the secret
         self.dailies = Dailies(
             service.store.redis,
@@ -124,6 +134,7 @@ class Transport:
     async def close(self) -> None:
         await self.records.flush()
         await self.dailies.flush()
+        await self.standings.flush()
         await self.rooms.close()
         await self.hub.close()
         if self.service.solver is not None:
@@ -257,7 +268,7 @@ class Transport:
                     versions=list(m.VERSIONS),
                 )
             player = await self._player_of(msg.get("player_key"))
-            conn.hello, conn.player = True, player
+            conn.hello, conn.player, conn.bot = True, player, bool(msg.get("bot"))
             lim = self.limits
             limits = {
                 "max_frame": lim.max_frame,
@@ -389,7 +400,7 @@ class Transport:
     async def on_create(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         play = msg.get("play", True)
         out = await self.service.create(
-            msg["name"], msg.get("options"), play, conn.player, conn.addr
+            msg["name"], msg.get("options"), play, conn.player, conn.addr, conn.bot
         )
         extra = {"host_token": out["host_token"]}
         if play:
@@ -406,7 +417,9 @@ class Transport:
         name = clean_name(msg["name"])
         rule, info = await self.dailies.begin(game, name, conn.player, bool(msg.get("practice")))
         options = {"game": game, **DAILY_OPTIONS}
-        out = await self.service.create(name, options, True, conn.player, conn.addr, prepare=rule)
+        out = await self.service.create(
+            name, options, True, conn.player, conn.addr, conn.bot, prepare=rule
+        )
         conn.seated.add(out["room"])
         await self.dailies.started(out["room"], out["doc"])
         await self._joined(
@@ -419,7 +432,7 @@ class Transport:
             raise ProtocolError(
                 "bad_state", "this connection has a seat in that room already; resume it"
             )
-        out = await self.service.join(code, msg["name"], conn.player, conn.addr)
+        out = await self.service.join(code, msg["name"], conn.player, conn.addr, conn.bot)
         conn.seated.add(out["room"])
         await self._joined(conn, ref, out["room"], "player", out["seat"], None, token=out["token"])
 

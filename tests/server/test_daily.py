@@ -80,7 +80,7 @@ async def daily(redis_url: str, key_prefix: str) -> AsyncIterator[Daily]:
     transport = build(lambda sink: Store.from_url(redis_url, key_prefix, sink=sink), guard=guard)
     d = Daily(transport, "", "")
     transport.dailies.clock = d.now
-    api = Api(transport.records, transport.dailies, clock=d.now)
+    api = Api(transport.records, dailies=transport.dailies, clock=d.now)
     hook = make_process_request(transport.health, api=api.handle)
     async with serve(
         transport.handler, "127.0.0.1", 0, process_request=hook, **transport.serve_options()
@@ -110,6 +110,10 @@ async def player(d: Daily, wire: Any, key: str | None = None) -> Any:
 async def attempt(c: Any, name: str, practice: bool = False) -> dict[str, Any]:
     msg = {"type": "daily", "game": GAME, "name": name, "practice": practice}
     return await c.request(msg, timeout=120)
+
+
+async def _is(value: Any, want: Any) -> bool:
+    return await value == want
 
 
 def new_key() -> str:
@@ -174,8 +178,22 @@ async def test_second_scored_attempt_refused_practice_allowed(daily: Daily, wire
     assert practice["type"] == "joined" and practice["daily"]["scored"] is False
     await play(again, 5)
     await again.request({"type": "resign"})
-    await again.wait_event("results")
+    rid = (await again.wait_event("results"))["record"]
     await board_settled(daily, 1)
+    # the scored attempt counts in the player's all-time figures, the practice does not
+    standings = daily.transport.standings
+
+    async def races() -> int:
+        return int((await standings.player_games(first.player)).get(GAME, {}).get("races", 0))
+
+    await until(lambda: _is(races(), 1), "the scored attempt is in the player's figures")
+
+    async def recorded() -> bool:
+        return await daily.transport.records.get(rid) is not None
+
+    await until(recorded, "the practice's record is stored")
+    await until(lambda: not standings.tasks, "the standings written")
+    assert await races() == 1
     entry = (await daily.transport.dailies.boards.page(board_name(utc_date(daily.now()), GAME)))[
         "entries"
     ][0]
