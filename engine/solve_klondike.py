@@ -306,8 +306,11 @@ class KlondikeState:
                 from_talon.append((WT, i, empty, 1, c, macro))
         for s in range(4):
             h = found[s]
-            if h and self.worth_lowering(s, avail):
-                c = s * 13 + h - 1
+            c = s * 13 + h - 1
+            # a safe card brought down would be the only card forced home at once (no other
+            # card was forced here, and a lower foundation makes no other card safe), so the
+            # move leads back to this very position through one more, pointless one
+            if h and not self.safe(c) and self.worth_lowering(s, avail):
                 for par in PARENTS[c]:
                     y = tops.get(par, -1)
                     if y >= 0:
