@@ -339,6 +339,29 @@ class RoomSupervisor:
                 await self.store.add_deadline(
                     f"grace|{code}|{seat}", now + int(self.limits.grace * 1000)
                 )
+        self.spawn(self._orphaned({key.partition("|")[0] for key, c in held.items() if c > 0}))
+
+    async def _orphaned(self, codes: set[str]) -> None:
+        """The rooms a dead process served get the lifetime their last connection leaving would
+        have given them (its unbind never ran): one in its lobby lives `lobby_ttl` with nobody
+        connected, a finished one its finished lifetime, instead of the day an active room
+        keeps; a racing one gets its grace periods, so a race nobody is connected to ends
+        (and is then kept as a finished room). A room someone is connected to is left alone."""
+        for code in sorted(codes):
+            try:
+                if any(n > 0 for n in (await self.store.connections(code)).values()):
+                    continue
+                room = (await self.service.load(code)).room
+                if room.state in (COUNTDOWN, RACING):
+                    await self._absent_grace(room)
+                    continue
+                lobby = room.state == LOBBY
+                idle_ms = int(self.limits.lobby_ttl * 1000) if lobby else self.store.finished_ttl_ms
+                await self.store.shorten_idle(code, len(room.doc["seats"]), idle_ms)
+            except ProtocolError:
+                pass  # the room is gone already
+            except Exception:
+                log.warning("lifetime of %s not shortened", shown(code), exc_info=True)
 
     async def close(self) -> None:
         for handle in [*self.timers.values(), *self.watcher_timers.values()]:

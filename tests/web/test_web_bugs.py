@@ -272,7 +272,10 @@ def test_the_phone_race_panel_folds_to_one_line(browser, web_server):
         toggle.hover()
         bob.mouse.down()
         deal(host)
-        js(bob, f"solrace.received.slice({seen}).some((m) => m.kind === 'progress' || m.type === 'progress')")
+        js(
+            bob,
+            f"solrace.received.slice({seen}).some((m) => m.kind === 'progress' || m.type === 'progress')",
+        )
         bob.mouse.up()
         expect(toggle).to_have_attribute("aria-expanded", "true")
         expect(bob.locator(".racers .racer")).to_have_count(2)
