@@ -321,6 +321,8 @@ class RoomSupervisor:
             else:
                 on, off = connected_events(int(field), self.service.clock())
                 await self.store.presence(code, field, count, on, off)
+        for code in {key.partition("|")[0] for key in held}:
+            await self.keep_lobby(code)  # shortened as a dead process's idle room: a day again
 
     async def _count_out(self, held: dict[str, int]) -> None:
         """Undo the presence of a dead process's connections (and start their grace periods)."""

@@ -4,6 +4,8 @@ solver verdicts it had not stored yet gets them where the room is loaded next.""
 
 from __future__ import annotations
 
+import os
+import signal
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -92,3 +94,22 @@ async def stored_doc(r: aioredis.Redis, prefix: str, code: str) -> dict[str, Any
     raw = await r.hget(f"{prefix}room:{{{code}}}:meta", "doc")
     assert raw is not None
     return decode_trusted(raw)
+
+
+async def test_a_paused_process_back_gives_its_lobby_a_day_again(
+    redis_url: str, key_prefix: str, wire: Any
+) -> None:
+    """Paused (SIGSTOP) past the liveness window, a process is counted out and its lobby,
+    with nobody connected elsewhere, gets the idle lifetime; back, it counts its open
+    connections in and the room lives a day again (it would expire under its players)."""
+    r = aioredis.from_url(redis_url)
+    async with serving(redis_url, key_prefix, count=2, extra_args=ARGS) as (sa, _sb):
+        _, _, code, _ = await seated_room(sa.ws_url, wire)
+        assert sa.proc is not None
+        os.kill(sa.proc.pid, signal.SIGSTOP)
+        try:
+            await until(lambda: _shortened(r, key_prefix, code, LOBBY_TTL), "counted out", 30)
+        finally:
+            os.kill(sa.proc.pid, signal.SIGCONT)
+        await until(lambda: _longer(r, key_prefix, code, LOBBY_TTL), "a day again", 30)
+    await r.aclose()
