@@ -62,6 +62,8 @@ class RoomSupervisor:
         #: the leases of the rooms this process serves (None: no leases, no fencing)
         self.leases = leases
         self.janitor: asyncio.Task[None] | None = None
+        #: set by close(): the janitor ends even if its cancellation was swallowed
+        self.closing = False
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -276,7 +278,7 @@ class RoomSupervisor:
         """Deadlines in Redis (grace periods, race clocks) fire here, in whichever process is
         alive; a process that stopped beating has its connections counted out by another."""
         last_beat = 0.0
-        while True:
+        while not self.closing:  # not only the cancel: see Leases._renew
             try:
                 await asyncio.sleep(self.JANITOR_S)
                 now = self.service.clock()
@@ -366,6 +368,7 @@ class RoomSupervisor:
                 log.warning("lifetime of %s not shortened", shown(code), exc_info=True)
 
     async def close(self) -> None:
+        self.closing = True
         for handle in [*self.timers.values(), *self.watcher_timers.values()]:
             handle.cancel()
         if self.janitor:
