@@ -50,10 +50,10 @@ export function nextTime(times, t, end) {
   return i < times.length ? times[i] : end;
 }
 
-/** The time just before the last move played by time t (0 when none was): one move undone. */
+/** The time of the move before the last one played by time t (0 for none): one move undone. */
 export function prevTime(times, t) {
   const i = countBy(times, t, (x) => x);
-  return i > 0 ? Math.max(0, times[i - 1] - 1) : 0;
+  return i > 1 ? times[i - 2] : 0;
 }
 
 /** A prepared replay: views of every seat, its timeline, and each seat's state at time t. */

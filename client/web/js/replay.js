@@ -65,9 +65,9 @@ class Viewer {
           h("a.small-link", { href: `/api/record/${doc.id}.txt`, download: `solrace-${doc.id}.txt`, dataset: { testid: "download" } },
             "Download the record")),
         h("div.replay-controls",
-          h("button.small", { dataset: { testid: "step-back" }, title: "Step back (←)", "aria-label": "Step back", onclick: () => this.step(-1) }, "⏮"),
+          h("button.small", { dataset: { testid: "step-back" }, title: "Step back (←)", "aria-label": "Step back", onclick: () => this.step(-1) }, "« Step"),
           this.playButton,
-          h("button.small", { dataset: { testid: "step-forward" }, title: "Step forward (→)", "aria-label": "Step forward", onclick: () => this.step(1) }, "⏭"),
+          h("button.small", { dataset: { testid: "step-forward" }, title: "Step forward (→)", "aria-label": "Step forward", onclick: () => this.step(1) }, "Step »"),
           this.clock, this.scrub, speed),
         h("div.board-grid.replay-grid", this.seats.map((s) => s.el)))));
     document.addEventListener("keydown", (e) => this.key(e));
@@ -83,13 +83,15 @@ class Viewer {
     const moves = h("span.replay-moves", { dataset: { testid: "seat-moves" } });
     const last = h("span.replay-last", { dataset: { testid: "seat-last" } });
     const wrap = h("div.board-wrap");
+    const fill = h("div.fill");
     const el = h("section.panel.watch.replay-seat", { dataset: { seat: String(seat.seat), index: String(i) } },
       h("div.watch-head",
         h("span.chip.place", placeText(seat.place)), name,
         h("span.muted", STATUS_TEXT[seat.status] || seat.status, seat.time != null ? ` ${formatTime(seat.time)}` : ""),
         h("span.spacer"), moves, last),
+      h("div.bar", fill),
       wrap);
-    return { el, moves, last, wrap, total: seat.frames.length };
+    return { el, moves, last, wrap, fill, total: seat.frames.length };
   }
 
   /** Draw the clock, the scrub bar, and each board whose move count changed. */
@@ -103,7 +105,8 @@ class Viewer {
       const at = seatAt(this.replay, i, this.t);
       if (this.drawn[i] === at.k) return;
       this.drawn[i] = at.k;
-      s.moves.textContent = `${at.k}/${plural(s.total, "move")}`;
+      s.moves.textContent = `${at.k}/${plural(s.total, "move")} · ${Math.round(at.view.progress * 100)}%`;
+      s.fill.style.width = `${at.view.progress * 100}%`;
       s.last.textContent = at.last ? `${at.k}. ${at.last}` : "";
       s.el.dataset.moves = String(at.k);
       s.wrap.replaceChildren(renderBoard(at.view, {}, { owner: String(doc.seats[i].seat) }));
