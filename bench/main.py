@@ -14,6 +14,7 @@ KINDS = {
     "load": "solrace.bench.load",
     "winnable": "solrace.bench.winnable",
     "records": "solrace.bench.records",
+    "replay": "solrace.bench.replay",
 }
 
 
