@@ -108,14 +108,17 @@ def room_link(code: str) -> Response:
 #: pages of the web app with their own address: `/replay/ID` (a race record's replay) and
 #: `/player/ID` (a player's races); the app reads which from the path
 APP_PAGE = re.compile(r"^/(replay|player)/[A-Za-z0-9_-]{1,64}$")
-#: put into the head of index.html served at an APP_PAGE path, so its relative asset paths
+#: put into the head of page.html served at an APP_PAGE path, so its relative asset paths
 #: (`style.css`, `js/...`) resolve one folder up, where they are
 APP_PAGE_BASE = b'<base href="../">'
+#: the HTML of those pages: index.html's head, with js/boot.js (which picks the page by the
+#: path) instead of the racing app
+APP_PAGE_FILE = "page.html"
 
 
 def app_page(root: Path) -> Response:
-    """index.html for an APP_PAGE path: the same page, its assets read from one folder up."""
-    body = (root / "index.html").read_bytes().replace(PROTOCOL_PLACEHOLDER, str(VERSION).encode())
+    """page.html for an APP_PAGE path, its assets read from one folder up."""
+    body = (root / APP_PAGE_FILE).read_bytes().replace(PROTOCOL_PLACEHOLDER, str(VERSION).encode())
     body = body.replace(b"<head>", b"<head>\n  " + APP_PAGE_BASE, 1)
     return response(HTTPStatus.OK, body, CONTENT_TYPES[".html"])
 

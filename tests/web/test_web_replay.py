@@ -21,6 +21,7 @@ from helpers.deals import KLONDIKE_TEXT, dealt
 from playwright.sync_api import Page, Route, expect
 from solrace.engine import new_game
 from web.pages import TIMEOUT, configure, create_room, join_room, js, new_page, start, state
+from web.test_web_a11y import serious_violations
 
 pytestmark = pytest.mark.browser
 
@@ -165,6 +166,7 @@ def test_replay_viewer_and_player_page_of_a_real_race(browser, web_server):
         expect(seat(ann, "Ann")).to_have_attribute("data-moves", "2", timeout=TIMEOUT)
         expect(seat(ann, "Bob")).to_have_attribute("data-moves", "1")
         save_screenshot(ann)
+        assert serious_violations(ann) == []
 
         # the player page lists the race and links to its replay
         pid = state(bob, "S.player")
@@ -174,6 +176,7 @@ def test_replay_viewer_and_player_page_of_a_real_race(browser, web_server):
         expect(row).to_contain_text("Klondike")
         expect(row).to_contain_text("2nd of 2")
         expect(bob.locator("[data-testid=player-games]")).to_have_count(0)  # none sent: none shown
+        assert serious_violations(bob) == []
         row.locator("[data-testid=replay-link]").click()
         bob.wait_for_url(f"**/replay/{rid}")
         expect(bob.locator(".replay-seat .board")).to_have_count(2, timeout=TIMEOUT)

@@ -1,12 +1,13 @@
-// The page's entry: /replay/ID and /player/ID are pages of their own (no room, no socket);
-// every other address is the racing app.
+// The entry of the pages with their own address (page.html, which the server answers for
+// /replay/ID and /player/ID): no room and no socket, only the page the path names. The
+// racing app (index.html) starts from app.js.
 
 const page = location.pathname.match(/\/(replay|player)\/([A-Za-z0-9_-]+)$/);
 const root = document.getElementById("app");
 if (page && page[1] === "replay") {
-  import("./replay.js").then((m) => m.start(root, page[2]).then((viewer) => { window.solraceReplay = viewer; }));
+  const { start } = await import("./replay.js");
+  await start(root, page[2]);
 } else if (page) {
-  import("./player.js").then((m) => m.start(root, page[2]));
-} else {
-  import("./app.js");
+  const { start } = await import("./player.js");
+  await start(root, page[2]);
 }

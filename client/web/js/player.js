@@ -8,6 +8,7 @@ import { fetchJson, pageError, pageHeader, placeText } from "./pages.js";
 export async function start(root, id) {
   root.replaceChildren(h("div.app.player-page", pageHeader(), h("p.boot", "Loading…")));
   const got = await fetchJson(`/api/player/${encodeURIComponent(id)}`);
+  if (got.ok) document.title = `solrace — ${got.body.name || "a player"}`;
   root.replaceChildren(h("div.app.player-page", pageHeader(),
     got.ok ? playerPage(got.body) : pageError(got, "player")));
 }

@@ -21,6 +21,8 @@ export async function start(root, id, search = location.search) {
     return null;
   }
   const viewer = new Viewer(root, prepare(got.body), startTime(search, got.body.duration));
+  window.solraceReplay = viewer; // for the browser tests and the console; not used by the page
+  document.title = `solrace — replay: ${got.body.title}, ${got.body.seats.map((s) => s.name).join(", ")}`;
   viewer.mount();
   return viewer;
 }
