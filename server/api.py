@@ -113,6 +113,9 @@ class Api:
         record = await self.records.get(rid)
         if record is None:
             return not_found("record")
+        refused = hidden(record, self.clock())
+        if refused is not None:
+            return refused
         etag = f'"{rid}-v{RECORD_VERSION}-{ext or "json"}"'
         if ext == "txt":
             body = export(record).encode()

@@ -150,7 +150,7 @@ def _record(daily: str | None, salt: int) -> dict[str, Any]:
     return record | ({"daily": daily} if daily else {})
 
 
-async def test_a_daily_race_replay_is_hidden_until_its_day_ends(
+async def test_a_daily_race_record_and_replay_are_hidden_until_its_day_ends(
     shared_server, redis_url: str
 ) -> None:
     now = datetime.datetime.now(datetime.UTC)
@@ -160,15 +160,16 @@ async def test_a_daily_race_replay_is_hidden_until_its_day_ends(
     for rec in (hidden, past, plain):
         _store(redis_url, shared_server.prefix, rec)
 
-    status, headers, body = await aget(shared_server.port, f"/api/replay/{hidden['id']}")
-    assert status == 403 and headers["Cache-Control"] == "no-store"
-    assert json.loads(body) == {
-        "error": "daily deal: hidden until the day ends",
-        "reveal_at": day_end_ms(today),
-    }
-    for rec in (past, plain):
-        status, _, body = await aget(shared_server.port, f"/api/replay/{rec['id']}")
-        assert status == 200 and json.loads(body)["id"] == rec["id"]
+    for path in ("replay/{}", "record/{}", "record/{}.txt"):  # one check for every path
+        status, headers, body = await aget(shared_server.port, "/api/" + path.format(hidden["id"]))
+        assert status == 403 and headers["Cache-Control"] == "no-store"
+        assert json.loads(body) == {
+            "error": "daily deal: hidden until the day ends",
+            "reveal_at": day_end_ms(today),
+        }
+        for rec in (past, plain):
+            status, _, body = await aget(shared_server.port, "/api/" + path.format(rec["id"]))
+            assert status == 200 and rec["id"].encode() in body
 
 
 def test_hidden_until_is_the_end_of_the_daily_utc_day() -> None:
