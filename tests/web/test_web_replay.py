@@ -239,6 +239,10 @@ def test_player_page_shows_per_game_figures_when_sent(browser, web_server):
 def save_screenshot(page: Page) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "web-replay.png"
-    page.screenshot(path=str(shot), full_page=True)
+    bottom = page.evaluate(
+        "Math.ceil(document.querySelector('.replay-grid').getBoundingClientRect().bottom)"
+    )
+    width = page.viewport_size["width"]
+    page.screenshot(path=str(shot), clip={"x": 0, "y": 0, "width": width, "height": bottom + 20})
     if os.environ.get("SOLRACE_UPDATE_SCREENSHOT"):
         shutil.copy(shot, REPO / "docs" / "web-replay.png")
