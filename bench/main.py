@@ -10,11 +10,13 @@ import argparse
 import importlib
 
 KINDS = {
+    "black-hole": "solrace.bench.black_hole",
     "engine": "solrace.bench.engine_bench",
     "load": "solrace.bench.load",
     "winnable": "solrace.bench.winnable",
     "records": "solrace.bench.records",
     "replay": "solrace.bench.replay",
+    "leaderboards": "solrace.bench.leaderboards",
 }
 
 

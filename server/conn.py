@@ -94,6 +94,8 @@ class Conn:
     hello: bool = False
     #: the public player id of the hello's player key (None: anonymous)
     player: str | None = None
+    #: the hello said `bot: true` (a program: rated as, and shown as, a bot)
+    bot: bool = False
     room: str | None = None
     role: str | None = None
     seat: int | None = None

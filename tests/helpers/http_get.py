@@ -1,4 +1,4 @@
-"""Plain HTTP GETs of a test server's API (http.client: nothing between the test and the wire)."""
+"""Plain HTTP GETs of the server's JSON API from a test (a real socket, stdlib client)."""
 
 from __future__ import annotations
 
@@ -19,4 +19,5 @@ def get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[in
 async def aget(
     port: int, path: str, headers: dict[str, str] | None = None
 ) -> tuple[int, dict, bytes]:
+    """`get` off the event loop (the server under test may run in the same loop)."""
     return await asyncio.to_thread(get, port, path, headers)

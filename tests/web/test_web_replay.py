@@ -175,7 +175,8 @@ def test_replay_viewer_and_player_page_of_a_real_race(browser, web_server):
         row = bob.locator(f'tr[data-race="{rid}"]')
         expect(row).to_contain_text("Klondike")
         expect(row).to_contain_text("2nd of 2")
-        expect(bob.locator("[data-testid=player-games]")).to_have_count(0)  # none sent: none shown
+        # per-game figures come from rated races only: none here, so no section
+        expect(bob.locator("[data-testid=player-games]")).to_have_count(0)
         assert serious_violations(bob) == []
         row.locator("[data-testid=replay-link]").click()
         bob.wait_for_url(f"**/replay/{rid}")
@@ -192,8 +193,9 @@ def test_replay_viewer_and_player_page_of_a_real_race(browser, web_server):
 
 
 def test_player_page_shows_per_game_figures_when_sent(browser, web_server):
-    """The per-game figures (`games`, added to /api/player/ID by the ratings work): drawn from
-    the real page of a real race's player, with the object added to the server's answer."""
+    """The per-game figures (`games` of /api/player/ID), every field of them: the real page of
+    a real race's player, its `games` replaced by figures with a rating and a best time (a
+    test race is neither rated nor won)."""
     errors: list[str] = []
     ann, bob, rid = race(browser, web_server.url, errors)
     games = {
@@ -210,8 +212,8 @@ def test_player_page_shows_per_game_figures_when_sent(browser, web_server):
     def with_games(route: Route) -> None:
         real = route.fetch()
         page = real.json()
-        assert "games" not in page or page["games"]  # once the server sends it, it is used
-        page.setdefault("games", games)
+        assert page["games"] == {}  # the server's own (rated races only): replaced
+        page["games"] = games
         route.fulfill(response=real, body=json.dumps(page))
 
     try:
