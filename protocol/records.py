@@ -22,7 +22,9 @@ too, so the server and a verifier order a race the same way.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
+import time
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -43,6 +45,28 @@ def commitment(seed: int, salt: bytes) -> str:
     """sha256(salt bytes + seed as 8 bytes big-endian), hex: published before the race
     (PROTOCOL.md, Fairness); the room commits with it and a verifier checks the reveal."""
     return hashlib.sha256(salt + seed.to_bytes(8, "big")).hexdigest()
+
+
+def day_end_ms(date: str) -> int:
+    """The first ms after the UTC day `date` (YYYY-MM-DD): when a daily deal may be shown."""
+    day = datetime.date.fromisoformat(date)
+    midnight = datetime.datetime.combine(day, datetime.time(), datetime.UTC)
+    return int(midnight.timestamp() * 1000) + 86_400_000
+
+
+def hidden_until(record: dict[str, Any], now: int | None = None) -> int | None:
+    """When a record may be shown (ms), while it may not; None when it may be now.
+
+    A daily race's record holds the day's deal (its seed, and every racer's moves on it):
+    anyone who read it before the day ended could play the daily knowing every card. So a
+    record with a `daily` date is hidden until that UTC day is over, on every path that
+    serves records (the record, its text file, a replay)."""
+    date = record.get("daily")
+    if not date:
+        return None
+    reveal = day_end_ms(date)
+    at = int(time.time() * 1000) if now is None else now
+    return reveal if at < reveal else None
 
 
 def record_id(commitment: str) -> str:
@@ -139,6 +163,8 @@ def pack(record: dict[str, Any]) -> bytes:
         players,
         seats,
     ]
+    if record.get("daily"):
+        body.append([record["daily"], bool(record.get("scored"))])
     return zlib.compress(msgpack.packb(body, use_bin_type=True), 9)
 
 
@@ -152,7 +178,7 @@ def unpack(data: bytes) -> dict[str, Any]:
     for seat, text, deltas in body[12]:
         moves[str(seat)] = text.split(" ") if text else []
         times[str(seat)] = unpack_deltas(deltas)
-    return {
+    out: dict[str, Any] = {
         "v": v,
         "id": record_id(commit.hex()),
         "game": game,
@@ -169,6 +195,9 @@ def unpack(data: bytes) -> dict[str, Any]:
         "moves": moves,
         "times": times,
     }
+    if len(body) > 13:  # a daily race: its date and whether it was the player's scored attempt
+        out["daily"], out["scored"] = body[13]
+    return out
 
 
 def summary(record: dict[str, Any], player: str) -> dict[str, Any]:
