@@ -117,6 +117,9 @@ class RoomService:
         # process finished (post-race verdicts); both set by transport.build
         self.solver: SolverPool | None = None
         self.finished: Callable[[Room], None] | None = None
+        #: told of every room loaded from Redis (a finished race's verdicts that a dead
+        #: process owed: `RaceVerdicts.owed`); set by transport.build
+        self.loaded: Callable[[Room], None] | None = None
         #: lobby pages, each kept a moment (server/lobby.py); transport.build sets its ttl
         self.lobby_cache = LobbyCache(self.store.lobby_page)
         #: seats one client address may hold in one room (0: any number; set by transport.build)
@@ -205,6 +208,8 @@ class RoomService:
         self.cache[code] = cached
         if recheck and self.unfinished(room, self.clock()):
             self.recheck(code)  # e.g. a process died between a race's last move and its end
+        if recheck and self.loaded is not None:
+            self.loaded(room)
         return cached
 
     async def _cached(self, code: str) -> tuple[Cached, bool]:

@@ -81,6 +81,7 @@ def build(
         dailies.finished(room)
 
     service.finished = finished
+    service.loaded = verdicts.owed
     limits = limits or Limits()
     service.lobby_cache.ttl = limits.lobby_cache
     rooms = RoomSupervisor(service, hub, limits)
