@@ -29,7 +29,15 @@ from typing import Any
 
 import msgpack
 
+from solrace.engine import EngineError, new_game
+
+#: the record's shape (its `v`): the same plain data whatever form stored it
 RECORD_VERSION = 1
+#: the stored form `pack` writes, and the ones `unpack` reads
+FORMAT = 2
+FORMATS = (1, 2)
+#: a move code is one byte: 0 for a move kept as text, else 1 + its legal-move index
+MAX_CODE = 255
 #: hex digits of the commitment that make a record's id
 ID_LENGTH = 16
 #: race options kept in a record: the ones that change what a seat may do
@@ -37,6 +45,11 @@ RACE_OPTIONS = ("time_limit", "undo", "deal")
 #: statuses a seat can only get from the server (not from its moves)
 OUT_STATUSES = ("resigned", "left", "timeout")
 PLAYER_FIELDS = ("seat", "name", "player", "place", "status", "progress", "moves", "time")
+#: the top-level fields the stored form keeps by position; any other is kept by name
+RECORD_FIELDS = frozenset(
+    ("v", "id", "game", "game_options", "options", "seed", "salt", "commitment", "room")
+    + ("round", "starts_at", "finished_at", "players", "moves", "times")
+)
 
 
 def commitment(seed: int, salt: bytes) -> str:
@@ -117,15 +130,39 @@ def unpack_deltas(data: bytes) -> list[int]:
     return out
 
 
-def pack(record: dict[str, Any]) -> bytes:
-    """The stored bytes of a record (about 1.5-3 bytes a move after zlib; docs/RECORDS.md)."""
-    players = [[p[f] for f in PLAYER_FIELDS] for p in record["players"]]
+def pack(record: dict[str, Any], form: int = FORMAT) -> bytes:
+    """The stored bytes of a record, form 2 (docs/RECORDS.md, Stored form): each seat's
+    moves as their indexes among the legal moves of the position they were played in (one
+    byte a move before compression), any field this module does not know kept as it is.
+    `form=1` writes the first form (text moves, known fields only), kept for the benchmark
+    and the tests that read old records."""
+    moves = {str(seat): list(ms) for seat, ms in record["moves"].items()}
     seats = [
-        [int(seat), " ".join(moves), pack_deltas(record["times"][seat])]
-        for seat, moves in record["moves"].items()
+        [
+            int(seat),
+            *(_pack_moves(record, ms) if form >= 2 else [" ".join(ms)]),
+            pack_deltas(record["times"][seat]),
+        ]
+        for seat, ms in moves.items()
     ]
+    if form < 2:
+        players = [[p[f] for f in PLAYER_FIELDS] for p in record["players"]]
+        head = [*_head(record, 1), players, seats]
+        return zlib.compress(msgpack.packb(head, use_bin_type=True), 9)
     body = [
-        record["v"],
+        *_head(record, form),
+        [_pack_player(p) for p in record["players"]],
+        seats,
+        _moves_check(moves),
+        {k: v for k, v in record.items() if k not in RECORD_FIELDS},
+    ]
+    return zlib.compress(msgpack.packb(body, use_bin_type=True), 9)
+
+
+def _head(record: dict[str, Any], form: int) -> list[Any]:
+    """The form and the race's fields, by position (both forms)."""
+    return [
+        form,
         record["game"],
         record["game_options"],
         record["options"],
@@ -136,24 +173,77 @@ def pack(record: dict[str, Any]) -> bytes:
         record["round"],
         record["starts_at"],
         record["finished_at"],
-        players,
-        seats,
     ]
-    return zlib.compress(msgpack.packb(body, use_bin_type=True), 9)
 
 
-def unpack(data: bytes) -> dict[str, Any]:
+def _pack_player(p: dict[str, Any]) -> list[Any]:
+    """A player's row: its known fields by position, then any others as a map (if there are)."""
+    row = [p[f] for f in PLAYER_FIELDS]
+    extra = {k: v for k, v in p.items() if k not in PLAYER_FIELDS}
+    return [*row, extra] if extra else row
+
+
+def _pack_moves(record: dict[str, Any], moves: Sequence[str]) -> tuple[bytes | str, list[str]]:
+    """A seat's moves as codes: 1 + the move's index in `legal_moves()` of the position it was
+    played in (RULES.md section 7 fixes that order), or 0 for the next of the returned texts (a
+    move with no code: not in the list as written, or index 255 and up). A move the engine
+    refuses, or a deal it cannot make, keeps the seat as one space-joined text (format 1)."""
+    try:
+        game = new_game(record["game"], record["seed"], record["game_options"])
+    except EngineError:
+        return " ".join(moves), []
+    codes, texts = bytearray(), []
+    for text in moves:
+        legal = game.legal_moves()
+        index = next((i for i, m in enumerate(legal) if m.text == text), None)
+        if index is not None and index < MAX_CODE:
+            codes.append(index + 1)
+            game.apply(legal[index])
+            continue
+        try:
+            game.play(text)
+        except EngineError:
+            return " ".join(moves), []
+        codes.append(0)
+        texts.append(text)
+    return bytes(codes), texts
+
+
+def _unpack_moves(record: dict[str, Any], codes: bytes | str, texts: list[str]) -> list[str]:
+    if isinstance(codes, str):
+        return codes.split(" ") if codes else []
+    game = new_game(record["game"], record["seed"], record["game_options"])
+    out, spare = [], iter(texts)
+    try:
+        for code in codes:
+            if code:
+                move = game.legal_moves()[code - 1]
+                game.apply(move)
+                out.append(move.text)
+            else:
+                text = next(spare)
+                game.play(text)
+                out.append(text)
+    except (IndexError, StopIteration) as exc:
+        raise ValueError(f"a move code does not read back: {exc!r}") from exc
+    return out
+
+
+def _moves_check(moves: dict[str, list[str]]) -> int:
+    """CRC-32 of every seat's move text: a stored code read back through an engine whose move
+    order changed fails loudly instead of giving other moves."""
+    return zlib.crc32("\n".join(f"{s}:{' '.join(ms)}" for s, ms in moves.items()).encode())
+
+
+def unpack(data: bytes, *, moves: bool = True) -> dict[str, Any]:
+    """A record from its stored bytes (format 1 or 2). `moves=False` leaves out `moves` and
+    `times` (a history page needs only the rest, and format 2's moves cost a replay)."""
     body = msgpack.unpackb(zlib.decompress(data), raw=False, strict_map_key=False)
     (v, game, game_options, options, seed, salt, commit, room, round_, starts, finished) = body[:11]
-    if v != RECORD_VERSION:
-        raise ValueError(f"record format {v} is not {RECORD_VERSION}")
-    moves: dict[str, list[str]] = {}
-    times: dict[str, list[int]] = {}
-    for seat, text, deltas in body[12]:
-        moves[str(seat)] = text.split(" ") if text else []
-        times[str(seat)] = unpack_deltas(deltas)
-    return {
-        "v": v,
+    if v not in FORMATS:
+        raise ValueError(f"record format {v} is not one of {FORMATS}")
+    record: dict[str, Any] = {
+        "v": RECORD_VERSION,
         "id": record_id(commit.hex()),
         "game": game,
         "game_options": game_options,
@@ -165,10 +255,27 @@ def unpack(data: bytes) -> dict[str, Any]:
         "round": round_,
         "starts_at": starts,
         "finished_at": finished,
-        "players": [dict(zip(PLAYER_FIELDS, row, strict=True)) for row in body[11]],
-        "moves": moves,
-        "times": times,
+        "players": [_unpack_player(row) for row in body[11]],
     }
+    if v >= 2:
+        record.update(body[14])
+    if not moves:
+        return record
+    record["moves"], record["times"] = {}, {}
+    for seat, codes, *rest in body[12]:
+        texts, deltas = rest if v >= 2 else ([], rest[0])
+        record["moves"][str(seat)] = _unpack_moves(record, codes, texts)
+        record["times"][str(seat)] = unpack_deltas(deltas)
+    if v >= 2 and _moves_check(record["moves"]) != body[13]:
+        raise ValueError("the record's moves do not read back as stored (has the move order changed?)")
+    return record
+
+
+def _unpack_player(row: list[Any]) -> dict[str, Any]:
+    player = dict(zip(PLAYER_FIELDS, row[: len(PLAYER_FIELDS)], strict=True))
+    if len(row) > len(PLAYER_FIELDS):
+        player.update(row[len(PLAYER_FIELDS)])
+    return player
 
 
 def summary(record: dict[str, Any], player: str) -> dict[str, Any]:
