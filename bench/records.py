@@ -30,6 +30,7 @@ from solrace.client.moves import Board
 from solrace.client.strategy import choose_move
 from solrace.protocol.record_text import export
 from solrace.protocol.records import pack, unpack
+from solrace.server.players import key_hash, player_id
 from solrace.server.records import Records, build_record
 from solrace.server.room import Room, token_hash
 
@@ -47,7 +48,9 @@ def race(
 ) -> Room:
     room = Room.new("BENCH", token_hash("host"), {"game": game, "game_options": options}, T0)
     for i in range(seats):
-        room.join(f"player{i}", token_hash(f"t{i}"), T0, player=f"{i:016d}")
+        # a player id as the server makes them (random-looking: they do not compress)
+        pid = player_id(key_hash(f"key of player {i} in race {seed}"))
+        room.join(f"player{i}", token_hash(f"t{i}"), T0, player=pid)
     room.start(T0, seed, random.Random(seed).randbytes(16))
     now = room.doc["starts_at"]
     room.tick(now)
@@ -139,7 +142,7 @@ async def redis_memory(count: int, packed: list[bytes], seats: int) -> None:
         client = aioredis.Redis.from_url(server.url)
         records = Records(client, "bench:", days=90)
         rng = random.Random(1)
-        pool = [f"{i:016x}" for i in range(max(seats, count // 5))]
+        pool = [player_id(key_hash(f"key {i}")) for i in range(max(seats, count // 5))]
         before = await client.info("memory")
         sem = asyncio.Semaphore(32)
 

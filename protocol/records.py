@@ -22,6 +22,7 @@ too, so the server and a verifier order a race the same way.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import zlib
 from collections.abc import Sequence
@@ -30,6 +31,16 @@ from typing import Any
 import msgpack
 
 from solrace.engine import EngineError, new_game
+from solrace.protocol.record_times import (
+    RiceReader,
+    bits_to_bytes,
+    bytes_to_bits,
+    gaps,
+    pack_deltas,
+    rice_bits,
+    rice_parameter,
+    unpack_deltas,
+)
 
 #: the record's shape (its `v`): the same plain data whatever form stored it
 RECORD_VERSION = 1
@@ -93,70 +104,42 @@ def rank(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 # --- compact stored form ----------------------------------------------------------------
 
 
-def _zigzag(n: int) -> int:
-    return n * 2 if n >= 0 else -n * 2 - 1
-
-
-def _unzigzag(n: int) -> int:
-    return n >> 1 if not n & 1 else -((n + 1) >> 1)
-
-
-def pack_deltas(times: Sequence[int]) -> bytes:
-    """Times (ms from the start) as varints of the zigzagged gaps: most moves take 2 bytes."""
-    out = bytearray()
-    prev = 0
-    for t in times:
-        n = _zigzag(t - prev)
-        prev = t
-        while n >= 0x80:
-            out.append((n & 0x7F) | 0x80)
-            n >>= 7
-        out.append(n)
-    return bytes(out)
-
-
-def unpack_deltas(data: bytes) -> list[int]:
-    out: list[int] = []
-    prev, n, shift = 0, 0, 0
-    for b in data:
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            prev += _unzigzag(n)
-            out.append(prev)
-            n, shift = 0, 0
-    if shift:
-        raise ValueError("a truncated time")
-    return out
-
-
 def pack(record: dict[str, Any], form: int = FORMAT) -> bytes:
-    """The stored bytes of a record, form 2 (docs/RECORDS.md, Stored form): each seat's
-    moves as their indexes among the legal moves of the position they were played in (one
-    byte a move before compression), any field this module does not know kept as it is.
-    `form=1` writes the first form (text moves, known fields only), kept for the benchmark
+    """The stored bytes of a record (docs/RECORDS.md, Stored form). Form 2: zlib of one
+    msgpack array, then the seats' move times as Rice codes (random bits: not compressed);
+    each seat's moves as their indexes among the legal moves of the position they were
+    played in, a commitment that follows from the seed and salt left out, player ids as
+    their 10 bytes, and any field this module does not know kept as it is. `form=1` writes
+    the first form (text moves, varint times, known fields only), kept for the benchmark
     and the tests that read old records."""
     moves = {str(seat): list(ms) for seat, ms in record["moves"].items()}
-    seats = [
-        [
-            int(seat),
-            *(_pack_moves(record, ms) if form >= 2 else [" ".join(ms)]),
-            pack_deltas(record["times"][seat]),
-        ]
-        for seat, ms in moves.items()
-    ]
     if form < 2:
         players = [[p[f] for f in PLAYER_FIELDS] for p in record["players"]]
-        head = [*_head(record, 1), players, seats]
-        return zlib.compress(msgpack.packb(head, use_bin_type=True), 9)
+        seats = [
+            [int(s), " ".join(ms), pack_deltas(record["times"][s])] for s, ms in moves.items()
+        ]
+        body = [*_head(record, 1), players, seats]
+        return zlib.compress(msgpack.packb(body, use_bin_type=True), 9)
+    rows, bits = [], []
+    for seat, ms in moves.items():
+        codes, texts = _pack_moves(record, ms)
+        times: bytes | int = pack_deltas(record["times"][seat])
+        seat_gaps = gaps(record["times"][seat])
+        if min(seat_gaps, default=0) >= 0:  # a clock that stepped back keeps the varints
+            times = rice_parameter(seat_gaps)
+            bits.append(rice_bits(seat_gaps, times))
+        rows.append([int(seat), codes, texts, times])
+    head = _head(record, form)
+    if head[6] == bytes.fromhex(commitment(record["seed"], head[5])):
+        head[6] = None
     body = [
-        *_head(record, form),
+        *head,
         [_pack_player(p) for p in record["players"]],
-        seats,
+        rows,
         _moves_check(moves),
         {k: v for k, v in record.items() if k not in RECORD_FIELDS},
     ]
-    return zlib.compress(msgpack.packb(body, use_bin_type=True), 9)
+    return zlib.compress(msgpack.packb(body, use_bin_type=True), 9) + bits_to_bytes("".join(bits))
 
 
 def _head(record: dict[str, Any], form: int) -> list[Any]:
@@ -177,17 +160,30 @@ def _head(record: dict[str, Any], form: int) -> list[Any]:
 
 
 def _pack_player(p: dict[str, Any]) -> list[Any]:
-    """A player's row: its known fields by position, then any others as a map (if there are)."""
+    """A player's row: its known fields by position (a player id as its 10 bytes), then any
+    others as a map (if there are)."""
     row = [p[f] for f in PLAYER_FIELDS]
+    pid = p["player"]
+    if isinstance(pid, str) and len(pid) == 16 and pid.islower():
+        raw = _b32(pid)
+        if raw is not None and base64.b32encode(raw).decode().lower() == pid:
+            row[2] = raw
     extra = {k: v for k, v in p.items() if k not in PLAYER_FIELDS}
     return [*row, extra] if extra else row
+
+
+def _b32(text: str) -> bytes | None:
+    try:
+        return base64.b32decode(text.upper())
+    except ValueError:
+        return None
 
 
 def _pack_moves(record: dict[str, Any], moves: Sequence[str]) -> tuple[bytes | str, list[str]]:
     """A seat's moves as codes: 1 + the move's index in `legal_moves()` of the position it was
     played in (RULES.md section 7 fixes that order), or 0 for the next of the returned texts (a
     move with no code: not in the list as written, or index 255 and up). A move the engine
-    refuses, or a deal it cannot make, keeps the seat as one space-joined text (format 1)."""
+    refuses, or a deal it cannot make, keeps the seat as one space-joined text (form 1)."""
     try:
         game = new_game(record["game"], record["seed"], record["game_options"])
     except EngineError:
@@ -236,21 +232,25 @@ def _moves_check(moves: dict[str, list[str]]) -> int:
 
 
 def unpack(data: bytes, *, moves: bool = True) -> dict[str, Any]:
-    """A record from its stored bytes (format 1 or 2). `moves=False` leaves out `moves` and
-    `times` (a history page needs only the rest, and format 2's moves cost a replay)."""
-    body = msgpack.unpackb(zlib.decompress(data), raw=False, strict_map_key=False)
+    """A record from its stored bytes (form 1 or 2). `moves=False` leaves out `moves` and
+    `times` (a history page needs only the rest, and form 2's moves cost a replay)."""
+    inflate = zlib.decompressobj()
+    body = msgpack.unpackb(inflate.decompress(data), raw=False, strict_map_key=False)
+    if not inflate.eof:
+        raise ValueError("a truncated record")
     (v, game, game_options, options, seed, salt, commit, room, round_, starts, finished) = body[:11]
     if v not in FORMATS:
         raise ValueError(f"record format {v} is not one of {FORMATS}")
+    commit_hex = commitment(seed, salt) if commit is None else commit.hex()
     record: dict[str, Any] = {
         "v": RECORD_VERSION,
-        "id": record_id(commit.hex()),
+        "id": record_id(commit_hex),
         "game": game,
         "game_options": game_options,
         "options": options,
         "seed": seed,
         "salt": salt.hex(),
-        "commitment": commit.hex(),
+        "commitment": commit_hex,
         "room": room,
         "round": round_,
         "starts_at": starts,
@@ -262,10 +262,13 @@ def unpack(data: bytes, *, moves: bool = True) -> dict[str, Any]:
     if not moves:
         return record
     record["moves"], record["times"] = {}, {}
+    bits = RiceReader(bytes_to_bits(inflate.unused_data))
     for seat, codes, *rest in body[12]:
-        texts, deltas = rest if v >= 2 else ([], rest[0])
-        record["moves"][str(seat)] = _unpack_moves(record, codes, texts)
-        record["times"][str(seat)] = unpack_deltas(deltas)
+        texts, times = rest if v >= 2 else ([], rest[0])
+        ms = record["moves"][str(seat)] = _unpack_moves(record, codes, texts)
+        record["times"][str(seat)] = (
+            unpack_deltas(times) if isinstance(times, bytes) else bits.times(len(ms), times)
+        )
     if v >= 2 and _moves_check(record["moves"]) != body[13]:
         raise ValueError("the record's moves do not read back as stored (has the move order changed?)")
     return record
@@ -273,6 +276,8 @@ def unpack(data: bytes, *, moves: bool = True) -> dict[str, Any]:
 
 def _unpack_player(row: list[Any]) -> dict[str, Any]:
     player = dict(zip(PLAYER_FIELDS, row[: len(PLAYER_FIELDS)], strict=True))
+    if isinstance(player["player"], bytes):
+        player["player"] = base64.b32encode(player["player"]).decode().lower()
     if len(row) > len(PLAYER_FIELDS):
         player.update(row[len(PLAYER_FIELDS)])
     return player
