@@ -188,7 +188,7 @@ def main(argv: list[str]) -> int:
         f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}",
         flush=True,
     )
-    default = []
+    default: list[bytes] = []
     for game in games:
         for options in KLONDIKE_SETS if game == "klondike" else ({},):
             packed = measure(game, options, args)

@@ -115,9 +115,7 @@ def pack(record: dict[str, Any], form: int = FORMAT) -> bytes:
     moves = {str(seat): list(ms) for seat, ms in record["moves"].items()}
     if form < 2:
         players = [[p[f] for f in PLAYER_FIELDS] for p in record["players"]]
-        seats = [
-            [int(s), " ".join(ms), pack_deltas(record["times"][s])] for s, ms in moves.items()
-        ]
+        seats = [[int(s), " ".join(ms), pack_deltas(record["times"][s])] for s, ms in moves.items()]
         body = [*_head(record, 1), players, seats]
         return zlib.compress(msgpack.packb(body, use_bin_type=True), 9)
     rows, bits = [], []
@@ -270,7 +268,9 @@ def unpack(data: bytes, *, moves: bool = True) -> dict[str, Any]:
             unpack_deltas(times) if isinstance(times, bytes) else bits.times(len(ms), times)
         )
     if v >= 2 and _moves_check(record["moves"]) != body[13]:
-        raise ValueError("the record's moves do not read back as stored (has the move order changed?)")
+        raise ValueError(
+            "the record's moves do not read back as stored (has the move order changed?)"
+        )
     return record
 
 

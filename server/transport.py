@@ -284,11 +284,7 @@ class Transport:
         players.check_key(key)
         khash = players.key_hash(key)
         pid = players.player_id(khash)
-        if (
-            not conn.registered
-            and self.registrations.due(pid)
-            and self.guard.spend(conn.limit_key)
-        ):
+        if not conn.registered and self.registrations.due(pid) and self.guard.spend(conn.limit_key):
             conn.registered = True
             self.registrations.done(pid)
             await self.records.register(pid, khash)
