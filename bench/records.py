@@ -135,7 +135,6 @@ def measure(game: str, options: dict[str, Any], args: argparse.Namespace) -> lis
 async def redis_memory(count: int, packed: list[bytes], seats: int) -> None:
     """`count` records (and their players' histories) into a Redis of its own: bytes each."""
     import redis.asyncio as aioredis
-
     from solrace.server.redis_process import RedisProcess
 
     with RedisProcess() as server:

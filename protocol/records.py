@@ -14,10 +14,12 @@ text file and reads back). docs/RECORDS.md is the human contract:
 The id is the first 16 hex digits of the commitment: every race commits a fresh 16-byte salt,
 so the id is unique without a counter, and writing a record twice writes the same key.
 
-Stored form (`pack`/`unpack`): zlib of one msgpack array, positional (no field names), with
-each seat's moves as one space-joined string and its times as zigzag varint deltas (ms since
-the seat's previous move, the first since the start). The ranking rule (`rank`) lives here
-too, so the server and a verifier order a race the same way.
+Stored form (`pack`/`unpack`, docs/RECORDS.md): form 2 is zlib of one msgpack array,
+positional (no field names), each seat's moves coded by their index among the engine's legal
+moves (so packing and unpacking replay the race: the protocol layer uses the engine, as
+record_verify does), then the move times as Rice codes (protocol/record_times.py); form 1
+(moves as text, varint times) is still read. The ranking rule (`rank`) lives here too, so
+the server and a verifier order a race the same way.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgpack
-
 from solrace.engine import EngineError, new_game
 from solrace.protocol.record_times import (
     RiceReader,
@@ -58,8 +59,23 @@ OUT_STATUSES = ("resigned", "left", "timeout")
 PLAYER_FIELDS = ("seat", "name", "player", "place", "status", "progress", "moves", "time")
 #: the top-level fields the stored form keeps by position; any other is kept by name
 RECORD_FIELDS = frozenset(
-    ("v", "id", "game", "game_options", "options", "seed", "salt", "commitment", "room")
-    + ("round", "starts_at", "finished_at", "players", "moves", "times")
+    [
+        "v",
+        "id",
+        "game",
+        "game_options",
+        "options",
+        "seed",
+        "salt",
+        "commitment",
+        "room",
+        "round",
+        "starts_at",
+        "finished_at",
+        "players",
+        "moves",
+        "times",
+    ]
 )
 
 

@@ -33,8 +33,8 @@ from solrace.server.codes import (
 from solrace.server.lobby import LobbyCache, Page
 from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
-from solrace.server.redact import SECRETS
 from solrace.server.records import Records, reminder
+from solrace.server.redact import SECRETS
 from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.room import (
     COUNTDOWN,
