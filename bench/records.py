@@ -178,6 +178,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seeds", type=int, default=20, help="races per option set (seeds 1..N)")
     parser.add_argument("--noise", type=float, default=0.1)
     parser.add_argument("--pause", type=float, default=1.5, help="median seconds between moves")
+    parser.add_argument(
+        "--sets", type=int, default=len(KLONDIKE_SETS), help="Klondike option sets (the first N)"
+    )
     parser.add_argument("--redis", type=int, default=0, metavar="N", help="records to write")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
@@ -189,7 +192,7 @@ def main(argv: list[str]) -> int:
     )
     default: list[bytes] = []
     for game in games:
-        for options in KLONDIKE_SETS if game == "klondike" else ({},):
+        for options in KLONDIKE_SETS[: args.sets] if game == "klondike" else ({},):
             packed = measure(game, options, args)
             if not default:
                 default = packed  # the first: Klondike's room defaults
