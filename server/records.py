@@ -183,10 +183,16 @@ class Records:
         await self.save_packed(record, await asyncio.to_thread(pack, record))
 
     async def save_packed(self, record: dict[str, Any], data: bytes) -> None:
-        """`save` with the record packed already (the memory benchmark reuses packed bytes:
-        only `id`, `finished_at` and `players` are read here)."""
-        rid, at = record["id"], record["finished_at"]
+        """`save` with the record packed already."""
         pipe = self.redis.pipeline(transaction=False)
+        self.queue(pipe, record, data)
+        await pipe.execute()
+        log.info("record %s stored (%d bytes)", record["id"], len(data))
+
+    def queue(self, pipe: Any, record: dict[str, Any], data: bytes) -> None:
+        """A packed record's writes, added to a pipeline (the memory benchmark queues many
+        records to one; only `id`, `finished_at` and `players` are read here)."""
+        rid, at = record["id"], record["finished_at"]
         pipe.set(self.record_key(rid), data, nx=True, px=self.keep_ms or None)
         for p in record["players"]:
             if p["player"] is None:
@@ -199,8 +205,6 @@ class Records:
                 pipe.zremrangebyscore(hkey, "-inf", f"({at - self.keep_ms}")
                 pipe.pexpire(hkey, self.keep_ms)
                 pipe.pexpire(pkey, self.keep_ms)
-        await pipe.execute()
-        log.info("record %s stored (%d bytes)", rid, len(data))
 
     async def flush(self, timeout: float = 5.0) -> None:
         """Shutting down: let the writes under way finish (a bounded wait)."""
