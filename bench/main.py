@@ -10,10 +10,12 @@ import argparse
 import importlib
 
 KINDS = {
+    "black-hole": "solrace.bench.black_hole",
     "engine": "solrace.bench.engine_bench",
     "load": "solrace.bench.load",
     "winnable": "solrace.bench.winnable",
     "records": "solrace.bench.records",
+    "leaderboards": "solrace.bench.leaderboards",
 }
 
 

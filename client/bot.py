@@ -22,12 +22,14 @@ import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from . import events as ev
 from .connection import Client, ConnectionLost, ServerError
 from .moves import Board
 from .options import parse_option, room_options
+from .player_key import load_or_create
 from .strategy import choose_move
 from .urls import DEFAULT_SERVER, parse_target, share_link, watch_link
 
@@ -156,18 +158,29 @@ async def run_bot(
     ready: bool = True,
     on_joined: Callable[[ev.Joined], None] | None = None,
     seed: int | str | None = None,
+    player_key: str | None = None,
 ) -> BotResult:
     """Join `room` (or create one with `create_options`), ready up and race.
 
     Stops after `races` races (None: until `stop_event`). As host (created the
     room), it starts the race once `start_when` players are ready. `on_joined`
     hears the join reply (the room code of a room the bot created). `seed`
-    seeds the bot's pauses (None: a fresh random one).
+    seeds the bot's pauses (None: a fresh random one). Every hello says `bot: true`
+    (a bot must say so); `player_key` gives the bot an identity of its own, so it can sit
+    in rated rooms and keep a rating (shown as a bot's).
     """
     stop = stop_event or asyncio.Event()
     rng = random.Random(seed)
     result = BotResult()
-    client = Client(url, auto_resume=True, throttle=True, client_name="solrace-bot/0.1", room=room)
+    client = Client(
+        url,
+        auto_resume=True,
+        throttle=True,
+        client_name="solrace-bot/0.1",
+        room=room,
+        player_key=player_key,
+        bot=True,
+    )
     await client.connect()
     try:
         if room is None:
@@ -251,6 +264,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seed of the bots' random tie-break (their pauses vary around --pace); "
         "bot N uses SEED:N, so a run can be repeated",
     )
+    parser.add_argument(
+        "--keys",
+        metavar="DIR",
+        type=Path,
+        help="give each bot a player key kept in DIR (bot N's in DIR/bot-N, made once), so "
+        "the bots can sit in rated rooms and keep ratings of their own",
+    )
+
+
+def key_of(folder: Path | None, index: int) -> str | None:
+    """Bot `index`'s player key under `--keys` (None: anonymous)."""
+    return None if folder is None else load_or_create(folder / f"bot-{index}")
 
 
 def seed_of(seed: str | None, index: int) -> str | None:
@@ -290,6 +315,7 @@ async def _main(args: argparse.Namespace) -> int:
                     start_when=args.start_when or args.count,
                     on_joined=announce,
                     seed=seed_of(args.seed, 0),
+                    player_key=key_of(args.keys, 0),
                 )
             )
         )
@@ -300,7 +326,16 @@ async def _main(args: argparse.Namespace) -> int:
     first = len(names) - len(names_to_join)
     tasks += [
         asyncio.create_task(
-            run_bot(target.url, room, n, args.pace, stop, races=races, seed=seed_of(args.seed, i))
+            run_bot(
+                target.url,
+                room,
+                n,
+                args.pace,
+                stop,
+                races=races,
+                seed=seed_of(args.seed, i),
+                player_key=key_of(args.keys, i),
+            )
         )
         for i, n in enumerate(names_to_join, start=first)
     ]

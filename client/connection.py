@@ -120,10 +120,13 @@ class Client:
         room: str | None = None,
         player_key: str | None = None,
         source: str | None = None,
+        bot: bool = False,
     ) -> None:
         self.url = url
         #: sent in every hello: the player's secret key (client/player_key.py); None: anonymous
         self.player_key = player_key
+        #: sent in every hello as `bot: true`: this client is a program (PROTOCOL.md, Identity)
+        self.bot = bot
         #: the local address to connect from (a machine with several); None: the system's pick
         self.source = source
         #: the room the first connection is for (later ones: the room this client is in)
@@ -182,6 +185,8 @@ class Client:
         hello: dict[str, Any] = {"type": "hello", "version": VERSION, "client": self.client_name}
         if self.player_key is not None:
             hello["player_key"] = self.player_key
+        if self.bot:
+            hello["bot"] = True
         reply = await self.request(hello, wait=self._welcome_wait)
         assert isinstance(reply, ev.Welcome), reply
         self.welcome = reply

@@ -40,6 +40,9 @@ ERROR_CODES: dict[str, str] = {
     ),
     "bad_state": "not now: the room or the seat is not in a state for it",
     "bad_options": "an unknown room or game option, or a value out of range",
+    "player_key_required": (
+        "a rated room seats only players whose hello carried a player key (marked bots too)"
+    ),
     "illegal_move": "the game's rules refuse the move (the message says why)",
     "out_of_sync": "`n` is not the move number the server expects (`expected` is)",
     "undo_refused": "undo is off, there is nothing to take back, or the move revealed a card",
@@ -106,6 +109,7 @@ CLIENT: dict[str, dict[str, F]] = {
         "version": F(int),
         "client": F(str, False, 64),
         "player_key": F(str, False, 128),  # the client's secret player key (Identity)
+        "bot": F(bool, False),  # this client is a program (Identity: bots)
     },
     "create": {"name": F(str, True, 24), "options": F(dict, False), "play": F(bool, False)},
     "join": {"room": F(str, True, 32), "name": F(str, True, 24)},
@@ -184,6 +188,7 @@ EVENT_KINDS: dict[str, dict[str, F]] = {
         "seat": F(int),
         "name": F(str),
         "player": F((str, type(None)), False),  # the public player id (Identity)
+        "bot": F(bool, False),  # present (true) for a seat taken by a marked bot
     },
     "player_left": {"seat": F(int)},
     "connected": {"seat": F(int), "connected": F(bool)},
@@ -409,6 +414,8 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "countdown": 3,
     "deal": "any",
     "hints": False,
+    # rated races move the players' ratings (docs/LEADERBOARDS.md); every seat needs a key
+    "rated": False,
 }
 
 _OPTION_TYPES: dict[str, Any] = {
@@ -425,6 +432,7 @@ _OPTION_TYPES: dict[str, Any] = {
     "countdown": int,
     "deal": str,
     "hints": bool,
+    "rated": bool,
 }
 
 _INT_RANGES = {
@@ -476,4 +484,10 @@ def merge_options(current: dict[str, Any], change: dict[str, Any]) -> dict[str, 
     if out.get("deal") == "winnable" and out.get("seed"):
         # a text seed fixes the deal; the solver cannot choose another one
         raise ProtocolError("bad_options", "a text seed and deal 'winnable' cannot go together")
+    if out.get("rated") and out.get("hints"):
+        # hints are the solver's help: a rated race is played unaided
+        raise ProtocolError("bad_options", "a rated room cannot have hints")
+    if out.get("rated") and out.get("seed"):
+        # whoever chose a text seed knows the deal before the race
+        raise ProtocolError("bad_options", "a rated room cannot have a text seed")
     return out

@@ -2,31 +2,47 @@
 
     GET /api/record/ID       the record as JSON (docs/RECORDS.md)
     GET /api/record/ID.txt   the record as a text file (what `solrace verify` reads)
-    GET /api/player/ID       a player's name and newest races (`?limit=N`, 1-200, default 50)
+    GET /api/player/ID       a player's name, newest races (`?limit=N`, 1-200, default 50) and
+                             figures per game (`games`: races, wins, best time, rating)
+    GET /api/leaderboard/GAME/KIND?options=...&start=N&count=M
+                             a page of an all-time board: KIND is wins, time or rating
+                             (docs/LEADERBOARDS.md); `options` the game options of the board
+                             (`draw=3,moves=build`; missing ones are the defaults; ignored
+                             for rating, which is per game), `start` 0.., `count` 1-100 (50)
 
 Every answer has an ETag; a request whose If-None-Match names it gets 304 and no body. A
 record never changes once written, so its ETag is its id and format, and it may be cached for
 a day; a player's page changes with every race, so its ETag is a digest of the body and it
-must be revalidated (no-cache). Unknown ids are 404 with a JSON `{"error": ...}`.
+must be revalidated (no-cache); a leaderboard page's ETag is a digest of its body too, and
+it may be cached for BOARD_MAX_AGE seconds. Unknown ids, games and kinds are 404 and a bad
+query is 400, each with a JSON `{"error": ...}`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from solrace.engine import GAMES, BadOptions
 from solrace.protocol.record_text import export
 from solrace.protocol.records import RECORD_VERSION, is_record_id
+from solrace.server.boards import PAGE_MAX
 from solrace.server.http import API_PREFIX, response
 from solrace.server.players import is_player_id
 from solrace.server.records import Records
+from solrace.server.standings import KINDS, Standings, board_name, board_options
 from websockets.http11 import Request, Response
 
 IMMUTABLE = "public, max-age=86400, immutable"
 JSON = "application/json"
+#: a leaderboard page may be this many seconds old in a cache
+BOARD_MAX_AGE = 10
+#: the longest `start` a leaderboard page may ask for (boards hold at most 1,000,000)
+START_MAX = 10_000_000
 
 
 def _json(status: HTTPStatus, body: Any, extra: dict[str, str] | None = None) -> Response:
@@ -35,6 +51,37 @@ def _json(status: HTTPStatus, body: Any, extra: dict[str, str] | None = None) ->
 
 def not_found(what: str) -> Response:
     return _json(HTTPStatus.NOT_FOUND, {"error": f"no such {what}"})
+
+
+def bad_request(why: str) -> Response:
+    return _json(HTTPStatus.BAD_REQUEST, {"error": why})
+
+
+def _digest_etag(body: bytes) -> str:
+    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+def parse_game_options(game: str, text: str) -> str | None:
+    """`draw=3,moves=build` -> the board's option set (`board_options`); missing options are
+    the defaults, an unknown one or a bad value is ValueError, None: an option set that has
+    no board (an open-ended option over its bound)."""
+    given: dict[str, Any] = {}
+    for part in filter(None, text.split(",")):
+        name, eq, value = part.partition("=")
+        if not eq or not name or name in given:
+            raise ValueError(f"options are name=value pairs separated by commas, not {part!r}")
+        given[name] = value
+    try:
+        return board_options(game, given)
+    except BadOptions as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _number(query: dict[str, list[str]], name: str, default: int, lo: int, hi: int) -> int:
+    text = (query.get(name) or [str(default)])[0]
+    if not text.isdigit() or not lo <= int(text) <= hi:
+        raise ValueError(f"{name} is a number from {lo} to {hi}")
+    return int(text)
 
 
 def _cached(request: Request, body: bytes, content_type: str, etag: str, cache: str) -> Response:
@@ -47,8 +94,9 @@ def _cached(request: Request, body: bytes, content_type: str, etag: str, cache: 
 
 
 class Api:
-    def __init__(self, records: Records) -> None:
+    def __init__(self, records: Records, standings: Standings | None = None) -> None:
         self.records = records
+        self.standings = standings
 
     async def handle(self, request: Request) -> Response:
         url = urlsplit(request.path)
@@ -57,6 +105,8 @@ class Api:
             return await self.record(request, parts[1])
         if len(parts) == 2 and parts[0] == "player":
             return await self.player(request, parts[1], parse_qs(url.query))
+        if len(parts) == 3 and parts[0] == "leaderboard" and self.standings is not None:
+            return await self.leaderboard(request, parts[1], parts[2], parse_qs(url.query))
         return not_found("endpoint")
 
     async def record(self, request: Request, name: str) -> Response:
@@ -79,9 +129,43 @@ class Api:
             return not_found("player")
         if not limit_text.isdigit() or not 1 <= int(limit_text) <= 200:
             return _json(HTTPStatus.BAD_REQUEST, {"error": "limit is a number from 1 to 200"})
-        page = await self.records.player(pid, int(limit_text))
+        if self.standings is None:
+            page = await self.records.player(pid, int(limit_text))
+        else:  # both reads at once: one round trip's wait
+            page, games = await asyncio.gather(
+                self.records.player(pid, int(limit_text)), self.standings.player_games(pid)
+            )
+            if page is not None:
+                page["games"] = games
         if page is None:
             return not_found("player")
         body = json.dumps(page, separators=(",", ":")).encode()
-        etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-        return _cached(request, body, JSON, etag, "no-cache")
+        return _cached(request, body, JSON, _digest_etag(body), "no-cache")
+
+    async def leaderboard(
+        self, request: Request, game: str, kind: str, query: dict[str, list[str]]
+    ) -> Response:
+        """A page of an all-time board (one round trip: `Boards.page`)."""
+        assert self.standings is not None
+        if game not in GAMES:
+            return not_found("game")
+        if kind not in KINDS:
+            return not_found("leaderboard")
+        try:
+            start = _number(query, "start", 0, 0, START_MAX)
+            count = _number(query, "count", 50, 1, PAGE_MAX)
+            # ratings are per game: a rating page takes no option set
+            text = "" if kind == "rating" else (query.get("options") or [""])[0]
+            opts = parse_game_options(game, text)
+        except ValueError as exc:
+            return bad_request(str(exc))
+        if opts is None:
+            page: dict[str, Any] = {"total": 0, "entries": [], "next": None}
+        else:
+            page = await self.standings.boards.page(board_name(kind, game, opts), start, count)
+        body = json.dumps(
+            {"game": game, "kind": kind, "options": None if kind == "rating" else opts, **page},
+            separators=(",", ":"),
+        ).encode()
+        cache = f"public, max-age={BOARD_MAX_AGE}"
+        return _cached(request, body, JSON, _digest_etag(body), cache)

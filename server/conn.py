@@ -96,6 +96,8 @@ class Conn:
     player: str | None = None
     #: whether a hello of this connection wrote its player's entry (at most one does)
     registered: bool = False
+    #: the hello said `bot: true` (a program: rated as, and shown as, a bot)
+    bot: bool = False
     room: str | None = None
     role: str | None = None
     seat: int | None = None

@@ -287,7 +287,7 @@ async def serve_forever(
             process_request=make_process_request(
                 lambda: {**transport.health(), **_whoami(args)},
                 metrics=METRICS.render,
-                api=Api(transport.records).handle,
+                api=Api(transport.records, transport.standings).handle,
             ),
             # frames over max_frame get `frame_too_large`, then 1009; slow readers are dropped
             **transport.serve_options(),

@@ -84,6 +84,7 @@ def player_row(room: Room, seat: dict[str, Any], connected: dict[str, int]) -> d
         "seat": n,
         "name": seat["name"],
         "player": seat.get("player"),  # the public player id (None: no player key)
+        "bot": bool(seat.get("bot")),  # a marked bot (hello `bot: true`)
         "ready": seat["ready"],
         "connected": connected.get(str(n), 0) > 0,
         "status": room.status(n),
@@ -127,4 +128,5 @@ def lobby_row(doc: dict[str, Any], connected: dict[str, int] | None = None) -> d
         "max_players": doc["options"]["max_players"],
         "spectators": (connected or {}).get("spectators", 0),
         "deal": doc["options"].get("deal", "any"),
+        "rated": bool(doc["options"].get("rated")),
     }

@@ -295,8 +295,10 @@ class Room:
         *,
         addr: str = "",
         per_address: int = 0,
+        bot: bool = False,
     ) -> tuple[int, list[dict[str, Any]]]:
-        """Seat a player; `player` is its public player id (None: joined without a key).
+        """Seat a player; `player` is its public player id (None: joined without a key), `bot`
+        whether its hello said it is a program (a marked bot: rated, and shown, as one).
         `addr` is the client address's hash (`addr_hash`): a kicked player's address stays
         out for the room's life, and one address holds at most `per_address` seats (0: any
         number)."""
@@ -305,6 +307,11 @@ class Room:
                 "bad_state", "the race has started; join as a spectator or wait for the rematch"
             )
         name = clean_name(name)
+        if player is None and self.options.get("rated"):
+            raise ProtocolError(
+                "player_key_required",
+                "this room is rated: say hello with a player key to take a seat",
+            )
         if addr and addr in self.doc.get("banned", ()):
             raise ProtocolError("not_allowed", "the host removed you from this room")
         if len(self.seats()) >= self.options["max_players"]:
@@ -329,9 +336,12 @@ class Room:
                 "player": player,
                 "addr": addr,
                 "addrs": [addr] if addr else [],
+                "bot": bot,
             }
         )
         joined = {"kind": "player_joined", "at": now, "seat": seat, "name": name, "player": player}
+        if bot:
+            joined["bot"] = True
         return seat, [joined]
 
     def note_address(self, seat: int, addr: str) -> list[dict[str, Any]]:
@@ -399,6 +409,7 @@ class Room:
         if len(self.seats()) > opts["max_players"]:
             raise ProtocolError("bad_options", "max_players is below the number of seated players")
         check_solo_hints(opts, len(self.seats()))
+        check_rated_seats(opts, self.seats())
         self.doc["options"] = opts
         return [{"kind": "options", "at": now, "options": public_options(opts)}]
 
@@ -666,6 +677,18 @@ def check_solo_hints(opts: dict[str, Any], players: int) -> None:
         raise ProtocolError(
             "bad_options", "hints are for solo practice: turn them off to race two or more"
         )
+
+
+def check_rated_seats(opts: dict[str, Any], seats: list[dict[str, Any]]) -> None:
+    """A room turned rated must already have a player key behind every seat (as a join would)."""
+    if not opts.get("rated"):
+        return
+    for s in seats:
+        if s.get("player") is None:
+            raise ProtocolError(
+                "player_key_required",
+                f"seat {s['seat']} has no player key: a rated room seats only keyed players",
+            )
 
 
 def public_options(opts: dict[str, Any]) -> dict[str, Any]:

@@ -291,6 +291,7 @@ class RoomService:
         play: bool,
         player: str | None = None,
         addr: str = "",
+        bot: bool = False,
     ) -> dict[str, Any]:
         host_token = new_token()
         token = new_token() if play else None
@@ -303,7 +304,9 @@ class RoomService:
             seat = None
             if play:
                 assert token is not None
-                seat, events = room.join(name, token_hash(token), now, player, addr=addr_hash(addr))
+                seat, events = room.join(
+                    name, token_hash(token), now, player, addr=addr_hash(addr), bot=bot
+                )
                 room.doc["host_seat"] = seat
             try:
                 ver, numbers = await self.store.commit(
@@ -326,7 +329,7 @@ class RoomService:
         raise ProtocolError("internal", "could not find a free room code")
 
     async def join(
-        self, code: str, name: str, player: str | None = None, addr: str = ""
+        self, code: str, name: str, player: str | None = None, addr: str = "", bot: bool = False
     ) -> dict[str, Any]:
         """A new seat for a client at `addr` (its address: kicks and the per-address limit)."""
         token = new_token()
@@ -335,7 +338,13 @@ class RoomService:
 
         def rule(room: Room, now: int) -> list[dict[str, Any]]:
             seat, events = room.join(
-                name, token_hash(token), now, player, addr=where, per_address=self.seats_per_address
+                name,
+                token_hash(token),
+                now,
+                player,
+                addr=where,
+                per_address=self.seats_per_address,
+                bot=bot,
             )
             seat_box.append(seat)
             return events

@@ -19,6 +19,7 @@ from solrace import __version__
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server import players
+from solrace.server.boards import Boards
 from solrace.server.conn import Bucket, Conn, Limits, address_key, client_address
 from solrace.server.fanout import Hub, send, write
 from solrace.server.guard import EXPENSIVE, Guard, GuardLimits
@@ -29,6 +30,7 @@ from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.room import Room
 from solrace.server.service import RoomService, normalize_code
 from solrace.server.solving import RaceVerdicts, SolverPool, hint
+from solrace.server.standings import Standings
 from solrace.server.store import EventSink, Store
 from solrace.server.supervisor import RoomSupervisor
 from solrace.server.ws_limits import serve_options
@@ -62,10 +64,12 @@ def build(
     verdicts = RaceVerdicts(service.solver, service.update)
     records = Records(store.redis, store.prefix, days=record_days, deadlines=store)
     service.records = records
+    standings = Standings(records, Boards(store.redis, store.prefix))
 
     def finished(room: Room) -> None:
         verdicts.finished(room)
         records.finished(room)
+        standings.finished(room)
 
     service.finished = finished
     limits = limits or Limits()
@@ -75,7 +79,7 @@ def build(
     rooms.leases = Leases(store, rooms.proc_id, limits.heartbeat * 5)
     rooms.leases.serves = hub.rooms.__contains__
     hub.attach(service, rooms.on_room_event)
-    return Transport(service, hub, rooms, limits, records, Guard(guard or GuardLimits()))
+    return Transport(service, hub, rooms, limits, records, Guard(guard or GuardLimits()), standings)
 
 
 class Transport:
@@ -87,9 +91,14 @@ class Transport:
         limits: Limits,
         records: Records | None = None,
         guard: Guard | None = None,
+        standings: Standings | None = None,
     ) -> None:
         self.service = service
         self.records = records or Records(service.store.redis, service.store.prefix)
+        #: players' figures, the all-time boards and ratings (server/standings.py)
+        self.standings = standings or Standings(
+            self.records, Boards(self.records.redis, self.records.prefix)
+        )
         #: per-address caps and the server's budget of expensive requests (server/guard.py)
         self.guard = guard or Guard()
         self.store: Store = service.store
@@ -107,6 +116,7 @@ class Transport:
 
     async def close(self) -> None:
         await self.records.flush()
+        await self.standings.flush()
         await self.rooms.close()
         await self.hub.close()
         if self.service.solver is not None:
@@ -240,7 +250,7 @@ class Transport:
                     versions=list(m.VERSIONS),
                 )
             player = await self._player_of(conn, msg.get("player_key"))
-            conn.hello, conn.player = True, player
+            conn.hello, conn.player, conn.bot = True, player, bool(msg.get("bot"))
             lim = self.limits
             limits = {
                 "max_frame": lim.max_frame,
@@ -374,7 +384,7 @@ class Transport:
     async def on_create(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         play = msg.get("play", True)
         out = await self.service.create(
-            msg["name"], msg.get("options"), play, conn.player, conn.addr
+            msg["name"], msg.get("options"), play, conn.player, conn.addr, conn.bot
         )
         extra = {"host_token": out["host_token"]}
         if play:
@@ -390,7 +400,7 @@ class Transport:
             raise ProtocolError(
                 "bad_state", "this connection has a seat in that room already; resume it"
             )
-        out = await self.service.join(code, msg["name"], conn.player, conn.addr)
+        out = await self.service.join(code, msg["name"], conn.player, conn.addr, conn.bot)
         conn.seated.add(out["room"])
         await self._joined(conn, ref, out["room"], "player", out["seat"], None, token=out["token"])
 

@@ -238,6 +238,7 @@ async def test_lobby_lists_public_rooms(shared_server, wire) -> None:
         "max_players": 8,
         "spectators": 0,
         "deal": "any",
+        "rated": False,
     }
 
 

@@ -247,6 +247,7 @@ async def test_races_on_the_cluster(cluster: RedisClusterProcess, key_prefix: st
                 "max_players": 8,
                 "spectators": 0,
                 "deal": "any",
+                "rated": False,
             }
         ]
         await host.request({"type": "start", "host_token": created["host_token"]})

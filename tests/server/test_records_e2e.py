@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import http.client
 import json
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from helpers.http_get import aget
 from helpers.race import play, until
 from solrace.protocol import messages as m
 from solrace.protocol import record_text
@@ -23,22 +23,6 @@ from solrace.protocol.records import unpack
 
 KEY_A = "A" * 20 + "-key-of-player-a-0123456789"
 KEY_B = "B" * 20 + "-key-of-player-b-0123456789"
-
-
-def get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[int, dict, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        conn.request("GET", path, headers=headers or {})
-        resp = conn.getresponse()
-        return resp.status, dict(resp.getheaders()), resp.read()
-    finally:
-        conn.close()
-
-
-async def aget(
-    port: int, path: str, headers: dict[str, str] | None = None
-) -> tuple[int, dict, bytes]:
-    return await asyncio.to_thread(get, port, path, headers)
 
 
 async def hello(wire: Any, url: str, key: str | None) -> tuple[Any, dict[str, Any]]:

@@ -110,7 +110,7 @@ function homeScreen(state, ui) {
       h("div.panel-head", h("h2", "Public rooms"), h("button.small", { dataset: { action: "lobby" } }, "Refresh")),
       rooms.length
         ? h("table.rooms", h("tbody", rooms.map((r) => h("tr", { dataset: { room: r.room } },
-          h("td.code", r.room), h("td", gameTitle(state, r.game), r.deal === "winnable" ? h("span.chip", "winnable") : null), h("td", r.state),
+          h("td.code", r.room), h("td", gameTitle(state, r.game), r.deal === "winnable" ? h("span.chip", "winnable") : null, r.rated ? h("span.chip", "rated") : null), h("td", r.state),
           h("td", `${r.players}/${r.max_players}`),
           h("td.act", h("button.small", { dataset: { action: "join-room", room: r.room } }, "Join"),
             h("button.small", { dataset: { action: "watch-room", room: r.room } }, "Watch"))))))
@@ -176,7 +176,9 @@ function optionsPanel(state, ui) {
       optionControl("Spectator delay (s)", "spectator_delay", numberInput("spectator_delay", o.spectator_delay ?? 0, 0, 600, off)),
       optionControl("Public", "public", checkbox("public", o.public ?? false, off)),
       optionControl("Deal", "deal", select("deal", o.deal ?? "any", [["any", "any shuffle"], ["winnable", "winnable (solver-checked)"]], off)),
-      optionControl("Hints (solo practice)", "hints", checkbox("hints", o.hints ?? false, off))));
+      optionControl("Hints (solo practice)", "hints", checkbox("hints", o.hints ?? false, off)),
+      // rated: every seat needs a player key (the web client always has one); not with hints
+      optionControl("Rated", "rated", checkbox("rated", o.rated ?? false, off))));
 }
 
 function playerRow(state, p) {
@@ -185,6 +187,7 @@ function playerRow(state, p) {
     h(`span.dot.${p.connected ? "on" : "off"}`, { title: p.connected ? "connected" : "disconnected" }),
     h("span.name", p.name || `seat ${p.seat}`), host ? h("span.chip", "host") : null,
     p.seat === state.seat && state.role === "player" ? h("span.chip.you", "you") : null,
+    p.bot ? h("span.chip", "bot") : null,
     h("span.spacer"),
     h(`span.ready.${p.ready ? "yes" : "no"}`, p.ready ? "ready" : "not ready"),
     isHost(state) && p.seat !== state.seat ? h("button.small.ghost", { dataset: { action: "kick", seat: String(p.seat) } }, "kick") : null);
