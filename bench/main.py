@@ -15,6 +15,7 @@ KINDS = {
     "load": "solrace.bench.load",
     "winnable": "solrace.bench.winnable",
     "records": "solrace.bench.records",
+    "replay": "solrace.bench.replay",
     "leaderboards": "solrace.bench.leaderboards",
 }
 

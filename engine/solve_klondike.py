@@ -32,6 +32,12 @@ pay off through a later move onto them, so they are offered only when a card
 that could make that move is somewhere it could come from (``hostable``,
 ``worth_lowering``; proof in docs/SOLVABILITY.md).
 
+Safe cards stay home. A foundation card that ``safe`` calls safe is never
+brought back down: moves are offered only where nothing is forced, lowering c
+changes no other card's ``safe`` test (it reads the other suits) and makes only
+c next on its foundation, so c would be forced straight back up to the very
+position it left, through a position with no other successor.
+
 Finish. With no face-down card, every pile descending and the talon empty
 (or fully reachable: draw one, unlimited passes), the game is won by playing
 the lowest card left each time; the search stops there and plays that out.
@@ -306,8 +312,11 @@ class KlondikeState:
                 from_talon.append((WT, i, empty, 1, c, macro))
         for s in range(4):
             h = found[s]
-            if h and self.worth_lowering(s, avail):
-                c = s * 13 + h - 1
+            c = s * 13 + h - 1
+            # a safe card brought down would be the only card forced home at once (no other
+            # card was forced here, and a lower foundation makes no other card safe), so the
+            # move leads back to this very position through one more, pointless one
+            if h and not self.safe(c) and self.worth_lowering(s, avail):
                 for par in PARENTS[c]:
                     y = tops.get(par, -1)
                     if y >= 0:

@@ -25,7 +25,9 @@ the server and a verifier order a race the same way.
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
+import time
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -85,6 +87,28 @@ def commitment(seed: int, salt: bytes) -> str:
     return hashlib.sha256(salt + seed.to_bytes(8, "big")).hexdigest()
 
 
+def day_end_ms(date: str) -> int:
+    """The first ms after the UTC day `date` (YYYY-MM-DD): when a daily deal may be shown."""
+    day = datetime.date.fromisoformat(date)
+    midnight = datetime.datetime.combine(day, datetime.time(), datetime.UTC)
+    return int(midnight.timestamp() * 1000) + 86_400_000
+
+
+def hidden_until(record: dict[str, Any], now: int | None = None) -> int | None:
+    """When a record may be shown (ms), while it may not; None when it may be now.
+
+    A daily race's record holds the day's deal (its seed, and every racer's moves on it):
+    anyone who read it before the day ended could play the daily knowing every card. So a
+    record with a `daily` date is hidden until that UTC day is over, on every path that
+    serves records (the record, its text file, a replay)."""
+    date = record.get("daily")
+    if not date:
+        return None
+    reveal = day_end_ms(date)
+    at = int(time.time() * 1000) if now is None else now
+    return reveal if at < reveal else None
+
+
 def record_id(commitment: str) -> str:
     return commitment[:ID_LENGTH]
 
@@ -133,6 +157,8 @@ def pack(record: dict[str, Any], form: int = FORMAT) -> bytes:
         players = [[p[f] for f in PLAYER_FIELDS] for p in record["players"]]
         seats = [[int(s), " ".join(ms), pack_deltas(record["times"][s])] for s, ms in moves.items()]
         body = [*_head(record, 1), players, seats]
+        if record.get("daily"):  # form 1's daily race: its date and the scored attempt
+            body.append([record["daily"], bool(record.get("scored"))])
         return zlib.compress(msgpack.packb(body, use_bin_type=True), 9)
     rows, bits = [], []
     for seat, ms in moves.items():
@@ -273,6 +299,8 @@ def unpack(data: bytes, *, moves: bool = True) -> dict[str, Any]:
     }
     if v >= 2:
         record.update(body[14])
+    elif len(body) > 13:  # form 1's daily race: its date and whether it was the scored attempt
+        record["daily"], record["scored"] = body[13]
     if not moves:
         return record
     record["moves"], record["times"] = {}, {}

@@ -9,6 +9,10 @@
                              (docs/LEADERBOARDS.md); `options` the game options of the board
                              (`draw=3,moves=build`; missing ones are the defaults; ignored
                              for rating, which is per game), `start` 0.., `count` 1-100 (50)
+    GET /api/replay/ID       the race move by move for the web replay viewer (server/replay.py)
+
+A daily race's record (and its replay) is 403 until its UTC day is over (`hidden_until`): it
+holds the day's deal.
 
 Every answer has an ETag; a request whose If-None-Match names it gets 304 and no body. A
 record never changes once written, so its ETag is its id and format, and it may be cached for
@@ -23,19 +27,26 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
+import time
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from solrace.engine import GAMES, BadOptions
+from solrace.engine import GAMES, BadOptions, game_titles
 from solrace.protocol.record_text import export
-from solrace.protocol.records import RECORD_VERSION, is_record_id
+from solrace.protocol.records import RECORD_VERSION, hidden_until, is_record_id
+from solrace.protocol.replay import REPLAY_VERSION
 from solrace.server.boards import PAGE_MAX
 from solrace.server.http import API_PREFIX, response
 from solrace.server.players import is_player_id
 from solrace.server.records import Records
+from solrace.server.replay import Busy, Replays
 from solrace.server.standings import KINDS, Standings, board_name, board_options
 from websockets.http11 import Request, Response
+
+log = logging.getLogger("solrace.server")
 
 IMMUTABLE = "public, max-age=86400, immutable"
 JSON = "application/json"
@@ -84,9 +95,34 @@ def _number(query: dict[str, list[str]], name: str, default: int, lo: int, hi: i
     return int(text)
 
 
-def _cached(request: Request, body: bytes, content_type: str, etag: str, cache: str) -> Response:
+def hidden(record: dict[str, Any], now: int) -> Response | None:
+    """403 for a record that may not be shown yet (a daily race before its day ends)."""
+    reveal = hidden_until(record, now)
+    if reveal is None:
+        return None
+    refusal = {"error": "daily deal: hidden until the day ends", "reveal_at": reveal}
+    return _json(HTTPStatus.FORBIDDEN, refusal, {"Cache-Control": "no-store"})
+
+
+def accepts_gzip(request: Request) -> bool:
+    """Whether Accept-Encoding names gzip (without q=0)."""
+    for part in request.headers.get("Accept-Encoding", "").split(","):
+        name, _, params = part.strip().partition(";")
+        if name.strip().lower() == "gzip":
+            return params.replace(" ", "") not in ("q=0", "q=0.0", "q=0.00", "q=0.000")
+    return False
+
+
+def _cached(
+    request: Request,
+    body: bytes,
+    content_type: str,
+    etag: str,
+    cache: str,
+    extra: dict[str, str] | None = None,
+) -> Response:
     """200 with the body, or 304 when the client already has this ETag."""
-    headers = {"ETag": etag, "Cache-Control": cache}
+    headers = {"ETag": etag, "Cache-Control": cache, **(extra or {})}
     wanted = request.headers.get("If-None-Match", "")
     if etag in [t.strip() for t in wanted.split(",")] or wanted.strip() == "*":
         return response(HTTPStatus.NOT_MODIFIED, b"", content_type, headers)
@@ -94,9 +130,18 @@ def _cached(request: Request, body: bytes, content_type: str, etag: str, cache: 
 
 
 class Api:
-    def __init__(self, records: Records, standings: Standings | None = None) -> None:
+    def __init__(
+        self,
+        records: Records,
+        standings: Standings | None = None,
+        replays: Replays | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
         self.records = records
         self.standings = standings
+        self.replays = replays or Replays()
+        #: now in ms: whether a daily's record may be shown yet
+        self.clock: Callable[[], int] = clock or (lambda: int(time.time() * 1000))
 
     async def handle(self, request: Request) -> Response:
         url = urlsplit(request.path)
@@ -105,6 +150,8 @@ class Api:
             return await self.record(request, parts[1])
         if len(parts) == 2 and parts[0] == "player":
             return await self.player(request, parts[1], parse_qs(url.query))
+        if len(parts) == 2 and parts[0] == "replay":
+            return await self.replay(request, parts[1])
         if len(parts) == 3 and parts[0] == "leaderboard" and self.standings is not None:
             return await self.leaderboard(request, parts[1], parts[2], parse_qs(url.query))
         return not_found("endpoint")
@@ -116,6 +163,9 @@ class Api:
         record = await self.records.get(rid)
         if record is None:
             return not_found("record")
+        refused = hidden(record, self.clock())
+        if refused is not None:
+            return refused
         etag = f'"{rid}-v{RECORD_VERSION}-{ext or "json"}"'
         if ext == "txt":
             body = export(record).encode()
@@ -139,6 +189,7 @@ class Api:
                 page["games"] = games
         if page is None:
             return not_found("player")
+        page["titles"] = game_titles()  # the page has no welcome to read them from
         body = json.dumps(page, separators=(",", ":")).encode()
         return _cached(request, body, JSON, _digest_etag(body), "no-cache")
 
@@ -169,3 +220,31 @@ class Api:
         ).encode()
         cache = f"public, max-age={BOARD_MAX_AGE}"
         return _cached(request, body, JSON, _digest_etag(body), cache)
+
+    async def replay(self, request: Request, rid: str) -> Response:
+        """The replay of a record (protocol/replay.py): a kept body needs no Redis read."""
+        if not is_record_id(rid):
+            return not_found("record")
+        encoded = self.replays.cached(rid)
+        if encoded is None:
+            record = await self.records.get(rid)
+            if record is None:
+                return not_found("record")
+            refused = hidden(record, self.clock())
+            if refused is not None:
+                return refused
+            try:
+                encoded = await self.replays.build(rid, record)
+            except Busy:
+                busy = {"error": "busy: too many replays being built, try again"}
+                return _json(HTTPStatus.SERVICE_UNAVAILABLE, busy, {"Retry-After": "1"})
+            except ValueError as exc:  # the engine refused a stored move: a bug, said plainly
+                log.error("record %s does not replay: %s", rid, exc)
+                failed = {"error": "this record does not replay"}
+                return _json(HTTPStatus.INTERNAL_SERVER_ERROR, failed)
+        etag = f"{rid}-v{RECORD_VERSION}-replay{REPLAY_VERSION}"
+        vary = {"Vary": "Accept-Encoding"}
+        if accepts_gzip(request):
+            gz = {**vary, "Content-Encoding": "gzip"}
+            return _cached(request, encoded.gzip, JSON, f'"{etag}-gz"', IMMUTABLE, gz)
+        return _cached(request, encoded.json, JSON, f'"{etag}"', IMMUTABLE, vary)

@@ -1,5 +1,6 @@
-"""Plain HTTP on the WebSocket port: `/healthz`, `/metrics`, the web client's static files,
-and `/api/` (records and players: server/api.py).
+"""Plain HTTP on the WebSocket port: `/healthz`, `/metrics`, the web client's static files
+(and its pages `/replay/ID`, `/player/ID`), and `/api/` (records, replays and players:
+server/api.py).
 
 websockets hands every request to `process_request` first; answering here keeps
 one port for everything (the web client connects back to the same origin's /ws).
@@ -104,6 +105,24 @@ def room_link(code: str) -> Response:
     )
 
 
+#: pages of the web app with their own address: `/replay/ID` (a race record's replay) and
+#: `/player/ID` (a player's races); the app reads which from the path
+APP_PAGE = re.compile(r"^/(replay|player)/[A-Za-z0-9_-]{1,64}$")
+#: put into the head of page.html served at an APP_PAGE path, so its relative asset paths
+#: (`style.css`, `js/...`) resolve one folder up, where they are
+APP_PAGE_BASE = b'<base href="../">'
+#: the HTML of those pages: index.html's head, with js/boot.js (which picks the page by the
+#: path) instead of the racing app
+APP_PAGE_FILE = "page.html"
+
+
+def app_page(root: Path) -> Response:
+    """page.html for an APP_PAGE path, its assets read from one folder up."""
+    body = (root / APP_PAGE_FILE).read_bytes().replace(PROTOCOL_PLACEHOLDER, str(VERSION).encode())
+    body = body.replace(b"<head>", b"<head>\n  " + APP_PAGE_BASE, 1)
+    return response(HTTPStatus.OK, body, CONTENT_TYPES[".html"])
+
+
 def port_taken(host: str, port: int) -> str | None:
     """A one-line reason when `host:port` cannot be listened on (another server has it), else
     None: `solrace serve` says this instead of a traceback."""
@@ -161,6 +180,8 @@ def make_process_request(
             return response(HTTPStatus.OK, body, content_type)
         if path.startswith(ROOM_LINK):
             return room_link(path[len(ROOM_LINK) :])
+        if APP_PAGE.match(path):
+            return app_page(static_root)
         file = resolve_static(static_root, path)
         if file is None:
             return text(HTTPStatus.NOT_FOUND, "not found\n")

@@ -89,6 +89,8 @@ class Leases:
         self._acquire = store.redis.register_script(_ACQUIRE)
         self._release = store.redis.register_script(_RELEASE)
         self._task: asyncio.Task[None] | None = None
+        #: set by close(): the renewal loop ends even if its cancellation was swallowed
+        self.closing = False
         #: whether this process still serves the room (`transport.build`: a connection here)
         self.serves: Callable[[str], bool] = lambda code: True
 
@@ -130,9 +132,14 @@ class Leases:
         self._task = asyncio.create_task(self._renew(serving, every_s))
 
     async def _renew(self, serving: Callable[[], Iterable[str]], every_s: float) -> None:
-        while True:
+        """Until `close`. The loop also checks `closing`: a cancel that lands on a Redis call
+        timing out can come back as a TimeoutError (seen with Redis restarting), and a loop
+        that took it for a failed renewal ran on with close() waiting for it for ever."""
+        while not self.closing:
             await asyncio.sleep(every_s)
             for code in list(serving()):
+                if self.closing:
+                    return
                 try:
                     await self.acquire(code)
                 except asyncio.CancelledError:
@@ -143,6 +150,7 @@ class Leases:
 
     async def close(self) -> None:
         """Stop renewing and hand back every lease (a clean shutdown)."""
+        self.closing = True
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(BaseException):

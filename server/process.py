@@ -69,7 +69,10 @@ class ServerProcess:
             *self.extra_args,
         ]
 
-    def start(self, timeout: float = 15.0) -> ServerProcess:
+    def start(self, timeout: float = 60.0) -> ServerProcess:
+        """Start the server and wait for its /healthz. The bounds only catch a server that
+        never comes up: on a loaded machine a first answer may take seconds (a probe that
+        gave up after half a second, again and again, failed servers that were up)."""
         env = dict(os.environ, PYTHONUNBUFFERED="1", **self.env)
         self.proc = subprocess.Popen(
             self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
@@ -83,7 +86,7 @@ class ServerProcess:
                     f"solrace serve exited with {self.proc.returncode}:\n{self.log()[-3000:]}"
                 )
             try:
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=0.5) as resp:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=5) as resp:
                     if resp.status == 200:
                         return self
             except OSError:
@@ -117,7 +120,7 @@ class ServerProcess:
                 self.proc.wait()
         return self.proc.returncode
 
-    def restart(self, timeout: float = 15.0) -> ServerProcess:
+    def restart(self, timeout: float = 60.0) -> ServerProcess:
         """Start again on the same port (after kill() or stop())."""
         self.stop()
         return self.start(timeout)

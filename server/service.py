@@ -122,6 +122,9 @@ class RoomService:
         #: Redis) before its results are committed, so a process that dies before writing
         #: it loses nothing (`owed_record`)
         self.records: Records | None = None
+        #: told of every room loaded from Redis (a finished race's verdicts that a dead
+        #: process owed: `RaceVerdicts.owed`); set by transport.build
+        self.loaded: Callable[[Room], None] | None = None
         #: lobby pages, each kept a moment (server/lobby.py); transport.build sets its ttl
         self.lobby_cache = LobbyCache(self.store.lobby_page)
         #: seats one client address may hold in one room (0: any number; set by transport.build)
@@ -210,6 +213,8 @@ class RoomService:
         self.cache[code] = cached
         if recheck and self.unfinished(room, self.clock()):
             self.recheck(code)  # e.g. a process died between a race's last move and its end
+        if recheck and self.loaded is not None:
+            self.loaded(room)
         return cached
 
     async def _cached(self, code: str) -> tuple[Cached, bool]:

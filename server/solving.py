@@ -289,21 +289,40 @@ Rule = Callable[[Room, int], list[dict[str, Any]]]
 
 class RaceVerdicts:
     """After a race this process finished: was the deal winnable, and was each unfinished
-    seat's final position? Sent as a `solved` event once known (the results do not wait)."""
+    seat's final position? Sent as a `solved` event once known (the results do not wait).
+
+    The verdicts are computed after the results are stored, so a process that dies in
+    between never stores them: any process that loads the finished room without them
+    (`owed`: a player resuming elsewhere, the janitor counting the dead process out)
+    computes them again from the stored logs. Storing them is idempotent (`_store_solved`).
+    """
 
     def __init__(self, solver: SolverPool, update: Callable[[str, Rule], Awaitable[Any]]) -> None:
         self.solver = solver
         self.update = update
         self.tasks: set[asyncio.Task[None]] = set()
+        #: (room, round) whose verdicts this process is computing: each once at a time
+        self.pending: set[tuple[str, int]] = set()
 
     def finished(self, room: Room) -> None:
         """Called as the race's results are stored: read what to solve now (the cached
         games change with a rematch), solve later."""
+        if room.doc["seed"] is not None and room.doc["options"].get("deal") == "winnable":
+            self.solver.prefetch(room.doc["options"])  # for the rematch
+        self._judge_later(room)
+
+    def owed(self, room: Room) -> None:
+        """Called with every room loaded from Redis: a finished race whose results have no
+        verdicts (the process that finished it died first, or its solve failed) gets them."""
+        results = room.doc.get("results")
+        if room.state == FINISHED and results and "solved" not in results:
+            self._judge_later(room)
+
+    def _judge_later(self, room: Room) -> None:
         d = room.doc
-        if d["seed"] is None:
+        key = (room.code, d["round"])
+        if d["seed"] is None or key in self.pending:
             return
-        if d["options"].get("deal") == "winnable":
-            self.solver.prefetch(d["options"])  # for the rematch
         texts = {
             str(seat): race.game.to_text()
             for seat, race in sorted(room.races.items())
@@ -312,7 +331,9 @@ class RaceVerdicts:
         job = self._judge(room.code, d["round"], d["options"], d["seed"], d.get("solution"), texts)
         task = asyncio.ensure_future(job)
         self.tasks.add(task)
+        self.pending.add(key)
         task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(lambda _: self.pending.discard(key))
 
     async def _judge(
         self,

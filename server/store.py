@@ -319,6 +319,25 @@ for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ttl) end
 return ttl
 """
 
+_SHORTEN = """
+-- KEYS: conn meta other room keys... ; ARGV: idle_ms
+-- A room nobody is connected to (every count in `conn` 0): each of its keys that would live
+-- longer than idle_ms gets idle_ms (never lengthened). -1: someone is connected; -2: no room.
+local total = 0
+for _, v in ipairs(redis.call('HVALS', KEYS[1])) do total = total + (tonumber(v) or 0) end
+if total > 0 then return -1 end
+if redis.call('EXISTS', KEYS[2]) == 0 then return -2 end
+local ttl, n = tonumber(ARGV[1]), 0
+for k = 1, #KEYS do
+  local left = redis.call('PTTL', KEYS[k])
+  if left == -1 or left > ttl then
+    redis.call('PEXPIRE', KEYS[k], ttl)
+    n = n + 1
+  end
+end
+return n
+"""
+
 _CLAIM_DUE = """
 -- KEYS: one deadline bucket ; ARGV: now limit. The due members, taken out: one caller gets each.
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
@@ -427,6 +446,7 @@ class Store:
         self._lobby_page = self._script(_LOBBY_PAGE)
         self._claim_due = self._script(_CLAIM_DUE)
         self._keep = self._script(_KEEP)
+        self._shorten = self._script(_SHORTEN)
         #: tags what this store publishes, so its own process can skip it on pub/sub
         self.origin: bytes = secrets.token_hex(ORIGIN_LEN // 2).encode()
         #: None: nobody in this process watches rooms (tools, tests of the store alone)
@@ -857,9 +877,20 @@ class Store:
         """A room in its lobby: its keys last `idle_ms` while nobody is connected to it, a day
         again once someone is (a room made and left costs Redis minutes, not a day).
         Returns the lifetime set (0: left as it was, -2: the room is gone)."""
+        return int(
+            await self._keep(keys=self._idle_keys(code, seats), args=[idle_ms, ACTIVE_TTL_MS])
+        )
+
+    async def shorten_idle(self, code: str, seats: int, idle_ms: int) -> int:
+        """A room nobody is connected to: none of its keys lives longer than `idle_ms` (a
+        room whose process died keeps no day's lifetime that no unbind shortened). Returns
+        the number of keys shortened, -1 when someone is connected, -2 when the room is gone."""
+        return int(await self._shorten(keys=self._idle_keys(code, seats), args=[idle_ms]))
+
+    def _idle_keys(self, code: str, seats: int) -> list[str]:
+        """The room's keys whose lifetime follows its idleness: `conn` first, `meta` second."""
         keys = [self.key(code, "conn"), *self.room_keys(code, seats)[:4], self.key(code, "fence")]
-        keys += [self.key(code, "here"), *(self.log_key(code, s) for s in range(seats))]
-        return int(await self._keep(keys=keys, args=[idle_ms, ACTIVE_TTL_MS]))
+        return [*keys, self.key(code, "here"), *(self.log_key(code, s) for s in range(seats))]
 
     async def connections(self, code: str) -> dict[str, int]:
         raw = await self.redis.hgetall(self.key(code, "conn"))

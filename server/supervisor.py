@@ -62,6 +62,8 @@ class RoomSupervisor:
         #: the leases of the rooms this process serves (None: no leases, no fencing)
         self.leases = leases
         self.janitor: asyncio.Task[None] | None = None
+        #: set by close(): the janitor ends even if its cancellation was swallowed
+        self.closing = False
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -276,7 +278,7 @@ class RoomSupervisor:
         """Deadlines in Redis (grace periods, race clocks) fire here, in whichever process is
         alive; a process that stopped beating has its connections counted out by another."""
         last_beat = 0.0
-        while True:
+        while not self.closing:  # not only the cancel: see Leases._renew
             try:
                 await asyncio.sleep(self.JANITOR_S)
                 now = self.service.clock()
@@ -324,6 +326,8 @@ class RoomSupervisor:
             else:
                 on, off = connected_events(int(field), self.service.clock())
                 await self.store.presence(code, field, count, on, off)
+        for code in {key.partition("|")[0] for key in held}:
+            await self.keep_lobby(code)  # shortened as a dead process's idle room: a day again
 
     async def _count_out(self, held: dict[str, int]) -> None:
         """Undo the presence of a dead process's connections (and start their grace periods)."""
@@ -342,8 +346,32 @@ class RoomSupervisor:
                 await self.store.add_deadline(
                     f"grace|{code}|{seat}", now + int(self.limits.grace * 1000)
                 )
+        self.spawn(self._orphaned({key.partition("|")[0] for key, c in held.items() if c > 0}))
+
+    async def _orphaned(self, codes: set[str]) -> None:
+        """The rooms a dead process served get the lifetime their last connection leaving would
+        have given them (its unbind never ran): one in its lobby lives `lobby_ttl` with nobody
+        connected, a finished one its finished lifetime, instead of the day an active room
+        keeps; a racing one gets its grace periods, so a race nobody is connected to ends
+        (and is then kept as a finished room). A room someone is connected to is left alone."""
+        for code in sorted(codes):
+            try:
+                if any(n > 0 for n in (await self.store.connections(code)).values()):
+                    continue
+                room = (await self.service.load(code)).room
+                if room.state in (COUNTDOWN, RACING):
+                    await self._absent_grace(room)
+                    continue
+                lobby = room.state == LOBBY
+                idle_ms = int(self.limits.lobby_ttl * 1000) if lobby else self.store.finished_ttl_ms
+                await self.store.shorten_idle(code, len(room.doc["seats"]), idle_ms)
+            except ProtocolError:
+                pass  # the room is gone already
+            except Exception:
+                log.warning("lifetime of %s not shortened", shown(code), exc_info=True)
 
     async def close(self) -> None:
+        self.closing = True
         for handle in [*self.timers.values(), *self.watcher_timers.values()]:
             handle.cancel()
         if self.janitor:

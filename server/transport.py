@@ -72,6 +72,7 @@ def build(
         standings.finished(room)
 
     service.finished = finished
+    service.loaded = verdicts.owed
     limits = limits or Limits()
     service.lobby_cache.ttl = limits.lobby_cache
     rooms = RoomSupervisor(service, hub, limits)

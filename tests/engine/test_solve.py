@@ -13,6 +13,8 @@ import pytest
 from solrace.engine import Game, from_text, new_game, solve
 from solrace.engine.cards import TEXT
 from solrace.engine.solve import SolveResult, solve_deal, solve_text
+from solrace.engine.solve_common import parse_position
+from solrace.engine.solve_klondike import FT, KlondikeState
 
 
 def naive_winnable(game: Game, allow=lambda m: True, cap: int = 10**9) -> bool | None:
@@ -228,6 +230,48 @@ def test_klondike_verdicts_match_a_naive_search_on_small_positions() -> None:
     for options in KLONDIKE_OPTIONS:
         won += agrees_with_naive([_small_klondike(rng, options) for _ in range(6)], cap=3000)[True]
     assert won > 10
+
+
+def test_klondike_never_brings_down_a_card_that_is_forced_straight_back() -> None:
+    # a safe card brought down from its foundation is the one card forced home at once, so the
+    # move only leads back to the same position through one more: the search must not offer it
+    state = KlondikeState(parse_position(new_game("klondike", 1).to_text()))
+    seen = {state.key()}
+    stack = [iter(state.moves())]
+    path: list = []
+    lowered = 0
+    while stack and len(seen) < 4000:
+        m = next(stack[-1], None)
+        if m is None:
+            stack.pop()
+            if path:
+                state.undo(path.pop())
+            continue
+        before = state.key()
+        state.apply(m)
+        if m[0] == FT:
+            lowered += 1
+            after = state.moves()
+            forced_back = len(after) == 1 and state.safe(m[4])
+            if forced_back:
+                state.apply(after[0])
+                forced_back = state.key() == before
+                state.undo(after[0])
+            assert not forced_back, "a card came down only to be forced straight back"
+        k = state.key()
+        if k in seen:
+            state.undo(m)
+            continue
+        seen.add(k)
+        path.append(m)
+        stack.append(iter(state.moves()))
+    assert lowered > 100  # the walk did bring foundation cards down
+
+
+def test_klondike_loss_proof_skips_the_pointless_positions() -> None:
+    # seed 1 is lost; the search before the rule above needed 121,481 positions to prove it
+    r = solve_deal("klondike", 1, budget=200_000)
+    assert r.verdict == "lost" and r.nodes < 70_000
 
 
 @pytest.mark.parametrize(("stock", "verdict"), [("2S 3S", "lost"), ("3S 2S", "won")])

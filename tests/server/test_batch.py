@@ -251,7 +251,7 @@ async def test_a_move_while_redis_is_away_is_answered_busy_and_can_be_sent_again
         async with serve(transport.handler, "127.0.0.1", 0, compression=None) as srv:
             await transport.start()
             url = f"ws://127.0.0.1:{next(iter(srv.sockets)).getsockname()[1]}/ws"
-            (ann,), _, _, _ = await start_race(url, wire, 1)
+            (ann,), _, code, _ = await start_race(url, wire, 1)
             view = current_view(ann)
             move = {"type": "move", "move": putt_move(view), "n": view["moves"] + 1}
             proc.stop()  # Redis goes away with the move in flight
@@ -260,7 +260,7 @@ async def test_a_move_while_redis_is_away_is_answered_busy_and_can_be_sent_again
             proc.start()  # back, with its data
             ack = await ann.request(move)  # the same move, the same n: stored once
             assert ack["type"] == "ack" and ack["n"] == view["moves"] + 1, ack
-            assert len((await transport.store.load(ann.received[1]["room"])).logs[0]) == 1
+            assert len((await transport.store.load(code)).logs[0]) == 1
             await transport.close()
     finally:
         await transport.store.close()

@@ -77,6 +77,10 @@ async def test_a_busy_seats_moves_reach_the_others_in_fewer_frames_in_order_and_
     (ann, bob, _cy), tokens, code, _ = await start_race(url, wire, 3)
     eve = await wire(url)
     await eve.request({"type": "spectate", "room": code})
+    # eve's arrival is announced a moment later (a `watchers` event, debounced): counted
+    # before the moves, so that every event after `start` is one of them
+    for c in (bob, eve):
+        await c.wait_event("watchers", count=1)
     start = bob.last_event
     moved = 0
     for _ in range(12):  # as fast as acks come back: many moves inside each window

@@ -82,3 +82,18 @@ def test_only_get_is_served(shared_server) -> None:
     with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError)):
         conn.getresponse()
     conn.close()
+
+
+def test_replay_and_player_pages_are_the_app_with_assets_one_folder_up(shared_server) -> None:
+    """/replay/ID and /player/ID answer the web app's page.html (js/boot.js, not the racing
+    app), its relative asset paths based one folder up (they would not resolve below
+    /replay/); other paths below them are not pages."""
+    page = (web_root() / "page.html").read_bytes()
+    assert b'src="js/boot.js"' in page
+    page = page.replace(PROTOCOL_PLACEHOLDER, str(VERSION).encode())
+    for path in ("/replay/0123456789abcdef", "/player/mfrggzdfmztwq2lk"):
+        status, headers, body = get(shared_server, path)
+        assert status == 200 and headers["content-type"].startswith("text/html")
+        assert body == page.replace(b"<head>", b'<head>\n  <base href="../">', 1)
+    for path in ("/replay/", "/replay/a/b", "/player/x.y", "/replay/0123456789abcdef/"):
+        assert get(shared_server, path)[0] == 404

@@ -410,6 +410,29 @@ const actions = {
 
 // ---- DOM wiring -----------------------------------------------------------------------
 
+// A button pressed while a message re-renders the page would be replaced under the pointer:
+// its release lands on the new copy and the browser sends the click to neither (a lost tap,
+// likeliest mid-race, when progress arrives many times a second). So while a button is held
+// the page is not redrawn; the redraw waits until just after the click (a touch's click may
+// come a moment after the finger lifts: RELEASE_MS), and never longer than HOLD_MS.
+const HOLD_MS = 1000;
+const RELEASE_MS = 300;
+let held = null; // { timer, pending }: a button is pressed; pending: a render waits for it
+root.addEventListener("pointerdown", (e) => {
+  if (held || !e.target.closest("[data-action]")) return;
+  held = { pending: false, timer: setTimeout(release, HOLD_MS) };
+});
+window.addEventListener("pointerup", () => { if (held) setTimeout(release, RELEASE_MS); });
+window.addEventListener("pointercancel", () => release());
+
+function release() {
+  if (!held) return;
+  const { timer, pending } = held;
+  held = null;
+  clearTimeout(timer);
+  if (pending) render();
+}
+
 root.addEventListener("click", (e) => {
   const el = e.target.closest("[data-action]");
   if (!el || el.disabled) return;
@@ -417,6 +440,7 @@ root.addEventListener("click", (e) => {
   const fn = actions[el.dataset.action];
   if (fn) fn(el);
 });
+root.addEventListener("click", () => release()); // after the action: the page may redraw now
 
 // A second room link opened in the same tab changes only the fragment: no reload.
 window.addEventListener("hashchange", () => {
@@ -571,6 +595,10 @@ function focusKey(el) {
 let drawnMoves = null; // the own board's move count when last drawn: a change is a move to animate
 
 function render() {
+  if (held) {
+    held.pending = true;
+    return;
+  }
   const active = document.activeElement;
   const key = root.contains(active) ? focusKey(active) : null;
   const typed = key && "value" in active ? { value: active.value, start: active.selectionStart, end: active.selectionEnd } : null;

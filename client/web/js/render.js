@@ -15,7 +15,7 @@ const OPTION_TEXT = {
   moves: { label: "Moves", choices: { top: "top card only", build: "any run" } },
   passes: { label: "Passes (0 = ∞)" },
 };
-const STATUS_TEXT = {
+export const STATUS_TEXT = {
   waiting: "waiting", racing: "racing", won: "won", dead: "stuck", resigned: "resigned", timeout: "timed out", left: "left",
 };
 
@@ -78,6 +78,7 @@ function header(state) {
     state.room ? h("span.room-chip", { title: state.room, dataset: { testid: "room-code" } }, state.room) : null,
     state.role === "spectator" ? h("span.chip", "spectating") : null,
     h("span.spacer"),
+    state.player ? h("a.my-page", { href: `/player/${state.player}`, dataset: { testid: "my-page" }, title: "Your races" }, "My races") : null,
     dot);
 }
 
@@ -280,6 +281,15 @@ function rematchBox(state) {
     h("button.primary", { dataset: { action: "new-room", testid: "new-room" } }, "Race again in a new room"));
 }
 
+/** The race's record: its replay, and its text file (`solrace verify` checks it). */
+function recordLinks(r) {
+  if (!r.record) return null;
+  return h("p.record-links", { dataset: { testid: "record-links" } },
+    h("a", { href: `/replay/${r.record}`, dataset: { testid: "replay-link" } }, "Watch the replay"),
+    " · ",
+    h("a", { href: `/api/record/${r.record}.txt`, download: `solrace-${r.record}.txt` }, "Download the record"));
+}
+
 function resultsTable(state) {
   const r = state.snap.results;
   if (!r || !r.ranking) return null;
@@ -292,6 +302,7 @@ function resultsTable(state) {
         h("td", String(x.place)), h("td.name", x.name), h("td", STATUS_TEXT[x.status] || x.status),
         h("td.time", formatTime(x.time)), h("td", pct(x.progress)), h("td.col-moves", String(x.moves ?? "")))))),
     h("p.muted.rank-rule", { dataset: { testid: "rank-rule" } }, RANK_RULE),
+    recordLinks(r),
     h("div.verdicts", { dataset: { testid: "verdicts" } },
       (verdictLines(r, state.snap.players) || ["Was it winnable? The solver is checking…"]).map((t) => h("p.muted", t))),
     verifyBox(state, r),
