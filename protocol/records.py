@@ -14,14 +14,17 @@ text file and reads back). docs/RECORDS.md is the human contract:
 The id is the first 16 hex digits of the commitment: every race commits a fresh 16-byte salt,
 so the id is unique without a counter, and writing a record twice writes the same key.
 
-Stored form (`pack`/`unpack`): zlib of one msgpack array, positional (no field names), with
-each seat's moves as one space-joined string and its times as zigzag varint deltas (ms since
-the seat's previous move, the first since the start). The ranking rule (`rank`) lives here
-too, so the server and a verifier order a race the same way.
+Stored form (`pack`/`unpack`, docs/RECORDS.md): form 2 is zlib of one msgpack array,
+positional (no field names), each seat's moves coded by their index among the engine's legal
+moves (so packing and unpacking replay the race: the protocol layer uses the engine, as
+record_verify does), then the move times as Rice codes (protocol/record_times.py); form 1
+(moves as text, varint times) is still read. The ranking rule (`rank`) lives here too, so
+the server and a verifier order a race the same way.
 """
 
 from __future__ import annotations
 
+import base64
 import datetime
 import hashlib
 import time
@@ -30,8 +33,25 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgpack
+from solrace.engine import EngineError, new_game
+from solrace.protocol.record_times import (
+    RiceReader,
+    bits_to_bytes,
+    bytes_to_bits,
+    gaps,
+    pack_deltas,
+    rice_bits,
+    rice_parameter,
+    unpack_deltas,
+)
 
+#: the record's shape (its `v`): the same plain data whatever form stored it
 RECORD_VERSION = 1
+#: the stored form `pack` writes, and the ones `unpack` reads
+FORMAT = 2
+FORMATS = (1, 2)
+#: a move code is one byte: 0 for a move kept as text, else 1 + its legal-move index
+MAX_CODE = 255
 #: hex digits of the commitment that make a record's id
 ID_LENGTH = 16
 #: race options kept in a record: the ones that change what a seat may do
@@ -39,6 +59,26 @@ RACE_OPTIONS = ("time_limit", "undo", "deal")
 #: statuses a seat can only get from the server (not from its moves)
 OUT_STATUSES = ("resigned", "left", "timeout")
 PLAYER_FIELDS = ("seat", "name", "player", "place", "status", "progress", "moves", "time")
+#: the top-level fields the stored form keeps by position; any other is kept by name
+RECORD_FIELDS = frozenset(
+    [
+        "v",
+        "id",
+        "game",
+        "game_options",
+        "options",
+        "seed",
+        "salt",
+        "commitment",
+        "room",
+        "round",
+        "starts_at",
+        "finished_at",
+        "players",
+        "moves",
+        "times",
+    ]
+)
 
 
 def commitment(seed: int, salt: bytes) -> str:
@@ -104,52 +144,48 @@ def rank(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 # --- compact stored form ----------------------------------------------------------------
 
 
-def _zigzag(n: int) -> int:
-    return n * 2 if n >= 0 else -n * 2 - 1
-
-
-def _unzigzag(n: int) -> int:
-    return n >> 1 if not n & 1 else -((n + 1) >> 1)
-
-
-def pack_deltas(times: Sequence[int]) -> bytes:
-    """Times (ms from the start) as varints of the zigzagged gaps: most moves take 2 bytes."""
-    out = bytearray()
-    prev = 0
-    for t in times:
-        n = _zigzag(t - prev)
-        prev = t
-        while n >= 0x80:
-            out.append((n & 0x7F) | 0x80)
-            n >>= 7
-        out.append(n)
-    return bytes(out)
-
-
-def unpack_deltas(data: bytes) -> list[int]:
-    out: list[int] = []
-    prev, n, shift = 0, 0, 0
-    for b in data:
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            prev += _unzigzag(n)
-            out.append(prev)
-            n, shift = 0, 0
-    if shift:
-        raise ValueError("a truncated time")
-    return out
-
-
-def pack(record: dict[str, Any]) -> bytes:
-    """The stored bytes of a record (about 1.5-3 bytes a move after zlib; docs/RECORDS.md)."""
-    players = [[p[f] for f in PLAYER_FIELDS] for p in record["players"]]
-    seats = [
-        [int(seat), " ".join(moves), pack_deltas(record["times"][seat])]
-        for seat, moves in record["moves"].items()
-    ]
+def pack(record: dict[str, Any], form: int = FORMAT) -> bytes:
+    """The stored bytes of a record (docs/RECORDS.md, Stored form). Form 2: zlib of one
+    msgpack array, then the seats' move times as Rice codes (random bits: not compressed);
+    each seat's moves as their indexes among the legal moves of the position they were
+    played in, a commitment that follows from the seed and salt left out, player ids as
+    their 10 bytes, and any field this module does not know kept as it is. `form=1` writes
+    the first form (text moves, varint times, known fields only), kept for the benchmark
+    and the tests that read old records."""
+    moves = {str(seat): list(ms) for seat, ms in record["moves"].items()}
+    if form < 2:
+        players = [[p[f] for f in PLAYER_FIELDS] for p in record["players"]]
+        seats = [[int(s), " ".join(ms), pack_deltas(record["times"][s])] for s, ms in moves.items()]
+        body = [*_head(record, 1), players, seats]
+        if record.get("daily"):  # form 1's daily race: its date and the scored attempt
+            body.append([record["daily"], bool(record.get("scored"))])
+        return zlib.compress(msgpack.packb(body, use_bin_type=True), 9)
+    rows, bits = [], []
+    for seat, ms in moves.items():
+        codes, texts = _pack_moves(record, ms)
+        times: bytes | int = pack_deltas(record["times"][seat])
+        seat_gaps = gaps(record["times"][seat])
+        if min(seat_gaps, default=0) >= 0:  # a clock that stepped back keeps the varints
+            times = rice_parameter(seat_gaps)
+            bits.append(rice_bits(seat_gaps, times))
+        rows.append([int(seat), codes, texts, times])
+    head = _head(record, form)
+    if head[6] == bytes.fromhex(commitment(record["seed"], head[5])):
+        head[6] = None
     body = [
-        record["v"],
+        *head,
+        [_pack_player(p) for p in record["players"]],
+        rows,
+        _moves_check(moves),
+        {k: v for k, v in record.items() if k not in RECORD_FIELDS},
+    ]
+    return zlib.compress(msgpack.packb(body, use_bin_type=True), 9) + bits_to_bytes("".join(bits))
+
+
+def _head(record: dict[str, Any], form: int) -> list[Any]:
+    """The form and the race's fields, by position (both forms)."""
+    return [
+        form,
         record["game"],
         record["game_options"],
         record["options"],
@@ -160,44 +196,135 @@ def pack(record: dict[str, Any]) -> bytes:
         record["round"],
         record["starts_at"],
         record["finished_at"],
-        players,
-        seats,
     ]
-    if record.get("daily"):
-        body.append([record["daily"], bool(record.get("scored"))])
-    return zlib.compress(msgpack.packb(body, use_bin_type=True), 9)
 
 
-def unpack(data: bytes) -> dict[str, Any]:
-    body = msgpack.unpackb(zlib.decompress(data), raw=False, strict_map_key=False)
+def _pack_player(p: dict[str, Any]) -> list[Any]:
+    """A player's row: its known fields by position (a player id as its 10 bytes), then any
+    others as a map (if there are)."""
+    row = [p[f] for f in PLAYER_FIELDS]
+    pid = p["player"]
+    if isinstance(pid, str) and len(pid) == 16 and pid.islower():
+        raw = _b32(pid)
+        if raw is not None and base64.b32encode(raw).decode().lower() == pid:
+            row[2] = raw
+    extra = {k: v for k, v in p.items() if k not in PLAYER_FIELDS}
+    return [*row, extra] if extra else row
+
+
+def _b32(text: str) -> bytes | None:
+    try:
+        return base64.b32decode(text.upper())
+    except ValueError:
+        return None
+
+
+def _pack_moves(record: dict[str, Any], moves: Sequence[str]) -> tuple[bytes | str, list[str]]:
+    """A seat's moves as codes: 1 + the move's index in `legal_moves()` of the position it was
+    played in (RULES.md section 7 fixes that order), or 0 for the next of the returned texts (a
+    move with no code: not in the list as written, or index 255 and up). A move the engine
+    refuses, or a deal it cannot make, keeps the seat as one space-joined text (form 1)."""
+    try:
+        game = new_game(record["game"], record["seed"], record["game_options"])
+    except EngineError:
+        return " ".join(moves), []
+    codes, texts = bytearray(), []
+    for text in moves:
+        legal = game.legal_moves()
+        index = next((i for i, m in enumerate(legal) if m.text == text), None)
+        if index is not None and index < MAX_CODE:
+            codes.append(index + 1)
+            game.apply(legal[index])
+            continue
+        try:
+            game.play(text)
+        except EngineError:
+            return " ".join(moves), []
+        codes.append(0)
+        texts.append(text)
+    return bytes(codes), texts
+
+
+def _unpack_moves(record: dict[str, Any], codes: bytes | str, texts: list[str]) -> list[str]:
+    if isinstance(codes, str):
+        return codes.split(" ") if codes else []
+    game = new_game(record["game"], record["seed"], record["game_options"])
+    out, spare = [], iter(texts)
+    try:
+        for code in codes:
+            if code:
+                move = game.legal_moves()[code - 1]
+                game.apply(move)
+                out.append(move.text)
+            else:
+                text = next(spare)
+                game.play(text)
+                out.append(text)
+    except (IndexError, StopIteration) as exc:
+        raise ValueError(f"a move code does not read back: {exc!r}") from exc
+    return out
+
+
+def _moves_check(moves: dict[str, list[str]]) -> int:
+    """CRC-32 of every seat's move text: a stored code read back through an engine whose move
+    order changed fails loudly instead of giving other moves."""
+    return zlib.crc32("\n".join(f"{s}:{' '.join(ms)}" for s, ms in moves.items()).encode())
+
+
+def unpack(data: bytes, *, moves: bool = True) -> dict[str, Any]:
+    """A record from its stored bytes (form 1 or 2). `moves=False` leaves out `moves` and
+    `times` (a history page needs only the rest, and form 2's moves cost a replay)."""
+    inflate = zlib.decompressobj()
+    body = msgpack.unpackb(inflate.decompress(data), raw=False, strict_map_key=False)
+    if not inflate.eof:
+        raise ValueError("a truncated record")
     (v, game, game_options, options, seed, salt, commit, room, round_, starts, finished) = body[:11]
-    if v != RECORD_VERSION:
-        raise ValueError(f"record format {v} is not {RECORD_VERSION}")
-    moves: dict[str, list[str]] = {}
-    times: dict[str, list[int]] = {}
-    for seat, text, deltas in body[12]:
-        moves[str(seat)] = text.split(" ") if text else []
-        times[str(seat)] = unpack_deltas(deltas)
-    out: dict[str, Any] = {
-        "v": v,
-        "id": record_id(commit.hex()),
+    if v not in FORMATS:
+        raise ValueError(f"record format {v} is not one of {FORMATS}")
+    commit_hex = commitment(seed, salt) if commit is None else commit.hex()
+    record: dict[str, Any] = {
+        "v": RECORD_VERSION,
+        "id": record_id(commit_hex),
         "game": game,
         "game_options": game_options,
         "options": options,
         "seed": seed,
         "salt": salt.hex(),
-        "commitment": commit.hex(),
+        "commitment": commit_hex,
         "room": room,
         "round": round_,
         "starts_at": starts,
         "finished_at": finished,
-        "players": [dict(zip(PLAYER_FIELDS, row, strict=True)) for row in body[11]],
-        "moves": moves,
-        "times": times,
+        "players": [_unpack_player(row) for row in body[11]],
     }
-    if len(body) > 13:  # a daily race: its date and whether it was the player's scored attempt
-        out["daily"], out["scored"] = body[13]
-    return out
+    if v >= 2:
+        record.update(body[14])
+    elif len(body) > 13:  # form 1's daily race: its date and whether it was the scored attempt
+        record["daily"], record["scored"] = body[13]
+    if not moves:
+        return record
+    record["moves"], record["times"] = {}, {}
+    bits = RiceReader(bytes_to_bits(inflate.unused_data))
+    for seat, codes, *rest in body[12]:
+        texts, times = rest if v >= 2 else ([], rest[0])
+        ms = record["moves"][str(seat)] = _unpack_moves(record, codes, texts)
+        record["times"][str(seat)] = (
+            unpack_deltas(times) if isinstance(times, bytes) else bits.times(len(ms), times)
+        )
+    if v >= 2 and _moves_check(record["moves"]) != body[13]:
+        raise ValueError(
+            "the record's moves do not read back as stored (has the move order changed?)"
+        )
+    return record
+
+
+def _unpack_player(row: list[Any]) -> dict[str, Any]:
+    player = dict(zip(PLAYER_FIELDS, row[: len(PLAYER_FIELDS)], strict=True))
+    if isinstance(player["player"], bytes):
+        player["player"] = base64.b32encode(player["player"]).decode().lower()
+    if len(row) > len(PLAYER_FIELDS):
+        player.update(row[len(PLAYER_FIELDS)])
+    return player
 
 
 def summary(record: dict[str, Any], player: str) -> dict[str, Any]:

@@ -182,6 +182,19 @@ class Guard:
         if kind in MAKES_ROOM:
             entry.rooms.take()
 
+    def spend(self, key: str | None) -> bool:
+        """Charge a write a request may skip (a hello's player entry) like an expensive
+        request, never refusing: False (nothing charged) when the address's or the
+        server's budget is spent. Exempt addresses (key None) always may."""
+        if key is None:
+            return True
+        entry = self._entry(key)
+        if entry.requests.level() < 1 or self.server.level() < 1:
+            return False
+        entry.requests.take()
+        self.server.take()
+        return True
+
     def missed(self, key: str | None, code: str) -> None:
         """A lookup found nothing (`code` is the error it got): one guess spent."""
         if key is not None and code in GUESS_MISSES:

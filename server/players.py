@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import time
+from collections import OrderedDict
 
 from solrace.protocol.messages import ProtocolError
 from solrace.server.room import token_hash
@@ -49,3 +51,26 @@ def check_key(key: str) -> None:
 
 def is_player_id(text: str) -> bool:
     return len(text) == 16 and all(c in "abcdefghijklmnopqrstuvwxyz234567" for c in text)
+
+
+class Registrations:
+    """Which player ids this process wrote the entry of lately (`Records.register`, at a
+    `hello` with a key): one write per id per `every` seconds, in a table of at most `size`
+    ids (the oldest forgotten first), so hellos repeated with one key cost no Redis write.
+    Fresh keys are bounded elsewhere: one write per connection, charged to its address."""
+
+    def __init__(self, size: int = 10_000, every: float = 600.0) -> None:
+        self.size = size
+        self.every = every
+        self.seen: OrderedDict[str, float] = OrderedDict()
+
+    def due(self, pid: str) -> bool:
+        """Whether the id's entry should be written now (not written in the last `every` s)."""
+        at = self.seen.get(pid)
+        return at is None or time.monotonic() - at >= self.every
+
+    def done(self, pid: str) -> None:
+        self.seen[pid] = time.monotonic()
+        self.seen.move_to_end(pid)
+        while len(self.seen) > self.size:
+            self.seen.popitem(last=False)

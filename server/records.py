@@ -37,6 +37,7 @@ from solrace.protocol.records import (
 from solrace.server.metrics import METRICS
 from solrace.server.redis_conn import Client
 from solrace.server.room import Room
+from solrace.server.store import Store
 
 log = logging.getLogger("solrace.server")
 
@@ -45,6 +46,14 @@ HISTORY_MAX = 500
 DEFAULT_RECORD_DAYS = 90
 #: tries of a record write, and the pause before the first retry (doubling)
 WRITE_TRIES, RETRY_S = 5, 0.5
+#: ms after a race's results are committed when its record's reminder fires, unless the
+#: record was written first (longer than the writer's retries, ~8 s)
+RECORD_DUE_MS = 15_000
+
+
+def reminder(code: str, round_: int) -> str:
+    """The deadline member (server/store.py) that says a race's record is still owed."""
+    return f"record|{code}|{round_}"
 
 
 def build_record(room: Room) -> dict[str, Any]:
@@ -76,11 +85,20 @@ def build_record(room: Room) -> dict[str, Any]:
 class Records:
     """The records and the players' histories (the HTTP API reads them, the recorder writes)."""
 
-    def __init__(self, redis: Client, prefix: str = "", *, days: int = DEFAULT_RECORD_DAYS) -> None:
+    def __init__(
+        self,
+        redis: Client,
+        prefix: str = "",
+        *,
+        days: int = DEFAULT_RECORD_DAYS,
+        deadlines: Store | None = None,
+    ) -> None:
         self.redis = redis
         self.prefix = prefix
         self.keep_ms = days * 86_400_000
         self.tasks: set[asyncio.Task[None]] = set()
+        #: where a record's reminder is kept (the store's deadlines; None: no reminders)
+        self.deadlines = deadlines
 
     def record_key(self, rid: str) -> str:
         return f"{self.prefix}record:{{{rid}}}"
@@ -105,6 +123,35 @@ class Records:
 
     # --- writing ------------------------------------------------------------------------
 
+    async def owe(self, room: Room, due_ms: int = RECORD_DUE_MS) -> None:
+        """Before a race's results are committed: a reminder in Redis (a deadline any live
+        process fires, server/supervisor.py) that its record is due. The writer removes it
+        once the record is stored; if the writer dies first, whoever fires it writes the
+        record from the room (`service.owed_record`)."""
+        if self.deadlines is not None and room.doc["seed"] is not None:
+            await self.deadlines.add_deadline(
+                reminder(room.code, room.doc["round"]), int(time.time() * 1000) + due_ms
+            )
+
+    async def settle(self, room: Room) -> None:
+        """A finished round is giving way to the next (a rematch clears its moves): its
+        record, if still owed, is written now, while the moves are there."""
+        if self.deadlines is None or room.doc["results"] is None:
+            return
+        if await self.deadlines.deadline_at(reminder(room.code, room.doc["round"])) is not None:
+            await self.write_now(room)
+
+    async def write_now(self, room: Room) -> None:
+        """The record of the room's finished race, written now (one try; raises), and its
+        reminder removed."""
+        record = build_record(room)
+        await self.save(record)
+        await self._paid(record)
+
+    async def _paid(self, record: dict[str, Any]) -> None:
+        if self.deadlines is not None:
+            await self.deadlines.remove_deadline(reminder(record["room"], record["round"]))
+
     def finished(self, room: Room) -> None:
         """The service's hook as a race's results are stored: build now (a rematch changes
         the cached games), write in the background."""
@@ -119,6 +166,7 @@ class Records:
         for attempt in range(WRITE_TRIES):
             try:
                 await self.save(record)
+                await self._paid(record)
                 return
             except asyncio.CancelledError:
                 raise
@@ -131,10 +179,22 @@ class Records:
             wait *= 2
 
     async def save(self, record: dict[str, Any]) -> None:
-        """The record, and its id in the history of each player who raced with a key."""
-        data = pack(record)
-        rid, at = record["id"], record["finished_at"]
+        """The record, and its id in the history of each player who raced with a key.
+        Packing replays the race with the engine (~10-20 ms of CPU for an 8-player Klondike
+        race): in a thread, so the event loop keeps its turns (the GIL switches every 5 ms)."""
+        await self.save_packed(record, await asyncio.to_thread(pack, record))
+
+    async def save_packed(self, record: dict[str, Any], data: bytes) -> None:
+        """`save` with the record packed already."""
         pipe = self.redis.pipeline(transaction=False)
+        self.queue(pipe, record, data)
+        await pipe.execute()
+        log.info("record %s stored (%d bytes)", record["id"], len(data))
+
+    def queue(self, pipe: Any, record: dict[str, Any], data: bytes) -> None:
+        """A packed record's writes, added to a pipeline (the memory benchmark queues many
+        records to one; only `id`, `finished_at` and `players` are read here)."""
+        rid, at = record["id"], record["finished_at"]
         pipe.set(self.record_key(rid), data, nx=True, px=self.keep_ms or None)
         for p in record["players"]:
             if p["player"] is None:
@@ -147,8 +207,6 @@ class Records:
                 pipe.zremrangebyscore(hkey, "-inf", f"({at - self.keep_ms}")
                 pipe.pexpire(hkey, self.keep_ms)
                 pipe.pexpire(pkey, self.keep_ms)
-        await pipe.execute()
-        log.info("record %s stored (%d bytes)", rid, len(data))
 
     async def flush(self, timeout: float = 5.0) -> None:
         """Shutting down: let the writes under way finish (a bounded wait)."""
@@ -160,7 +218,8 @@ class Records:
 
     async def get(self, rid: str) -> dict[str, Any] | None:
         data = await self.redis.get(self.record_key(rid))
-        return unpack(data) if isinstance(data, bytes) else None
+        # unpacking replays the race (as `save` packs it): in a thread too
+        return await asyncio.to_thread(unpack, data) if isinstance(data, bytes) else None
 
     async def player(self, pid: str, limit: int = 50) -> dict[str, Any] | None:
         """A player's page: the name last used and the newest races (None: never seen)."""
@@ -179,7 +238,7 @@ class Records:
                 reads.get(self.record_key(rid.decode() if isinstance(rid, bytes) else rid))
             for data in await reads.execute():
                 if isinstance(data, bytes):  # None: expired since, its id goes at the next write
-                    races.append(summary(unpack(data), pid))
+                    races.append(summary(unpack(data, moves=False), pid))
         return {
             "player": pid,
             "name": name.decode() if isinstance(name, bytes) else name,

@@ -33,6 +33,7 @@ from solrace.server.codes import (
 from solrace.server.lobby import LobbyCache, Page
 from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
+from solrace.server.records import Records, reminder
 from solrace.server.redact import SECRETS
 from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.room import (
@@ -117,6 +118,10 @@ class RoomService:
         # process finished (post-race verdicts); both set by transport.build
         self.solver: SolverPool | None = None
         self.finished: Callable[[Room], None] | None = None
+        #: the race records (set by transport.build): a race's record is owed (a reminder in
+        #: Redis) before its results are committed, so a process that dies before writing
+        #: it loses nothing (`owed_record`)
+        self.records: Records | None = None
         #: told of every room loaded from Redis (a finished race's verdicts that a dead
         #: process owed: `RaceVerdicts.owed`); set by transport.build
         self.loaded: Callable[[Room], None] | None = None
@@ -242,6 +247,10 @@ class RoomService:
                 return cached.room, []
             finishing = room.state == FINISHED and not was_finished
             clear = room.doc["round"] != cached.room.doc["round"]
+            if self.records is not None and finishing:
+                await self.records.owe(room)
+            elif self.records is not None and clear and cached.room.state == FINISHED:
+                await self.records.settle(cached.room)  # before its moves are cleared
             revs = {seat: race.rev for seat, race in room.races.items()} if finishing else None
             try:
                 ver, numbers = await self.store.commit(
@@ -682,6 +691,28 @@ class RoomService:
         else:
             return
         self.recheck(code, min(RECHECK_CAP_S, max(RECHECK_S, delay * 2)))
+
+    async def owed_record(self, code: str, round_: int) -> None:
+        """A race's record reminder fired (server/records.py `owe`): the process that
+        finished the race died before writing the record, or could not write it. Write it
+        from the room, if the room is still at that finished round; if that fails, remind
+        again later."""
+        if self.records is None:
+            return
+        try:
+            async with self.lock(code):
+                room = (await self._load(code)).room
+                if room.doc["round"] == round_ and room.state == FINISHED:
+                    await self.records.write_now(room)
+                    log.info("room %s: an owed record was written", shown(code))
+        except ProtocolError:
+            return  # the room is gone, and its moves with it
+        except Exception:
+            log.warning("room %s: an owed record not written; later", shown(code), exc_info=True)
+            with contextlib.suppress(Exception):
+                await self.store.add_deadline(
+                    reminder(code, round_), self.clock() + int(RECHECK_CAP_S * 1000)
+                )
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.ensure_future(coro)

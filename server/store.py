@@ -1095,6 +1095,14 @@ class Store:
             self.deadline_key(self.deadline_bucket(member)), {member: at_ms}, nx=keep
         )
 
+    async def remove_deadline(self, member: str) -> None:
+        await self.redis.zrem(self.deadline_key(self.deadline_bucket(member)), member)
+
+    async def deadline_at(self, member: str) -> int | None:
+        """When a deadline is due (ms), None if none is pending."""
+        at = await self.redis.zscore(self.deadline_key(self.deadline_bucket(member)), member)
+        return None if at is None else int(at)
+
     async def claim_due(self, now: int, limit: int = 100) -> list[str]:
         """Deadlines that are due, each handed to exactly one caller. The buckets are read in
         parallel; one whose node is away is skipped this round (its deadlines wait)."""

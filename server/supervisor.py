@@ -296,6 +296,9 @@ class RoomSupervisor:
                         self.spawn(self._grace_expired(code, int(seat)))
                     elif kind == "tick":
                         self.spawn(self._fire(rest))
+                    elif kind == "record":
+                        code, _, round_ = rest.partition("|")
+                        self.spawn(self.service.owed_record(code, int(round_)))
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -65,7 +65,8 @@ def build(
     service.keep = hub.rooms.__contains__  # rooms with a connection here stay cached
     service.solver = SolverPool()  # its processes start at the first solve
     verdicts = RaceVerdicts(service.solver, service.update)
-    records = Records(store.redis, store.prefix, days=record_days)
+    records = Records(store.redis, store.prefix, days=record_days, deadlines=store)
+    service.records = records
     standings = Standings(records, Boards(store.redis, store.prefix))
 
     dailies = Dailies(
@@ -127,6 +128,8 @@ class Transport:
         self.limits = limits
         self.conns: set[Conn] = set()
         self.tasks: set[asyncio.Task[Any]] = set()
+        #: player entries written lately (a hello's key; `_player_of`)
+        self.registrations = players.Registrations()
 
     async def start(self) -> None:
         await self.service.load_secret()  # before the first connection: its address is keyed
@@ -268,7 +271,7 @@ class Transport:
                     f"this server speaks version {m.VERSION}",
                     versions=list(m.VERSIONS),
                 )
-            player = await self._player_of(msg.get("player_key"))
+            player = await self._player_of(conn, msg.get("player_key"))
             conn.hello, conn.player, conn.bot = True, player, bool(msg.get("bot"))
             lim = self.limits
             limits = {
@@ -306,15 +309,21 @@ class Transport:
         self.hub.flush()
         await conn.ws.send(frame)
 
-    async def _player_of(self, key: str | None) -> str | None:
+    async def _player_of(self, conn: Conn, key: str | None) -> str | None:
         """The public player id of a hello's player key (None: anonymous); only the key's
-        hash is stored (server/players.py)."""
+        hash is stored (server/players.py). Its entry is written at most once per connection,
+        once per id per `Registrations.every` in this process, and within the address's
+        budget of expensive requests (a hello over it is answered, its entry not written:
+        the entry is a nicety, a race's record writes the player's name anyway)."""
         if key is None:
             return None
         players.check_key(key)
         khash = players.key_hash(key)
         pid = players.player_id(khash)
-        await self.records.register(pid, khash)
+        if not conn.registered and self.registrations.due(pid) and self.guard.spend(conn.limit_key):
+            conn.registered = True
+            self.registrations.done(pid)
+            await self.records.register(pid, khash)
         return pid
 
     async def _joined(

@@ -4,10 +4,13 @@ as text and parsed back, verified, and refused with the reason when tampered wit
 from __future__ import annotations
 
 import copy
+import itertools
+import zlib
 
+import msgpack
 import pytest
 from helpers.records import finished_room
-from solrace.protocol import record_text, records
+from solrace.protocol import record_text, record_times, records
 from solrace.protocol.record_verify import verify
 from solrace.server.players import check_key, is_player_id, key_hash, player_id
 from solrace.server.records import build_record
@@ -36,7 +39,7 @@ def test_pack_round_trips_and_is_compact() -> None:
 
 def test_deltas_round_trip_with_a_clock_that_steps_back() -> None:
     times = [0, 5, 5, 3, 200_000, 200_001, 10**9]
-    assert records.unpack_deltas(records.pack_deltas(times)) == times
+    assert record_times.unpack_deltas(record_times.pack_deltas(times)) == times
 
 
 def test_text_export_round_trips() -> None:
@@ -112,3 +115,64 @@ def test_a_message_is_logged_without_its_secrets() -> None:
     shown = repr(redacted(msg))
     assert "k" * 43 not in shown and "'t'" not in shown and "'h'" not in shown
     assert "'version': 1" in shown and redacted(None) is None
+
+
+def test_the_stored_form_reads_back_every_field_it_does_not_know() -> None:
+    """Other features add fields (a daily's date, `rated`): pack keeps them, top level and a
+    player's row alike."""
+    record = build_record(finished_room())
+    record["daily"] = "2026-11-23"
+    record["rated"] = True
+    record["players"][0]["rating"] = {"mu": 25.5, "sigma": 8.1}
+    assert records.unpack(records.pack(record)) == record
+    head = records.unpack(records.pack(record), moves=False)
+    assert head["daily"] == "2026-11-23" and "moves" not in head and "times" not in head
+
+
+def test_form_1_records_already_stored_still_read() -> None:
+    record = build_record(finished_room("klondike", 3, seed=11))
+    old = records.pack(record, 1)
+    assert msgpack.unpackb(zlib.decompress(old))[0] == 1
+    assert records.unpack(old) == record
+    assert len(records.pack(record)) < len(old)
+
+
+def test_moves_and_times_the_codes_cannot_hold_are_kept_exactly() -> None:
+    """A move the engine refuses (the seat stays text), a clock that stepped back (varint
+    times), a gap of years (Rice escape), a commitment that does not follow from the seed
+    and salt and a player id that is not one: all read back as they were."""
+    record = build_record(finished_room("klondike", 3, seed=11))
+    seats = list(record["moves"])
+    record["moves"][seats[0]] = record["moves"][seats[0]] + ["t9-f1"]  # illegal: no t9
+    record["times"][seats[0]] = record["times"][seats[0]] + [record["times"][seats[0]][-1] + 5]
+    record["times"][seats[1]][1] = record["times"][seats[1]][0] - 3  # stepped back
+    record["times"][seats[2]][-1] += 10**11  # three years later
+    record["commitment"] = "ab" * 32
+    record["id"] = "ab" * 8
+    record["players"][0]["player"] = "NOT-a-player-id!"
+    assert records.unpack(records.pack(record)) == record
+
+
+def test_move_codes_that_read_back_as_other_moves_fail() -> None:
+    """The moves' CRC: stored codes decoded by an engine whose move order changed would give
+    other moves; unpack refuses instead."""
+    record = build_record(finished_room("klondike", 3, seed=11))
+    data = records.pack(record)
+    inflate = zlib.decompressobj()
+    body = msgpack.unpackb(inflate.decompress(data), raw=False, strict_map_key=False)
+    body[13] ^= 1
+    bad = zlib.compress(msgpack.packb(body, use_bin_type=True), 9) + inflate.unused_data
+    with pytest.raises(ValueError, match="move order"):
+        records.unpack(bad)
+
+
+def test_rice_times_round_trip() -> None:
+    values = [0, 1, 80, 1500, 3000, 2**30, 7, 0]
+    for k in (0, 3, 10, 20):
+        reader = record_times.RiceReader(
+            record_times.bytes_to_bits(
+                record_times.bits_to_bytes(record_times.rice_bits(values, k))
+            )
+        )
+        times = list(itertools.accumulate(values))
+        assert reader.times(len(values), k) == times

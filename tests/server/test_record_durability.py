@@ -1,0 +1,79 @@
+"""A race's record outlives the process that finished the race: a reminder in Redis, set
+before the results are committed, is fired by whichever process is alive and writes the
+record from the room (server/records.py `owe`, server/service.py `owed_record`)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import redis.asyncio as aioredis
+from helpers.race import play, start_race, until
+from helpers.servers import serving
+from solrace.protocol.records import unpack
+from solrace.server.records import RECORD_DUE_MS
+from solrace.server.redis_process import RedisProcess
+
+
+async def test_a_record_is_written_after_its_writer_was_killed(tmp_path, key_prefix, wire) -> None:
+    """The results are committed, the record write fails (Redis refuses SET for a while) and
+    the server is SIGKILLed before it could try again: a new process, with no client doing
+    anything, writes the record once its reminder is due."""
+    with RedisProcess(data_dir=str(tmp_path)) as redis:
+        direct = aioredis.Redis.from_url(redis.url)
+        async with serving(redis.url, key_prefix) as (srv,):
+            (a,), _, code, _ = await start_race(srv.ws_url, wire, players=1)
+            await play(a, 3)
+            await direct.execute_command("ACL", "SETUSER", "default", "-set")
+            try:
+                assert (await a.request({"type": "resign"}))["type"] == "ok"
+                results = await a.wait_event("results")
+                await asyncio.sleep(1)  # the first write and its first retry fail
+                srv.kill()
+            finally:
+                await direct.execute_command("ACL", "SETUSER", "default", "+set")
+        key = f"{key_prefix}record:{{{results['record']}}}"
+        assert not await direct.exists(key)  # lost, as it was before the reminder
+        async with serving(redis.url, key_prefix) as _:
+            await until(
+                lambda: direct.exists(key), "the owed record written", RECORD_DUE_MS / 1000 + 30
+            )
+        record = unpack(await direct.get(key))
+        assert record["room"] == code and record["moves"] == results["moves"]
+        assert [p["status"] for p in record["players"]] == ["resigned"]
+        deadlines = [k async for k in direct.scan_iter(match=f"{key_prefix}deadlines:*")]
+        for k in deadlines:  # the reminder is gone once paid
+            assert not [m for m in await direct.zrange(k, 0, -1) if m.startswith(b"record|")]
+        await direct.aclose()
+
+
+async def test_a_rematch_writes_the_owed_record_before_clearing_its_moves(
+    tmp_path, key_prefix, wire
+) -> None:
+    """As above, and the host asks for a rematch on a new process before the reminder is
+    due: the rematch would clear the race's moves, so the record is written first."""
+    with RedisProcess(data_dir=str(tmp_path)) as redis:
+        direct = aioredis.Redis.from_url(redis.url)
+        async with serving(redis.url, key_prefix) as (srv,):
+            (a,), (token,), code, host_token = await start_race(srv.ws_url, wire, players=1)
+            await play(a, 2)
+            await direct.execute_command("ACL", "SETUSER", "default", "-set")
+            try:
+                assert (await a.request({"type": "resign"}))["type"] == "ok"
+                results = await a.wait_event("results")
+                await asyncio.sleep(1)
+                srv.kill()
+            finally:
+                await direct.execute_command("ACL", "SETUSER", "default", "+set")
+        key = f"{key_prefix}record:{{{results['record']}}}"
+        async with serving(redis.url, key_prefix) as (srv2,):
+            b = await wire(srv2.ws_url)
+            assert (await b.request({"type": "resume", "room": code, "token": token}))[
+                "type"
+            ] == "joined"
+            assert not await direct.exists(key)
+            rematch = await b.request({"type": "rematch", "host_token": host_token})
+            assert rematch["type"] == "ok", rematch
+            assert await direct.exists(key)  # written before the rematch was committed
+            assert not await direct.exists(f"{key_prefix}room:{{{code}}}:log:0")
+        assert unpack(await direct.get(key))["moves"] == results["moves"]
+        await direct.aclose()
