@@ -34,8 +34,8 @@ from solrace.protocol.records import (
     summary,
     unpack,
 )
-from solrace.server.metrics import METRICS
 from solrace.server.redis_conn import Client
+from solrace.server.retry import retrying
 from solrace.server.room import Room
 from solrace.server.store import Store
 
@@ -44,8 +44,6 @@ log = logging.getLogger("solrace.server")
 #: record ids a player's history keeps (the newest)
 HISTORY_MAX = 500
 DEFAULT_RECORD_DAYS = 90
-#: tries of a record write, and the pause before the first retry (doubling)
-WRITE_TRIES, RETRY_S = 5, 0.5
 #: ms after a race's results are committed when its record's reminder fires, unless the
 #: record was written first (longer than the writer's retries, ~8 s)
 RECORD_DUE_MS = 15_000
@@ -162,21 +160,11 @@ class Records:
         task.add_done_callback(self.tasks.discard)
 
     async def _write(self, record: dict[str, Any]) -> None:
-        wait = RETRY_S
-        for attempt in range(WRITE_TRIES):
-            try:
-                await self.save(record)
-                await self._paid(record)
-                return
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                METRICS.redis_errors.labels("records").inc()
-                if attempt == WRITE_TRIES - 1:
-                    log.warning("record %s not stored: %r", record["id"], exc)
-                    return
-            await asyncio.sleep(wait)
-            wait *= 2
+        async def step() -> None:
+            await self.save(record)
+            await self._paid(record)
+
+        await retrying(step, "records", f"record {record['id']}")
 
     async def save(self, record: dict[str, Any]) -> None:
         """The record, and its id in the history of each player who raced with a key.

@@ -31,11 +31,11 @@ from typing import Any
 from solrace.engine import GAMES, game_class
 from solrace.server.boards import Boards
 from solrace.server.marks import FRESH, MARK, cutoff
-from solrace.server.metrics import METRICS
 from solrace.server.ratings import BOARD as RATING_BOARD
 from solrace.server.ratings import Ratings, Seat, rating_view
-from solrace.server.records import HISTORY_MAX, WRITE_TRIES, Records
+from solrace.server.records import HISTORY_MAX, Records
 from solrace.server.redis_conn import Client
+from solrace.server.retry import retrying
 from solrace.server.room import Room
 
 log = logging.getLogger("solrace.server")
@@ -201,20 +201,7 @@ class Standings:
 
     async def _apply_retrying(self, outcome: Outcome) -> None:
         """`apply` with the record write's retries (every step is idempotent)."""
-        wait = 0.5
-        for attempt in range(WRITE_TRIES):
-            try:
-                await self.apply(outcome)
-                return
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                METRICS.redis_errors.labels("standings").inc()
-                if attempt == WRITE_TRIES - 1:
-                    log.warning("race %s: standings not stored: %r", outcome.id, exc)
-                    return
-            await asyncio.sleep(wait)
-            wait *= 2
+        await retrying(lambda: self.apply(outcome), "standings", f"race {outcome.id}: standings")
 
     async def apply(self, race: Outcome, now: int | None = None) -> str:
         """Count the race for its players, on the boards and (rated) in the ratings; applying

@@ -16,6 +16,7 @@ from typing import Any
 import redis
 from helpers.http_get import aget
 from helpers.race import play, until
+from solrace.engine import new_game
 from solrace.protocol import messages as m
 from solrace.protocol import record_text
 from solrace.protocol.record_verify import verify
@@ -134,8 +135,13 @@ async def test_a_race_leaves_a_record_that_exports_verifies_and_outlives_a_resta
 
     seat = next(s for s, moves in record["moves"].items() if len(moves) >= 2)
     tampered = json.loads(json.dumps(record))
-    first = tampered["moves"][seat][1]
-    tampered["moves"][seat][1] = "t7-f1" if first != "t7-f1" else "t1-f1"
+    # a move that is well formed but illegal where it stands (the deal is fresh each run)
+    game = new_game(record["game"], seed=record["seed"], options=record["game_options"])
+    game.play(record["moves"][seat][0])
+    legal = {str(mv) for mv in game.legal_moves()}
+    tampered["moves"][seat][1] = next(
+        t for t in [f"t{i}-f1" for i in range(1, 8)] + ["deal"] if t not in legal
+    )
     bad = verify_cli(tmp_path, "move.txt", record_text.export(tampered))
     assert bad.returncode == 1 and f"FAIL seat {seat}: move 2 " in bad.stdout, bad
     salted = text.replace(record["salt"], "0" * 32)
