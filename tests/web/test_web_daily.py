@@ -5,6 +5,10 @@ secret, and back on the landing page the card offers Practice."""
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
+
 import pytest
 from playwright.sync_api import expect
 from web.pages import TIMEOUT, js, new_page
@@ -12,6 +16,8 @@ from web.pages import TIMEOUT, js, new_page
 pytestmark = pytest.mark.browser
 
 CARD = "[data-testid=daily-puttputt]"
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
 
 
 def test_play_the_daily_from_the_landing_page(browser, web_server):
@@ -36,6 +42,7 @@ def test_play_the_daily_from_the_landing_page(browser, web_server):
         expect(bob.locator(f"{CARD} [data-testid=daily-live]")).to_have_text(
             "1 racing now · 0 finished", timeout=TIMEOUT
         )
+        save_screenshot(bob)
 
         ann.click("[data-action=resign]")
         expect(ann.locator("[data-testid=daily-rank]")).to_have_text(
@@ -53,3 +60,13 @@ def test_play_the_daily_from_the_landing_page(browser, web_server):
     finally:
         ann.context.close()
         bob.context.close()
+
+
+def save_screenshot(page) -> None:  # type: ignore[no-untyped-def]
+    """The landing page with its daily cards: test-artifacts/, and docs/ when asked
+    (SOLRACE_UPDATE_SCREENSHOT=1)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "web-daily.png"
+    page.screenshot(path=str(shot))
+    if os.environ.get("SOLRACE_UPDATE_SCREENSHOT"):
+        shutil.copy(shot, REPO / "docs" / "web-daily.png")
