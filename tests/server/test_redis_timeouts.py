@@ -97,7 +97,7 @@ async def test_a_move_to_a_frozen_redis_answers_busy_and_loses_nothing(
     own_redis: RedisProcess, wire
 ) -> None:
     """The move answers `busy` instead of hanging; every move acked before is kept, the
-    room stays consistent, and the player goes on. (The `busy` move itself is stored once
+    room stays consistent, and the player goes on. (The `busy` move itself may be stored once
     Redis wakes: a timeout cannot tell, see server/redis_conn.py.)"""
     prefix = f"solrace-test-{uuid.uuid4().hex[:12]}:"
     server = ServerProcess(own_redis.url + "?socket_timeout=1", prefix)
@@ -111,12 +111,17 @@ async def test_a_move_to_a_frozen_redis_answers_busy_and_loses_nothing(
         with frozen(own_redis):
             reply = await player.request(move, timeout=HANG)
         assert (reply["type"], reply.get("code")) == ("error", "busy"), reply
-        # Redis, woken, ran the script it had read before it froze: the move was stored after
-        # all. Its retry as is (what a client does with `busy`) finds the seat ahead and says
-        # so; nothing is applied twice and nothing acked is lost.
+        # Its retry as is (what a client does with `busy`): when Redis, woken, ran the script
+        # it had read before it froze, the move was stored after all and the retry finds the
+        # seat ahead; when the script's bytes went with the connection the client closed on
+        # its timeout, the retry stores it now. Either way it is stored once, nothing acked is
+        # lost.
         again = await player.request(move, timeout=HANG)
-        assert (again["type"], again.get("code")) == ("error", "out_of_sync"), again
-        assert again["expected"] == view["moves"] + 2
+        if again["type"] == "ack":
+            assert again["n"] == view["moves"] + 1, again
+        else:
+            assert (again["type"], again.get("code")) == ("error", "out_of_sync"), again
+            assert again["expected"] == view["moves"] + 2
         other = await wire(server.ws_url)
         joined = await other.request({"type": "resume", "room": code, "token": token})
         assert joined["type"] == "joined", joined
