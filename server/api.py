@@ -181,16 +181,23 @@ class Api:
                 return await self.daily_board(request, parts[1], parts[2], parse_qs(url.query))
         return not_found("endpoint")
 
-    async def record(self, request: Request, name: str) -> Response:
-        rid, dot, ext = name.partition(".")
-        if not is_record_id(rid) or (dot and ext != "txt"):
-            return not_found("record")
+    async def readable(self, rid: str) -> dict[str, Any] | Response:
+        """A stored record that may be shown now, or the answer that refuses it (404, or 403
+        for a daily's record before its day ends): every endpoint that reveals a record's
+        deal goes through here."""
         record = await self.records.get(rid)
         if record is None:
             return not_found("record")
         refused = hidden(record, self.clock())
-        if refused is not None:
-            return refused
+        return record if refused is None else refused
+
+    async def record(self, request: Request, name: str) -> Response:
+        rid, dot, ext = name.partition(".")
+        if not is_record_id(rid) or (dot and ext != "txt"):
+            return not_found("record")
+        record = await self.readable(rid)
+        if isinstance(record, Response):
+            return record
         etag = f'"{rid}-v{RECORD_VERSION}-{ext or "json"}"'
         if ext == "txt":
             body = export(record).encode()
@@ -276,12 +283,9 @@ class Api:
             return not_found("record")
         encoded = self.replays.cached(rid)
         if encoded is None:
-            record = await self.records.get(rid)
-            if record is None:
-                return not_found("record")
-            refused = hidden(record, self.clock())
-            if refused is not None:
-                return refused
+            record = await self.readable(rid)
+            if isinstance(record, Response):
+                return record
             try:
                 encoded = await self.replays.build(rid, record)
             except Busy:
