@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from .cards import RANK, RED, SUIT
 from .solve_common import WON, Answer, Position, search
+from .solve_klondike_dead import dead, stays_alive
 
 T = 7
 #: card -> the two cards it may lie on in the tableau (other colour, one rank up)
@@ -69,6 +70,9 @@ TF = 1  # tableau a -> foundation
 WT = 2  # talon card a -> tableau b
 WF = 3  # talon card a -> foundation
 FT = 4  # foundation suit a -> tableau b
+
+#: moves after which a position that was not dead may be (solve_klondike_dead)
+SUSPECT = (TT, TF, WT, FT)
 
 Move = tuple[int, int, int, int, int, tuple[int, int, int, int]]
 NO_MACRO = (0, 0, 0, 0)
@@ -98,6 +102,8 @@ class KlondikeState:
         self.talon_key = 0 if self.draw == 1 and not self.passes else (2 if self.passes else 1)
         self.pkey = [bytes([self.down[x], *self.tab[x]]) for x in range(T)]
         self._undo: list[int] = []
+        #: the move that led here: moves() tests the position for death after one that may kill
+        self.last: Move | None = None
 
     # ------------------------------------------------------------ search protocol
 
@@ -212,10 +218,24 @@ class KlondikeState:
                     out.append((q - 1, (k, 1, k2, rec + 1)))
         return out
 
+    def may_be_dead(self) -> bool:
+        """The last move may have made a position that was not dead dead (solve_klondike_dead).
+
+        Only the starting position and moves that put a card on the tableau or take one
+        from it home can; ``stays_alive`` clears most of them at a glance.
+        """
+        m = self.last
+        if m is None:
+            return True
+        kind = m[0]
+        return kind in SUSPECT and not stays_alive(m[4], self.tab, self.found, kind != TF)
+
     def moves(self) -> list[Move]:
         tab = self.tab
         down = self.down
         found = self.found
+        if self.may_be_dead() and dead(tab, down, found, self.build):
+            return []
         tops: dict[int, int] = {}
         empty = -1
         for y in range(T):
@@ -369,9 +389,11 @@ class KlondikeState:
             q = tab[b]
             q.append(c)
             self.pkey[b] = bytes([self.down[b], *q])
+        self.last = m
 
     def undo(self, m: Move) -> None:
         kind, a, b, n, c, _ = m
+        self.last = None
         tab = self.tab
         if kind in (TT, TF):
             p = tab[a]
