@@ -15,6 +15,7 @@ from solrace.engine.cards import TEXT
 from solrace.engine.solve import SolveResult, solve_deal, solve_text
 from solrace.engine.solve_common import parse_position
 from solrace.engine.solve_klondike import FT, KlondikeState
+from solrace.engine.solve_klondike_dead import dead
 
 
 def naive_winnable(game: Game, allow=lambda m: True, cap: int = 10**9) -> bool | None:
@@ -295,6 +296,170 @@ def test_klondike_deals_replay() -> None:
         assert r.verdict == "won" and replays_to_win(g, r)
         g.play(r.moves[0])
         assert solve(g, budget=200_000).verdict == "won"
+
+
+# ---------------------------------------------------------------- Klondike dead positions
+
+#: positions the dead-position test (solve_klondike_dead) rejects at once: a card can never go
+#: home (QD: needs JD home and a black King to lie on, all under it or under cards stuck the same
+#: way; 5S and 9S under the cards that need them)
+KLONDIKE_DEAD = [
+    """game klondike
+t1 KS KC KH JS 9D JH QD
+t2 [JC] JD 7D 8D QS
+t3
+t4
+t5
+t6
+t7
+f1 AC 2C 3C 4C 5C 6C 7C 8C 9C TC
+f2 AD 2D 3D 4D 5D 6D
+f3 AH 2H 3H 4H 5H 6H 7H 8H 9H TH
+f4 AS 2S 3S 4S 5S 6S 7S 8S 9S TS
+s QC QH KD TD
+w
+""",
+    """game klondike
+t1 [KS] [9S] [QS] [KC] [7S] JS
+t2 6S 8S TS
+t3
+t4
+t5
+t6
+t7
+f1 AC 2C 3C 4C 5C 6C 7C 8C 9C TC JC QC
+f2 AD 2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD
+f3 AH 2H 3H 4H 5H 6H 7H 8H 9H TH JH
+f4 AS 2S 3S 4S
+s KH QH
+w 5S
+""",
+]
+
+#: dead with top-card moves, won with moves=build (the run KH QS goes to an empty pile)
+KLONDIKE_RUN_FREES = """game klondike
+t1 [KC] [JH] [KD] [QD] QC KH QS
+t2 KS JS TH TS QH
+t3
+t4
+t5
+t6
+t7
+f1 AC 2C 3C 4C 5C 6C 7C 8C 9C TC JC
+f2 AD 2D 3D 4D 5D 6D 7D 8D 9D TD JD
+f3 AH 2H 3H 4H 5H 6H 7H 8H 9H
+f4 AS 2S 3S 4S 5S 6S 7S 8S 9S
+s
+w
+"""
+
+
+def _dead(game: Game) -> bool:
+    state = KlondikeState(parse_position(game.to_text()))
+    return dead(state.tab, state.down, state.found, state.build)
+
+
+def _with_options(text: str, options: str) -> Game:
+    return from_text(text.replace("game klondike", f"game klondike {options}".strip(), 1))
+
+
+@pytest.mark.parametrize("options", KLONDIKE_OPTIONS)
+@pytest.mark.parametrize("text", KLONDIKE_DEAD)
+def test_klondike_dead_position_is_lost_without_a_search(text: str, options: str) -> None:
+    g = _with_options(text, options)
+    assert _dead(g)
+    assert naive_winnable(g) is False
+    r = solve(g)
+    assert r.verdict == "lost" and r.nodes == 1  # the starting position has no successor
+
+
+def test_klondike_dead_test_lets_a_run_carry_the_cards_on_it() -> None:
+    top = _with_options(KLONDIKE_RUN_FREES, "")
+    assert _dead(top) and naive_winnable(top) is False
+    build = _with_options(KLONDIKE_RUN_FREES, "moves=build")
+    assert not _dead(build) and naive_winnable(build) is True
+    r = solve(build)
+    assert r.verdict == "won" and replays_to_win(build, r)
+
+
+def _locked_klondike(rng: random.Random, options: str) -> Game:
+    """Ten to eighteen cards off the foundations, mostly in two to four piles: often locked."""
+    found = dict(FULL)
+    for _ in range(rng.randrange(10, 19)):
+        suit = rng.choice("CDHS")
+        found[suit] = max(0, found[suit] - 1)
+    left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
+    rng.shuffle(left)
+    tab: list[list[str]] = [[] for _ in range(7)]
+    talon: list[str] = []
+    piles = rng.randrange(2, 5)
+    in_talon = rng.random() * 0.2
+    for c in left:
+        (talon if rng.random() < in_talon else tab[rng.randrange(piles)]).append(c)
+    tab_text = []
+    for p in tab:
+        down = rng.randrange(len(p)) if p else 0
+        tab_text.append(" ".join([f"[{c}]" for c in p[:down]] + p[down:]))
+    cut = rng.randrange(len(talon) + 1)
+    return _klondike(options, found, tab_text, " ".join(talon[cut:]), " ".join(talon[:cut]))
+
+
+def test_klondike_dead_test_matches_a_naive_search_on_locked_positions() -> None:
+    # the dead test must never call a winnable position dead, and the search that applies it
+    # (with its shortcut that skips the test after most moves) must keep every verdict
+    rng = random.Random(5)
+    dead_seen = {True: 0, False: 0}
+    for options in KLONDIKE_OPTIONS:
+        for _ in range(14):
+            g = _locked_klondike(rng, options)
+            expect = naive_winnable(g, cap=3000)
+            if expect is None:
+                continue
+            if _dead(g):
+                assert not expect, g.to_text()
+                dead_seen[True] += 1
+            else:
+                dead_seen[False] += 1
+            assert solve(g).verdict == ("won" if expect else "lost"), g.to_text()
+    assert dead_seen[True] >= 6 and dead_seen[False] >= 20
+
+
+@pytest.mark.parametrize("options", [None, {"draw": 3, "passes": 3}, {"moves": "build"}])
+def test_klondike_dead_test_shortcut_never_skips_a_dead_position(options: dict | None) -> None:
+    # after a move from a live position, may_be_dead() False must mean the test would pass
+    state = KlondikeState(
+        parse_position(new_game("klondike", 3 if options else 2, options).to_text())
+    )
+    seen = {state.key()}
+    stack = [iter(state.moves())]
+    path: list = []
+    skipped = 0
+    while stack and len(seen) < 3000:
+        m = next(stack[-1], None)
+        if m is None:
+            stack.pop()
+            if path:
+                state.undo(path.pop())
+            continue
+        state.apply(m)
+        k = state.key()
+        if k in seen:
+            state.undo(m)
+            continue
+        seen.add(k)
+        path.append(m)
+        if not state.may_be_dead():
+            skipped += 1
+            assert not dead(state.tab, state.down, state.found, state.build)
+        stack.append(iter(state.moves()))
+    assert skipped > 500
+
+
+def test_klondike_dead_test_shortens_loss_proofs() -> None:
+    # seed 1 needed 66,369 positions without the dead test, seed 5 67,874
+    for seed, most in ((1, 10_000), (5, 15_000)):
+        r = solve_deal("klondike", seed, budget=200_000)
+        assert r.verdict == "lost" and r.nodes < most
 
 
 # ---------------------------------------------------------------- Tabby Cat and Manx
