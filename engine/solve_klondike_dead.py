@@ -119,6 +119,9 @@ def dead(
                     todo.append(y)
             h += 1
         hs[s] = h
+    done = hs.count(13)
+    if done == 4:
+        return False
     while True:
         while newtop:
             d = newtop.pop()
@@ -135,6 +138,10 @@ def dead(
                             todo.append(y)
                     h += 1
                 hs[s] = h
+                if h == 13:
+                    done += 1
+                    if done == 4:
+                        return False
             for e in CHILDREN[d]:
                 y = pile[e]
                 if y < 0:
@@ -197,51 +204,46 @@ def dead(
                             top[k] = True
                             newtop.append(k)
                     todo.extend(range(T))
-    return hs != [13, 13, 13, 13]
+    return True
 
 
 def stays_alive(c: int, tab: Sequence[Sequence[int]], found: Sequence[int], placed: bool) -> bool:
     """After one move of card c from a position that is not dead: True when the new one is not.
 
     ``placed``: c was just put on a tableau pile (from a pile, the talon or a
-    foundation); else c just went from the top of a pile to its foundation. The
-    test gives the moved card an immediate fact that needs nothing from the
-    pile under it: (placed) c can go home (when it is the top: a run carried
-    on c does not go home with it), or onto a parent that is a top now
-    or can be put on one (a card out of the tableau whose parent is a top, two
-    levels up), or (a King) to an empty pile; (to its foundation) every card
-    that may lie on c is home already, or c can come down onto a top. Every
-    other card's facts are the old position's, or stronger (the pile c left
-    lost its top), so the old derivation, with c's fact first, still takes
-    every card home. When this says False, ``dead`` decides.
+    foundation, perhaps with a run on it); else c just went from the top of a
+    pile to its foundation. The test gives the moved card an immediate fact
+    that needs nothing from the pile under it: (placed) c can go home (when it
+    is the top: a run carried on c does not go home with it), or onto a parent
+    that is a top now or can be put on one (a card out of the tableau whose
+    parent is a top, two levels up), or (a King) to an empty pile; (to its
+    foundation) every card that may lie on c is home already, or c can come
+    down onto a top. Every other card's facts are the old position's, or
+    stronger (the place c left lost its card), so the old derivation, with c's
+    fact first, still takes every card home. When this says False, ``dead``
+    decides.
     """
-    tops: set[int] = set()
-    intab: set[int] = set()
-    empty = False
-    for p in tab:
-        if p:
-            tops.add(p[-1])
-            intab.update(p)
-        else:
-            empty = True
-    if not placed:
-        r = RANK[c]
-        if all(found[SUIT[e]] >= r - 1 for e in CHILDREN[c]):
+    r = RANK[c]
+    if placed:
+        if found[SUIT[c]] == r - 1 and any(p and p[-1] == c for p in tab):
             return True
-    elif found[SUIT[c]] == RANK[c] - 1 and c in tops:
+    elif all(found[SUIT[e]] >= r - 1 for e in CHILDREN[c]):
         return True
-    if RANK[c] == 13:
-        return empty
+    if r == 13:
+        return not all(tab)
+    tops = {p[-1] for p in tab if p}
     for d in PARENTS[c]:
         if d in tops:
             return True
-        if d in intab:
-            continue
+        if RANK[d] > found[SUIT[d]] and any(d in p for p in tab):
+            continue  # d is in the tableau, under another card
         if RANK[d] == 13:
-            if empty:
+            if not all(tab):
                 return True
             continue
         for e in PARENTS[d]:
-            if e in tops or (e not in intab and RANK[e] == 13 and empty):
+            if e in tops:
+                return True
+            if RANK[e] == 13 and not all(tab) and not any(e in p for p in tab):
                 return True
     return False
