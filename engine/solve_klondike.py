@@ -38,6 +38,11 @@ changes no other card's ``safe`` test (it reads the other suits) and makes only
 c next on its foundation, so c would be forced straight back up to the very
 position it left, through a position with no other successor.
 
+Dead positions. A position where some card can never reach its foundation
+(``solve_klondike_dead.dead``, a least fixpoint of could-ever-happen facts)
+gets no moves; it is tested only after a move that may have killed a live
+position and that ``stays_alive`` cannot clear at a glance (``may_be_dead``).
+
 Finish. With no face-down card, every pile descending and the talon empty
 (or fully reachable: draw one, unlimited passes), the game is won by playing
 the lowest card left each time; the search stops there and plays that out.
