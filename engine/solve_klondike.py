@@ -52,19 +52,8 @@ from __future__ import annotations
 
 from .cards import RANK, RED, SUIT
 from .solve_common import WON, Answer, Position, search
-from .solve_klondike_dead import dead, stays_alive
+from .solve_klondike_dead import CHILDREN, PARENTS, T, dead, stays_alive
 
-T = 7
-#: card -> the two cards it may lie on in the tableau (other colour, one rank up)
-PARENTS: list[tuple[int, ...]] = [
-    tuple(s * 13 + RANK[c] for s in range(4) if (s in (1, 2)) != RED[c]) if RANK[c] < 13 else ()
-    for c in range(52)
-]
-#: card -> the two cards that may lie on it in the tableau (other colour, one rank down)
-CHILDREN: list[tuple[int, ...]] = [
-    tuple(s * 13 + RANK[c] - 2 for s in range(4) if (s in (1, 2)) != RED[c]) if RANK[c] > 1 else ()
-    for c in range(52)
-]
 OTHER_COLOUR = [(1, 2), (0, 3), (0, 3), (1, 2)]
 SAME_COLOUR = [3, 2, 1, 0]
 FULL = 13 * (1 + 16 + 256 + 4096)

@@ -105,20 +105,8 @@ def dead(
             if pile[k] < 0:
                 top[k] = True
                 newtop.append(k)
-    hs = list(found)
     todo = list(range(T))
-    for s in range(4):
-        h = hs[s]
-        while h < 13:
-            c = s * 13 + h
-            y = pile[c]
-            if y >= 0:
-                if not top[c]:
-                    break
-                if at[c] == front[y]:
-                    todo.append(y)
-            h += 1
-        hs[s] = h
+    hs = [_climb(s, found[s], pile, at, front, top, todo) for s in range(4)]
     done = hs.count(13)
     if done == 4:
         return False
@@ -127,17 +115,7 @@ def dead(
             d = newtop.pop()
             s = SUIT[d]
             if RANK[d] == hs[s] + 1:
-                h = hs[s]
-                while h < 13:
-                    c = s * 13 + h
-                    y = pile[c]
-                    if y >= 0:
-                        if not top[c]:
-                            break
-                        if at[c] == front[y]:
-                            todo.append(y)
-                    h += 1
-                hs[s] = h
+                h = hs[s] = _climb(s, hs[s], pile, at, front, top, todo)
                 if h == 13:
                     done += 1
                     if done == 4:
@@ -205,6 +183,29 @@ def dead(
                             newtop.append(k)
                     todo.extend(range(T))
     return True
+
+
+def _climb(
+    s: int,
+    h: int,
+    pile: list[int],
+    at: list[int],
+    front: list[int],
+    top: list[bool],
+    todo: list[int],
+) -> int:
+    """Suit s's new "can go home" height from h: each next card must be able to be a top.
+    A pile whose frontier card went home gets another look (``todo``)."""
+    while h < 13:
+        c = s * 13 + h
+        y = pile[c]
+        if y >= 0:
+            if not top[c]:
+                break
+            if at[c] == front[y]:
+                todo.append(y)
+        h += 1
+    return h
 
 
 def stays_alive(c: int, tab: Sequence[Sequence[int]], found: Sequence[int], placed: bool) -> bool:
