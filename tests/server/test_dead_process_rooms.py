@@ -11,7 +11,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from helpers.race import seated_room, start_race, until
 from helpers.servers import serving
-from solrace.protocol.messages import decode_trusted
+from solrace.protocol.messages import decode_trusted, encode
 
 LOBBY_TTL, FINISHED_TTL = 60, 120
 ARGS = ["--heartbeat", "0.2", "--grace", "1"]
@@ -69,18 +69,23 @@ async def _longer(r: aioredis.Redis, prefix: str, code: str, limit_s: int) -> bo
 async def test_verdicts_a_dead_process_owed_are_computed_where_its_room_is_loaded(
     redis_url: str, key_prefix: str, wire: Any
 ) -> None:
-    """The results are stored, then the solver's verdicts; a crash in between (here: as the
-    results arrive, while the dead process's solver pool was still starting) loses no
+    """The results are stored, then the solver's verdicts; a crash in between loses no
     `solved` event: the room's next loader (the janitor counting the process out, or the
-    player resuming) computes and stores it."""
+    player resuming) computes and stores it. The crash is made deterministic by letting the
+    verdicts land, killing the process, and taking them out of the stored results again
+    before a live process loads the room: exactly what a crash between the two writes leaves
+    (a kill timed against the solver pool's start only usually came first)."""
     r = aioredis.from_url(redis_url)
     async with serving(redis_url, key_prefix, count=2, extra_args=ARGS) as (sa, sb):
         (solo,), tokens, code, _ = await start_race(sa.ws_url, wire, 1)
         assert (await solo.request({"type": "resign"}))["type"] == "ok"
         await solo.wait_event("results")
+        first = await solo.wait_event("solved", timeout=60)
         sa.kill()
-        results = (await stored_doc(r, key_prefix, code))["results"]
-        assert "solved" not in results  # the crash came first
+        meta = f"{key_prefix}room:{{{code}}}:meta"
+        doc = await stored_doc(r, key_prefix, code)
+        del doc["results"]["solved"]  # the state a crash before the verdicts' write leaves
+        await r.hset(meta, "doc", encode(doc))
         again = await wire(sb.ws_url)
         joined = await again.request({"type": "resume", "room": code, "token": tokens[0]})
         assert joined["type"] == "joined", joined
@@ -89,6 +94,8 @@ async def test_verdicts_a_dead_process_owed_are_computed_where_its_room_is_loade
             event = await again.wait_event("solved", timeout=60)
             solved = {k: event[k] for k in ("deal", "deal_moves", "seats")}
         assert set(solved["seats"]) == {"0"}  # the resigned seat's final position judged
+        # the same verdicts as the dead process found (the solver is deterministic), stored
+        assert solved == {k: first[k] for k in ("deal", "deal_moves", "seats")}
         assert (await stored_doc(r, key_prefix, code))["results"]["solved"] == solved
     await r.aclose()
 
