@@ -31,6 +31,7 @@ import datetime
 import hashlib
 import json
 import logging
+import math
 import time
 from collections.abc import Callable
 from http import HTTPStatus
@@ -38,12 +39,14 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from solrace.engine import GAMES, BadOptions, game_titles
-from solrace.protocol.messages import GAME_NAMES
+from solrace.protocol.messages import GAME_NAMES, ProtocolError
 from solrace.protocol.record_text import export
 from solrace.protocol.records import RECORD_VERSION, hidden_until, is_record_id
 from solrace.protocol.replay import REPLAY_VERSION
 from solrace.server.boards import PAGE_MAX
+from solrace.server.conn import IPNetwork, forwarded_for
 from solrace.server.daily import Dailies
+from solrace.server.guard import Guard
 from solrace.server.http import API_PREFIX, response
 from solrace.server.players import is_player_id
 from solrace.server.records import Records
@@ -155,15 +158,20 @@ class Api:
         replays: Replays | None = None,
         dailies: Dailies | None = None,
         clock: Callable[[], int] | None = None,
+        guard: Guard | None = None,
+        trusted_proxies: tuple[IPNetwork, ...] = (),
     ) -> None:
         self.records = records
+        #: per-address budgets (the WebSocket side's, so one address has one budget)
+        self.guard = guard or Guard()
+        self.trusted_proxies = trusted_proxies
         self.standings = standings
         self.replays = replays or Replays()
         self.dailies = dailies
         #: now in ms: whether a daily's record may be shown yet
         self.clock: Callable[[], int] = clock or (lambda: int(time.time() * 1000))
 
-    async def handle(self, request: Request) -> Response:
+    async def handle(self, request: Request, peer: str = "") -> Response:
         url = urlsplit(request.path)
         parts = url.path[len(API_PREFIX) :].split("/")
         if len(parts) == 2 and parts[0] == "record":
@@ -171,7 +179,7 @@ class Api:
         if len(parts) == 2 and parts[0] == "player":
             return await self.player(request, parts[1], parse_qs(url.query))
         if len(parts) == 2 and parts[0] == "replay":
-            return await self.replay(request, parts[1])
+            return await self.replay(request, parts[1], peer)
         if len(parts) == 3 and parts[0] == "leaderboard" and self.standings is not None:
             return await self.leaderboard(request, parts[1], parts[2], parse_qs(url.query))
         if parts[0] == "daily" and self.dailies is not None:
@@ -277,12 +285,28 @@ class Api:
         page = await self.dailies.board(date, game, start, count, player)
         return _revalidated(request, page)
 
-    async def replay(self, request: Request, rid: str) -> Response:
-        """The replay of a record (protocol/replay.py): a kept body needs no Redis read."""
+    def charge(self, request: Request, peer: str, kind: str) -> Response | None:
+        """Charge a costly request to its client address like an expensive WebSocket request
+        (server/guard.py); the 429 that refuses it, or None when it may go on."""
+        host = forwarded_for(peer, request.headers.get("X-Forwarded-For"), self.trusted_proxies)
+        try:
+            self.guard.check(self.guard.key_of(host), kind)
+        except ProtocolError as exc:
+            wait = max(1, math.ceil(exc.extra["retry_after"] / 1000))
+            body = {"error": exc.message, "limit": exc.extra["limit"]}
+            return _json(HTTPStatus.TOO_MANY_REQUESTS, body, {"Retry-After": str(wait)})
+        return None
+
+    async def replay(self, request: Request, rid: str, peer: str = "") -> Response:
+        """The replay of a record (protocol/replay.py): a kept body needs no Redis read, and
+        costs nothing; a build (a Redis read and a worker's CPU) is charged to the address."""
         if not is_record_id(rid):
             return not_found("record")
         encoded = self.replays.cached(rid)
         if encoded is None:
+            refused = self.charge(request, peer, "replay")
+            if refused is not None:
+                return refused
             record = await self.readable(rid)
             if isinstance(record, Response):
                 return record

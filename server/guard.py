@@ -38,6 +38,8 @@ from solrace.server.conn import Bucket, IPNetwork, address_key, within
 
 #: message types that cost Redis work whatever the room: per-address and server budgets
 EXPENSIVE = frozenset({"lobby", "join", "spectate", "resume", "create", "daily"})
+#: HTTP requests charged like the expensive messages: a replay built (a worker's CPU)
+CHARGED_HTTP = frozenset({"replay"})
 #: requests that make a room (a daily attempt is one): the per-address room budget
 MAKES_ROOM = frozenset({"create", "daily"})
 #: error codes of a lookup that found nothing: a guess
@@ -104,6 +106,11 @@ class Guard:
     def exempt(self, host: str) -> bool:
         return within(host, self.limits.exempt)
 
+    def key_of(self, host: str) -> str | None:
+        """The key an address is counted under (None: exempt), for a request that opens no
+        connection of its own (an HTTP API call)."""
+        return None if self.exempt(host) else address_key(host)
+
     def _entry(self, key: str) -> Address:
         got = self.addresses.get(key)
         if got is None:
@@ -158,7 +165,7 @@ class Guard:
     def check(self, key: str | None, kind: str) -> None:
         """Charge an expensive request to its address and to the server (nothing for cheap
         ones); raises `rate_limited` naming the limit it hit, charging nothing then."""
-        if kind not in EXPENSIVE or key is None:
+        if (kind not in EXPENSIVE and kind not in CHARGED_HTTP) or key is None:
             return
         entry = self._entry(key)
         if kind in ("join", "spectate", "resume") and entry.guesses.level() < 1:

@@ -155,7 +155,7 @@ def make_process_request(
     health: Callable[[], dict[str, Any]],
     root: Path | None = None,
     metrics: Callable[[], tuple[bytes, str]] | None = None,
-    api: Callable[[Request], Awaitable[Response]] | None = None,
+    api: Callable[[Request, str], Awaitable[Response]] | None = None,
 ) -> Callable[..., Any]:
     """The `process_request` hook: /ws goes on to the WebSocket handshake, the rest is HTTP
     (`/api/...`, which reads Redis, is answered by a coroutine: server/api.py)."""
@@ -164,7 +164,8 @@ def make_process_request(
     def process_request(connection: Any, request: Request) -> Response | Awaitable[Response] | None:
         path = urlsplit(request.path).path
         if api is not None and path.startswith(API_PREFIX):
-            return api(request)
+            peer = connection.remote_address
+            return api(request, str(peer[0]) if peer else "")
         if path == WS_PATH:
             if request.headers.get("Upgrade", "").lower() != "websocket":
                 return text(

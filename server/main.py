@@ -295,7 +295,13 @@ async def serve_forever(
             process_request=make_process_request(
                 lambda: {**transport.health(), **_whoami(args)},
                 metrics=METRICS.render,
-                api=Api(transport.records, transport.standings, dailies=transport.dailies).handle,
+                api=Api(
+                    transport.records,
+                    transport.standings,
+                    dailies=transport.dailies,
+                    guard=transport.guard,
+                    trusted_proxies=transport.limits.trusted_proxies,
+                ).handle,
             ),
             # frames over max_frame get `frame_too_large`, then 1009; slow readers are dropped
             **transport.serve_options(),
