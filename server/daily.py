@@ -36,9 +36,9 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from solrace.engine import game_titles
 from solrace.protocol import messages as m
@@ -47,6 +47,7 @@ from solrace.protocol.records import commitment, day_end_ms, record_id
 from solrace.server.boards import Boards
 from solrace.server.redis_conn import Client
 from solrace.server.room import Room, check_game_options, clean_name
+from solrace.server.shared import Shared
 from solrace.server.solving import WON, SolverPool, draw_solve
 
 log = logging.getLogger("solrace.server")
@@ -133,45 +134,6 @@ class DailyDeal:
     seed: int
     solution: int
     n: int
-
-
-T = TypeVar("T")
-
-
-class Shared(Generic[T]):
-    """Values by key, each kept `ttl` seconds in this process; askers of a key being fetched
-    wait for that one fetch (as the lobby's pages: server/lobby.py). At most `size` keys."""
-
-    def __init__(self, ttl: float, size: int = 64) -> None:
-        self.ttl, self.size = ttl, size
-        self.kept: dict[str, tuple[float, T]] = {}
-        self.pending: dict[str, asyncio.Future[T]] = {}
-
-    async def get(self, key: str, fetch: Callable[[], Awaitable[T]]) -> T:
-        hit = self.kept.get(key)
-        if hit is not None and hit[0] > time.monotonic():
-            return hit[1]
-        waiting = self.pending.get(key)
-        if waiting is not None:
-            return await asyncio.shield(waiting)
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        future.add_done_callback(lambda f: f.cancelled() or f.exception())
-        self.pending[key] = future
-        try:
-            value = await fetch()
-        except asyncio.CancelledError:
-            future.cancel()
-            raise
-        except BaseException as exc:
-            future.set_exception(exc)  # the waiters (if any) get it too
-            raise
-        finally:
-            self.pending.pop(key, None)
-        future.set_result(value)
-        if len(self.kept) >= self.size:
-            self.kept.pop(next(iter(self.kept)))
-        self.kept[key] = (time.monotonic() + self.ttl, value)
-        return value
 
 
 async def daily_seed(

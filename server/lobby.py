@@ -10,13 +10,12 @@ with 113 public rooms, stalled a move in another room for 20 s).
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgpack
 from solrace.protocol.messages import encode
+from solrace.server.shared import Shared
 
 Page = tuple[list[dict[str, Any]], str | None]
 
@@ -25,15 +24,27 @@ MAX_PAGES = 64
 
 
 class LobbyCache:
+    """The lobby's pages by cursor, shared for `ttl` seconds (server/shared.py), and each
+    page's `lobby` message encoded once."""
+
     def __init__(self, fetch: Callable[[str], Awaitable[Page]], ttl: float = 1.0) -> None:
         self.fetch = fetch
-        self.ttl = ttl
-        self.pages: dict[str, tuple[float, Page]] = {}
-        self.pending: dict[str, asyncio.Future[Page]] = {}
-        #: pages read from the store (what the cache saved is requests minus this)
-        self.fetches = 0
+        self.shared: Shared[Page] = Shared(ttl, MAX_PAGES)
         #: each page's `lobby` message, encoded once (a page of 100 rows is ~10 KB of msgpack)
         self.frames: dict[str, tuple[Page, bytes]] = {}
+
+    @property
+    def ttl(self) -> float:
+        return self.shared.ttl
+
+    @ttl.setter
+    def ttl(self, seconds: float) -> None:
+        self.shared.ttl = seconds
+
+    @property
+    def fetches(self) -> int:
+        """Pages read from the store (what the cache saved is requests minus this)."""
+        return self.shared.fetches
 
     async def frame(self, after: str, ref: int | None) -> bytes:
         """The `lobby` reply for the page after `after`, as a frame: the page's rows are
@@ -49,47 +60,12 @@ class LobbyCache:
 
     async def page(self, after: str = "") -> Page:
         """The page after the cursor `after` ("" = the first), at most `ttl` seconds old."""
-        now = time.monotonic()
-        hit = self.pages.get(after)
-        if hit is not None and hit[0] > now:
-            return hit[1]
-        waiting = self.pending.get(after)
-        if waiting is not None:
-            return await asyncio.shield(waiting)
-        future: asyncio.Future[Page] = asyncio.get_running_loop().create_future()
-        self.pending[after] = future
-        try:
-            self.fetches += 1
-            got = await self.fetch(after)
-        except asyncio.CancelledError:
-            future.cancel()
-            raise
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()  # the waiters (if any) get it; nobody else needs to
-            raise
-        finally:
-            self.pending.pop(after, None)
-        if not future.done():
-            future.set_result(got)
-        self._keep(after, got, time.monotonic() + self.ttl)
-        return got
+        return await self.shared.get(after, lambda: self.fetch(after))
 
     def clear(self) -> None:
         """A row this process wrote changed: its next asker reads the store again (another
         process's changes show within `ttl`)."""
-        self.pages.clear()
-
-    def _keep(self, after: str, page: Page, until: float) -> None:
-        if self.ttl <= 0:
-            return
-        if len(self.pages) >= MAX_PAGES:
-            now = time.monotonic()
-            for key in [k for k, (t, _) in self.pages.items() if t <= now] or [
-                next(iter(self.pages))
-            ]:
-                del self.pages[key]
-        self.pages[after] = (until, page)
+        self.shared.clear()
 
 
 def with_ref(frame: bytes, ref: int | None) -> bytes:
