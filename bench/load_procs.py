@@ -258,6 +258,7 @@ class RaceServer(ChildServer):
             self.key_prefix,
             "--log-level",
             "WARNING",
+            "--no-predraw-daily",  # no solver work beside the load being measured
             *(["--workers", str(self.workers)] if self.workers > 1 else []),
             *self.extra,
         ]

@@ -199,6 +199,18 @@ class Dailies:
             self._spawn(self._ahead(following, game), self.drawing)
         return found
 
+    def predraw(self) -> None:
+        """Draw today's deal of every game in the background, one game at a time (Klondike's,
+        the slowest to draw, first), so the day's first player of a server that was idle
+        yesterday does not wait for the solver (`solrace serve --predraw-daily`)."""
+        date = self.today()
+        games = sorted(m.GAME_NAMES, key=lambda g: g != "klondike")
+        self._spawn(self._predraw(date, games), self.drawing)
+
+    async def _predraw(self, date: str, games: list[str]) -> None:
+        for game in games:
+            await self._ahead(date, game)
+
     async def _ahead(self, date: str, game: str) -> None:
         try:
             await self.deals.get(daily_id(date, game), lambda: self._deal(date, game))

@@ -61,6 +61,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"days a race record (and a player's history) is kept; 0: for good (default {DEFAULT_RECORD_DAYS})",
     )
     parser.add_argument(
+        "--predraw-daily",
+        action=argparse.BooleanOptionalAction,
+        default=os.environ.get("SOLRACE_PREDRAW_DAILY", "1") != "0",
+        help="draw today's daily deals in the background at start-up, so the first player "
+        "of the day does not wait for the solver (default on; SOLRACE_PREDRAW_DAILY=0 turns "
+        "it off, as the test suite does)",
+    )
+    parser.add_argument(
         "--daily-days",
         type=int,
         default=DEFAULT_BOARD_DAYS,
@@ -321,6 +329,8 @@ async def serve_forever(
         if args.worker_fd is None:
             print(f"solrace serving on http://{args.host}:{args.port}", flush=True)
         await transport.start()
+        if args.predraw_daily and not args.worker_index:  # one worker draws for all
+            transport.dailies.predraw()
         handover = None
         if args.worker_fd is not None:
             handover = front.HandOver(

@@ -19,6 +19,9 @@ from solrace.server.redis_process import RedisProcess
 # every server the tests start keys text seeds with one known secret, so tests can mirror a
 # text-seed deal (helpers/deals.py); tests of the secret itself give their servers their own
 os.environ["SOLRACE_SECRET"] = TEST_SECRET
+# servers the tests start draw no daily deals at start-up (solver CPU the tests do not need);
+# test_daily_predraw.py turns it on for its own server
+os.environ["SOLRACE_PREDRAW_DAILY"] = "0"
 
 
 @pytest.fixture(scope="session")
