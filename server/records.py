@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from solrace.protocol.records import (
@@ -97,6 +98,9 @@ class Records:
         self.tasks: set[asyncio.Task[None]] = set()
         #: where a record's reminder is kept (the store's deadlines; None: no reminders)
         self.deadlines = deadlines
+        #: what else a finished race owes before its reminder is removed (the standings:
+        #: `Standings.owed`), so a process dying after the record but before them loses nothing
+        self.also: Callable[[Room], Callable[[], Awaitable[None]] | None] = lambda room: None
 
     def record_key(self, rid: str) -> str:
         return f"{self.prefix}record:{{{rid}}}"
@@ -140,10 +144,13 @@ class Records:
             await self.write_now(room)
 
     async def write_now(self, room: Room) -> None:
-        """The record of the room's finished race, written now (one try; raises), and its
-        reminder removed."""
+        """The record of the room's finished race and what else it owes (`also`), written now
+        (one try; raises), and its reminder removed."""
         record = build_record(room)
+        also = self.also(room)
         await self.save(record)
+        if also is not None:
+            await also()
         await self._paid(record)
 
     async def _paid(self, record: dict[str, Any]) -> None:
@@ -155,16 +162,21 @@ class Records:
         the cached games), write in the background."""
         if room.doc["seed"] is None or room.doc["results"] is None:
             return
-        task = asyncio.ensure_future(self._write(build_record(room)))
+        task = asyncio.ensure_future(self._write(build_record(room), self.also(room)))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _write(self, record: dict[str, Any]) -> None:
-        async def step() -> None:
-            await self.save(record)
-            await self._paid(record)
-
-        await retrying(step, "records", f"record {record['id']}")
+    async def _write(
+        self, record: dict[str, Any], also: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        """Each step retried on its own (each is idempotent); the reminder goes only once all
+        are done, else whoever fires it does them again (`write_now`)."""
+        what = f"record {record['id']}"
+        if not await retrying(lambda: self.save(record), "records", what):
+            return
+        if also is not None and not await retrying(also, "standings", f"{what}: standings"):
+            return
+        await retrying(lambda: self._paid(record), "records", what)
 
     async def save(self, record: dict[str, Any]) -> None:
         """The record, and its id in the history of each player who raced with a key.

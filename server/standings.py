@@ -21,10 +21,10 @@ in one race counts once, at its better place. Boards are per game and option set
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,6 @@ from solrace.server.ratings import BOARD as RATING_BOARD
 from solrace.server.ratings import Ratings, Seat, rating_view
 from solrace.server.records import HISTORY_MAX, Records
 from solrace.server.redis_conn import Client
-from solrace.server.retry import retrying
 from solrace.server.room import Room
 
 log = logging.getLogger("solrace.server")
@@ -174,7 +173,6 @@ class Standings:
         self.boards = boards
         self.ratings = Ratings(boards)
         self.cap = cap
-        self.tasks: set[asyncio.Task[None]] = set()
         self._count = self.redis.register_script(_COUNT)
 
     def stats_key(self, pid: str) -> str:
@@ -185,23 +183,25 @@ class Standings:
 
     # --- writing ------------------------------------------------------------------------
 
-    def finished(self, room: Room) -> None:
-        """The service's hook as a race's results are stored: apply in the background."""
+    def owed(self, room: Room) -> Callable[[], Awaitable[None]] | None:
+        """What the race the room has just finished owes the standings, as a step, or None
+        when it counts on no figure. The outcome is read now (a rematch changes the room);
+        the record's writer runs the step before it removes the race's reminder, so a process
+        that dies first leaves it to whoever fires the reminder (server/records.py), and
+        applying a race twice changes nothing."""
         if room.doc["seed"] is None or room.doc["results"] is None:
-            return
+            return None
         daily = room.doc.get("daily")
         if daily is not None and not daily["scored"]:
-            return  # a daily's practice: the same deal again and again is no all-time figure
+            return None  # a daily's practice: the same deal again and again is no all-time figure
         outcome = outcome_of(room)
         if not outcome.players:
-            return
-        task = asyncio.ensure_future(self._apply_retrying(outcome))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+            return None
 
-    async def _apply_retrying(self, outcome: Outcome) -> None:
-        """`apply` with the record write's retries (every step is idempotent)."""
-        await retrying(lambda: self.apply(outcome), "standings", f"race {outcome.id}: standings")
+        async def step() -> None:
+            await self.apply(outcome)
+
+        return step
 
     async def apply(self, race: Outcome, now: int | None = None) -> str:
         """Count the race for its players, on the boards and (rated) in the ratings; applying
@@ -246,12 +246,6 @@ class Standings:
             score = time_score(p.time, p.moves)
             writes.append(self.boards.submit(board, p.player, score, timed, cap=self.cap))
         await asyncio.gather(*writes)
-
-    async def flush(self, timeout: float = 5.0) -> None:
-        """Shutting down: let the writes under way finish (a bounded wait)."""
-        if self.tasks:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.gather(*self.tasks, return_exceptions=True), timeout)
 
     # --- reading ------------------------------------------------------------------------
 

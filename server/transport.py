@@ -68,6 +68,7 @@ def build(
     records = Records(store.redis, store.prefix, days=record_days, deadlines=store)
     service.records = records
     standings = Standings(records, Boards(store.redis, store.prefix))
+    records.also = standings.owed  # applied with the record, under its reminder
 
     dailies = Dailies(
         store.redis, store.prefix, Boards(store.redis, store.prefix), board_days=daily_days
@@ -77,8 +78,7 @@ def build(
 
     def finished(room: Room) -> None:
         verdicts.finished(room)
-        records.finished(room)
-        standings.finished(room)
+        records.finished(room)  # and the standings (records.also)
         dailies.finished(room)
 
     service.finished = finished
@@ -138,7 +138,6 @@ class Transport:
     async def close(self) -> None:
         await self.records.flush()
         await self.dailies.flush()
-        await self.standings.flush()
         await self.rooms.close()
         await self.hub.close()
         if self.service.solver is not None:

@@ -192,7 +192,9 @@ async def test_second_scored_attempt_refused_practice_allowed(daily: Daily, wire
         return await daily.transport.records.get(rid) is not None
 
     await until(recorded, "the practice's record is stored")
-    await until(lambda: not standings.tasks, "the standings written")
+    await until(
+        lambda: not daily.transport.records.tasks, "the standings written (with the record)"
+    )
     assert await races() == 1
     entry = (await daily.transport.dailies.boards.page(board_name(utc_date(daily.now()), GAME)))[
         "entries"

@@ -9,6 +9,7 @@ import asyncio
 import redis.asyncio as aioredis
 from helpers.race import play, start_race, until
 from helpers.servers import serving
+from solrace.protocol import messages as m
 from solrace.protocol.records import unpack
 from solrace.server.records import RECORD_DUE_MS
 from solrace.server.redis_process import RedisProcess
@@ -77,3 +78,55 @@ async def test_a_rematch_writes_the_owed_record_before_clearing_its_moves(
             assert not await direct.exists(f"{key_prefix}room:{{{code}}}:log:0")
         assert unpack(await direct.get(key))["moves"] == results["moves"]
         await direct.aclose()
+
+
+async def test_a_race_counts_in_its_players_figures_after_its_writer_was_killed(
+    tmp_path, key_prefix, wire
+) -> None:
+    """The standings are owed under the record's reminder, after the record: a keyed
+    player's race whose finishing process could not write the record (Redis refuses SET), so
+    applied no standings either, and was SIGKILLed, counts in the player's figures once
+    another process fires the reminder. (Before, the standings were applied on their own by
+    the finishing process only: a crash before them lost them for good.)"""
+    with RedisProcess(data_dir=str(tmp_path)) as redis:
+        direct = aioredis.Redis.from_url(redis.url)
+        async with serving(redis.url, key_prefix) as (srv,):
+            a, pid = await hello(wire, srv.ws_url, "D" * 20 + "-durable-player-key-0123456789")
+            opts = {"game": "puttputt", "countdown": 0}
+            created = await a.request({"type": "create", "name": "ann", "options": opts})
+            assert created["type"] == "joined", created
+            started = await a.request({"type": "start", "host_token": created["host_token"]})
+            assert started["type"] == "ok", started
+            await a.wait_for(lambda x: x["type"] == "snapshot")
+            await play(a, 3)
+            await direct.execute_command("ACL", "SETUSER", "default", "-set")
+            try:
+                assert (await a.request({"type": "resign"}))["type"] == "ok"
+                results = await a.wait_event("results")
+                await asyncio.sleep(1)  # the first writes and their first retries fail
+                srv.kill()
+            finally:
+                await direct.execute_command(
+                    "ACL", "SETUSER", "default", "+set", "+zremrangebyscore"
+                )
+        assert pid is not None and [r["player"] for r in results["ranking"]] == [pid]
+        stats = f"{key_prefix}player:{{{pid}}}:games"
+        assert not await direct.hget(stats, "puttputt:races")  # not counted by the dead process
+        async with serving(redis.url, key_prefix) as _:
+            await until(
+                lambda: direct.hget(stats, "puttputt:races"),
+                "the owed standings applied",
+                RECORD_DUE_MS / 1000 + 30,
+            )
+        assert int(await direct.hget(stats, "puttputt:races")) == 1
+        assert await direct.exists(f"{key_prefix}record:{{{results['record']}}}")
+        await direct.aclose()
+
+
+async def hello(wire, url: str, key: str):  # type: ignore[no-untyped-def]
+    client = await wire(url, hello=False)
+    welcome = await client.request(
+        {"type": "hello", "version": m.VERSION, "client": "solrace-tests", "player_key": key}
+    )
+    assert welcome["type"] == "welcome", welcome
+    return client, welcome["player"]
