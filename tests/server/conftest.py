@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from helpers.timing import scaled
 from solrace.protocol import messages as m
 from websockets.asyncio.client import ClientConnection, connect
 
@@ -74,13 +75,13 @@ class WireClient:
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.replies[rid] = fut
         await self.ws.send(m.encode({**msg, "id": rid}))
-        return await asyncio.wait_for(fut, timeout)
+        return await asyncio.wait_for(fut, scaled(timeout))
 
     async def send_raw(self, data: bytes | str) -> None:
         await self.ws.send(data)
 
     async def next_push(self, timeout: float = 10.0) -> dict[str, Any]:
-        return await asyncio.wait_for(self.pushes.get(), timeout)
+        return await asyncio.wait_for(self.pushes.get(), scaled(timeout))
 
     async def wait_for(
         self, pred: Callable[[dict[str, Any]], bool], timeout: float = 10.0
@@ -93,7 +94,7 @@ class WireClient:
                 if pred(msg):
                     return msg
 
-        return await asyncio.wait_for(loop(), timeout)
+        return await asyncio.wait_for(loop(), scaled(timeout))
 
     async def wait_event(self, kind: str, timeout: float = 10.0, **fields: Any) -> dict[str, Any]:
         return await self.wait_for(
