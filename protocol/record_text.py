@@ -12,6 +12,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from solrace.protocol.record_sign import FIELD as SIGNATURE
 from solrace.protocol.records import RACE_OPTIONS
 
 HEADER = "; solrace race record: docs/RECORDS.md; check it with `solrace verify FILE`"
@@ -31,6 +32,10 @@ _HEAD = {
     "commitment": "Commitment",
 }
 _OPTION_TAGS = {"time_limit": "TimeLimit", "undo": "Undo", "deal": "Deal"}
+#: the tags every header has
+_HEADER_TAGS = frozenset(
+    ["Format", "GameOptions", "Start", "Finish", *_HEAD.values(), *_OPTION_TAGS.values()]
+)
 _SEAT = {
     "name": "Name",
     "player": "Player",
@@ -98,6 +103,8 @@ def _tag(name: str, value: Any) -> str:
 def export(record: dict[str, Any]) -> str:
     """The text file of a record: header tags, then one section per seat in ranking order."""
     lines = [HEADER, _tag("Format", record["v"])]
+    if record.get(SIGNATURE) is not None:  # the server's signature of the record (record_sign)
+        lines.append(_tag("Signature", record[SIGNATURE]))
     for key, tag in _HEAD.items():
         if key == "seed":
             lines.append(_tag("GameOptions", _options_text(record["game_options"])))
@@ -145,7 +152,9 @@ def _movetext(moves: list[str], times: list[int]) -> list[str]:
 
 
 def parse(text: str) -> dict[str, Any]:
-    """A record from its text file; RecordFormatError names the line that is wrong."""
+    """A record from its text file; RecordFormatError names the line or the tag that is wrong."""
+    if not text.strip():
+        raise RecordFormatError("the file is empty")
     head: dict[str, str] = {}
     seats: list[tuple[dict[str, str], list[str]]] = []
     for number, raw in enumerate(text.splitlines(), 1):
@@ -170,10 +179,15 @@ def parse(text: str) -> dict[str, Any]:
                 raise ValueError("moves before any [Seat] tag")
         except ValueError as exc:
             raise RecordFormatError(f"line {number}: {exc}") from None
+    if not head and not seats:
+        raise RecordFormatError("no tag lines: this is not a record file")
     try:
         return _build(head, seats)
-    except (KeyError, ValueError) as exc:
-        raise RecordFormatError(f"bad record: {exc!r}") from None
+    except KeyError as exc:
+        where = "the header" if exc.args[0] in _HEADER_TAGS else "a [Seat] section"
+        raise RecordFormatError(f"{where} has no [{exc.args[0]}] tag") from None
+    except ValueError as exc:
+        raise RecordFormatError(f"a tag's value does not read: {exc}") from None
 
 
 def _build(head: dict[str, str], seats: list[tuple[dict[str, str], list[str]]]) -> dict[str, Any]:
@@ -216,6 +230,8 @@ def _build(head: dict[str, str], seats: list[tuple[dict[str, str], list[str]]]) 
         record["moves"][seat], record["times"][seat] = _moves_of(tokens)
     if "Daily" in head:
         record["daily"], record["scored"] = head["Daily"], head.get("Scored") == "true"
+    if "Signature" in head:
+        record[SIGNATURE] = head["Signature"]
     return record  # an id that is not the commitment's is kept as written: `verify` says so
 
 
