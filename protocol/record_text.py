@@ -32,9 +32,15 @@ _HEAD = {
     "commitment": "Commitment",
 }
 _OPTION_TAGS = {"time_limit": "TimeLimit", "undo": "Undo", "deal": "Deal"}
-#: the tags every header has
-_HEADER_TAGS = frozenset(
-    ["Format", "GameOptions", "Start", "Finish", *_HEAD.values(), *_OPTION_TAGS.values()]
+#: the tags every header has, in the order they are written
+_HEADER_TAGS = (
+    "Format",
+    *list(_HEAD.values())[:4],
+    "GameOptions",
+    *_OPTION_TAGS.values(),
+    "Start",
+    "Finish",
+    *list(_HEAD.values())[4:],
 )
 _SEAT = {
     "name": "Name",
@@ -181,13 +187,21 @@ def parse(text: str) -> dict[str, Any]:
             raise RecordFormatError(f"line {number}: {exc}") from None
     if not head and not seats:
         raise RecordFormatError("no tag lines: this is not a record file")
+    missing = [t for t in _HEADER_TAGS if t not in head]
+    if missing:
+        raise RecordFormatError(f"the header has no {_tags(missing)}")
+    for tags, _ in seats:
+        missing = [t for t in ("Seat", *_SEAT.values()) if t not in tags and t != "Player"]
+        if missing:
+            raise RecordFormatError(f'[Seat "{tags["Seat"]}"] has no {_tags(missing)}')
     try:
         return _build(head, seats)
-    except KeyError as exc:
-        where = "the header" if exc.args[0] in _HEADER_TAGS else "a [Seat] section"
-        raise RecordFormatError(f"{where} has no [{exc.args[0]}] tag") from None
     except ValueError as exc:
         raise RecordFormatError(f"a tag's value does not read: {exc}") from None
+
+
+def _tags(names: list[str]) -> str:
+    return " ".join(f"[{n}]" for n in names) + (" tag" if len(names) == 1 else " tags")
 
 
 def _build(head: dict[str, str], seats: list[tuple[dict[str, str], list[str]]]) -> dict[str, Any]:

@@ -259,9 +259,12 @@ async def test_a_real_record_verifies_with_the_servers_key_and_one_edited_byte_f
     bad = verify_cli(tmp_path, "unsigned.txt", stripped, "--key", info["key"])
     assert bad.returncode == 1 and "FAIL unsigned" in bad.stdout, bad
 
-    printed = subprocess.run(
-        [sys.executable, "-m", "solrace", "serve", "--print-public-key"]
-        + ["--redis-url", redis_url, "--redis-prefix", key_prefix],
+    printed = await asyncio.to_thread(
+        subprocess.run,
+        [
+            *(sys.executable, "-m", "solrace", "serve", "--print-public-key"),
+            *("--redis-url", redis_url, "--redis-prefix", key_prefix),
+        ],
         capture_output=True,
         text=True,
         timeout=60,
