@@ -9,7 +9,8 @@ text file and reads back). docs/RECORDS.md is the human contract:
      "room": "KX7QF", "round": 1, "starts_at": ms, "finished_at": ms,
      "players": [{"seat": 1, "name": "bob", "player": "q4…" | None, "place": 1,
                   "status": "won", "progress": 1.0, "moves": 47, "time": 93000}, …],  # ranking order
-     "moves": {"1": ["t3-f1", …]}, "times": {"1": [2013, …]}}   # ms from starts_at, per move
+     "moves": {"1": ["t3-f1", …]}, "times": {"1": [2013, …]},   # ms from starts_at, per move
+     "signature": "ed25519:KEYID:BASE64"}   # the server's (protocol/record_sign.py); old: none
 
 The id is the first 16 hex digits of the commitment: every race commits a fresh 16-byte salt,
 so the id is unique without a counter, and writing a record twice writes the same key.
