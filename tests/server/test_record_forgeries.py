@@ -12,6 +12,7 @@ test_records_e2e.py checks a real server's record with the key from its /api/key
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import copy
 import io
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from helpers.records import finished_room
@@ -32,6 +34,7 @@ from solrace.protocol.record_sign import check, key_info, signed
 from solrace.protocol.record_verify import NotARecord, _replay_seat, structure, verify
 from solrace.protocol.records import commitment, pack, rank, record_id, unpack
 from solrace.server.records import build_record
+from solrace.server.signing import ENV, signing_key, signing_key_key
 
 SERVER_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 FORGER_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
@@ -354,3 +357,28 @@ def test_the_canonical_form_is_rfc_8785() -> None:
     assert record_sign.canonical({"€": 1, "\U0001f600": 2, "\r": 3}) == (
         '{"\\r":3,"€":1,"\U0001f600":2}'.encode()
     )
+
+
+async def test_the_signing_key_comes_from_the_environment_or_once_from_redis(
+    redis_url: str, key_prefix: str
+) -> None:
+    """SOLRACE_SIGNING_KEY (hex or base64 of the 32-byte seed) wins; else the first process
+    makes one in Redis (SET NX) and every later one reads that same key."""
+    seed = bytes(range(32))
+    want = record_sign.key_id(SERVER_KEY.public_key())
+    for given in (seed.hex(), base64.b64encode(seed).decode()):
+        key = await signing_key(None, key_prefix, env={ENV: given})
+        assert record_sign.key_id(key.public_key()) == want
+    with pytest.raises(ValueError, match="32 bytes") as refused:
+        await signing_key(None, key_prefix, env={ENV: "secret-but-not-a-key"})
+    assert "secret-but-not-a-key" not in str(refused.value)  # a mistyped key is not echoed
+
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        first = await signing_key(client, key_prefix, env={})
+        second = await signing_key(client, key_prefix, env={})
+        assert record_sign.key_id(first.public_key()) == record_sign.key_id(second.public_key())
+        assert len(bytes.fromhex((await client.get(signing_key_key(key_prefix))).decode())) == 32
+    finally:
+        await client.delete(signing_key_key(key_prefix))
+        await client.aclose()
