@@ -2,6 +2,8 @@
 
     GET /api/record/ID       the record as JSON (docs/RECORDS.md)
     GET /api/record/ID.txt   the record as a text file (what `solrace verify` reads)
+    GET /api/key             the public key records are signed with: {"algorithm": "Ed25519",
+                             "encoding": "base64", "key": raw 32 bytes, "key_id": 16 hex, ...}
     GET /api/player/ID       a player's name, newest races (`?limit=N`, 1-200, default 50) and
                              figures per game (`games`: races, wins, best time, rating)
     GET /api/leaderboard/GAME/KIND?options=...&start=N&count=M
@@ -40,6 +42,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from solrace.engine import GAMES, BadOptions, game_titles
 from solrace.protocol.messages import GAME_NAMES, ProtocolError
+from solrace.protocol.record_sign import key_info
 from solrace.protocol.record_text import export
 from solrace.protocol.records import RECORD_VERSION, hidden_until, is_record_id
 from solrace.protocol.replay import REPLAY_VERSION
@@ -176,6 +179,8 @@ class Api:
         parts = url.path[len(API_PREFIX) :].split("/")
         if len(parts) == 2 and parts[0] == "record":
             return await self.record(request, parts[1])
+        if parts == ["key"]:
+            return self.key(request)
         if len(parts) == 2 and parts[0] == "player":
             return await self.player(request, parts[1], parse_qs(url.query))
         if len(parts) == 2 and parts[0] == "replay":
@@ -198,6 +203,20 @@ class Api:
             return not_found("record")
         refused = hidden(record, self.clock())
         return record if refused is None else refused
+
+    def key(self, request: Request) -> Response:
+        """The public key the server signs records with (protocol/record_sign.py `key_info`);
+        503 in the moment before the server has loaded it (start-up)."""
+        signer = self.records.signer
+        if signer is None:
+            return _json(
+                HTTPStatus.SERVICE_UNAVAILABLE,
+                {"error": "the signing key is not loaded yet"},
+                {"Retry-After": "1"},
+            )
+        info = key_info(signer.public_key())
+        body = json.dumps(info, separators=(",", ":")).encode()
+        return _cached(request, body, JSON, f'"{info["key_id"]}"', "no-cache")
 
     async def record(self, request: Request, name: str) -> Response:
         rid, dot, ext = name.partition(".")

@@ -31,6 +31,7 @@ from solrace.server.records import DEFAULT_RECORD_DAYS, Records
 from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.room import Room, clean_name
 from solrace.server.service import RoomService, normalize_code
+from solrace.server.signing import signing_key
 from solrace.server.solving import RaceVerdicts, SolverPool, hint
 from solrace.server.standings import Standings
 from solrace.server.store import EventSink, Store
@@ -133,6 +134,8 @@ class Transport:
 
     async def start(self) -> None:
         await self.service.load_secret()  # before the first connection: its address is keyed
+        if self.records.signer is None:  # before the first record: each is signed
+            self.records.signer = await signing_key(self.store.redis, self.store.prefix)
         await self.rooms.start()
 
     async def close(self) -> None:

@@ -20,6 +20,7 @@ from helpers.deals import TEST_SECRET
 from helpers.race import play, until
 from solrace.engine.solve import solve_deal
 from solrace.protocol import messages as m
+from solrace.protocol.record_sign import check
 from solrace.protocol.record_text import export, parse
 from solrace.protocol.record_verify import verify
 from solrace.protocol.records import day_end_ms, hidden_until
@@ -236,6 +237,8 @@ async def test_hidden_seed_and_record_until_the_day_ends(daily: Daily, wire) -> 
     status, text = await daily.get(f"/api/record/{rid}.txt")
     assert status == 200 and f'[Daily "{date}"]' in text.decode()
     assert verify(parse(text.decode())) == [] and parse(export(body)) == body
+    signer = daily.transport.records.signer  # its day and `scored` are signed too
+    assert signer is not None and check(parse(text.decode()), signer.public_key()).ok
     # the deal is the first candidate of the day the solver wins, as documented
     options = default_options(GAME)
     secret = TEST_SECRET.encode()

@@ -105,3 +105,30 @@ def test_secret_filter_blanks_token_shapes_and_known_secrets() -> None:
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "room KX7QF %s", (hexed,), None)
     scrub.filter(record)
     assert record.getMessage() == f"room KX7QF {hexed}"
+
+
+async def test_the_signing_key_is_blanked_in_logs_in_every_form(caplog) -> None:
+    """The record-signing key (server/signing.py) is a secret too: once loaded, a log line
+    holding its seed as hex or base64 shows neither."""
+    import base64
+
+    from solrace.server.redact import SECRETS
+    from solrace.server.signing import ENV, signing_key
+
+    seed = bytes(range(100, 132))
+    given = base64.urlsafe_b64encode(seed).decode().rstrip("=")  # a form an operator may use
+    key = await signing_key(None, "", env={ENV: given})
+    assert key.public_key() is not None
+    logger = logging.getLogger("solrace.test.signing")
+    handler = logging.Handler()
+    handler.addFilter(SECRETS)
+    seen: list[str] = []
+    handler.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+    logger.addHandler(handler)
+    try:
+        for form in (given, seed.hex(), base64.b64encode(seed).decode()):
+            logger.warning("the key is %s!", form)
+    finally:
+        logger.removeHandler(handler)
+    assert len(seen) == 3 and all(m.REDACTED in line for line in seen), seen
+    assert not any(seed.hex() in line or given in line for line in seen), seen
