@@ -129,7 +129,7 @@ async def test_a_rating_needs_two_players_and_a_bot_is_rated_as_a_bot_if_marked(
     assert await standings.ratings.apply("2" * 16, "klondike", NOW, seats) == "unrated"
     marked = await standings.ratings.apply("3" * 16, "klondike", NOW, seats, rated_bots=True)
     assert marked == "applied"
-    robo, ann = (await standings.ratings.get("klondike", p) for p in (b, a))
+    robo, ann = [await standings.ratings.get("klondike", p) for p in (b, a)]
     assert robo is not None and ann is not None and robo["bot"] is True and ann["bot"] is False
     assert robo["ordinal"] > ann["ordinal"] and robo["provisional"] and ann["provisional"]
     assert (await standings.boards.page("rating:klondike"))["total"] == 0  # both provisional
