@@ -428,6 +428,8 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "hints": False,
     # rated races move the players' ratings (docs/LEADERBOARDS.md); every seat needs a key
     "rated": False,
+    # a rated room rates bots and humans apart unless it says so (docs/LEADERBOARDS.md)
+    "rated_bots": False,
 }
 
 _OPTION_TYPES: dict[str, Any] = {
@@ -445,6 +447,7 @@ _OPTION_TYPES: dict[str, Any] = {
     "deal": str,
     "hints": bool,
     "rated": bool,
+    "rated_bots": bool,
 }
 
 _INT_RANGES = {

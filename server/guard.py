@@ -16,6 +16,12 @@ On top of that, per client address: at most `conns_per_address` open connections
 `rooms_per_address` rooms created per `rooms_window` seconds, and lookups that find nothing
 (`no_room`, `bad_token`: guessing codes or tokens) drain a small bucket of their own.
 
+Against rating farming (docs/LEADERBOARDS.md, Provisional ratings), per client address: at
+most `keys_per_address` distinct player keys say hello per `keys_window` seconds (a key said
+lately, one of the last `keys_per_address`, costs nothing again), and at most
+`rated_per_address` rated seats are raced per `rated_window` seconds, charged to the address
+that starts the race (the host: one per seat; a rematch is a start too).
+
 Addresses are counted per process (with `--workers N` a client may reach N times a cap);
 IPv6 addresses are grouped by their /64 (`conn.address_key`). The client's address is
 `conn.client_address` (behind a proxy: `--trusted-proxies`, the same address seats and kicks
@@ -30,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -64,6 +71,12 @@ class GuardLimits:
     server_inflight: int = 16
     #: seconds an expensive request may wait for its turn before it is refused `busy`
     server_wait: float = 2.0
+    #: distinct player keys per address: burst, refilled over the window (seconds)
+    keys_per_address: int = 20
+    keys_window: float = 3600.0
+    #: seats of rated races an address may start: burst, refilled over the window (seconds)
+    rated_per_address: int = 100
+    rated_window: float = 3600.0
     #: addresses no per-address cap or server budget applies to (`--exempt`)
     exempt: tuple[IPNetwork, ...] = ()
 
@@ -83,12 +96,17 @@ class Address:
     requests: Bucket
     rooms: Bucket
     guesses: Bucket
+    keys: Bucket
+    rated: Bucket
     conns: int = 0
+    #: the player ids said hello with lately (at most `keys_per_address`, oldest out first)
+    recent: OrderedDict[str, None] = field(default_factory=OrderedDict)
 
     def rested(self) -> bool:
         """Nothing left to remember: no connection, every bucket full again."""
         return self.conns == 0 and all(
-            b.level() >= b.burst for b in (self.requests, self.rooms, self.guesses)
+            b.level() >= b.burst
+            for b in (self.requests, self.rooms, self.guesses, self.keys, self.rated)
         )
 
 
@@ -120,6 +138,8 @@ class Guard:
                 Bucket(lim.requests_burst, lim.requests_rate),
                 Bucket(lim.rooms_per_address, lim.rooms_per_address / lim.rooms_window),
                 Bucket(lim.guesses_burst, lim.guesses_rate),
+                Bucket(lim.keys_per_address, lim.keys_per_address / lim.keys_window),
+                Bucket(lim.rated_per_address, lim.rated_per_address / lim.rated_window),
             )
         return got
 
@@ -201,6 +221,47 @@ class Guard:
         entry.requests.take()
         self.server.take()
         return True
+
+    def player_key(self, key: str | None, player: str) -> None:
+        """A hello with a player key (its public id): a key new to the address takes one of
+        its key budget; raises `rate_limited` (limit `keys`) when it is spent."""
+        if key is None:
+            return
+        entry = self._entry(key)
+        if player in entry.recent:
+            entry.recent.move_to_end(player)
+            return
+        if not entry.keys.take():
+            raise over(
+                "keys",
+                f"your address said hello with {self.limits.keys_per_address} player keys in "
+                f"{self.limits.keys_window:.0f} s: keep one key",
+                entry.keys.wait(),
+            )
+        entry.recent[player] = None
+        while len(entry.recent) > max(1, self.limits.keys_per_address):
+            entry.recent.popitem(last=False)
+
+    def rated_check(self, key: str | None, seats: int) -> None:
+        """Whether the address may start a rated race of `seats` seats: raises `rate_limited`
+        (limit `rated`) when its budget holds fewer; charges nothing (`rated_spend` does, once
+        the race has started)."""
+        if key is None:
+            return
+        entry = self._entry(key)
+        if entry.rated.level() < seats:
+            raise over(
+                "rated",
+                f"your address raced {self.limits.rated_per_address} rated seats in "
+                f"{self.limits.rated_window:.0f} s",
+                (seats - entry.rated.level()) / max(entry.rated.rate, 1e-9),
+            )
+
+    def rated_spend(self, key: str | None, seats: int) -> None:
+        if key is not None:
+            entry = self._entry(key)
+            entry.rated.level()
+            entry.rated.tokens -= seats
 
     def missed(self, key: str | None, code: str) -> None:
         """A lookup found nothing (`code` is the error it got): one guess spent."""

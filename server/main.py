@@ -204,6 +204,20 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add("--guesses-rate", type=float, default=g.guesses_rate, help="... and per second")
     add(
+        "--keys-per-address",
+        type=int,
+        default=g.keys_per_address,
+        help="distinct player keys one address may say hello with per --keys-window",
+    )
+    add("--keys-window", type=float, default=g.keys_window, help="seconds (default 3600)")
+    add(
+        "--rated-per-address",
+        type=int,
+        default=g.rated_per_address,
+        help="seats of rated races one address may start per --rated-window",
+    )
+    add("--rated-window", type=float, default=g.rated_window, help="seconds (default 3600)")
+    add(
         "--server-rate",
         type=float,
         default=g.server_rate,
@@ -234,6 +248,10 @@ def guard_limits(args: argparse.Namespace) -> GuardLimits:
         requests_rate=args.requests_rate,
         guesses_burst=args.guesses_burst,
         guesses_rate=args.guesses_rate,
+        keys_per_address=args.keys_per_address,
+        keys_window=args.keys_window,
+        rated_per_address=args.rated_per_address,
+        rated_window=args.rated_window,
         server_rate=args.server_rate,
         server_inflight=args.server_inflight,
         exempt=networks(",".join(args.exempt)),

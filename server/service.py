@@ -39,6 +39,7 @@ from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.room import (
     COUNTDOWN,
     FINISHED,
+    LOBBY,
     RACING,
     Entry,
     MovePlan,
@@ -431,17 +432,21 @@ class RoomService:
         if self.solver is not None and room.options.get("deal") == "winnable":
             self.solver.prefetch(room.options)
 
-    async def start(self, code: str, host_token: str) -> Room:
+    async def start(
+        self, code: str, host_token: str, check: Callable[[int], None] | None = None
+    ) -> Room:
+        """The host starts the race. `check(seats)` runs on a rated room before it starts
+        and may refuse (the host's address's budget of rated seats: server/guard.py)."""
         await self.load_secret()
         seed = secrets.randbits(64)
         salt = secrets.token_bytes(16)
         deal = await self._winnable(code, host_token)
-        if deal is None:
-            return await self.host_update(
-                code, host_token, lambda r, now: r.start(now, seed, salt, secret=self.secret)
-            )
 
         def rule(r: Room, now: int) -> list[dict[str, Any]]:
+            if check is not None and r.options.get("rated") and r.state == LOBBY:
+                check(len(r.seats()))
+            if deal is None:
+                return r.start(now, seed, salt, secret=self.secret)
             deal.check(r.options)  # the host changed the game while the solver dealt: busy
             return r.start(now, deal.seed, salt, deal.solution, secret=self.secret)
 

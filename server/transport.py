@@ -322,6 +322,7 @@ class Transport:
         players.check_key(key)
         khash = players.key_hash(key)
         pid = players.player_id(khash)
+        self.guard.player_key(conn.limit_key, pid)  # fresh keys: a per-address budget
         if not conn.registered and self.registrations.due(pid) and self.guard.spend(conn.limit_key):
             conn.registered = True
             self.registrations.done(pid)
@@ -481,7 +482,13 @@ class Transport:
         await self.send(conn, m.ok(ref))
 
     async def on_start(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        room = await self.service.start(self._room_of(conn), msg["host_token"])
+        room = await self.service.start(
+            self._room_of(conn),
+            msg["host_token"],
+            check=lambda seats: self.guard.rated_check(conn.limit_key, seats),
+        )
+        if room.options.get("rated"):
+            self.guard.rated_spend(conn.limit_key, len(room.seats()))
         await self.send(conn, m.ok(ref))
         self.rooms.arm(room.code, room.doc["starts_at"])
 

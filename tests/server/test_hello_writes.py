@@ -19,7 +19,15 @@ BURST = 4
 
 @pytest.fixture
 def server(redis_url: str, key_prefix: str):
-    args = ["--requests-burst", str(BURST), "--requests-rate", "0.001"]
+    # fresh keys per address have a budget of their own (test_limits.py): not this test's
+    args = [
+        "--requests-burst",
+        str(BURST),
+        "--requests-rate",
+        "0.001",
+        "--keys-per-address",
+        "1000",
+    ]
     with ServerProcess(redis_url, key_prefix, extra_args=args) as srv:
         yield srv
 

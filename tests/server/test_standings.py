@@ -117,15 +117,22 @@ async def test_concurrent_rated_races_of_one_player_all_count(standings: Standin
     assert mine["mu"] == pytest.approx(me.mu) and mine["sigma"] == pytest.approx(me.sigma)
 
 
-async def test_a_rating_needs_two_players_and_a_bot_is_rated_as_a_bot(standings: Standings) -> None:
+async def test_a_rating_needs_two_players_and_a_bot_is_rated_as_a_bot_if_marked(
+    standings: Standings,
+) -> None:
     a, b = PIDS[:2]
     assert await standings.ratings.apply("1" * 16, "klondike", NOW, [Seat(a, "a", False, 1)]) == (
         "unrated"
     )
     seats = [Seat(a, "ann", False, 2), Seat(b, "robo", True, 1)]
-    assert await standings.ratings.apply("2" * 16, "klondike", NOW, seats) == "applied"
-    page = await standings.boards.page("rating:klondike")
-    assert [(e["player"], e["bot"]) for e in page["entries"]] == [(b, True), (a, False)]
+    # a bot is rated against humans only in a room that says so (test_rating_sybils.py)
+    assert await standings.ratings.apply("2" * 16, "klondike", NOW, seats) == "unrated"
+    marked = await standings.ratings.apply("3" * 16, "klondike", NOW, seats, rated_bots=True)
+    assert marked == "applied"
+    robo, ann = [await standings.ratings.get("klondike", p) for p in (b, a)]
+    assert robo is not None and ann is not None and robo["bot"] is True and ann["bot"] is False
+    assert robo["ordinal"] > ann["ordinal"] and robo["provisional"] and ann["provisional"]
+    assert (await standings.boards.page("rating:klondike"))["total"] == 0  # both provisional
 
 
 async def test_leaderboard_and_player_over_http(
