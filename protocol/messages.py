@@ -361,13 +361,30 @@ SECRET_FIELDS = frozenset({"token", "host_token", "player_key"})
 REDACTED = "<redacted>"
 
 
+#: characters of a room code a log shows (a public room's code is this long: shown whole)
+CODE_SHOWN = 5
+
+
+def _cut_code(code: Any) -> Any:
+    """A room code as a log may show it (server/codes.py `shown`): a private room's code is
+    its link's only key, so only its first characters."""
+    if isinstance(code, str) and len(code) > CODE_SHOWN:
+        return code[:CODE_SHOWN] + "…"
+    return redacted(code)
+
+
 def redacted(msg: Any) -> Any:
-    """A client message fit for a log: seat and host tokens, the player key, and a text seed (the deal before
-    the results), replaced by REDACTED, at any depth. Logs outlive races and reach people who
-    must not take a seat; the message itself is left unchanged."""
+    """A client message fit for a log: seat and host tokens, the player key, and a text seed
+    (the deal before the results), replaced by REDACTED, and a room code cut to its first
+    characters, at any depth. Logs outlive races and reach people who must not take a seat
+    (or enter a private room); the message itself is left unchanged."""
     if isinstance(msg, dict):
         return {
-            k: REDACTED if k in SECRET_FIELDS or k == "seed" else redacted(v)
+            k: REDACTED
+            if k in SECRET_FIELDS or k == "seed"
+            else _cut_code(v)
+            if k == "room"
+            else redacted(v)
             for k, v in msg.items()
         }
     if isinstance(msg, list):
