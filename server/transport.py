@@ -128,8 +128,6 @@ class Transport:
         self.limits = limits
         self.conns: set[Conn] = set()
         self.tasks: set[asyncio.Task[Any]] = set()
-        #: player entries written lately (a hello's key; `_player_of`)
-        self.registrations = players.Registrations()
 
     async def start(self) -> None:
         await self.service.load_secret()  # before the first connection: its address is keyed
@@ -270,7 +268,7 @@ class Transport:
                     f"this server speaks version {m.VERSION}",
                     versions=list(m.VERSIONS),
                 )
-            player = await self._player_of(conn, msg.get("player_key"))
+            player = self._player_of(msg.get("player_key"))
             conn.hello, conn.player, conn.bot = True, player, bool(msg.get("bot"))
             lim = self.limits
             limits = {
@@ -308,22 +306,15 @@ class Transport:
         self.hub.flush()
         await conn.ws.send(frame)
 
-    async def _player_of(self, conn: Conn, key: str | None) -> str | None:
-        """The public player id of a hello's player key (None: anonymous); only the key's
-        hash is stored (server/players.py). Its entry is written at most once per connection,
-        once per id per `Registrations.every` in this process, and within the address's
-        budget of expensive requests (a hello over it is answered, its entry not written:
-        the entry is a nicety, a race's record writes the player's name anyway)."""
+    def _player_of(self, key: str | None) -> str | None:
+        """The public player id of a hello's player key (None: anonymous). A hello writes
+        nothing: a stranger can make any number of keys, so the player's entry is stored
+        only once the player has something to keep, a finished keyed race (its record:
+        server/records.py `queue`), which the room budgets already bound."""
         if key is None:
             return None
         players.check_key(key)
-        khash = players.key_hash(key)
-        pid = players.player_id(khash)
-        if not conn.registered and self.registrations.due(pid) and self.guard.spend(conn.limit_key):
-            conn.registered = True
-            self.registrations.done(pid)
-            await self.records.register(pid, khash)
-        return pid
+        return players.player_id(players.key_hash(key))
 
     async def _joined(
         self,
