@@ -20,7 +20,7 @@ from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server import players
 from solrace.server.boards import Boards
-from solrace.server.conn import Bucket, Conn, Limits, address_key, client_address
+from solrace.server.conn import Bucket, Conn, Limits, address_key, client_address, within
 from solrace.server.daily import DEFAULT_BOARD_DAYS, Dailies
 from solrace.server.daily import ROOM_OPTIONS as DAILY_OPTIONS
 from solrace.server.fanout import Hub, send, write
@@ -153,8 +153,21 @@ class Transport:
         await send(conn, msg)
 
     def serve_options(self) -> dict[str, Any]:
-        """websockets' `serve` arguments that apply this server's frame and send limits."""
-        return serve_options(self.limits.max_frame, self.limits.sends)
+        """websockets' `serve` arguments that apply this server's frame and send limits, and
+        the per-address cap of sockets not yet through the handshake."""
+        return serve_options(self.limits.max_frame, self.limits.sends, self)
+
+    # --- sockets before the handshake (ws_limits.Sockets) -------------------------------
+
+    def opened(self, host: str) -> str | None:
+        """A socket accepted: counted against its address (not a trusted proxy's: many
+        clients share it, and which one is not known before its request is read)."""
+        if within(host, self.limits.trusted_proxies):
+            return None
+        return self.guard.socket_opened(host)
+
+    def done(self, key: str | None) -> None:
+        self.guard.socket_done(key)
 
     def health(self) -> dict[str, Any]:
         return {"connections": len(self.conns), "rooms": len(self.hub.rooms)}
