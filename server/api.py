@@ -178,11 +178,11 @@ class Api:
         url = urlsplit(request.path)
         parts = url.path[len(API_PREFIX) :].split("/")
         if len(parts) == 2 and parts[0] == "record":
-            return await self.record(request, parts[1])
+            return await self.record(request, parts[1], peer)
         if parts == ["key"]:
             return self.key(request)
         if len(parts) == 2 and parts[0] == "player":
-            return await self.player(request, parts[1], parse_qs(url.query))
+            return await self.player(request, parts[1], parse_qs(url.query), peer)
         if len(parts) == 2 and parts[0] == "replay":
             return await self.replay(request, parts[1], peer)
         if len(parts) == 3 and parts[0] == "leaderboard" and self.standings is not None:
@@ -218,10 +218,15 @@ class Api:
         body = json.dumps(info, separators=(",", ":")).encode()
         return _cached(request, body, JSON, f'"{info["key_id"]}"', "no-cache")
 
-    async def record(self, request: Request, name: str) -> Response:
+    async def record(self, request: Request, name: str, peer: str = "") -> Response:
+        """A record (JSON, or `.txt`: the export): a Redis read and an unpack (a replay of
+        the moves, in a thread) charged to the address like any lookup."""
         rid, dot, ext = name.partition(".")
         if not is_record_id(rid) or (dot and ext != "txt"):
             return not_found("record")
+        refused = self.charge(request, peer, "record")
+        if refused is not None:
+            return refused
         record = await self.readable(rid)
         if isinstance(record, Response):
             return record
@@ -232,12 +237,18 @@ class Api:
         body = json.dumps(record, separators=(",", ":")).encode()
         return _cached(request, body, JSON, etag, IMMUTABLE)
 
-    async def player(self, request: Request, pid: str, query: dict[str, list[str]]) -> Response:
+    async def player(
+        self, request: Request, pid: str, query: dict[str, list[str]], peer: str = ""
+    ) -> Response:
+        """A player's page: up to 200 records read and unpacked, charged to the address."""
         limit_text = (query.get("limit") or ["50"])[0]
         if not is_player_id(pid):
             return not_found("player")
         if not limit_text.isdigit() or not 1 <= int(limit_text) <= 200:
             return _json(HTTPStatus.BAD_REQUEST, {"error": "limit is a number from 1 to 200"})
+        refused = self.charge(request, peer, "player")
+        if refused is not None:
+            return refused
         if self.standings is None:
             page = await self.records.player(pid, int(limit_text))
         else:  # both reads at once: one round trip's wait

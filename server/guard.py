@@ -12,7 +12,11 @@ a new room). So requests are sorted in two:
   `server_inflight` of them wait on Redis at once, so the Redis pool always has connections
   left for the moves of the rooms already racing.
 
-On top of that, per client address: at most `conns_per_address` open connections, at most
+On top of that, per client address: at most `handshakes_per_address` sockets not yet
+through the WebSocket handshake (counted from the moment the socket is accepted, so a client
+opening sockets and sending nothing, or half a request, holds at most that many for the
+handshake timeout; plain HTTP requests count too, until answered: `socket_opened`), at most
+`conns_per_address` open connections, at most
 `rooms_per_address` rooms created per `rooms_window` seconds, and lookups that find nothing
 (`no_room`, `bad_token`: guessing codes or tokens) drain a small bucket of their own.
 
@@ -45,8 +49,9 @@ from solrace.server.conn import Bucket, IPNetwork, address_key, within
 
 #: message types that cost Redis work whatever the room: per-address and server budgets
 EXPENSIVE = frozenset({"lobby", "join", "spectate", "resume", "create", "daily"})
-#: HTTP requests charged like the expensive messages: a replay built (a worker's CPU)
-CHARGED_HTTP = frozenset({"replay"})
+#: HTTP requests charged like the expensive messages: a replay built (a worker's CPU), a
+#: record or a player's page looked up (Redis reads, records unpacked)
+CHARGED_HTTP = frozenset({"replay", "record", "player"})
 #: requests that make a room (a daily attempt is one): the per-address room budget
 MAKES_ROOM = frozenset({"create", "daily"})
 #: error codes of a lookup that found nothing: a guess
@@ -58,6 +63,8 @@ class GuardLimits:
     """The caps; `solrace serve` flags set them (docs/OPERATIONS.md, Limits)."""
 
     conns_per_address: int = 50
+    #: sockets not yet through the handshake (or answered, for HTTP), per address
+    handshakes_per_address: int = 20
     rooms_per_address: int = 20
     rooms_window: float = 600.0
     #: expensive requests per address: burst, then per second
@@ -101,12 +108,18 @@ class Address:
     conns: int = 0
     #: the player ids said hello with lately (at most `keys_per_address`, oldest out first)
     recent: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    #: sockets accepted and not yet through the handshake
+    pending: int = 0
 
     def rested(self) -> bool:
         """Nothing left to remember: no connection, every bucket full again."""
-        return self.conns == 0 and all(
-            b.level() >= b.burst
-            for b in (self.requests, self.rooms, self.guesses, self.keys, self.rated)
+        return (
+            self.conns == 0
+            and self.pending == 0
+            and all(
+                b.level() >= b.burst
+                for b in (self.requests, self.rooms, self.guesses, self.keys, self.rated)
+            )
         )
 
 
@@ -154,6 +167,35 @@ class Guard:
             del self.addresses[key]
 
     # --- connections ----------------------------------------------------------------------
+
+    def socket_opened(self, host: str) -> str | None:
+        """A socket accepted from `host`, before anything is read from it: counted in, its
+        address key returned (None: exempt); raises `rate_limited` (limit `handshakes`) when
+        the address already holds its cap of sockets not yet through the handshake."""
+        if self.exempt(host):
+            return None
+        key = address_key(host)
+        entry = self._entry(key)
+        if entry.pending >= self.limits.handshakes_per_address:
+            raise ProtocolError(
+                "rate_limited",
+                "too many connections from your address waiting to open "
+                f"(at most {self.limits.handshakes_per_address})",
+                limit="handshakes",
+                retry_after=1000,
+            )
+        entry.pending += 1
+        return key
+
+    def socket_done(self, key: str | None) -> None:
+        """A socket counted by `socket_opened` is through its handshake, or closed."""
+        if key is None:
+            return
+        entry = self.addresses.get(key)
+        if entry is not None:
+            entry.pending = max(0, entry.pending - 1)
+            if entry.rested():
+                del self.addresses[key]
 
     def connect(self, host: str) -> str | None:
         """Count a new connection in; its address key (None: exempt). Raises `rate_limited`
@@ -208,19 +250,6 @@ class Guard:
         entry.requests.take()
         if kind in MAKES_ROOM:
             entry.rooms.take()
-
-    def spend(self, key: str | None) -> bool:
-        """Charge a write a request may skip (a hello's player entry) like an expensive
-        request, never refusing: False (nothing charged) when the address's or the
-        server's budget is spent. Exempt addresses (key None) always may."""
-        if key is None:
-            return True
-        entry = self._entry(key)
-        if entry.requests.level() < 1 or self.server.level() < 1:
-            return False
-        entry.requests.take()
-        self.server.take()
-        return True
 
     def player_key(self, key: str | None, player: str) -> None:
         """A hello with a player key (its public id): a key new to the address takes one of

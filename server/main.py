@@ -183,6 +183,13 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add("--conns-per-address", type=int, default=g.conns_per_address)
     add(
+        "--handshakes-per-address",
+        type=int,
+        default=g.handshakes_per_address,
+        help="sockets per address not yet through the WebSocket handshake (HTTP requests "
+        "included); over it a new socket is answered 429 and closed",
+    )
+    add(
         "--rooms-per-address",
         type=int,
         default=g.rooms_per_address,
@@ -242,6 +249,7 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
 def guard_limits(args: argparse.Namespace) -> GuardLimits:
     return GuardLimits(
         conns_per_address=args.conns_per_address,
+        handshakes_per_address=args.handshakes_per_address,
         rooms_per_address=args.rooms_per_address,
         rooms_window=args.rooms_window,
         requests_burst=args.requests_burst,

@@ -5,8 +5,9 @@ slots, and nothing here shares a slot with a room):
 
     P record:{ID}             str   the record, packed (protocol/records.py `pack`), kept for the
                                     retention (`--record-days`; 0: for good)
-    P player:{PID}            hash  key (SHA-256 of the player key: the key itself is never
-                                    kept), name (the last one used), seen (ms)
+    P player:{PID}            hash  name (the last one used), seen (ms: when the newest race
+                                    finished); written with the player's first finished keyed
+                                    race, never at `hello` (a stranger makes keys for free)
     P player:{PID}:races      zset  record ids scored by when the race finished; the newest
                                     HISTORY_MAX, none older than the retention
 
@@ -117,18 +118,6 @@ class Records:
     def history_key(self, pid: str) -> str:
         return f"{self.prefix}player:{{{pid}}}:races"
 
-    # --- players ------------------------------------------------------------------------
-
-    async def register(self, pid: str, khash: str) -> None:
-        """A `hello` with a player key: keep its hash (never the key) and when it was seen."""
-        key = self.player_key(pid)
-        pipe = self.redis.pipeline(transaction=False)  # one key: one node on a cluster
-        pipe.hsetnx(key, "key", khash)
-        pipe.hset(key, "seen", int(time.time() * 1000))
-        if self.keep_ms:
-            pipe.pexpire(key, self.keep_ms)
-        await pipe.execute()
-
     # --- writing ------------------------------------------------------------------------
 
     async def owe(self, room: Room, due_ms: int = RECORD_DUE_MS) -> None:
@@ -214,7 +203,8 @@ class Records:
             pkey, hkey = self.player_key(p["player"]), self.history_key(p["player"])
             pipe.zadd(hkey, {rid: at})
             pipe.zremrangebyrank(hkey, 0, -(HISTORY_MAX + 1))
-            pipe.hset(pkey, "name", p["name"])
+            # the player's entry is made here, with a race to keep, never at `hello`
+            pipe.hset(pkey, mapping={"name": p["name"], "seen": at})
             if self.keep_ms:
                 pipe.zremrangebyscore(hkey, "-inf", f"({at - self.keep_ms}")
                 pipe.pexpire(hkey, self.keep_ms)

@@ -593,7 +593,9 @@ class RoomService:
                 pop=plan.undone,
             )
         except TRANSIENT_ERRORS:
-            log.warning("room %s: a move's append got no answer; asking whether it is stored", code)
+            log.warning(
+                "room %s: a move's append got no answer; asking whether it is stored", shown(code)
+            )
             found = await self._outcome(code, plan, entry)
             if found is None:
                 raise
@@ -616,7 +618,7 @@ class RoomService:
                 )
             except TRANSIENT_ERRORS:
                 if time.monotonic() >= give_up:
-                    log.warning("room %s: Redis never said whether a move is stored", code)
+                    log.warning("room %s: Redis never said whether a move is stored", shown(code))
                     raise
                 await asyncio.sleep(min(OUTCOME_PAUSE_CAP_S, BACKOFF_BASE_S * 2**attempt))
         raise AssertionError("unreachable")
@@ -692,7 +694,9 @@ class RoomService:
             if exc.code == "no_room":
                 return
         except Exception:
-            log.warning("room %s: unfinished business not settled; retrying", code, exc_info=True)
+            log.warning(
+                "room %s: unfinished business not settled; retrying", shown(code), exc_info=True
+            )
         else:
             return
         self.recheck(code, min(RECHECK_CAP_S, max(RECHECK_S, delay * 2)))

@@ -20,7 +20,7 @@ from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server import players
 from solrace.server.boards import Boards
-from solrace.server.conn import Bucket, Conn, Limits, address_key, client_address
+from solrace.server.conn import Bucket, Conn, Limits, address_key, client_address, within
 from solrace.server.daily import DEFAULT_BOARD_DAYS, Dailies
 from solrace.server.daily import ROOM_OPTIONS as DAILY_OPTIONS
 from solrace.server.fanout import Hub, send, write
@@ -129,8 +129,6 @@ class Transport:
         self.limits = limits
         self.conns: set[Conn] = set()
         self.tasks: set[asyncio.Task[Any]] = set()
-        #: player entries written lately (a hello's key; `_player_of`)
-        self.registrations = players.Registrations()
 
     async def start(self) -> None:
         await self.service.load_secret()  # before the first connection: its address is keyed
@@ -158,8 +156,21 @@ class Transport:
         await send(conn, msg)
 
     def serve_options(self) -> dict[str, Any]:
-        """websockets' `serve` arguments that apply this server's frame and send limits."""
-        return serve_options(self.limits.max_frame, self.limits.sends)
+        """websockets' `serve` arguments that apply this server's frame and send limits, and
+        the per-address cap of sockets not yet through the handshake."""
+        return serve_options(self.limits.max_frame, self.limits.sends, self)
+
+    # --- sockets before the handshake (ws_limits.Sockets) -------------------------------
+
+    def opened(self, host: str) -> str | None:
+        """A socket accepted: counted against its address (not a trusted proxy's: many
+        clients share it, and which one is not known before its request is read)."""
+        if within(host, self.limits.trusted_proxies):
+            return None
+        return self.guard.socket_opened(host)
+
+    def done(self, key: str | None) -> None:
+        self.guard.socket_done(key)
 
     def health(self) -> dict[str, Any]:
         return {"connections": len(self.conns), "rooms": len(self.hub.rooms)}
@@ -273,7 +284,7 @@ class Transport:
                     f"this server speaks version {m.VERSION}",
                     versions=list(m.VERSIONS),
                 )
-            player = await self._player_of(conn, msg.get("player_key"))
+            player = self._player_of(conn, msg.get("player_key"))
             conn.hello, conn.player, conn.bot = True, player, bool(msg.get("bot"))
             lim = self.limits
             limits = {
@@ -311,22 +322,16 @@ class Transport:
         self.hub.flush()
         await conn.ws.send(frame)
 
-    async def _player_of(self, conn: Conn, key: str | None) -> str | None:
-        """The public player id of a hello's player key (None: anonymous); only the key's
-        hash is stored (server/players.py). Its entry is written at most once per connection,
-        once per id per `Registrations.every` in this process, and within the address's
-        budget of expensive requests (a hello over it is answered, its entry not written:
-        the entry is a nicety, a race's record writes the player's name anyway)."""
+    def _player_of(self, conn: Conn, key: str | None) -> str | None:
+        """The public player id of a hello's player key (None: anonymous). A hello writes
+        nothing: a stranger can make any number of keys, so the player's entry is stored
+        only once the player has something to keep, a finished keyed race (its record:
+        server/records.py `queue`), which the room budgets already bound."""
         if key is None:
             return None
         players.check_key(key)
-        khash = players.key_hash(key)
-        pid = players.player_id(khash)
+        pid = players.player_id(players.key_hash(key))
         self.guard.player_key(conn.limit_key, pid)  # fresh keys: a per-address budget
-        if not conn.registered and self.registrations.due(pid) and self.guard.spend(conn.limit_key):
-            conn.registered = True
-            self.registrations.done(pid)
-            await self.records.register(pid, khash)
         return pid
 
     async def _joined(

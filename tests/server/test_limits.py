@@ -278,3 +278,65 @@ async def test_rated_seats_started_per_address_are_limited(limited, wire) -> Non
     host, made = await room(False, 2)
     unrated = await host.request_once({"type": "start", "host_token": made["host_token"]})
     assert unrated["type"] == "ok", unrated
+
+
+def _raw_socket(port: int, source: str):
+    import socket
+
+    s = socket.socket()
+    s.bind((source, 0))
+    s.settimeout(5)
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def _answer(s) -> bytes:
+    """Whatever the server writes before it closes (or the 5 s timeout)."""
+    got = b""
+    try:
+        while chunk := s.recv(4096):
+            got += chunk
+    except (TimeoutError, ConnectionResetError):
+        pass
+    return got
+
+
+def _healthz(port: int, source: str) -> bytes:
+    s = _raw_socket(port, source)
+    try:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        return _answer(s)
+    finally:
+        s.close()
+
+
+@pytest.mark.limits("--handshakes-per-address", "3")
+async def test_sockets_before_the_handshake_are_capped_per_address(limited, wire) -> None:
+    """Issue 20 item 10: sockets that never finish a handshake (sending nothing) were not
+    counted per address; each held a socket and a task until the handshake timeout. Now 3 from
+    one address are held, the 4th is answered 429 with Retry-After at once and closed; another
+    address is served; an open WebSocket no longer counts; closing one frees its place."""
+    port = limited.port
+    idle = [await asyncio.to_thread(_raw_socket, port, A) for _ in range(3)]
+    try:
+
+        async def over() -> bool:
+            return (await asyncio.to_thread(_healthz, port, A)).startswith(b"HTTP/1.1 429")
+
+        await until(over, "the 4th socket of one address answered 429")
+        answer = await asyncio.to_thread(_healthz, port, A)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert b"Retry-After: 1" in head and b"waiting to open" in body, answer
+        assert (await asyncio.to_thread(_healthz, port, B)).startswith(b"HTTP/1.1 200")
+        # a WebSocket through its handshake no longer counts (connections have their own cap)
+        idle[0].close()
+
+        async def free() -> bool:
+            return (await asyncio.to_thread(_healthz, port, A)).startswith(b"HTTP/1.1 200")
+
+        await until(free, "a place freed by closing a waiting socket")
+        opened = [await wire(limited.ws_url, source=A) for _ in range(3)]
+        assert all(c.received[0]["type"] == "welcome" for c in opened)
+    finally:
+        for s in idle:
+            s.close()

@@ -140,7 +140,10 @@ async def test_leaderboard_and_player_over_http(
 ) -> None:
     port = race_server.port
     for i, pid in enumerate(PIDS):
-        await standings.records.register(pid, f"{i:064x}")
+        # the entry a record writes with the player's first race (records.py `queue`)
+        await standings.redis.hset(
+            standings.records.player_key(pid), mapping={"name": f"p{i}", "seen": NOW}
+        )
         await standings.apply(race(i, (pid, "won", 60_000 + 1000 * i)))
     base = "/api/leaderboard/klondike/time"
     status, headers, body = await aget(port, f"{base}?start=2&count=3")
