@@ -46,7 +46,7 @@ ERROR_CODES: dict[str, str] = {
     "illegal_move": "the game's rules refuse the move (the message says why)",
     "out_of_sync": "`n` is not the move number the server expects (`expected` is)",
     "undo_refused": "undo is off, there is nothing to take back, or the move revealed a card",
-    "daily_played": "the player's scored attempt at that daily is taken; `practice: true` is allowed",
+    "daily_played": "the player's scored attempt at that daily is taken; `practice: true` (a past day's daily) is allowed",
     "busy": "the server could not do it now; send the same request again after a short pause",
     "internal": "a server fault",
 }
@@ -134,6 +134,7 @@ CLIENT: dict[str, dict[str, F]] = {
         "name": F(str, True, 24),
         "game_options": F(dict, False),
         "practice": F(bool, False),
+        "date": F(str, False, 10),  # practice a past day's daily (YYYY-MM-DD, in the archive)
     },
 }
 

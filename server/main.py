@@ -75,7 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--daily-days",
         type=int,
         default=DEFAULT_BOARD_DAYS,
-        help=f"days a daily race's board is kept after its day (default {DEFAULT_BOARD_DAYS})",
+        help=f"days a daily race's board and deal (the archive practice plays) are kept after "
+        f"its day (default {DEFAULT_BOARD_DAYS})",
     )
     parser.add_argument("--burst", type=int, default=60, help="player messages allowed at once")
     parser.add_argument(

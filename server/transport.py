@@ -309,7 +309,9 @@ class Transport:
         if kind == "daily":
             # the day's deal is drawn by the solver (CPU, off the loop), once a day: asking
             # for it must not hold one of the server's Redis turns while it is drawn
-            await self.dailies.deal(self.dailies.today(), self.dailies.check_request(msg))
+            game = self.dailies.check_request(msg)
+            date, practice = self.dailies.attempt_day(bool(msg.get("practice")), msg.get("date"))
+            await self.dailies.attempt_deal(date, game, practice)
         try:
             async with self.guard.turn(kind, conn.limit_key):
                 await handler(conn, msg, ref)
@@ -433,7 +435,8 @@ class Transport:
         No host token goes out: nobody may reconfigure, restart or rematch an attempt."""
         game = self.dailies.check_request(msg)
         name = clean_name(msg["name"])
-        rule, info = await self.dailies.begin(game, name, conn.player, bool(msg.get("practice")))
+        practice = bool(msg.get("practice"))
+        rule, info = await self.dailies.begin(game, name, conn.player, practice, msg.get("date"))
         options = {"game": game, **DAILY_OPTIONS}
         out = await self.service.create(
             name, options, True, conn.player, conn.addr, conn.bot, prepare=rule
@@ -529,6 +532,10 @@ class Transport:
         if self.service.solver is None:
             raise ProtocolError("not_allowed", "this server has no solver")
         room = (await self.service.load(code)).room
+        if await self.dailies.used_today(room.doc["seed"]):
+            # whoever could practise a deal of today's dailies with the solver's help would
+            # race it knowing the way (the derivation keeps text seeds off them: belt and braces)
+            raise ProtocolError("not_allowed", "no hints on a deal that a daily uses today")
         answer = await hint(self.service.solver, room, seat, self.service.clock())
         await self.send(conn, m.with_ref(answer, ref))
 
