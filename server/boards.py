@@ -27,6 +27,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from solrace.server import keys
 from solrace.server.redis_conn import Client
 
 #: how a submitted score meets a player's entry already on the board
@@ -108,8 +109,7 @@ class Boards:
         self._entry = redis.register_script(_ENTRY)
 
     def keys(self, name: str) -> list[str]:
-        base = f"{self.prefix}board:{{{name}}}"
-        return [base, f"{base}:rows"]
+        return keys.board(self.prefix, name)
 
     async def submit(
         self,

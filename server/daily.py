@@ -47,6 +47,7 @@ from solrace.engine import game_titles
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.protocol.records import commitment, day_end_ms, record_id
+from solrace.server import keys
 from solrace.server.boards import Boards
 from solrace.server.derive import DAILY_CANDIDATE, derive_seed
 from solrace.server.redis_conn import Client
@@ -198,7 +199,7 @@ class Dailies:
         self.drawing: set[asyncio.Task[None]] = set()
 
     def key(self, date: str, game: str, part: str) -> str:
-        return f"{self.prefix}daily:{{{daily_id(date, game)}}}:{part}"
+        return keys.daily(self.prefix, daily_id(date, game), part)
 
     def today(self) -> str:
         return utc_date(self.clock())

@@ -39,6 +39,7 @@ from solrace.protocol.records import (
     summary,
     unpack,
 )
+from solrace.server import keys
 from solrace.server.redis_conn import Client
 from solrace.server.retry import retrying
 from solrace.server.room import Room
@@ -113,13 +114,13 @@ class Records:
         self.signer: Ed25519PrivateKey | None = None
 
     def record_key(self, rid: str) -> str:
-        return f"{self.prefix}record:{{{rid}}}"
+        return keys.record(self.prefix, rid)
 
     def player_key(self, pid: str) -> str:
-        return f"{self.prefix}player:{{{pid}}}"
+        return keys.player(self.prefix, pid)
 
     def history_key(self, pid: str) -> str:
-        return f"{self.prefix}player:{{{pid}}}:races"
+        return keys.player(self.prefix, pid, "races")
 
     # --- writing ------------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
+from solrace.server import keys
+
 #: the environment variable that sets the secret
 ENV = "SOLRACE_SECRET"
 #: bytes of a secret this server makes itself
@@ -27,7 +29,7 @@ SIZE = 32
 
 
 def secret_key(prefix: str) -> str:
-    return f"{prefix}secret"
+    return keys.secret(prefix)
 
 
 async def server_secret(redis: Any, prefix: str, env: Mapping[str, str] = os.environ) -> bytes:

@@ -22,6 +22,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from solrace.protocol.record_sign import KEY_BYTES, parse_private_key
+from solrace.server import keys
 from solrace.server.redact import SECRETS
 
 #: the environment variable that sets the signing key
@@ -29,7 +30,7 @@ ENV = "SOLRACE_SIGNING_KEY"
 
 
 def signing_key_key(prefix: str) -> str:
-    return f"{prefix}signing-key"
+    return keys.signing_key(prefix)
 
 
 def _forget_in_logs(key: Ed25519PrivateKey, given: str = "") -> None:

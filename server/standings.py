@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from solrace.engine import GAMES, game_class
+from solrace.server import keys
 from solrace.server.boards import Boards
 from solrace.server.marks import FRESH, MARK, cutoff
 from solrace.server.ratings import BOARD as RATING_BOARD
@@ -178,10 +179,10 @@ class Standings:
         self._count = self.redis.register_script(_COUNT)
 
     def stats_key(self, pid: str) -> str:
-        return f"{self.records.prefix}player:{{{pid}}}:games"
+        return keys.player(self.records.prefix, pid, "games")
 
     def marks_key(self, pid: str) -> str:
-        return f"{self.records.prefix}player:{{{pid}}}:counted"
+        return keys.player(self.records.prefix, pid, "counted")
 
     # --- writing ------------------------------------------------------------------------
 

@@ -71,7 +71,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 from solrace.protocol.messages import decode_trusted, encode
-from solrace.server import ServerError
+from solrace.server import ServerError, keys
 from solrace.server.batch import Batcher
 from solrace.server.codes import shown, shown_in
 from solrace.server.metrics import METRICS
@@ -612,7 +612,7 @@ class Store:
     # --- keys ---------------------------------------------------------------------------
 
     def key(self, code: str, part: str) -> str:
-        return f"{self.prefix}room:{{{code}}}:{part}"
+        return keys.room(self.prefix, code, part)
 
     def log_key(self, code: str, seat: int) -> str:
         return self.key(code, f"log:{seat}")
@@ -900,7 +900,7 @@ class Store:
 
     @property
     def lobby_keys(self) -> list[str]:
-        return [f"{self.prefix}{{lobby}}:{part}" for part in ("rows", "codes", "gone")]
+        return [keys.lobby(self.prefix, part) for part in ("rows", "codes", "gone")]
 
     async def set_lobby(
         self, code: str, ver: int, row: dict[str, Any] | None, *, was: Any = _UNKNOWN
@@ -978,17 +978,17 @@ class Store:
 
     @property
     def procs_key(self) -> str:
-        return f"{self.prefix}processes"
+        return keys.processes(self.prefix)
 
     def proc_alive_key(self, proc: str) -> str:
-        return f"{self.prefix}proc:{{{proc}}}:alive"
+        return keys.proc(self.prefix, proc, "alive")
 
     def proc_conns_key(self, proc: str) -> str:
-        return f"{self.prefix}proc:{{{proc}}}:conns"
+        return keys.proc(self.prefix, proc, "conns")
 
     def proc_out_key(self, proc: str) -> str:
         """Set by whoever counts the process out, taken by the process's next beat."""
-        return f"{self.prefix}proc:{{{proc}}}:out"
+        return keys.proc(self.prefix, proc, "out")
 
     async def heartbeat(self, proc: str, now: int) -> bool:
         """This process is alive: its `alive` key for `liveness_ms`, its name in the registry.
@@ -1082,7 +1082,7 @@ class Store:
     # --- deadlines, bucketed over the cluster's slots ------------------------------------
 
     def deadline_key(self, bucket: int) -> str:
-        return f"{self.prefix}deadlines:{{dl{bucket}}}"
+        return keys.deadlines(self.prefix, bucket)
 
     def deadline_bucket(self, member: str) -> int:
         """A room's deadlines share a bucket: "grace|<code>|<seat>", "tick|<code>"."""

@@ -66,3 +66,17 @@ def test_every_server_module_is_named_in_the_architecture() -> None:
     assert modules, "no server module found"
     missing = [name for name in modules if f"`{name.rsplit('/', 1)[-1]}`" not in text]
     assert not missing, f"docs/ARCHITECTURE.md does not name: {missing}"
+
+
+def test_every_redis_key_is_named_in_the_key_map() -> None:
+    """server/keys.py is the one map of the server's Redis keys: a module that builds a key
+    from the prefix itself (an f-string starting with it) adds a key the map does not show."""
+    built_here = re.compile(r"""f["']\{(self\.)?(records\.)?prefix\}""")
+    offenders = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in sorted((ROOT / "server").rglob("*.py"))
+        if p.name != "keys.py"
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if built_here.search(line)
+    ]
+    assert not offenders, f"keys built outside server/keys.py: {offenders}"
