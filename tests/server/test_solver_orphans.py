@@ -11,10 +11,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import time
 from pathlib import Path
 
-from helpers.race import start_race
+from helpers.race import start_race, until
 from solrace.server.process import ServerProcess
 
 
@@ -70,11 +69,7 @@ async def test_a_killed_servers_solver_processes_die_with_it(redis_url, key_pref
         below = descendants(server.proc.pid)
         assert below, "the hint started no solver process"
         await asyncio.to_thread(server.kill)
-        deadline = time.monotonic() + 15
-        while alive(below) and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        left = alive(below)
-        assert not left, f"processes outlived their server: {sorted(left)}"
+        await until(lambda: not alive(below), f"no process of {sorted(below)} left", 15)
     finally:
         await asyncio.to_thread(server.kill)
         for pid in alive(below):  # the test's own leftovers (on the old code)
