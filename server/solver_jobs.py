@@ -10,7 +10,9 @@ verdicts), a hint or a daily's draw waited minutes behind them. Here the parent 
   `verdict` (post-race verdicts: nobody waits; "unknown" is an answer);
 * the jobs wait in this process's priority queue, and at most `workers` are handed to the
   executor at once: a worker that comes free takes the most urgent job queued, never one
-  queued earlier of a lesser kind;
+  queued earlier of a lesser kind; verdicts hold at most `workers - 1` of them (one when
+  there is one worker), so a hint or a draw starts at once instead of waiting out a
+  verdict's budget (seconds on Klondike);
 * each kind's queue is bounded (`QueueBounds`): a job over the bound is refused at once
   (`QueueFull`); solving.py turns that into `busy` for a hint or a draw and "unknown" for
   a verdict. A job cancelled while it waits leaves the queue (a draw that found its deal
@@ -122,6 +124,10 @@ class Jobs:
         self.waiting: dict[str, int] = dict.fromkeys(KINDS, 0)
         #: jobs handed to the executor and not done yet (never more than `workers`)
         self.running = 0
+        #: verdicts among them: never more than `verdict_slots`, so that with two workers or
+        #: more a hint or a draw finds one free at once, not after a verdict's budget
+        self.verdicts = 0
+        self.verdict_slots = max(1, workers - 1)
         #: the kinds in the order the executor was handed them (tests read it)
         self.started: list[str] = []
 
@@ -164,14 +170,20 @@ class Jobs:
             self._count(job.kind, -1)
 
     def _feed(self) -> None:
-        """Hand the most urgent waiting jobs to the executor while a worker is free."""
+        """Hand the most urgent waiting jobs to the executor while a worker is free (and,
+        for verdicts, while they hold fewer than `verdict_slots`)."""
         while self.running < self.workers and self._queue:
-            _, _, job = heapq.heappop(self._queue)
+            job = self._queue[0][2]
             if job.future.done():  # cancelled while it waited
+                heapq.heappop(self._queue)
                 self._unqueue(job)
                 continue
+            if job.kind == VERDICT and self.verdicts >= self.verdict_slots:
+                return  # the most urgent job left is a verdict: the free worker stays free
+            heapq.heappop(self._queue)
             self._unqueue(job)
             self.running += 1
+            self.verdicts += job.kind == VERDICT
             self.started.append(job.kind)
             del self.started[:-256]
             pool = self.pool()
@@ -179,6 +191,7 @@ class Jobs:
                 done = asyncio.wrap_future(pool.submit(job.fn, *job.args))
             except Exception as exc:  # a pool broken: this job fails, the next gets a new one
                 self.running -= 1
+                self.verdicts -= job.kind == VERDICT
                 self._reset_broken(exc, pool)
                 job.future.set_exception(exc)
                 continue
@@ -186,6 +199,7 @@ class Jobs:
 
     def _finished(self, job: _Job, done: asyncio.Future[Any], *, pool: ProcessPoolExecutor) -> None:
         self.running -= 1
+        self.verdicts -= job.kind == VERDICT
         if not job.future.done():
             if done.cancelled():
                 job.future.cancel()

@@ -379,16 +379,19 @@ GAVE_UP = ("resigned", "left")
 
 
 def unjudged(room: Room) -> str | None:
-    """Why a finished race gets no verdicts (None: it gets them). Nobody learns from them
-    and each costs the solver seconds, so a stream of races nobody plays out must not
-    queue solves ahead of real ones: an *abandoned* race (every racer resigned or left,
-    kicked or counted out included; nobody won, got stuck or ran out of time) and a
-    *practice* daily attempt (off the board; its deal is known winnable anyway)."""
+    """Why a finished race gets no verdicts (None: it gets them). Each costs the solver
+    seconds, so races nobody played must not queue solves: an *abandoned* race (every
+    racer resigned or left, a grace period's end or a kick included, and not one move
+    played) and a *practice* daily attempt (off the board; its deal is known winnable).
+    A racer who played and then gave up still learns whether the deal and their position
+    were winnable (that is what a solo practice room's results show); such races wait
+    behind hints and draws, within the verdicts' bound (server/solver_jobs.py)."""
     daily = room.doc.get("daily")
     if daily and not daily.get("scored"):
         return "practice"
     racers = [s["seat"] for s in room.seats() if s.get("in_race")]
-    if all(room.status(seat) in GAVE_UP for seat in racers):
+    played = any(race.moves for race in room.races.values())
+    if not played and all(room.status(n) in GAVE_UP for n in racers):
         return "abandoned"
     return None
 

@@ -69,6 +69,25 @@ async def test_a_hint_runs_before_queued_verdicts_and_draws(tmp_path: Path) -> N
         pool.close()
 
 
+async def test_verdicts_leave_a_worker_free_for_hints(tmp_path: Path) -> None:
+    """With two workers, verdicts hold one at most: while one is held by a verdict, the
+    other verdicts wait and the other worker takes the hint at once."""
+    pool = SolverPool(workers=2)
+    try:
+        blocker, release = await _held(pool, tmp_path)
+        verdicts = asyncio.ensure_future(pool.position_verdicts(_texts(3)))
+        await until(lambda: pool.jobs.waiting[VERDICT] == 3, "3 verdicts queued")
+        assert pool.jobs.running == 1  # a worker is free, and no verdict took it
+        hint = await asyncio.wait_for(pool.hint(new_game("puttputt", seed=1).to_text()), 60)
+        assert hint[0] == WON and not blocker.done()  # answered while the verdict held on
+        assert pool.jobs.started == [VERDICT, HINT]
+        release.touch()
+        assert set((await asyncio.wait_for(verdicts, 60)).values()) == {WON}
+        assert pool.jobs.started == [VERDICT, HINT] + [VERDICT] * 3
+    finally:
+        pool.close()
+
+
 async def test_full_queues_drop_verdicts_and_refuse_hints_and_draws(tmp_path: Path) -> None:
     """Over its kind's bound a verdict is "unknown" (counted), a hint or a draw is `busy` at
     once; what was queued within the bounds is answered."""
@@ -104,9 +123,9 @@ async def test_full_queues_drop_verdicts_and_refuse_hints_and_draws(tmp_path: Pa
 
 
 async def test_abandoned_and_practice_races_queue_no_verdict(redis_url, key_prefix, wire) -> None:
-    """Every racer resigned, or a practice daily attempt: no solve is queued for them (the
-    hostile mix that starved hints was hundreds of those). A race played to its time limit
-    still gets its verdicts."""
+    """Every racer resigned before a move, or a practice daily attempt: no solve is queued
+    for them (the hostile mix that starved hints was hundreds of those). A player who made
+    a move and then resigned still gets the verdicts."""
     async with in_loop(redis_url, key_prefix) as (transport, url):
         jobs = transport.service.solver.jobs
         abandoned = _count(METRICS.verdicts_skipped, "abandoned")
@@ -125,10 +144,13 @@ async def test_abandoned_and_practice_races_queue_no_verdict(redis_url, key_pref
         assert _count(METRICS.verdicts_skipped, "practice") == practice + 1
         assert VERDICT not in jobs.started and jobs.waiting[VERDICT] == 0
 
-        (timed,), *_ = await start_race(url, wire, players=1, time_limit=1)
-        await timed.wait_event("results")
-        await timed.wait_event("solved", timeout=60)
+        (tried,), *_ = await start_race(url, wire, players=1)
+        assert len(await play(tried, 1)) == 1
+        assert (await tried.request({"type": "resign"}))["type"] == "ok"
+        await tried.wait_event("results")
+        await tried.wait_event("solved", timeout=60)
         assert VERDICT in jobs.started
+        assert _count(METRICS.verdicts_skipped, "abandoned") == abandoned + 1
 
 
 class BlockedHints:
