@@ -1,11 +1,15 @@
-"""`solrace verify FILE`: check a race record on its own, with the engine.
+"""`solrace verify FILE`: check a race record: the server's signature, and its consistency.
 
 FILE is a record's text file (`/api/record/ID.txt`) or its JSON (`/api/record/ID`); `-` reads
-stdin. It checks that the revealed seed and salt are what the race committed to before it
-started, replays every seat's moves on that deal, and checks each seat's result and place
-(protocol/record_verify.py says exactly what). Prints `ok` and a line about the race, or one
-line per failure; exits 0 when the record checks out, 1 when it does not, 2 when FILE is not
-a record.
+stdin. Always: the record's shape (protocol/record_verify.py `structure`), that the revealed
+seed and salt are what the race committed to before it started, every seat's moves replayed
+on that deal, each seat's result and place. With the server's public key (`--key`,
+`--key-file`, or `--server URL` to fetch its /api/key) also the signature
+(protocol/record_sign.py): only that tells the server's record from a made-up race that
+checks out. Without a key it says so: "consistent, signature NOT checked".
+
+Exits 0 when everything it checked holds, 1 when something does not (a bad signature, or,
+given a key, no signature at all), 2 when FILE is not a record or the key cannot be had.
 """
 
 from __future__ import annotations
@@ -13,27 +17,102 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import urllib.error
+import urllib.request
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from solrace.protocol.record_sign import BadKey, check, parse_public_key
 from solrace.protocol.record_text import RecordFormatError, parse
 from solrace.protocol.record_verify import verify
+
+#: the most of /api/key's answer read (it is ~200 bytes)
+KEY_ANSWER_MAX = 64 * 1024
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a record's text file or JSON (- for stdin)")
+    key = parser.add_mutually_exclusive_group()
+    key.add_argument(
+        "--key",
+        help="the server's public key: its 32 bytes as base64 or hex (the `key` of /api/key)",
+    )
+    key.add_argument(
+        "--key-file",
+        help="a file holding the public key: as --key, the JSON of /api/key, or a PEM key",
+    )
+    key.add_argument(
+        "--server",
+        metavar="URL",
+        help="fetch the public key from the server at URL (http(s)://host:port: its /api/key)",
+    )
+
+
+class NoKey(Exception):
+    """The key asked for cannot be had; says why."""
 
 
 def read_record(text: str) -> dict[str, Any]:
     """A record from its text file or its JSON (the API serves both)."""
+    if not text.strip():
+        raise RecordFormatError("the file is empty")
     if text.lstrip().startswith("{"):
-        record = json.loads(text)
+        try:
+            record = json.loads(text)
+        except ValueError as exc:
+            raise RecordFormatError(f"the JSON does not read: {exc}") from None
         if not isinstance(record, dict):
             raise RecordFormatError("the JSON is not a record")
         return record
     return parse(text)
 
 
+def key_url(server: str) -> str:
+    """The /api/key address of a server given as http(s)://host[:port][/...] (ws(s):// too)."""
+    parts = urlsplit(server if "//" in server else f"http://{server}")
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+    if scheme not in ("http", "https") or not parts.netloc:
+        raise NoKey(f"--server is http(s)://host:port, not {server!r}")
+    return urlunsplit((scheme, parts.netloc, "/api/key", "", ""))
+
+
+def fetch_key(server: str, timeout: float = 10.0) -> Ed25519PublicKey:
+    url = key_url(server)
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as answer:
+            body = answer.read(KEY_ANSWER_MAX).decode("utf-8", errors="replace")
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise NoKey(f"could not fetch {url}: {exc}") from None
+    try:
+        return parse_public_key(body)
+    except BadKey as exc:
+        raise NoKey(f"{url} did not answer with a key: {exc}") from None
+
+
+def public_key(args: argparse.Namespace) -> Ed25519PublicKey | None:
+    """The key the options name (None: none given)."""
+    try:
+        if getattr(args, "key", None):
+            return parse_public_key(args.key)
+        if getattr(args, "key_file", None):
+            with open(args.key_file, encoding="utf-8") as f:
+                return parse_public_key(f.read())
+    except OSError as exc:
+        raise NoKey(f"cannot read the key file: {exc}") from None
+    except BadKey as exc:
+        raise NoKey(str(exc)) from None
+    if getattr(args, "server", None):
+        return fetch_key(args.server)
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
+    try:
+        key = public_key(args)
+    except NoKey as exc:
+        print(f"solrace verify: no key: {exc}", file=sys.stderr)
+        return 2
     try:
         if args.file == "-":
             text = sys.stdin.read()
@@ -42,17 +121,33 @@ def run(args: argparse.Namespace) -> int:
                 text = f.read()
         record = read_record(text)
         fails = verify(record)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, TypeError) as exc:  # RecordFormatError, NotARecord: ValueError
         print(f"solrace verify: {args.file}: not a race record: {exc}", file=sys.stderr)
         return 2
-    if fails:
-        for line in fails:
-            print(f"FAIL {line}")
+    signature = None if key is None else check(record, key)
+    if signature is not None and not signature.ok:
+        what = "unsigned" if signature.state == "unsigned" else "signature"
+        print(f"FAIL {what}: {signature.message}")
+    for line in fails:
+        print(f"FAIL {line}")
+    if fails or (signature is not None and not signature.ok):
+        if signature is not None and signature.state == "unsigned" and not fails:
+            print("(consistent, but nothing shows that the server made this record)")
         return 1
     seats = len(record["players"])
     moves = sum(len(m) for m in record["moves"].values())
-    print(
-        f"ok: record {record['id']} ({record['game']}, {seats} players, {moves} moves): "
-        "the commitment matches the seed and salt, every move is legal, the results follow"
-    )
+    race = f"record {record['id']} ({record['game']}, {seats} players, {moves} moves)"
+    facts = "the commitment matches the seed and salt, every move is legal, the results follow"
+    if signature is not None:
+        print(f"ok: {race}: {signature.message}; {facts}")
+    elif "signature" in record:
+        print(
+            f"consistent, signature NOT checked: {race}: {facts}; its signature needs the "
+            "server's key (--key, --key-file or --server)"
+        )
+    else:
+        print(
+            f"consistent, unsigned (signature NOT checked: there is none): {race}: {facts}; "
+            "a record stored before records were signed, or not the server's"
+        )
     return 0

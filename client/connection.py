@@ -462,12 +462,16 @@ class Client:
             msg["options"] = options
         return await self._joined(msg)
 
-    async def daily(self, game: str, name: str, practice: bool = False) -> ev.Joined:
-        """Start today's daily of `game` (PROTOCOL.md, Daily races): scored unless `practice`;
-        a second scored attempt is refused with `daily_played`."""
-        return await self._joined(
-            {"type": "daily", "game": game, "name": name, "practice": practice}
-        )
+    async def daily(
+        self, game: str, name: str, practice: bool = False, date: str | None = None
+    ) -> ev.Joined:
+        """Start today's daily of `game` (PROTOCOL.md, Daily races): scored unless `practice`
+        (yesterday's deal) or a past `date` (that day's deal); a second scored attempt is
+        refused with `daily_played`."""
+        msg: dict[str, Any] = {"type": "daily", "game": game, "name": name, "practice": practice}
+        if date is not None:
+            msg["date"] = date
+        return await self._joined(msg)
 
     async def join(self, room: str, name: str) -> ev.Joined:
         return await self._joined({"type": "join", "room": room, "name": name})

@@ -326,7 +326,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(your first go today counts on its board)",
     )
     parser.add_argument(
-        "--practice", action="store_true", help="with --daily: a practice go, off the board"
+        "--practice",
+        action="store_true",
+        help="with --daily: a practice go, off the board, on yesterday's deal",
+    )
+    parser.add_argument(
+        "--date",
+        metavar="YYYY-MM-DD",
+        help="with --daily: practise that past day's daily (the last 30 days)",
     )
     parser.add_argument(
         "--anonymous",
@@ -368,7 +375,9 @@ async def _main(args: argparse.Namespace) -> int:
                 f" or the code {joined.room}"
             )
         elif args.daily:
-            joined = await client.daily(args.daily, args.name, practice=args.practice)
+            joined = await client.daily(
+                args.daily, args.name, practice=args.practice, date=args.date
+            )
             said = daily_said(joined, target)
         elif target.room:
             joined = await client.join(target.room, args.name)
@@ -390,7 +399,7 @@ async def _main(args: argparse.Namespace) -> int:
     except ServerError as exc:
         print(f"refused: {exc.code}: {exc.message}")
         if exc.code == "daily_played":
-            print("practice it with: solrace play --daily GAME --practice")
+            print("practise yesterday's with: solrace play --daily GAME --practice")
         return 1
     finally:
         await client.close()
@@ -400,7 +409,10 @@ async def _main(args: argparse.Namespace) -> int:
 def daily_said(joined: ev.Joined, target: Any) -> str:
     """The first line of a daily race: which daily, scored or practice, and where its board is."""
     info = joined.daily or {}
-    kind = "scored: your first go today" if info.get("scored") else "practice: not on the board"
+    if info.get("scored"):
+        kind = "scored: your first go today"
+    else:
+        kind = f"practice on the daily of {info.get('date')}: not on the board"
     board = share_link(target.url, None) + f"api/daily/{info.get('id')}"
     return f"daily {info.get('id')} ({kind}); its board: {board}"
 

@@ -46,7 +46,7 @@ ERROR_CODES: dict[str, str] = {
     "illegal_move": "the game's rules refuse the move (the message says why)",
     "out_of_sync": "`n` is not the move number the server expects (`expected` is)",
     "undo_refused": "undo is off, there is nothing to take back, or the move revealed a card",
-    "daily_played": "the player's scored attempt at that daily is taken; `practice: true` is allowed",
+    "daily_played": "the player's scored attempt at that daily is taken; `practice: true` (a past day's daily) is allowed",
     "busy": "the server could not do it now; send the same request again after a short pause",
     "internal": "a server fault",
 }
@@ -134,6 +134,7 @@ CLIENT: dict[str, dict[str, F]] = {
         "name": F(str, True, 24),
         "game_options": F(dict, False),
         "practice": F(bool, False),
+        "date": F(str, False, 10),  # practice a past day's daily (YYYY-MM-DD, in the archive)
     },
 }
 
@@ -232,6 +233,25 @@ EVENT_KINDS: dict[str, dict[str, F]] = {
 }
 
 
+#: plain msgpack values: what a field of any type may hold, at any depth
+PLAIN = (type(None), bool, int, float, str, bytes)
+
+
+def plain(value: Any, depth: int = 0) -> bool:
+    """Whether a decoded value holds only plain msgpack data: no extension type (msgpack's
+    ExtType, Timestamp), which the server would otherwise keep or echo back as it came (a
+    ping's `t`). Depth is bounded by the frame size; 32 levels is more than any message has."""
+    if isinstance(value, PLAIN):
+        return True
+    if depth >= 32:
+        return False
+    if type(value) in (list, tuple):  # not isinstance: msgpack's ExtType is a namedtuple
+        return all(plain(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(plain(k, depth + 1) and plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
 def _check_fields(msg: dict[str, Any], fields: dict[str, F], what: str) -> None:
     for name, spec in fields.items():
         if name not in msg:
@@ -242,6 +262,13 @@ def _check_fields(msg: dict[str, Any], fields: dict[str, F], what: str) -> None:
         if spec.kind is not object and not _is(value, spec.kind):
             raise ProtocolError(
                 "bad_message", f"{what}: field {name!r} has the wrong type", field=name
+            )
+        if (isinstance(value, (dict, list)) or spec.kind is object) and not plain(value):
+            raise ProtocolError(
+                "bad_message",
+                f"{what}: field {name!r} holds a value that is not plain msgpack data "
+                "(nil, bool, number, string, bytes, array, map; no extension types)",
+                field=name,
             )
         if spec.max_len is not None and isinstance(value, str) and len(value) > spec.max_len:
             raise ProtocolError(
@@ -283,8 +310,10 @@ def decode(frame: bytes | str, max_size: int = MAX_FRAME) -> dict[str, Any]:
         raise ProtocolError("bad_frame", f"not a msgpack message: {type(exc).__name__}") from None
     if not isinstance(msg, dict):
         raise ProtocolError("bad_frame", "a message must be a msgpack map")
-    if not isinstance(msg.get("type"), str):
+    if "type" not in msg:
         raise ProtocolError("bad_message", "missing field 'type'", field="type")
+    if not isinstance(msg["type"], str):
+        raise ProtocolError("bad_message", "field 'type' must be a string", field="type")
     return msg
 
 
@@ -333,13 +362,30 @@ SECRET_FIELDS = frozenset({"token", "host_token", "player_key"})
 REDACTED = "<redacted>"
 
 
+#: characters of a room code a log shows (a public room's code is this long: shown whole)
+CODE_SHOWN = 5
+
+
+def _cut_code(code: Any) -> Any:
+    """A room code as a log may show it (server/codes.py `shown`): a private room's code is
+    its link's only key, so only its first characters."""
+    if isinstance(code, str) and len(code) > CODE_SHOWN:
+        return code[:CODE_SHOWN] + "…"
+    return redacted(code)
+
+
 def redacted(msg: Any) -> Any:
-    """A client message fit for a log: seat and host tokens, the player key, and a text seed (the deal before
-    the results), replaced by REDACTED, at any depth. Logs outlive races and reach people who
-    must not take a seat; the message itself is left unchanged."""
+    """A client message fit for a log: seat and host tokens, the player key, and a text seed
+    (the deal before the results), replaced by REDACTED, and a room code cut to its first
+    characters, at any depth. Logs outlive races and reach people who must not take a seat
+    (or enter a private room); the message itself is left unchanged."""
     if isinstance(msg, dict):
         return {
-            k: REDACTED if k in SECRET_FIELDS or k == "seed" else redacted(v)
+            k: REDACTED
+            if k in SECRET_FIELDS or k == "seed"
+            else _cut_code(v)
+            if k == "room"
+            else redacted(v)
             for k, v in msg.items()
         }
     if isinstance(msg, list):
@@ -428,6 +474,8 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "hints": False,
     # rated races move the players' ratings (docs/LEADERBOARDS.md); every seat needs a key
     "rated": False,
+    # a rated room rates bots and humans apart unless it says so (docs/LEADERBOARDS.md)
+    "rated_bots": False,
 }
 
 _OPTION_TYPES: dict[str, Any] = {
@@ -445,6 +493,7 @@ _OPTION_TYPES: dict[str, Any] = {
     "deal": str,
     "hints": bool,
     "rated": bool,
+    "rated_bots": bool,
 }
 
 _INT_RANGES = {

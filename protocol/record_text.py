@@ -12,6 +12,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from solrace.protocol.record_sign import FIELD as SIGNATURE
 from solrace.protocol.records import RACE_OPTIONS
 
 HEADER = "; solrace race record: docs/RECORDS.md; check it with `solrace verify FILE`"
@@ -31,6 +32,16 @@ _HEAD = {
     "commitment": "Commitment",
 }
 _OPTION_TAGS = {"time_limit": "TimeLimit", "undo": "Undo", "deal": "Deal"}
+#: the tags every header has, in the order they are written
+_HEADER_TAGS = (
+    "Format",
+    *list(_HEAD.values())[:4],
+    "GameOptions",
+    *_OPTION_TAGS.values(),
+    "Start",
+    "Finish",
+    *list(_HEAD.values())[4:],
+)
 _SEAT = {
     "name": "Name",
     "player": "Player",
@@ -98,6 +109,8 @@ def _tag(name: str, value: Any) -> str:
 def export(record: dict[str, Any]) -> str:
     """The text file of a record: header tags, then one section per seat in ranking order."""
     lines = [HEADER, _tag("Format", record["v"])]
+    if record.get(SIGNATURE) is not None:  # the server's signature of the record (record_sign)
+        lines.append(_tag("Signature", record[SIGNATURE]))
     for key, tag in _HEAD.items():
         if key == "seed":
             lines.append(_tag("GameOptions", _options_text(record["game_options"])))
@@ -145,7 +158,9 @@ def _movetext(moves: list[str], times: list[int]) -> list[str]:
 
 
 def parse(text: str) -> dict[str, Any]:
-    """A record from its text file; RecordFormatError names the line that is wrong."""
+    """A record from its text file; RecordFormatError names the line or the tag that is wrong."""
+    if not text.strip():
+        raise RecordFormatError("the file is empty")
     head: dict[str, str] = {}
     seats: list[tuple[dict[str, str], list[str]]] = []
     for number, raw in enumerate(text.splitlines(), 1):
@@ -170,10 +185,23 @@ def parse(text: str) -> dict[str, Any]:
                 raise ValueError("moves before any [Seat] tag")
         except ValueError as exc:
             raise RecordFormatError(f"line {number}: {exc}") from None
+    if not head and not seats:
+        raise RecordFormatError("no tag lines: this is not a record file")
+    missing = [t for t in _HEADER_TAGS if t not in head]
+    if missing:
+        raise RecordFormatError(f"the header has no {_tags(missing)}")
+    for tags, _ in seats:
+        missing = [t for t in ("Seat", *_SEAT.values()) if t not in tags and t != "Player"]
+        if missing:
+            raise RecordFormatError(f'[Seat "{tags["Seat"]}"] has no {_tags(missing)}')
     try:
         return _build(head, seats)
-    except (KeyError, ValueError) as exc:
-        raise RecordFormatError(f"bad record: {exc!r}") from None
+    except ValueError as exc:
+        raise RecordFormatError(f"a tag's value does not read: {exc}") from None
+
+
+def _tags(names: list[str]) -> str:
+    return " ".join(f"[{n}]" for n in names) + (" tag" if len(names) == 1 else " tags")
 
 
 def _build(head: dict[str, str], seats: list[tuple[dict[str, str], list[str]]]) -> dict[str, Any]:
@@ -216,6 +244,8 @@ def _build(head: dict[str, str], seats: list[tuple[dict[str, str], list[str]]]) 
         record["moves"][seat], record["times"][seat] = _moves_of(tokens)
     if "Daily" in head:
         record["daily"], record["scored"] = head["Daily"], head.get("Scored") == "true"
+    if "Signature" in head:
+        record[SIGNATURE] = head["Signature"]
     return record  # an id that is not the commitment's is kept as written: `verify` says so
 
 

@@ -9,7 +9,8 @@ text file and reads back). docs/RECORDS.md is the human contract:
      "room": "KX7QF", "round": 1, "starts_at": ms, "finished_at": ms,
      "players": [{"seat": 1, "name": "bob", "player": "q4…" | None, "place": 1,
                   "status": "won", "progress": 1.0, "moves": 47, "time": 93000}, …],  # ranking order
-     "moves": {"1": ["t3-f1", …]}, "times": {"1": [2013, …]}}   # ms from starts_at, per move
+     "moves": {"1": ["t3-f1", …]}, "times": {"1": [2013, …]},   # ms from starts_at, per move
+     "signature": "ed25519:KEYID:BASE64"}   # the server's (protocol/record_sign.py); old: none
 
 The id is the first 16 hex digits of the commitment: every race commits a fresh 16-byte salt,
 so the id is unique without a counter, and writing a record twice writes the same key.
@@ -18,8 +19,9 @@ Stored form (`pack`/`unpack`, docs/RECORDS.md): form 2 is zlib of one msgpack ar
 positional (no field names), each seat's moves coded by their index among the engine's legal
 moves (so packing and unpacking replay the race: the protocol layer uses the engine, as
 record_verify does), then the move times as Rice codes (protocol/record_times.py); form 1
-(moves as text, varint times) is still read. The ranking rule (`rank`) lives here too, so
-the server and a verifier order a race the same way.
+(moves as text, varint times) is still read. A signed record's signature
+(protocol/record_sign.py) is stored as its 8-byte key id and 64 bytes after the other fields.
+The ranking rule (`rank`) lives here too, so the server and a verifier order a race the same way.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from typing import Any
 
 import msgpack
 from solrace.engine import EngineError, new_game
+from solrace.protocol.record_sign import FIELD as SIGNATURE
+from solrace.protocol.record_sign import pack_signature, unpack_signature
 from solrace.protocol.record_times import (
     RiceReader,
     bits_to_bytes,
@@ -177,8 +181,10 @@ def pack(record: dict[str, Any], form: int = FORMAT) -> bytes:
         [_pack_player(p) for p in record["players"]],
         rows,
         _moves_check(moves),
-        {k: v for k, v in record.items() if k not in RECORD_FIELDS},
+        {k: v for k, v in record.items() if k not in RECORD_FIELDS and k != SIGNATURE},
     ]
+    if record.get(SIGNATURE) is not None:  # its key id and signature, 72 bytes
+        body.append(pack_signature(record[SIGNATURE]))
     return zlib.compress(msgpack.packb(body, use_bin_type=True), 9) + bits_to_bytes("".join(bits))
 
 
@@ -299,6 +305,8 @@ def unpack(data: bytes, *, moves: bool = True) -> dict[str, Any]:
     }
     if v >= 2:
         record.update(body[14])
+        if len(body) > 15:  # a signed record (records stored before signing have no slot)
+            record[SIGNATURE] = unpack_signature(body[15])
     elif len(body) > 13:  # form 1's daily race: its date and whether it was the scored attempt
         record["daily"], record["scored"] = body[13]
     if not moves:

@@ -2,6 +2,8 @@
 
     GET /api/record/ID       the record as JSON (docs/RECORDS.md)
     GET /api/record/ID.txt   the record as a text file (what `solrace verify` reads)
+    GET /api/key             the public key records are signed with: {"algorithm": "Ed25519",
+                             "encoding": "base64", "key": raw 32 bytes, "key_id": 16 hex, ...}
     GET /api/player/ID       a player's name, newest races (`?limit=N`, 1-200, default 50) and
                              figures per game (`games`: races, wins, best time, rating)
     GET /api/leaderboard/GAME/KIND?options=...&start=N&count=M
@@ -40,6 +42,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from solrace.engine import GAMES, BadOptions, game_titles
 from solrace.protocol.messages import GAME_NAMES, ProtocolError
+from solrace.protocol.record_sign import key_info
 from solrace.protocol.record_text import export
 from solrace.protocol.records import RECORD_VERSION, hidden_until, is_record_id
 from solrace.protocol.replay import REPLAY_VERSION
@@ -175,9 +178,11 @@ class Api:
         url = urlsplit(request.path)
         parts = url.path[len(API_PREFIX) :].split("/")
         if len(parts) == 2 and parts[0] == "record":
-            return await self.record(request, parts[1])
+            return await self.record(request, parts[1], peer)
+        if parts == ["key"]:
+            return self.key(request)
         if len(parts) == 2 and parts[0] == "player":
-            return await self.player(request, parts[1], parse_qs(url.query))
+            return await self.player(request, parts[1], parse_qs(url.query), peer)
         if len(parts) == 2 and parts[0] == "replay":
             return await self.replay(request, parts[1], peer)
         if len(parts) == 3 and parts[0] == "leaderboard" and self.standings is not None:
@@ -199,10 +204,29 @@ class Api:
         refused = hidden(record, self.clock())
         return record if refused is None else refused
 
-    async def record(self, request: Request, name: str) -> Response:
+    def key(self, request: Request) -> Response:
+        """The public key the server signs records with (protocol/record_sign.py `key_info`);
+        503 in the moment before the server has loaded it (start-up)."""
+        signer = self.records.signer
+        if signer is None:
+            return _json(
+                HTTPStatus.SERVICE_UNAVAILABLE,
+                {"error": "the signing key is not loaded yet"},
+                {"Retry-After": "1"},
+            )
+        info = key_info(signer.public_key())
+        body = json.dumps(info, separators=(",", ":")).encode()
+        return _cached(request, body, JSON, f'"{info["key_id"]}"', "no-cache")
+
+    async def record(self, request: Request, name: str, peer: str = "") -> Response:
+        """A record (JSON, or `.txt`: the export): a Redis read and an unpack (a replay of
+        the moves, in a thread) charged to the address like any lookup."""
         rid, dot, ext = name.partition(".")
         if not is_record_id(rid) or (dot and ext != "txt"):
             return not_found("record")
+        refused = self.charge(request, peer, "record")
+        if refused is not None:
+            return refused
         record = await self.readable(rid)
         if isinstance(record, Response):
             return record
@@ -213,12 +237,18 @@ class Api:
         body = json.dumps(record, separators=(",", ":")).encode()
         return _cached(request, body, JSON, etag, IMMUTABLE)
 
-    async def player(self, request: Request, pid: str, query: dict[str, list[str]]) -> Response:
+    async def player(
+        self, request: Request, pid: str, query: dict[str, list[str]], peer: str = ""
+    ) -> Response:
+        """A player's page: up to 200 records read and unpacked, charged to the address."""
         limit_text = (query.get("limit") or ["50"])[0]
         if not is_player_id(pid):
             return not_found("player")
         if not limit_text.isdigit() or not 1 <= int(limit_text) <= 200:
             return _json(HTTPStatus.BAD_REQUEST, {"error": "limit is a number from 1 to 200"})
+        refused = self.charge(request, peer, "player")
+        if refused is not None:
+            return refused
         if self.standings is None:
             page = await self.records.player(pid, int(limit_text))
         else:  # both reads at once: one round trip's wait

@@ -8,6 +8,7 @@ limited per address besides (server/guard.py).
 
 from __future__ import annotations
 
+import re
 import secrets
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
@@ -25,6 +26,21 @@ def shown(code: str) -> str:
     """A room code as logs may show it: a private room's code is its link's secret, so only
     its first characters (enough to follow one room through a log)."""
     return code if len(code) <= CODE_LENGTH else code[:CODE_LENGTH] + "…"
+
+
+#: a private room's code alone in its word (in a channel or key name, an exception's text)
+PRIVATE_CODE_SHAPE = re.compile(
+    rf"(?<![A-Za-z0-9])[{CODE_ALPHABET}]{{{PRIVATE_CODE_LENGTH}}}(?![A-Za-z0-9])"
+)
+
+
+def shown_in(text: str | bytes) -> str:
+    """Any text a log line may hold (a pub/sub channel, a Redis key, an error message), with
+    every private room code in it cut as `shown` cuts one: the log filter's second line of
+    defence (server/redact.py) and what a line naming a channel uses."""
+    if isinstance(text, bytes):
+        text = text.decode(errors="replace")
+    return PRIVATE_CODE_SHAPE.sub(lambda found: shown(found.group()), text)
 
 
 def guessable(code: str) -> bool:

@@ -97,8 +97,6 @@ class Conn:
     hello: bool = False
     #: the public player id of the hello's player key (None: anonymous)
     player: str | None = None
-    #: whether a hello of this connection wrote its player's entry (at most one does)
-    registered: bool = False
     #: the hello said `bot: true` (a program: rated as, and shown as, a bot)
     bot: bool = False
     room: str | None = None

@@ -4,34 +4,37 @@ A daily is `DATE/GAME` (e.g. `2026-11-23/klondike`), always with the game's defa
 one deal each per game and day keeps the solver's work and Redis's keys bounded by the number
 of games, whatever clients ask for (PROTOCOL.md, Daily races).
 
-The deal: the first n = 0, 1, ... whose seed HMAC(secret, "daily|DATE|GAME|OPTIONS|n")
-the solver wins within its draw budget (`daily_seed`), so every process of a deployment finds
-the same one, and nobody without the server's secret can compute it. It is drawn once, off
-the event loop, and kept in Redis (SET NX: the first process to finish writes it, every
-process reads that one) and in this process.
+The deal: the first n = 0, 1, ... whose seed, derived from the secret under the daily key
+from the fields DATE, GAME, OPTIONS, n (`candidate_seed`, server/derive.py: no room's text
+seed can be dealt it), the solver wins within its draw budget (`daily_seed`), so every
+process of a deployment finds the same one, and nobody without the server's secret can
+compute it. It is drawn once, off the event loop, and kept in Redis (SET NX: the first process
+to finish writes it, every process reads that one) and in this process; Redis keeps it
+`--daily-days` after its day: the archive that practice plays.
 
-An attempt is a private solo room dealt the daily's seed (a fresh salt and commitment as any
-room; no spectators, so no board of the day's deal reaches anyone) whose race starts at once.
-It is *scored* when the player said hello with a key and has no entry on the daily's board
-yet: the entry is written at the start (`Boards.submit(keep="first")`: quitting counts) and
-replaced with the outcome when the race ends. Later attempts are practice, off the board.
+An attempt is a private solo room (a fresh salt and commitment as any room; no spectators,
+so no board of the day's deal reaches anyone) whose race starts at once. Only the *scored*
+attempt is dealt today's deal: the player said hello with a key and has no entry on the
+daily's board yet; the entry is written at the start (`Boards.submit(keep="first")`:
+quitting counts) and replaced with the outcome when the race ends. Practice (anyone, any
+time) is dealt a past day's deal: yesterday's, or the archived day the request names
+(`date`); practising today's deal first would show the scored attempt's hidden cards. No
+hint is given on a deal that one of today's dailies uses (`used_today`).
 
 Keys (prefix P; one hash tag per daily):
 
-    P daily:{DATE/GAME}:deal   str   the day's deal, JSON {seed, solution, n}
-    P daily:{DATE/GAME}:live   zset  room code -> when the attempt is over at the latest (ms)
+    P daily:{DATE/GAME}:deal   str   the day's deal, JSON {seed, solution, n} (the archive)
+    P daily:{DATE/GAME}:live   zset  scored attempt's room -> when it is over at the latest (ms)
     P daily:{DATE/GAME}:done   str   scored attempts finished
     P board:{daily:DATE/GAME}  the board (server/boards.py)
 
-Everything expires a few days (the board: `--daily-days`) after its day.
+Everything expires a few days (the board and the deal: `--daily-days`) after its day.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime
-import hashlib
-import hmac
 import json
 import logging
 import secrets
@@ -45,6 +48,7 @@ from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.protocol.records import commitment, day_end_ms, record_id
 from solrace.server.boards import Boards
+from solrace.server.derive import DAILY_CANDIDATE, derive_seed
 from solrace.server.redis_conn import Client
 from solrace.server.room import Room, check_game_options, clean_name
 from solrace.server.shared import Shared
@@ -88,6 +92,10 @@ def next_date(date: str) -> str:
     return (datetime.date.fromisoformat(date) + datetime.timedelta(days=1)).isoformat()
 
 
+def previous_date(date: str) -> str:
+    return (datetime.date.fromisoformat(date) - datetime.timedelta(days=1)).isoformat()
+
+
 def daily_id(date: str, game: str) -> str:
     return f"{date}/{game}"
 
@@ -100,15 +108,17 @@ def canonical_options(game_options: dict[str, Any]) -> str:
     return json.dumps(game_options, sort_keys=True, separators=(",", ":"))
 
 
-def seed_text(date: str, game: str, game_options: dict[str, Any], n: int) -> str:
-    return f"daily|{date}|{game}|{canonical_options(game_options)}|{n}"
+def candidate_fields(date: str, game: str, game_options: dict[str, Any], n: int) -> tuple[str, ...]:
+    """What names a daily's candidate n: its day, game, rules and number, each its own field."""
+    return (date, game, canonical_options(game_options), str(n))
 
 
-def candidate_seed(secret: bytes, text: str) -> int:
-    """A candidate's deal seed: the first 8 bytes of HMAC-SHA256(secret, text), as any text
-    seed (`room.text_deal_seed`)."""
-    digest = hmac.new(secret, text.encode(), hashlib.sha256).digest()
-    return int.from_bytes(digest[:8], "big")
+def candidate_seed(
+    secret: bytes, date: str, game: str, game_options: dict[str, Any], n: int
+) -> int:
+    """A candidate's deal seed, under the daily key of the secret (server/derive.py): no text
+    seed, no other purpose's input, and no other candidate shares it."""
+    return derive_seed(secret, DAILY_CANDIDATE, *candidate_fields(date, game, game_options, n))
 
 
 def default_options(game: str) -> dict[str, Any]:
@@ -136,6 +146,11 @@ class DailyDeal:
     n: int
 
 
+def _parse_deal(kept: str | bytes) -> DailyDeal:
+    data = json.loads(kept)
+    return DailyDeal(int(data["seed"]), int(data["solution"]), int(data["n"]))
+
+
 async def daily_seed(
     solver: SolverPool, secret: bytes, date: str, game: str, game_options: dict[str, Any]
 ) -> DailyDeal:
@@ -145,7 +160,7 @@ async def daily_seed(
     budget = solver.budgets.for_draw(game)
     for first in range(0, solver.budgets.max_draws, solver.workers):
         batch = range(first, first + solver.workers)
-        seeds = [candidate_seed(secret, seed_text(date, game, game_options, n)) for n in batch]
+        seeds = [candidate_seed(secret, date, game, game_options, n) for n in batch]
         tries = [
             asyncio.ensure_future(solver.draw(draw_solve, game, s, dict(game_options), budget))
             for s in seeds
@@ -175,6 +190,8 @@ class Dailies:
     ) -> None:
         self.redis, self.prefix, self.boards = redis, prefix, boards
         self.board_ttl_ms = (board_days + 1) * DAY_MS
+        #: past days whose deal may be practised (`date`): as long as their boards are kept
+        self.archive_days = max(1, board_days)
         #: now in ms: which day it is (tests move it; the rooms keep the service's clock)
         self.clock: Callable[[], int] = clock or (lambda: int(time.time() * 1000))
         self.solver: SolverPool | None = None
@@ -240,20 +257,88 @@ class Dailies:
             found = await daily_seed(self.solver, self.secret(), date, game, default_options(game))
             log.info("daily %s dealt (candidate %d)", daily_id(date, game), found.n)
             text = json.dumps({"seed": found.seed, "solution": found.solution, "n": found.n})
-            expire = day_end_ms(date) + 3 * DAY_MS
+            expire = day_end_ms(date) + (self.archive_days + 1) * DAY_MS  # the archive
             await self.redis.set(key, text, nx=True, pxat=expire)
             kept = await self.redis.get(key)
         if kept is None:
             raise ProtocolError("busy", "the daily's deal is not stored yet; try again")
-        data = json.loads(kept)
-        return DailyDeal(int(data["seed"]), int(data["solution"]), int(data["n"]))
+        return _parse_deal(kept)
+
+    # --- the archive: past days' deals, for practice ------------------------------------
+
+    def check_past(self, date: str) -> None:
+        """A `date` to practise: a day before today, within the archive (`bad_options`)."""
+        try:
+            day = datetime.date.fromisoformat(date)
+        except ValueError:
+            day = None
+        if day is None or len(date) != 10 or day.isoformat() != date:
+            raise ProtocolError("bad_options", "date is a day, YYYY-MM-DD", field="date")
+        today = datetime.date.fromisoformat(self.today())
+        if day >= today:
+            raise ProtocolError(
+                "bad_options",
+                "only past days' dailies can be practised: today's is scored, and hidden until "
+                "the day ends",
+                field="date",
+            )
+        if (today - day).days > self.archive_days:
+            raise ProtocolError(
+                "bad_options",
+                f"dailies are kept {self.archive_days} days; {date} is older",
+                field="date",
+            )
+
+    def attempt_day(self, practice: bool, date: str | None) -> tuple[str, bool]:
+        """(the day whose deal an attempt plays, whether it is practice): a past `date` is
+        practice on that day's; practice without one plays yesterday's; else today's, scored."""
+        if date is not None:
+            self.check_past(date)
+            return date, True
+        today = self.today()
+        return (previous_date(today), True) if practice else (today, False)
+
+    async def attempt_deal(self, date: str, game: str, practice: bool) -> DailyDeal:
+        return await (self.past_deal(date, game) if practice else self.deal(date, game))
+
+    async def past_deal(self, date: str, game: str) -> DailyDeal:
+        """A past day's deal, as it was dealt that day. Yesterday's is drawn if nobody played
+        it (practice without a `date` plays it: one draw per game and day, as today's);
+        an older day's must be in the archive: no request makes the solver draw old days."""
+        if date == previous_date(self.today()):
+            return await self.deal(date, game)
+        return await self.deals.get(daily_id(date, game), lambda: self._kept(date, game))
+
+    async def _kept(self, date: str, game: str) -> DailyDeal:
+        kept = await self.redis.get(self.key(date, game, "deal"))
+        if kept is None:
+            raise ProtocolError(
+                "bad_options", f"no {game} daily of {date} is kept to practise", field="date"
+            )
+        return _parse_deal(kept)
+
+    async def used_today(self, seed: int | None) -> bool:
+        """Whether `seed` deals one of today's dailies (drawn so far): no hint on such a deal."""
+        if seed is None:
+            return False
+        date = self.today()
+        pipe = self.redis.pipeline(transaction=False)
+        for game in m.GAME_NAMES:
+            pipe.get(self.key(date, game, "deal"))
+        kept = [d for d in await pipe.execute() if d is not None]
+        seeds = {_parse_deal(d).seed for d in kept}
+        seeds |= {deal.seed for key, (_, deal) in self.deals.kept.items() if key.startswith(date)}
+        return seed in seeds
 
     # --- attempts -----------------------------------------------------------------------
 
     def check_request(self, msg: dict[str, Any]) -> str:
-        """The game of a `daily` request; its rules must be the defaults (or left out), and
-        its name one a seat takes: every refusal comes before the attempt is entered."""
+        """The game of a `daily` request; its rules must be the defaults (or left out), its
+        name one a seat takes, its `date` a past day of the archive: every refusal comes
+        before the attempt is entered."""
         clean_name(msg["name"])
+        if msg.get("date") is not None:
+            self.check_past(msg["date"])
         game = msg["game"]
         if game not in m.GAME_NAMES:
             raise ProtocolError("bad_options", f"no game {game!r}", field="game")
@@ -269,18 +354,23 @@ class Dailies:
         return str(game)
 
     async def begin(
-        self, game: str, name: str, player: str | None, practice: bool
+        self, game: str, name: str, player: str | None, practice: bool, date: str | None = None
     ) -> tuple[Callable[[Room, int], list[dict[str, Any]]], dict[str, Any]]:
         """Everything an attempt needs before its room exists: the deal, whether it is scored
         (then its board entry is written now), and the rule that deals and starts the room.
-        Returns (the rule, the attempt's `daily` description)."""
-        date = self.today()
+        Only the scored attempt is dealt today's deal; practice (`practice`, or a past `date`)
+        plays a past day's, yesterday's unless `date` names another: practising today's deal
+        would show the scored attempt's hidden cards. Returns (the rule, the attempt's `daily`
+        description)."""
+        today = self.today()
+        date, practice = self.attempt_day(practice, date)
         if not practice and player is None:
             raise ProtocolError(
                 "not_allowed",
-                "a scored daily needs a player key in hello; practice is open to all",
+                "a scored daily needs a player key in hello; practice (practice: true) is "
+                f"open to all and plays a past day's daily ({previous_date(today)})",
             )
-        deal = await self.deal(date, game)
+        deal = await self.attempt_deal(date, game, practice)
         salt = secrets.token_bytes(16)
         rid = record_id(commitment(deal.seed, salt))
         scored = False
@@ -292,6 +382,7 @@ class Dailies:
             "date": date,
             "game": game,
             "scored": scored,
+            "practice": practice,
             "reveal_at": day_end_ms(date),
         }
 
@@ -318,17 +409,25 @@ class Dailies:
         )
         if done.placed:
             return True
+        past = previous_date(date)
         if await self.boards.entry(board_name(date, game), player) is None:
-            raise ProtocolError("not_allowed", "today's board is full; practice is open")
+            raise ProtocolError(
+                "not_allowed",
+                f"today's board is full; practice (practice: true) plays a past day's daily ({past})",
+            )
         raise ProtocolError(
             "daily_played",
-            f"you have played today's {game} daily; practice it (practice: true) as often as "
-            "you like",
+            f"you have played today's {game} daily; practice (practice: true) plays a past "
+            f"day's daily ({past}, or any `date` of the last {self.archive_days} days) as often "
+            "as you like",
         )
 
     async def started(self, code: str, doc: dict[str, Any]) -> None:
-        """An attempt's room is racing: it counts as live until it ends (or its limit)."""
+        """A scored attempt's room is racing: it counts as live until it ends (or its limit).
+        Practice (a past day's deal) is no figure of today's."""
         d = doc["daily"]
+        if not d["scored"]:
+            return
         live = self.key(d["date"], d["game"], "live")
         until = (doc["ends_at"] or self.clock()) + LIVE_SLACK_MS
         pipe = self.redis.pipeline(transaction=False)  # one hash tag: one node
@@ -340,7 +439,8 @@ class Dailies:
     def finished(self, room: Room) -> None:
         """The service's hook as a race's results are stored: a daily attempt leaves the live
         set, and a scored one's board entry becomes its outcome (in the background)."""
-        if room.doc.get("daily") and room.doc["results"] is not None:
+        daily = room.doc.get("daily")
+        if daily and daily["scored"] and room.doc["results"] is not None:
             self._spawn(self._ended(room.code, room.doc))
 
     async def _ended(self, code: str, doc: dict[str, Any]) -> None:

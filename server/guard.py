@@ -12,9 +12,19 @@ a new room). So requests are sorted in two:
   `server_inflight` of them wait on Redis at once, so the Redis pool always has connections
   left for the moves of the rooms already racing.
 
-On top of that, per client address: at most `conns_per_address` open connections, at most
+On top of that, per client address: at most `handshakes_per_address` sockets not yet
+through the WebSocket handshake (counted from the moment the socket is accepted, so a client
+opening sockets and sending nothing, or half a request, holds at most that many for the
+handshake timeout; plain HTTP requests count too, until answered: `socket_opened`), at most
+`conns_per_address` open connections, at most
 `rooms_per_address` rooms created per `rooms_window` seconds, and lookups that find nothing
 (`no_room`, `bad_token`: guessing codes or tokens) drain a small bucket of their own.
+
+Against rating farming (docs/LEADERBOARDS.md, Provisional ratings), per client address: at
+most `keys_per_address` distinct player keys say hello per `keys_window` seconds (a key said
+lately, one of the last `keys_per_address`, costs nothing again), and at most
+`rated_per_address` rated seats are raced per `rated_window` seconds, charged to the address
+that starts the race (the host: one per seat; a rematch is a start too).
 
 Addresses are counted per process (with `--workers N` a client may reach N times a cap);
 IPv6 addresses are grouped by their /64 (`conn.address_key`). The client's address is
@@ -30,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -38,8 +49,9 @@ from solrace.server.conn import Bucket, IPNetwork, address_key, within
 
 #: message types that cost Redis work whatever the room: per-address and server budgets
 EXPENSIVE = frozenset({"lobby", "join", "spectate", "resume", "create", "daily"})
-#: HTTP requests charged like the expensive messages: a replay built (a worker's CPU)
-CHARGED_HTTP = frozenset({"replay"})
+#: HTTP requests charged like the expensive messages: a replay built (a worker's CPU), a
+#: record or a player's page looked up (Redis reads, records unpacked)
+CHARGED_HTTP = frozenset({"replay", "record", "player"})
 #: requests that make a room (a daily attempt is one): the per-address room budget
 MAKES_ROOM = frozenset({"create", "daily"})
 #: error codes of a lookup that found nothing: a guess
@@ -51,6 +63,8 @@ class GuardLimits:
     """The caps; `solrace serve` flags set them (docs/OPERATIONS.md, Limits)."""
 
     conns_per_address: int = 50
+    #: sockets not yet through the handshake (or answered, for HTTP), per address
+    handshakes_per_address: int = 20
     rooms_per_address: int = 20
     rooms_window: float = 600.0
     #: expensive requests per address: burst, then per second
@@ -64,6 +78,12 @@ class GuardLimits:
     server_inflight: int = 16
     #: seconds an expensive request may wait for its turn before it is refused `busy`
     server_wait: float = 2.0
+    #: distinct player keys per address: burst, refilled over the window (seconds)
+    keys_per_address: int = 20
+    keys_window: float = 3600.0
+    #: seats of rated races an address may start: burst, refilled over the window (seconds)
+    rated_per_address: int = 100
+    rated_window: float = 3600.0
     #: addresses no per-address cap or server budget applies to (`--exempt`)
     exempt: tuple[IPNetwork, ...] = ()
 
@@ -83,12 +103,23 @@ class Address:
     requests: Bucket
     rooms: Bucket
     guesses: Bucket
+    keys: Bucket
+    rated: Bucket
     conns: int = 0
+    #: the player ids said hello with lately (at most `keys_per_address`, oldest out first)
+    recent: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    #: sockets accepted and not yet through the handshake
+    pending: int = 0
 
     def rested(self) -> bool:
         """Nothing left to remember: no connection, every bucket full again."""
-        return self.conns == 0 and all(
-            b.level() >= b.burst for b in (self.requests, self.rooms, self.guesses)
+        return (
+            self.conns == 0
+            and self.pending == 0
+            and all(
+                b.level() >= b.burst
+                for b in (self.requests, self.rooms, self.guesses, self.keys, self.rated)
+            )
         )
 
 
@@ -120,6 +151,8 @@ class Guard:
                 Bucket(lim.requests_burst, lim.requests_rate),
                 Bucket(lim.rooms_per_address, lim.rooms_per_address / lim.rooms_window),
                 Bucket(lim.guesses_burst, lim.guesses_rate),
+                Bucket(lim.keys_per_address, lim.keys_per_address / lim.keys_window),
+                Bucket(lim.rated_per_address, lim.rated_per_address / lim.rated_window),
             )
         return got
 
@@ -134,6 +167,35 @@ class Guard:
             del self.addresses[key]
 
     # --- connections ----------------------------------------------------------------------
+
+    def socket_opened(self, host: str) -> str | None:
+        """A socket accepted from `host`, before anything is read from it: counted in, its
+        address key returned (None: exempt); raises `rate_limited` (limit `handshakes`) when
+        the address already holds its cap of sockets not yet through the handshake."""
+        if self.exempt(host):
+            return None
+        key = address_key(host)
+        entry = self._entry(key)
+        if entry.pending >= self.limits.handshakes_per_address:
+            raise ProtocolError(
+                "rate_limited",
+                "too many connections from your address waiting to open "
+                f"(at most {self.limits.handshakes_per_address})",
+                limit="handshakes",
+                retry_after=1000,
+            )
+        entry.pending += 1
+        return key
+
+    def socket_done(self, key: str | None) -> None:
+        """A socket counted by `socket_opened` is through its handshake, or closed."""
+        if key is None:
+            return
+        entry = self.addresses.get(key)
+        if entry is not None:
+            entry.pending = max(0, entry.pending - 1)
+            if entry.rested():
+                del self.addresses[key]
 
     def connect(self, host: str) -> str | None:
         """Count a new connection in; its address key (None: exempt). Raises `rate_limited`
@@ -189,18 +251,46 @@ class Guard:
         if kind in MAKES_ROOM:
             entry.rooms.take()
 
-    def spend(self, key: str | None) -> bool:
-        """Charge a write a request may skip (a hello's player entry) like an expensive
-        request, never refusing: False (nothing charged) when the address's or the
-        server's budget is spent. Exempt addresses (key None) always may."""
+    def player_key(self, key: str | None, player: str) -> None:
+        """A hello with a player key (its public id): a key new to the address takes one of
+        its key budget; raises `rate_limited` (limit `keys`) when it is spent."""
         if key is None:
-            return True
+            return
         entry = self._entry(key)
-        if entry.requests.level() < 1 or self.server.level() < 1:
-            return False
-        entry.requests.take()
-        self.server.take()
-        return True
+        if player in entry.recent:
+            entry.recent.move_to_end(player)
+            return
+        if not entry.keys.take():
+            raise over(
+                "keys",
+                f"your address said hello with {self.limits.keys_per_address} player keys in "
+                f"{self.limits.keys_window:.0f} s: keep one key",
+                entry.keys.wait(),
+            )
+        entry.recent[player] = None
+        while len(entry.recent) > max(1, self.limits.keys_per_address):
+            entry.recent.popitem(last=False)
+
+    def rated_check(self, key: str | None, seats: int) -> None:
+        """Whether the address may start a rated race of `seats` seats: raises `rate_limited`
+        (limit `rated`) when its budget holds fewer; charges nothing (`rated_spend` does, once
+        the race has started)."""
+        if key is None:
+            return
+        entry = self._entry(key)
+        if entry.rated.level() < seats:
+            raise over(
+                "rated",
+                f"your address raced {self.limits.rated_per_address} rated seats in "
+                f"{self.limits.rated_window:.0f} s",
+                (seats - entry.rated.level()) / max(entry.rated.rate, 1e-9),
+            )
+
+    def rated_spend(self, key: str | None, seats: int) -> None:
+        if key is not None:
+            entry = self._entry(key)
+            entry.rated.level()
+            entry.rated.tokens -= seats
 
     def missed(self, key: str | None, code: str) -> None:
         """A lookup found nothing (`code` is the error it got): one guess spent."""

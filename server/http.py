@@ -27,6 +27,8 @@ from websockets.http11 import Request, Response
 
 WS_PATH = "/ws"
 API_PREFIX = "/api/"
+#: a live status (`/healthz`, `/metrics`): never kept by a cache
+NO_STORE = {"Cache-Control": "no-store"}
 #: in served HTML, stands for the protocol version
 PROTOCOL_PLACEHOLDER = b"{{PROTOCOL_VERSION}}"
 
@@ -56,11 +58,15 @@ def web_root() -> Path:
 def response(
     status: HTTPStatus, body: bytes, content_type: str, extra: dict[str, str] | None = None
 ) -> Response:
+    """An HTTP answer. `Cache-Control` is `no-cache` (revalidate: the files and pages have no
+    versioned names) unless `extra` names its own: exactly one, since websockets' `Headers`
+    is a multidict whose `headers[k] = v` adds a header rather than replacing it (two of
+    them made a cache apply the stricter one, so `immutable` never did)."""
+    fields = {"Content-Type": content_type, "Content-Length": str(len(body))}
+    fields.update(extra or {})
+    fields.setdefault("Cache-Control", "no-cache")
     headers = Headers()
-    headers["Content-Type"] = content_type
-    headers["Content-Length"] = str(len(body))
-    headers["Cache-Control"] = "no-cache"
-    for k, v in (extra or {}).items():
+    for k, v in fields.items():
         headers[k] = v
     return Response(status.value, status.phrase, headers, body)
 
@@ -175,10 +181,10 @@ def make_process_request(
             return None
         if path == "/healthz":
             body = json.dumps({"ok": True, **health()}).encode()
-            return response(HTTPStatus.OK, body, "application/json")
+            return response(HTTPStatus.OK, body, "application/json", NO_STORE)
         if path == "/metrics" and metrics is not None:
             body, content_type = metrics()  # the Prometheus text format (server/metrics.py)
-            return response(HTTPStatus.OK, body, content_type)
+            return response(HTTPStatus.OK, body, content_type, NO_STORE)
         if path.startswith(ROOM_LINK):
             return room_link(path[len(ROOM_LINK) :])
         if APP_PAGE.match(path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -12,6 +13,7 @@ import sys
 from collections import Counter
 from typing import Any
 
+from solrace.protocol.record_sign import key_info
 from solrace.server import front, redact
 from solrace.server.api import Api
 from solrace.server.conn import networks
@@ -21,6 +23,7 @@ from solrace.server.http import make_process_request, port_taken, quiet_request_
 from solrace.server.metrics import METRICS
 from solrace.server.records import DEFAULT_RECORD_DAYS
 from solrace.server.redis_process import RedisProcess
+from solrace.server.signing import ENV, signing_key
 from solrace.server.store import Store
 from solrace.server.transport import SERVER_NAME, Limits, build
 from solrace.server.ws_limits import SendLimits
@@ -72,7 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--daily-days",
         type=int,
         default=DEFAULT_BOARD_DAYS,
-        help=f"days a daily race's board is kept after its day (default {DEFAULT_BOARD_DAYS})",
+        help=f"days a daily race's board and deal (the archive practice plays) are kept after "
+        f"its day (default {DEFAULT_BOARD_DAYS})",
     )
     parser.add_argument("--burst", type=int, default=60, help="player messages allowed at once")
     parser.add_argument(
@@ -146,6 +150,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--log-level", default="INFO")
     parser.add_argument(
+        "--print-public-key",
+        action="store_true",
+        help="print the public key race records are signed with (the JSON of /api/key: "
+        "$SOLRACE_SIGNING_KEY's, else the one kept in Redis, made now if there is none) "
+        "and exit",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -173,6 +184,13 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add("--conns-per-address", type=int, default=g.conns_per_address)
     add(
+        "--handshakes-per-address",
+        type=int,
+        default=g.handshakes_per_address,
+        help="sockets per address not yet through the WebSocket handshake (HTTP requests "
+        "included); over it a new socket is answered 429 and closed",
+    )
+    add(
         "--rooms-per-address",
         type=int,
         default=g.rooms_per_address,
@@ -193,6 +211,20 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
         help="lookups finding no room or seat, per address, at once",
     )
     add("--guesses-rate", type=float, default=g.guesses_rate, help="... and per second")
+    add(
+        "--keys-per-address",
+        type=int,
+        default=g.keys_per_address,
+        help="distinct player keys one address may say hello with per --keys-window",
+    )
+    add("--keys-window", type=float, default=g.keys_window, help="seconds (default 3600)")
+    add(
+        "--rated-per-address",
+        type=int,
+        default=g.rated_per_address,
+        help="seats of rated races one address may start per --rated-window",
+    )
+    add("--rated-window", type=float, default=g.rated_window, help="seconds (default 3600)")
     add(
         "--server-rate",
         type=float,
@@ -218,12 +250,17 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
 def guard_limits(args: argparse.Namespace) -> GuardLimits:
     return GuardLimits(
         conns_per_address=args.conns_per_address,
+        handshakes_per_address=args.handshakes_per_address,
         rooms_per_address=args.rooms_per_address,
         rooms_window=args.rooms_window,
         requests_burst=args.requests_burst,
         requests_rate=args.requests_rate,
         guesses_burst=args.guesses_burst,
         guesses_rate=args.guesses_rate,
+        keys_per_address=args.keys_per_address,
+        keys_window=args.keys_window,
+        rated_per_address=args.rated_per_address,
+        rated_window=args.rated_window,
         server_rate=args.server_rate,
         server_inflight=args.server_inflight,
         exempt=networks(",".join(args.exempt)),
@@ -374,10 +411,32 @@ def _whoami(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _serve(args: argparse.Namespace, redis_url: str) -> int:
-    """This process serves (one process, or a worker), or runs the front of N workers."""
+    """This process serves (one process, or a worker), or runs the front of N workers; or,
+    with --print-public-key, prints the signing key's public half and exits."""
+    if args.print_public_key:
+        return asyncio.run(print_public_key(args, redis_url))
     if args.workers >= 2 and args.worker_fd is None:
         return front.run_front(args, redis_url, front.serve_argv())
     asyncio.run(serve_forever(args, redis_url))
+    return 0
+
+
+async def print_public_key(args: argparse.Namespace, redis_url: str | None) -> int:
+    """`--print-public-key`: the key the servers of this Redis (and prefix) sign with, or
+    $SOLRACE_SIGNING_KEY's (then `redis_url` is None: no Redis is needed)."""
+    try:
+        if redis_url is None:
+            key = await signing_key(None, args.redis_prefix)
+        else:
+            store = Store.from_url(redis_url, args.redis_prefix)
+            try:
+                key = await signing_key(store.redis, store.prefix)
+            finally:
+                await store.close()
+    except ValueError as exc:
+        print(f"solrace serve: {ENV}: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(key_info(key.public_key()), indent=1), flush=True)
     return 0
 
 
@@ -406,7 +465,13 @@ def run(args: argparse.Namespace) -> int:
     )
     quiet_request_logs(logging.getLogger().level)
     redact.install()
-    if getattr(args, "worker_fd", None) is None and (taken := port_taken(args.host, args.port)):
+    if os.environ.get(ENV) and args.print_public_key:  # no Redis needed
+        return asyncio.run(print_public_key(args, None))
+    if (
+        getattr(args, "worker_fd", None) is None
+        and not args.print_public_key
+        and (taken := port_taken(args.host, args.port))
+    ):
         print(taken, file=sys.stderr)
         return 1
     if args.redis_url:

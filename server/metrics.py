@@ -67,6 +67,12 @@ class Metrics:
             "connections reset because they did not read what they were sent (ws_limits.py)",
             registry=r,
         )
+        self.sockets_refused = Counter(
+            "solrace_sockets_refused",
+            "sockets answered 429 at once: their address held its cap of sockets not yet "
+            "through the handshake (--handshakes-per-address)",
+            registry=r,
+        )
         self.redis_errors = Counter(
             "solrace_redis_errors",
             "Redis operations that failed (unreachable, failing over, or refused)",

@@ -11,14 +11,15 @@ only the key's SHA-256 and shows everyone the id derived from that hash:
 Why two steps: a server (or a leaked Redis dump) that holds only key hashes can still derive
 every id, and an id (public, in every record) gives away neither the key nor the stored hash.
 Losing the key loses the history, nothing else.
+
+A `hello` with a key stores nothing: the player's entry (`player:{PID}`, server/records.py)
+is written with the first finished keyed race, so keys made up by the million cost no Redis.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import time
-from collections import OrderedDict
 
 from solrace.protocol.messages import ProtocolError
 from solrace.server.room import token_hash
@@ -51,26 +52,3 @@ def check_key(key: str) -> None:
 
 def is_player_id(text: str) -> bool:
     return len(text) == 16 and all(c in "abcdefghijklmnopqrstuvwxyz234567" for c in text)
-
-
-class Registrations:
-    """Which player ids this process wrote the entry of lately (`Records.register`, at a
-    `hello` with a key): one write per id per `every` seconds, in a table of at most `size`
-    ids (the oldest forgotten first), so hellos repeated with one key cost no Redis write.
-    Fresh keys are bounded elsewhere: one write per connection, charged to its address."""
-
-    def __init__(self, size: int = 10_000, every: float = 600.0) -> None:
-        self.size = size
-        self.every = every
-        self.seen: OrderedDict[str, float] = OrderedDict()
-
-    def due(self, pid: str) -> bool:
-        """Whether the id's entry should be written now (not written in the last `every` s)."""
-        at = self.seen.get(pid)
-        return at is None or time.monotonic() - at >= self.every
-
-    def done(self, pid: str) -> None:
-        self.seen[pid] = time.monotonic()
-        self.seen.move_to_end(pid)
-        while len(self.seen) > self.size:
-            self.seen.popitem(last=False)

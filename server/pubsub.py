@@ -27,6 +27,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from solrace.server.codes import shown_in
 from solrace.server.redis_conn import Client, is_cluster
 
 log = logging.getLogger("solrace.server")
@@ -159,7 +160,7 @@ class _Connection:
                     try:
                         self.on_message(msg["channel"], msg["data"])
                     except Exception:  # a bad message must not stop the reader
-                        log.exception("pub/sub message on %r", msg.get("channel"))
+                        log.exception("pub/sub message on %s", shown_in(msg.get("channel") or ""))
                 elif kind in ("sunsubscribe", b"sunsubscribe") and msg["channel"] in self.channels:
                     # The server dropped a channel we still want: its slot moved away.
                     raise ChannelMoved(msg["channel"])
@@ -238,7 +239,7 @@ class PlainReader:
         if self.closed or conn is not self.conn:
             return  # an earlier connection's failure: its repair is done or under way
         conn.closed = True  # calls waiting on it fail instead of using a closing connection
-        log.warning("pub/sub connection lost (%r); subscribing again", exc)
+        log.warning("pub/sub connection lost (%s); subscribing again", shown_in(repr(exc)))
         self.on_error("pubsub")
         self.conn = None
         _close_later(conn)
@@ -331,7 +332,7 @@ class ShardedReader:
         try:
             await self._place([ch])
         except Exception as exc:
-            log.warning("ssubscribe %r failed (%r); retrying", ch, exc)
+            log.warning("ssubscribe %s failed (%r); retrying", shown_in(ch), exc)
             self._orphan([ch])
 
     async def _place(self, channels: list[bytes]) -> None:
@@ -395,9 +396,11 @@ class ShardedReader:
         if name is None:
             return
         if isinstance(exc, ChannelMoved):
-            log.info("pub/sub: node %s dropped %r; placing it again", name, exc.args[0])
+            log.info("pub/sub: node %s dropped %s; placing it again", name, shown_in(exc.args[0]))
         else:
-            log.warning("pub/sub: lost node %s (%r); placing its channels again", name, exc)
+            log.warning(
+                "pub/sub: lost node %s (%s); placing its channels again", name, shown_in(repr(exc))
+            )
             self.on_error("pubsub")
         self._orphan(self._drop(name, conn))
 

@@ -5,12 +5,14 @@ slots, and nothing here shares a slot with a room):
 
     P record:{ID}             str   the record, packed (protocol/records.py `pack`), kept for the
                                     retention (`--record-days`; 0: for good)
-    P player:{PID}            hash  key (SHA-256 of the player key: the key itself is never
-                                    kept), name (the last one used), seen (ms)
+    P player:{PID}            hash  name (the last one used), seen (ms: when the newest race
+                                    finished); written with the player's first finished keyed
+                                    race, never at `hello` (a stranger makes keys for free)
     P player:{PID}:races      zset  record ids scored by when the race finished; the newest
                                     HISTORY_MAX, none older than the retention
 
-A record is written after the commit that stored the race's results, by the process that
+Each record is signed with the server's key before it is packed (`seal`; server/signing.py,
+docs/RECORDS.md): the signature is stored with it. A record is written after the commit that stored the race's results, by the process that
 stored them (the same hook as the solver's verdicts), in one pipeline: SET NX (the id comes
 from the commitment, so a second write is the same record and changes nothing) and each
 keyed player's history. A failed write is retried a few times in the background; a process
@@ -26,6 +28,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from solrace.protocol.record_sign import signed
 from solrace.protocol.records import (
     PLAYER_FIELDS,
     RACE_OPTIONS,
@@ -101,6 +105,9 @@ class Records:
         #: what else a finished race owes before its reminder is removed (the standings:
         #: `Standings.owed`), so a process dying after the record but before them loses nothing
         self.also: Callable[[Room], Callable[[], Awaitable[None]] | None] = lambda room: None
+        #: the key every record is signed with (server/signing.py; the transport loads it at
+        #: start-up): None only for a Records used without a server (its records unsigned)
+        self.signer: Ed25519PrivateKey | None = None
 
     def record_key(self, rid: str) -> str:
         return f"{self.prefix}record:{{{rid}}}"
@@ -110,18 +117,6 @@ class Records:
 
     def history_key(self, pid: str) -> str:
         return f"{self.prefix}player:{{{pid}}}:races"
-
-    # --- players ------------------------------------------------------------------------
-
-    async def register(self, pid: str, khash: str) -> None:
-        """A `hello` with a player key: keep its hash (never the key) and when it was seen."""
-        key = self.player_key(pid)
-        pipe = self.redis.pipeline(transaction=False)  # one key: one node on a cluster
-        pipe.hsetnx(key, "key", khash)
-        pipe.hset(key, "seen", int(time.time() * 1000))
-        if self.keep_ms:
-            pipe.pexpire(key, self.keep_ms)
-        await pipe.execute()
 
     # --- writing ------------------------------------------------------------------------
 
@@ -182,7 +177,13 @@ class Records:
         """The record, and its id in the history of each player who raced with a key.
         Packing replays the race with the engine (~10-20 ms of CPU for an 8-player Klondike
         race): in a thread, so the event loop keeps its turns (the GIL switches every 5 ms)."""
-        await self.save_packed(record, await asyncio.to_thread(pack, record))
+        await self.save_packed(*await asyncio.to_thread(self.seal, record))
+
+    def seal(self, record: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        """The record signed with the server's key (when it has one: `signer`), and packed."""
+        if self.signer is not None:
+            record = signed(record, self.signer)
+        return record, pack(record)
 
     async def save_packed(self, record: dict[str, Any], data: bytes) -> None:
         """`save` with the record packed already."""
@@ -202,7 +203,8 @@ class Records:
             pkey, hkey = self.player_key(p["player"]), self.history_key(p["player"])
             pipe.zadd(hkey, {rid: at})
             pipe.zremrangebyrank(hkey, 0, -(HISTORY_MAX + 1))
-            pipe.hset(pkey, "name", p["name"])
+            # the player's entry is made here, with a race to keep, never at `hello`
+            pipe.hset(pkey, mapping={"name": p["name"], "seen": at})
             if self.keep_ms:
                 pipe.zremrangebyscore(hkey, "-inf", f"({at - self.keep_ms}")
                 pipe.pexpire(hkey, self.keep_ms)

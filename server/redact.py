@@ -4,7 +4,9 @@ Log lines outlive races and reach people (operators, bug reports, log services) 
 take a seat or read a deal. The code that logs a client message passes it through
 `protocol.messages.redacted`; this filter, on the process's log handlers, is the second line:
 it blanks the server secret and anything shaped like a token (43 url-safe base64 characters,
-what `secrets.token_urlsafe(32)` makes) in every record, exception text included.
+what `secrets.token_urlsafe(32)` makes) in every record, exception text included, and cuts
+anything shaped like a private room's code (20 characters of the code alphabet, the room's
+only key) to its first characters, as `codes.shown` does.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import logging
 import re
 
 from solrace.protocol.messages import REDACTED
+from solrace.server.codes import shown_in
 
 #: a seat or host token: 32 random bytes as url-safe base64 without padding, alone in its word
 TOKEN_SHAPE = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])")
@@ -34,7 +37,7 @@ class SecretFilter(logging.Filter):
     def scrub(self, text: str) -> str:
         for secret in self.known:
             text = text.replace(secret, REDACTED)
-        return TOKEN_SHAPE.sub(REDACTED, text)
+        return shown_in(TOKEN_SHAPE.sub(REDACTED, text))
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()

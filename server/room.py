@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import hmac
 from dataclasses import dataclass, field
 from typing import Any
 
 from solrace.engine import BadOptions, Effect, Game, IllegalMove, new_game
 from solrace.protocol.messages import DEFAULT_OPTIONS, ProtocolError, merge_options
 from solrace.protocol.records import OUT_STATUSES, commitment, day_end_ms, rank, record_id
+from solrace.server.derive import ROOM_TEXT_SEED, derive_seed
 
 LOBBY, COUNTDOWN, RACING, FINISHED = "lobby", "countdown", "racing", "finished"
 #: statuses kept in the document are OUT_STATUSES, "waiting" and "racing"; won/dead are read
@@ -40,15 +40,15 @@ def addr_hash(addr: str) -> str:
 
 
 def text_deal_seed(secret: bytes, text: str) -> int:
-    """The deal seed of a text seed: the first 8 bytes, big-endian, of HMAC-SHA256(secret, text).
+    """The deal seed of a text seed: `derive.derive_seed(secret, ROOM_TEXT_SEED, text)`.
 
-    The text is public (every racer knows the day of a daily deal); without the server's
-    secret nobody can turn it into the deal before the results reveal the seed.
+    The text is public (every racer of the room knows it); without the server's secret nobody
+    can turn it into the deal before the results reveal the seed. Its own key keeps it apart
+    from every other value derived from the secret (a daily's deal above all: server/derive.py).
     """
     if not secret:
         raise ValueError("a text seed needs the server secret")
-    digest = hmac.new(secret, text.encode(), hashlib.sha256).digest()
-    return int.from_bytes(digest[:8], "big")
+    return derive_seed(secret, ROOM_TEXT_SEED, text)
 
 
 @dataclass
@@ -568,16 +568,18 @@ class Room:
         return rank(rows)
 
     def results(self) -> dict[str, Any]:
-        """The race's results. A daily attempt's leave the seed and salt out until its day is
-        over (`reveal_at`): a later racer of the day would read every card off them."""
+        """The race's results. A scored daily attempt's leave the seed and salt out until its
+        day is over (`reveal_at`): a later racer of the day would read every card off them.
+        Practice plays a past day's deal, revealed already."""
         d = self.doc
         daily = d.get("daily")
         hidden = {"reveal_at": day_end_ms(daily["date"]), "daily": daily["id"]} if daily else {}
+        hide = daily is not None and not daily.get("practice")  # practice: a past, revealed day
         return {
             "ranking": self.ranking(),
             "record": record_id(d["commitment"]),
-            "seed": None if daily else d["seed"],
-            "salt": None if daily else d["salt"],
+            "seed": None if hide else d["seed"],
+            "salt": None if hide else d["salt"],
             **hidden,
             "game": d["options"]["game"],
             "game_options": dict(d["options"]["game_options"]),

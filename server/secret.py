@@ -1,8 +1,10 @@
 """The server secret: what turns a public seed text into a deal nobody can compute.
 
-A text seed (a daily `2026-11-22`, a room's word) is known to every racer, so a deal made
-from the text alone could be computed before the race and every hidden card read off it.
-The deal's seed is instead HMAC-SHA256(secret, text) (`room.text_deal_seed`): the same text
+A text seed (a room's word) is known to every racer, so a deal made from the text alone
+could be computed before the race and every hidden card read off it. The deal's seed is
+instead derived from the secret and the text (`room.text_deal_seed`; a daily's deal likewise,
+`daily.candidate_seed`), each purpose under its own key derived from the secret with
+length-prefixed inputs (server/derive.py), so no text seed is dealt a daily: the same text
 deals the same on every process of a deployment, and differently on another deployment,
 and the seed is still committed to before the race and revealed in the results.
 

@@ -39,6 +39,7 @@ from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.room import (
     COUNTDOWN,
     FINISHED,
+    LOBBY,
     RACING,
     Entry,
     MovePlan,
@@ -431,17 +432,21 @@ class RoomService:
         if self.solver is not None and room.options.get("deal") == "winnable":
             self.solver.prefetch(room.options)
 
-    async def start(self, code: str, host_token: str) -> Room:
+    async def start(
+        self, code: str, host_token: str, check: Callable[[int], None] | None = None
+    ) -> Room:
+        """The host starts the race. `check(seats)` runs on a rated room before it starts
+        and may refuse (the host's address's budget of rated seats: server/guard.py)."""
         await self.load_secret()
         seed = secrets.randbits(64)
         salt = secrets.token_bytes(16)
         deal = await self._winnable(code, host_token)
-        if deal is None:
-            return await self.host_update(
-                code, host_token, lambda r, now: r.start(now, seed, salt, secret=self.secret)
-            )
 
         def rule(r: Room, now: int) -> list[dict[str, Any]]:
+            if check is not None and r.options.get("rated") and r.state == LOBBY:
+                check(len(r.seats()))
+            if deal is None:
+                return r.start(now, seed, salt, secret=self.secret)
             deal.check(r.options)  # the host changed the game while the solver dealt: busy
             return r.start(now, deal.seed, salt, deal.solution, secret=self.secret)
 
@@ -588,7 +593,9 @@ class RoomService:
                 pop=plan.undone,
             )
         except TRANSIENT_ERRORS:
-            log.warning("room %s: a move's append got no answer; asking whether it is stored", code)
+            log.warning(
+                "room %s: a move's append got no answer; asking whether it is stored", shown(code)
+            )
             found = await self._outcome(code, plan, entry)
             if found is None:
                 raise
@@ -611,7 +618,7 @@ class RoomService:
                 )
             except TRANSIENT_ERRORS:
                 if time.monotonic() >= give_up:
-                    log.warning("room %s: Redis never said whether a move is stored", code)
+                    log.warning("room %s: Redis never said whether a move is stored", shown(code))
                     raise
                 await asyncio.sleep(min(OUTCOME_PAUSE_CAP_S, BACKOFF_BASE_S * 2**attempt))
         raise AssertionError("unreachable")
@@ -687,7 +694,9 @@ class RoomService:
             if exc.code == "no_room":
                 return
         except Exception:
-            log.warning("room %s: unfinished business not settled; retrying", code, exc_info=True)
+            log.warning(
+                "room %s: unfinished business not settled; retrying", shown(code), exc_info=True
+            )
         else:
             return
         self.recheck(code, min(RECHECK_CAP_S, max(RECHECK_S, delay * 2)))

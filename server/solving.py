@@ -1,20 +1,28 @@
 """The solver off the event loop: winnable deals, post-race verdicts, practice hints.
 
-The engine's `solve` is pure CPU (a Klondike proof can take seconds), so every solve
-runs in a small process pool (`concurrent.futures.ProcessPoolExecutor`), created on the
-first need and shut down with the server: the event loop only awaits futures.
+The engine's `solve` is pure CPU (a Klondike proof can take seconds), so every solve runs in
+a small pool of worker processes, made at the first need and shut down with the server (and
+killed with it: server/solver_jobs.py); the event loop only awaits futures. The jobs wait in
+this process's priority queue, not in the executor's first-in-first-out one: hints first,
+then draws, then verdicts, each kind's queue bounded, verdicts never on every worker
+(server/solver_jobs.py). A flood of cheap-to-ask verdicts (541 abandoned practice races) used
+to make a hint wait minutes and a daily's draw time out; now they wait behind those, and over
+their bound they are "unknown".
 
 Three uses, each bounded by a node budget per game (`Budgets`), because a position the
 solver cannot decide would otherwise hold a worker for minutes:
 
 * `winnable_seed`: draw fresh secret seeds until one is "won" within the draw budget;
   several candidates run at once (one per worker). After `max_seconds` (or `max_draws`
-  candidates) without a win the start is refused with `busy` (retryable): a host never
-  waits without end.
+  candidates) without a win, or when the draws' queue is full, the start is refused with
+  `busy` (retryable): a host never waits without end.
 * `verdicts`: after a race, the deal (unless already known from a winnable draw) and
-  each unfinished seat's final position; "unknown" when the budget runs out.
-* `hint`: the next move of a solution from a solo player's position. Solutions are kept
-  by position text, so a player who follows the hints gets the next one without a solve.
+  each unfinished seat's final position; "unknown" when the budget runs out or the verdicts'
+  queue is full. None for a race nobody played (every racer resigned or left with no move)
+  or a practice daily attempt (`unjudged`).
+* `hint`: the next move of a solution from a solo player's position (`busy` when the hints'
+  queue is full). Solutions are kept by position text, so a player who follows the hints
+  gets the next one without a solve.
 """
 
 from __future__ import annotations

@@ -125,6 +125,7 @@ class Outcome:
     rated: bool
     counted: bool  # neither practice (hints) nor a text seed
     players: tuple[Finisher, ...]  # ranking order, each player once
+    rated_bots: bool = False  # the room rates bots against humans (else apart)
 
 
 def outcome_of(room: Room) -> Outcome:
@@ -155,6 +156,7 @@ def outcome_of(room: Room) -> Outcome:
         opts=board_options(opts["game"], opts["game_options"]),
         at=d["finished_at"],
         rated=bool(opts.get("rated")),
+        rated_bots=bool(opts.get("rated_bots")),
         counted=not opts.get("hints") and not opts.get("seed"),
         players=tuple(players),
     )
@@ -212,7 +214,9 @@ class Standings:
             await asyncio.gather(*(self._count_player(race, p, now) for p in race.players))
         if race.rated:
             seats = [Seat(p.player, p.name, p.bot, p.place) for p in race.players]
-            rated = await self.ratings.apply(race.id, race.game, race.at, seats, now)
+            rated = await self.ratings.apply(
+                race.id, race.game, race.at, seats, now, rated_bots=race.rated_bots
+            )
             if rated == "conflict":
                 raise RuntimeError("ratings: every compare-and-set lost")
         return rated

@@ -73,7 +73,7 @@ from typing import Any, NamedTuple, Protocol
 from solrace.protocol.messages import decode_trusted, encode
 from solrace.server import ServerError
 from solrace.server.batch import Batcher
-from solrace.server.codes import shown
+from solrace.server.codes import shown, shown_in
 from solrace.server.metrics import METRICS
 from solrace.server.pubsub import Reader, make_reader
 from solrace.server.redis_conn import Client, connect, is_cluster
@@ -544,7 +544,7 @@ class Store:
             try:
                 self.sink.lost(_code_of(channel))
             except Exception:
-                log.exception("catch-up after a pub/sub gap on %r", channel)
+                log.exception("catch-up after a pub/sub gap on %s", shown_in(channel))
 
     @staticmethod
     def _error(where: str) -> None:

@@ -21,7 +21,7 @@ from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server import players
 from solrace.server.boards import Boards
-from solrace.server.conn import Bucket, Conn, Limits, address_key, client_address
+from solrace.server.conn import Bucket, Conn, Limits, address_key, client_address, within
 from solrace.server.daily import DEFAULT_BOARD_DAYS, Dailies
 from solrace.server.daily import ROOM_OPTIONS as DAILY_OPTIONS
 from solrace.server.fanout import Hub, send, write
@@ -32,6 +32,7 @@ from solrace.server.records import DEFAULT_RECORD_DAYS, Records
 from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.room import Room, clean_name
 from solrace.server.service import RoomService, normalize_code
+from solrace.server.signing import signing_key
 from solrace.server.solving import RaceVerdicts, SolverPool, hint
 from solrace.server.standings import Standings
 from solrace.server.store import EventSink, Store
@@ -136,11 +137,11 @@ class Transport:
         self.limits = limits
         self.conns: set[Conn] = set()
         self.tasks: set[asyncio.Task[Any]] = set()
-        #: player entries written lately (a hello's key; `_player_of`)
-        self.registrations = players.Registrations()
 
     async def start(self) -> None:
         await self.service.load_secret()  # before the first connection: its address is keyed
+        if self.records.signer is None:  # before the first record: each is signed
+            self.records.signer = await signing_key(self.store.redis, self.store.prefix)
         await self.rooms.start()
 
     async def close(self) -> None:
@@ -163,8 +164,21 @@ class Transport:
         await send(conn, msg)
 
     def serve_options(self) -> dict[str, Any]:
-        """websockets' `serve` arguments that apply this server's frame and send limits."""
-        return serve_options(self.limits.max_frame, self.limits.sends)
+        """websockets' `serve` arguments that apply this server's frame and send limits, and
+        the per-address cap of sockets not yet through the handshake."""
+        return serve_options(self.limits.max_frame, self.limits.sends, self)
+
+    # --- sockets before the handshake (ws_limits.Sockets) -------------------------------
+
+    def opened(self, host: str) -> str | None:
+        """A socket accepted: counted against its address (not a trusted proxy's: many
+        clients share it, and which one is not known before its request is read)."""
+        if within(host, self.limits.trusted_proxies):
+            return None
+        return self.guard.socket_opened(host)
+
+    def done(self, key: str | None) -> None:
+        self.guard.socket_done(key)
 
     def health(self) -> dict[str, Any]:
         return {"connections": len(self.conns), "rooms": len(self.hub.rooms)}
@@ -237,8 +251,10 @@ class Transport:
                 conn.idle_timer.cancel()
             self.conns.discard(conn)
             self.guard.disconnect(conn.limit_key)
-            await self._end_pending(conn)
-            await self.rooms.unbind(conn)
+            try:
+                await self._end_pending(conn)
+            finally:
+                await self.rooms.unbind(conn)
 
     async def _failed(self, conn: Conn, msg: dict[str, Any] | None, exc: Exception) -> None:
         """The answer to a request whose handler failed with something not a ProtocolError."""
@@ -264,8 +280,14 @@ class Transport:
         for task in conn.pending:
             if task.get_name() == "hint":
                 task.cancel()
-        if conn.pending:
+        if not conn.pending:
+            return
+        try:
             await asyncio.wait(conn.pending)
+        except asyncio.CancelledError:  # the server is closing: nothing waits any more
+            for task in conn.pending:
+                task.cancel()
+            raise
 
     def _arm_idle(self, conn: Conn, delay: float) -> None:
         """One timer per idle period, not a wait_for per frame (that cost ~5% of a move)."""
@@ -291,7 +313,7 @@ class Transport:
                     f"this server speaks version {m.VERSION}",
                     versions=list(m.VERSIONS),
                 )
-            player = await self._player_of(conn, msg.get("player_key"))
+            player = self._player_of(conn, msg.get("player_key"))
             conn.hello, conn.player, conn.bot = True, player, bool(msg.get("bot"))
             lim = self.limits
             limits = {
@@ -349,7 +371,11 @@ class Transport:
             if kind == "daily":
                 # the day's deal is drawn by the solver (CPU, off the loop), once a day: asking
                 # for it must not hold one of the server's Redis turns while it is drawn
-                await self.dailies.deal(self.dailies.today(), self.dailies.check_request(msg))
+                game = self.dailies.check_request(msg)
+                date, practice = self.dailies.attempt_day(
+                    bool(msg.get("practice")), msg.get("date")
+                )
+                await self.dailies.attempt_deal(date, game, practice)
                 async with conn.binding:
                     await self._handle(conn, kind, msg, ref)
             else:
@@ -368,21 +394,16 @@ class Transport:
         self.hub.flush()
         await conn.ws.send(frame)
 
-    async def _player_of(self, conn: Conn, key: str | None) -> str | None:
-        """The public player id of a hello's player key (None: anonymous); only the key's
-        hash is stored (server/players.py). Its entry is written at most once per connection,
-        once per id per `Registrations.every` in this process, and within the address's
-        budget of expensive requests (a hello over it is answered, its entry not written:
-        the entry is a nicety, a race's record writes the player's name anyway)."""
+    def _player_of(self, conn: Conn, key: str | None) -> str | None:
+        """The public player id of a hello's player key (None: anonymous). A hello writes
+        nothing: a stranger can make any number of keys, so the player's entry is stored
+        only once the player has something to keep, a finished keyed race (its record:
+        server/records.py `queue`), which the room budgets already bound."""
         if key is None:
             return None
         players.check_key(key)
-        khash = players.key_hash(key)
-        pid = players.player_id(khash)
-        if not conn.registered and self.registrations.due(pid) and self.guard.spend(conn.limit_key):
-            conn.registered = True
-            self.registrations.done(pid)
-            await self.records.register(pid, khash)
+        pid = players.player_id(players.key_hash(key))
+        self.guard.player_key(conn.limit_key, pid)  # fresh keys: a per-address budget
         return pid
 
     async def _joined(
@@ -484,7 +505,8 @@ class Transport:
         No host token goes out: nobody may reconfigure, restart or rematch an attempt."""
         game = self.dailies.check_request(msg)
         name = clean_name(msg["name"])
-        rule, info = await self.dailies.begin(game, name, conn.player, bool(msg.get("practice")))
+        practice = bool(msg.get("practice"))
+        rule, info = await self.dailies.begin(game, name, conn.player, practice, msg.get("date"))
         options = {"game": game, **DAILY_OPTIONS}
         out = await self.service.create(
             name, options, True, conn.player, conn.addr, conn.bot, prepare=rule
@@ -538,7 +560,13 @@ class Transport:
         await self.send(conn, m.ok(ref))
 
     async def on_start(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        room = await self.service.start(self._room_of(conn), msg["host_token"])
+        room = await self.service.start(
+            self._room_of(conn),
+            msg["host_token"],
+            check=lambda seats: self.guard.rated_check(conn.limit_key, seats),
+        )
+        if room.options.get("rated"):
+            self.guard.rated_spend(conn.limit_key, len(room.seats()))
         await self.send(conn, m.ok(ref))
         self.rooms.arm(room.code, room.doc["starts_at"])
 
@@ -574,6 +602,10 @@ class Transport:
         if self.service.solver is None:
             raise ProtocolError("not_allowed", "this server has no solver")
         room = (await self.service.load(code)).room
+        if await self.dailies.used_today(room.doc["seed"]):
+            # whoever could practise a deal of today's dailies with the solver's help would
+            # race it knowing the way (the derivation keeps text seeds off them: belt and braces)
+            raise ProtocolError("not_allowed", "no hints on a deal that a daily uses today")
         answer = await hint(self.service.solver, room, seat, self.service.clock())
         await self.send(conn, m.with_ref(answer, ref))
 

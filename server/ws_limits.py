@@ -12,6 +12,10 @@ below the message handler.
   connection is dropped with a reset (SO_LINGER 0, so the kernel frees the queue at once)
   when asyncio's buffer passes `max_buffered`, or stays above its high-water mark
   (`write_limit`) for `slow_reader_s` seconds. A reader that keeps up never gets near either.
+* **Sockets before the handshake.** Each accepted socket is counted against its address
+  (`Sockets`: server/guard.py `socket_opened`) until its handshake is done or it closes; one
+  over the address's cap is answered `429 Too Many Requests` at once, before anything is read,
+  and closed, so opening sockets and sending nothing holds at most the cap per address.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import logging
 import socket
 import struct
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from solrace.protocol import messages as m
 from solrace.server.metrics import METRICS
@@ -48,6 +52,31 @@ class SendLimits:
     slow_reader_s: float = 5.0
 
 
+class Sockets(Protocol):
+    """The per-address count of sockets not yet through the handshake (Transport's)."""
+
+    def opened(self, host: str) -> str | None:
+        """Count a socket in; its key (None: not counted); ProtocolError when over."""
+        ...
+
+    def done(self, key: str | None) -> None: ...
+
+
+def refusal(message: str) -> bytes:
+    """The raw HTTP answer to a socket over its address's cap: written before any request is
+    read (websockets has not parsed one yet), then the socket is closed."""
+    body = f"{message}\n".encode()
+    head = (
+        "HTTP/1.1 429 Too Many Requests\r\n"
+        "Content-Type: text/plain; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\n"
+        "Retry-After: 1\r\n"
+        "Cache-Control: no-store\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
 class FrameLimitProtocol(ServerProtocol):
     """websockets' server protocol, which sends `frame_too_large` before it closes with 1009."""
 
@@ -63,7 +92,14 @@ class FrameLimitProtocol(ServerProtocol):
 class LimitedConnection(ServerConnection):
     """A server connection with the frame error above and the slow-reader limits."""
 
-    def __init__(self, protocol: ServerProtocol, *args: Any, sends: SendLimits, **kw: Any) -> None:
+    def __init__(
+        self,
+        protocol: ServerProtocol,
+        *args: Any,
+        sends: SendLimits,
+        sockets: Sockets | None = None,
+        **kw: Any,
+    ) -> None:
         # websockets' serve() builds its ServerProtocol itself; this is the hook it gives
         if type(protocol) is ServerProtocol:
             protocol.__class__ = FrameLimitProtocol
@@ -71,9 +107,40 @@ class LimitedConnection(ServerConnection):
         self.sends = sends
         self._slow_timer: asyncio.TimerHandle | None = None
         self.dropped = False
+        self.sockets = sockets
+        #: counted as not yet through the handshake (under this key)
+        self._pending = False
+        self._pending_key: str | None = None
+        #: answered 429 at once: over its address's cap of sockets before the handshake
+        self.refused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        peer = transport.get_extra_info("peername")
+        if self.sockets is None or not isinstance(peer, tuple) or not peer:
+            return
+        try:
+            self._pending_key = self.sockets.opened(str(peer[0]))
+            self._pending = True
+        except m.ProtocolError as exc:
+            self.refused = True
+            METRICS.sockets_refused.inc()
+            assert isinstance(transport, asyncio.WriteTransport)
+            transport.write(refusal(exc.message))
+            transport.close()  # the handshake sees the socket lost and ends
+
+    def _settled(self) -> None:
+        """Through the handshake, or closed: no longer counted as waiting."""
+        if self._pending:
+            self._pending = False
+            assert self.sockets is not None
+            self.sockets.done(self._pending_key)
 
     async def handshake(self, *args: Any, **kw: Any) -> None:
-        await super().handshake(*args, **kw)
+        try:
+            await super().handshake(*args, **kw)
+        finally:
+            self._settled()
         if self.protocol.state is OPEN:  # not before: HTTP responses (the web client) autotune
             sock = self.transport.get_extra_info("socket")
             if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
@@ -98,6 +165,7 @@ class LimitedConnection(ServerConnection):
             self._slow_timer = None
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._settled()
         if self._slow_timer is not None:
             self._slow_timer.cancel()
             self._slow_timer = None
@@ -127,10 +195,12 @@ class LimitedConnection(ServerConnection):
         self.transport.abort()
 
 
-def serve_options(max_frame: int, sends: SendLimits) -> dict[str, Any]:
+def serve_options(
+    max_frame: int, sends: SendLimits, sockets: Sockets | None = None
+) -> dict[str, Any]:
     """The keyword arguments of websockets' `serve` that set these limits (`solrace serve`
     and the tests that run a server in their own loop use the same)."""
-    factory = functools.partial(LimitedConnection, sends=sends)
+    factory = functools.partial(LimitedConnection, sends=sends, sockets=sockets)
     return {
         "max_size": max_frame,
         "write_limit": sends.write_limit,

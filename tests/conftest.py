@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from helpers.deals import TEST_SECRET
+from helpers.timing import FACTOR
 from solrace.server.process import ServerProcess
 from solrace.server.redis_process import RedisProcess
 
@@ -63,3 +64,39 @@ def shared_server(redis_url: str) -> Iterator[ServerProcess]:
     prefix = f"solrace-test-shared-{uuid.uuid4().hex[:12]}:"
     with ServerProcess(redis_url, prefix) as server:
         yield server
+
+
+# ---------------------------------------------------------------- lanes and worker groups
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        help="also run the slow lane (tests marked `slow`: the long versions of the bot and "
+        "solver cross-checks and the full benchmark smoke run; CONTRIBUTING.md)",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the slow lane out unless `--slow`, and put every test in its pytest-xdist group.
+
+    The tests run with `--dist loadgroup`: a file's tests share a group (so its module
+    fixtures are made once, as `--dist loadfile` did), except the tests marked `timing`, which
+    wait on real time (grace periods, failovers, leases) and all share one group: one worker
+    runs them one after another, so two of them never compete for the CPU.
+    """
+    if not config.getoption("--slow"):
+        slow = [item for item in items if item.get_closest_marker("slow")]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if not item.get_closest_marker("slow")]
+    for item in items:
+        group = "timing" if item.get_closest_marker("timing") else item.path.name
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    lane = "fast and slow lanes" if config.getoption("--slow") else "fast lane (--slow: all)"
+    return f"solrace: {lane}; hang bounds x{FACTOR:g} (SOLRACE_TESTS_TIME_FACTOR)"

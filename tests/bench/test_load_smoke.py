@@ -44,6 +44,25 @@ EXPECTED = [
 ]
 
 
+#: the throughput scenario's lines: the fast lane runs that scenario only (~5 s; all: ~80 s)
+THROUGHPUT = EXPECTED[:7]
+
+
+def test_quick_throughput_run_prints_its_figures(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["--quick", "--scenario", "throughput", "--work-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert list(tmp_path.glob("race-*.log")) and list(tmp_path.glob("echo-*.log")), out
+    for pattern in THROUGHPUT:
+        assert re.search(pattern, out), f"missing /{pattern}/ in output:\n{out}"
+    # rooms of 8 and of 1, Redis CPU per move, the ratio to the echo baseline
+    assert len(re.findall(r"^  (MET|MISSED|n/a) +(.+)$", out, re.MULTILINE)) == 4, out
+    assert float(re.search(rf"race server moves/s acknowledged: ({NUMBER})", out).group(1)) > 0
+    assert "illegal_move" not in out
+
+
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_quick_run_prints_every_figure(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["--quick", "--scenario", "all", "--work-dir", str(tmp_path)]) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 from pathlib import Path
 
 from solrace.client import Client
@@ -339,7 +340,8 @@ async def test_bot_command_can_create_and_host_a_room(server_url, solrace_cmd, c
 
 async def test_play_daily_scored_then_refused_then_practice(server_url, solrace_cmd, child_env):
     """`solrace play --daily GAME`: the first go is scored; the same player key's second is
-    refused with the server's reason and how to practise; `--practice` is allowed."""
+    refused with the server's reason and how to practise; `--practice` is allowed, on
+    yesterday's deal, and says so."""
 
     async def play(*extra: str) -> tuple[str, asyncio.subprocess.Process]:
         proc = await asyncio.create_subprocess_exec(
@@ -391,7 +393,10 @@ async def test_play_daily_scored_then_refused_then_practice(server_url, solrace_
     assert "--practice" in said
     out, proc = await play("--practice")
     try:
-        assert "(practice: not on the board)" in out
+        today = datetime.datetime.now(datetime.UTC).date()
+        yesterday = (today - datetime.timedelta(days=1)).isoformat()
+        # a past day's deal, named (issue 20: practice never deals today's)
+        assert f"(practice on the daily of {yesterday}: not on the board)" in out, out
         proc.stdin.close()
         await asyncio.wait_for(proc.wait(), 10)
     finally:

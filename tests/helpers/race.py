@@ -11,6 +11,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from helpers.timing import scaled
 from helpers.views import putt_move
 
 
@@ -99,6 +100,7 @@ async def sent_to(
     either order.
     """
     loop = asyncio.get_running_loop()
+    timeout = scaled(timeout)
     deadline = loop.time() + timeout
     while True:
         for msg in client.received:
@@ -120,6 +122,7 @@ async def until(
     machine may be busy, and never reached when the condition comes true.
     """
     loop = asyncio.get_running_loop()
+    timeout = scaled(timeout)
     deadline = loop.time() + timeout
     while True:
         ok = cond()

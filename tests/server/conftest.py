@@ -8,8 +8,12 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from helpers.timing import scaled
 from solrace.protocol import messages as m
 from websockets.asyncio.client import ClientConnection, connect
+
+#: rate_limited refusals `WireClient.request` waits out before it fails the test
+RATE_LIMITED_RETRIES = 6
 
 
 class WireClient:
@@ -58,15 +62,21 @@ class WireClient:
                 self.closed.set_result((self.ws.close_code, self.ws.close_reason))
 
     async def request(self, msg: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
-        """Send and wait for the reply; a rate_limited refusal is retried after a pause, as a
-        well-behaved client would."""
-        for _ in range(100):
+        """Send and wait for the reply; a rate_limited refusal is retried after a pause (its
+        `retry_after`, else 0.25 s: a message token at the lobby's 1 per second), as a
+        well-behaved client would, a few times. Still refused then, it fails loudly: a test
+        that runs into a limit it is not about must not crawl along on the real rate (give
+        its server higher limits instead), and one that is about it uses `request_once`."""
+        for _ in range(RATE_LIMITED_RETRIES):
             reply = await self.request_once(msg, timeout)
             if reply.get("code") != "rate_limited":
                 return reply
             self.rate_limited += 1
-            await asyncio.sleep(0.1)
-        return reply
+            await asyncio.sleep(min(2.0, reply.get("retry_after", 250) / 1000))
+        raise AssertionError(
+            f"{msg.get('type')!r} still rate_limited after {RATE_LIMITED_RETRIES} retries: "
+            f"{reply}; give the test's server higher limits, or use request_once"
+        )
 
     async def request_once(self, msg: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
         self.next_id += 1
@@ -74,13 +84,13 @@ class WireClient:
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.replies[rid] = fut
         await self.ws.send(m.encode({**msg, "id": rid}))
-        return await asyncio.wait_for(fut, timeout)
+        return await asyncio.wait_for(fut, scaled(timeout))
 
     async def send_raw(self, data: bytes | str) -> None:
         await self.ws.send(data)
 
     async def next_push(self, timeout: float = 10.0) -> dict[str, Any]:
-        return await asyncio.wait_for(self.pushes.get(), timeout)
+        return await asyncio.wait_for(self.pushes.get(), scaled(timeout))
 
     async def wait_for(
         self, pred: Callable[[dict[str, Any]], bool], timeout: float = 10.0
@@ -93,7 +103,7 @@ class WireClient:
                 if pred(msg):
                     return msg
 
-        return await asyncio.wait_for(loop(), timeout)
+        return await asyncio.wait_for(loop(), scaled(timeout))
 
     async def wait_event(self, kind: str, timeout: float = 10.0, **fields: Any) -> dict[str, Any]:
         return await self.wait_for(

@@ -100,6 +100,21 @@ async def test_wrong_types_unknown_type_missing_fields(shared_server, wire) -> N
     assert (await c.request({"type": "ping"}))["type"] == "pong"  # the connection lives on
 
 
+async def test_a_ping_never_echoes_an_extension_type(shared_server, wire) -> None:
+    """Issue 20 item 10: an ExtType in a ping's `t` came back in the pong; now refused with a
+    clear error, and a `type` that is not a string is named as such (not as missing)."""
+    c = await wire(shared_server.ws_url)
+    reply = await c.request_once({"type": "ping", "t": msgpack.ExtType(7, b"evil")})
+    assert reply["type"] == "error", reply
+    assert reply["code"] == "bad_message" and reply["field"] == "t", reply
+    assert not any(x["type"] == "pong" for x in c.received)
+    assert all(b"evil" not in f for f in c.frames)
+    await c.send_raw(msgpack.packb({"type": 5, "id": 9}))  # no usable type: a push, no ref
+    r = await c.next_push()
+    assert r["code"] == "bad_message" and r["message"] == "field 'type' must be a string", r
+    assert (await c.request({"type": "ping", "t": [1, "x"]}))["t"] == [1, "x"]
+
+
 async def test_flood_is_rate_limited_then_closed_1008(redis_url, key_prefix, wire) -> None:
     with ServerProcess(redis_url, key_prefix, extra_args=["--burst", "5", "--rate", "1"]) as srv:
         c = await wire(srv.ws_url)  # hello took one token

@@ -20,6 +20,7 @@ from helpers.deals import TEST_SECRET
 from helpers.race import play, until
 from solrace.engine.solve import solve_deal
 from solrace.protocol import messages as m
+from solrace.protocol.record_sign import check
 from solrace.protocol.record_text import export, parse
 from solrace.protocol.record_verify import verify
 from solrace.protocol.records import day_end_ms, hidden_until
@@ -31,12 +32,12 @@ from solrace.server.daily import (
     board_score,
     candidate_seed,
     default_options,
-    seed_text,
     utc_date,
 )
 from solrace.server.guard import Guard, GuardLimits
 from solrace.server.http import make_process_request
 from solrace.server.redis_conn import connect
+from solrace.server.room import text_deal_seed
 from solrace.server.store import Store
 from solrace.server.transport import build
 from websockets.asyncio.server import serve
@@ -236,6 +237,8 @@ async def test_hidden_seed_and_record_until_the_day_ends(daily: Daily, wire) -> 
     status, text = await daily.get(f"/api/record/{rid}.txt")
     assert status == 200 and f'[Daily "{date}"]' in text.decode()
     assert verify(parse(text.decode())) == [] and parse(export(body)) == body
+    signer = daily.transport.records.signer  # its day and `scored` are signed too
+    assert signer is not None and check(parse(text.decode()), signer.public_key()).ok
     # the deal is the first candidate of the day the solver wins, as documented
     options = default_options(GAME)
     secret = TEST_SECRET.encode()
@@ -243,12 +246,10 @@ async def test_hidden_seed_and_record_until_the_day_ends(daily: Daily, wire) -> 
     n = next(
         n
         for n in range(100)
-        if solve_deal(
-            GAME, candidate_seed(secret, seed_text(date, GAME, options, n)), options, budget
-        ).verdict
+        if solve_deal(GAME, candidate_seed(secret, date, GAME, options, n), options, budget).verdict
         == "won"
     )
-    assert body["seed"] == candidate_seed(secret, seed_text(date, GAME, options, n))
+    assert body["seed"] == candidate_seed(secret, date, GAME, options, n)
 
 
 async def test_live_counts_on_the_landing_api(daily: Daily, wire) -> None:
@@ -268,19 +269,20 @@ async def test_live_counts_on_the_landing_api(daily: Daily, wire) -> None:
     a = await player(daily, wire, new_key())
     b = await player(daily, wire)
     await attempt(a, "ann")
-    await attempt(b, "bob", practice=True)
-    assert await figures() == (2, 0)
+    await attempt(b, "bob", practice=True)  # a past day's deal: no figure of today's
+    assert await figures() == (1, 0)
     await a.request({"type": "resign"})
     await a.wait_event("results")
 
     async def now_is(racing: int, finished: int) -> bool:
         return await figures() == (racing, finished)
 
-    await until(lambda: now_is(1, 1), "the scored attempt is finished and not racing")
+    await until(lambda: now_is(0, 1), "the scored attempt is finished and not racing")
     _, seen = await daily.json(f"/api/daily?player={a.player}")
     assert {x["game"]: x["played"] for x in seen["dailies"]} == {g: g == GAME for g in m.GAME_NAMES}
     await b.request({"type": "resign"})
-    await until(lambda: now_is(0, 1), "the practice attempt is over, and not on the board")
+    await b.wait_event("results")
+    assert await figures() == (0, 1)  # the practice attempt is over, and not on the board
     # the board page with the player's own entry, and its bad queries
     date = utc_date(daily.now())
     status, page = await daily.json(f"/api/daily/{date}/{GAME}?player={a.player}")
@@ -357,3 +359,118 @@ def test_daily_attempts_spend_the_room_budget() -> None:
     with pytest.raises(m.ProtocolError) as refused:
         guard.check(key, "daily")
     assert refused.value.code == "rate_limited" and refused.value.extra["limit"] == "rooms"
+
+
+# --- issue 20: a text seed never deals a daily; practice never deals today's ------------------
+
+
+async def solo_room(d: Daily, wire: Any, **options: Any) -> tuple[Any, dict[str, Any]]:
+    """A private Putt Putt room of one, started: (its client, the room's first snapshot)."""
+    c = await wire(d.ws_url)
+    opts = {"game": GAME, "countdown": 0, **options}
+    created = await c.request({"type": "create", "name": "eve", "options": opts})
+    assert created["type"] == "joined", created
+    started = await c.request({"type": "start", "host_token": created["host_token"]}, timeout=120)
+    assert started["type"] == "ok", started
+    snap = await c.wait_for(lambda x: x["type"] == "snapshot" and x["snapshot"]["you"]["view"])
+    return c, snap["snapshot"]
+
+
+async def test_a_room_seeded_with_the_daily_text_is_not_dealt_the_daily(daily: Daily, wire) -> None:
+    """The attack of issue 20: a private room whose text seed is the daily's candidate text
+    was dealt that day's daily (its results then gave the seed away, its hints the way)."""
+    ann = await player(daily, wire, new_key())
+    joined = await attempt(ann, "ann")
+    date = utc_date(daily.now())
+    deal = await daily.transport.dailies.deal(date, GAME)
+    options = json.dumps(default_options(GAME), sort_keys=True, separators=(",", ":"))
+    for text in (f"daily|{date}|{GAME}|{options}|{deal.n}", f"{date}/{GAME}", date):
+        eve, snap = await solo_room(daily, wire, seed=text, hints=True)
+        assert snap["you"]["view"] != joined["snapshot"]["you"]["view"], text
+        await eve.request({"type": "resign"})
+        results = await eve.wait_event("results")
+        assert results["seed"] != deal.seed, text
+        await eve.close()
+
+
+async def test_practice_plays_a_past_daily_never_todays(daily: Daily, wire) -> None:
+    key = new_key()
+    keyed = await player(daily, wire, key)
+    anon = await player(daily, wire)
+    today = utc_date(daily.now())
+    yesterday = utc_date(daily.now() - 86_400_000)
+    # practice first, keyed or not: yesterday's deal, said so plainly
+    views = []
+    for c in (keyed, anon):
+        got = await attempt(c, "p", practice=True)
+        assert got["type"] == "joined", got
+        assert got["daily"]["date"] == yesterday and got["daily"]["id"] == f"{yesterday}/{GAME}"
+        assert got["daily"]["practice"] is True and got["daily"]["scored"] is False
+        views.append(got["snapshot"]["you"]["view"])
+        await c.request({"type": "resign"})
+        results = await c.wait_event("results")
+        past = await daily.transport.dailies.deal(yesterday, GAME)
+        assert results["seed"] == past.seed  # a past day's deal: revealed already
+    scored = await attempt(keyed, "p")
+    assert scored["daily"]["date"] == today and scored["daily"]["scored"] is True
+    assert scored["daily"]["practice"] is False
+    assert scored["snapshot"]["you"]["view"] not in views
+    await keyed.request({"type": "resign"})
+    await keyed.wait_event("results")
+    # after the scored attempt: practice again, still yesterday's; a scored ask says so
+    refused = await attempt(keyed, "p")
+    assert refused["code"] == "daily_played" and yesterday in refused["message"], refused
+    again = await attempt(keyed, "p", practice=True)
+    assert again["daily"]["date"] == yesterday
+    assert again["snapshot"]["you"]["view"] != scored["snapshot"]["you"]["view"]
+    no_key = await attempt(anon, "p")
+    assert no_key["code"] == "not_allowed" and yesterday in no_key["message"], no_key
+
+
+async def test_any_past_daily_in_the_archive(daily: Daily, wire) -> None:
+    c = await player(daily, wire, new_key())
+    first = await attempt(c, "ann")
+    day = first["daily"]["date"]
+    await c.request({"type": "resign"})
+    await c.wait_event("results")
+    daily.shift = 3 * 86_400_000  # three days on: that daily is in the archive
+    msg = {"type": "daily", "game": GAME, "name": "ann", "date": day}
+    past = await c.request(msg)
+    assert past["type"] == "joined", past
+    assert past["daily"] == {**first["daily"], "scored": False, "practice": True}
+    assert past["snapshot"]["you"]["view"] == first["snapshot"]["you"]["view"]
+    await c.request({"type": "resign"})
+    await c.wait_event("results")
+    today = utc_date(daily.now())
+    archive = daily.transport.dailies.archive_days
+    for bad in (
+        today,  # today's is scored, and hidden
+        utc_date(daily.now() + 86_400_000),
+        "2026-02-30",
+        "26-11-2026",
+        utc_date(daily.now() - (archive + 1) * 86_400_000),  # older than the archive
+        utc_date(daily.now() - 4 * 86_400_000),  # nobody played it: not kept, not drawn
+    ):
+        refused = await c.request({**msg, "date": bad})
+        assert refused["code"] == "bad_options" and refused["field"] == "date", (bad, refused)
+    assert (await c.request({**msg, "date": 20261126}))["code"] == "bad_message"
+    board = await daily.transport.dailies.boards.page(board_name(today, GAME))
+    assert board["total"] == 0  # no refusal and no practice wrote anything of today's
+    dailies = daily.transport.dailies
+    assert not await dailies.redis.exists(dailies.key(today, GAME, "deal"))
+
+
+async def test_no_hints_on_a_deal_a_daily_uses_today(daily: Daily, wire) -> None:
+    """However a room came by today's daily deal, the solver does not play it for anyone."""
+    dailies = daily.transport.dailies
+    text = "a room's text"
+    seed = text_deal_seed(TEST_SECRET.encode(), text)
+    today = utc_date(daily.now())
+    await dailies.redis.set(
+        dailies.key(today, GAME, "deal"), json.dumps({"seed": seed, "solution": 1, "n": 0})
+    )
+    eve, _ = await solo_room(daily, wire, seed=text, hints=True)
+    refused = await eve.request({"type": "hint"})
+    assert refused["code"] == "not_allowed" and "daily" in refused["message"], refused
+    other, _ = await solo_room(daily, wire, seed="another text", hints=True)
+    assert (await other.request({"type": "hint"}, timeout=60))["type"] == "hint"

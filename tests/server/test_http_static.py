@@ -97,3 +97,47 @@ def test_replay_and_player_pages_are_the_app_with_assets_one_folder_up(shared_se
         assert body == page.replace(b"<head>", b'<head>\n  <base href="../">', 1)
     for path in ("/replay/", "/replay/a/b", "/player/x.y", "/replay/0123456789abcdef/"):
         assert get(shared_server, path)[0] == 404
+
+
+def cache_controls(server, path: str) -> tuple[int, list[str]]:
+    """Every Cache-Control header of the answer (a dict would keep only one of them)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    conn.request("GET", path)
+    resp = conn.getresponse()
+    resp.read()
+    conn.close()
+    return resp.status, [v for k, v in resp.getheaders() if k.lower() == "cache-control"]
+
+
+async def test_each_kind_of_answer_has_exactly_one_cache_control(shared_server, redis_url) -> None:
+    """Issue 20 item 8: every answer carried `no-cache` besides its own Cache-Control, so a
+    record's `immutable` and a board's `max-age` never applied."""
+    import asyncio
+
+    import redis.asyncio as aioredis
+    from helpers.records import finished_room
+    from solrace.server.api import BOARD_MAX_AGE, IMMUTABLE
+    from solrace.server.records import Records, build_record
+
+    r = aioredis.Redis.from_url(redis_url)
+    try:
+        record = build_record(finished_room("puttputt", players=2, seed=21))
+        await Records(r, shared_server.prefix).save(record)
+    finally:
+        await r.aclose()
+    js = sorted((web_root() / "js").glob("*.js"))[0].name
+    expected = {
+        f"/api/record/{record['id']}": IMMUTABLE,  # api json that never changes
+        f"/api/record/{record['id']}.txt": IMMUTABLE,
+        "/": "no-cache",  # the index: revalidated (its assets have no versioned names)
+        f"/js/{js}": "no-cache",  # a static asset
+        "/replay/" + record["id"]: "no-cache",  # an app page
+        "/healthz": "no-store",
+        "/api/leaderboard/puttputt/wins": f"public, max-age={BOARD_MAX_AGE}",
+        "/api/player/" + "a" * 16: "no-cache",  # a 404 in json
+        "/nope.html": "no-cache",
+    }
+    for path, value in expected.items():
+        status, found = await asyncio.to_thread(cache_controls, shared_server, path)
+        assert status in (200, 404), (path, status)
+        assert found == [value], (path, found)

@@ -221,3 +221,122 @@ def test_the_table_forgets_addresses_that_are_gone_and_rested() -> None:
     g.disconnect(key)
     assert key in g.addresses  # its spent budget is remembered until it refills
     assert g.exempt("192.0.2.1") is False
+
+
+def keyed_hello(key: str | None) -> dict:
+    msg = {"type": "hello", "version": 1, "client": "solrace-tests"}
+    return msg if key is None else {**msg, "player_key": key}
+
+
+@pytest.mark.limits("--keys-per-address", "3", "--keys-window", "3600")
+async def test_fresh_player_keys_per_address_are_limited(limited, wire) -> None:
+    """Rating farmers spend fresh keys (docs/LEADERBOARDS.md, Provisional ratings): an
+    address says hello with at most 3 distinct keys here; a key it used lately is free."""
+    url = limited.ws_url
+    keys = [f"{'K' * 22}-fresh-{i}" for i in range(4)]
+    for key in keys[:3]:
+        c = await wire(url, hello=False, source=A)
+        assert (await c.request_once(keyed_hello(key)))["type"] == "welcome"
+    c = await wire(url, hello=False, source=A)
+    fourth = await c.request_once(keyed_hello(keys[3]))
+    assert refused(fourth, "keys") and fourth["retry_after"] > 0
+    assert (await c.request_once(keyed_hello(keys[0])))["type"] == "welcome"  # a known key
+    anon = await wire(url, hello=False, source=A)
+    assert (await anon.request_once(keyed_hello(None)))["type"] == "welcome"
+    other = await wire(url, hello=False, source=B)  # another address has its own budget
+    assert (await other.request_once(keyed_hello(keys[3])))["type"] == "welcome"
+
+
+@pytest.mark.limits("--rated-per-address", "3", "--rated-window", "3600")
+async def test_rated_seats_started_per_address_are_limited(limited, wire) -> None:
+    """The host's address pays one rated seat per seat at each start of a rated race: 3 here,
+    so a 2-seat rated race starts and a second does not (nothing changes); unrated races
+    are not concerned."""
+    url = limited.ws_url
+
+    async def room(rated: bool, n: int) -> tuple:
+        host = await wire(url, hello=False, source=A)
+        assert (await host.request_once(keyed_hello(f"{'H' * 22}-host")))["type"] == "welcome"
+        opts = {"game": "puttputt", "countdown": 0, "rated": rated}
+        made = await host.request_once({"type": "create", "name": "h", "options": opts})
+        guest = await wire(url, hello=False, source=B)
+        hi = await guest.request_once(keyed_hello(f"{'G' * 22}-guest-{n}"))
+        assert hi["type"] == "welcome"
+        joined = await guest.request_once({"type": "join", "room": made["room"], "name": "g"})
+        assert joined["type"] == "joined", joined
+        return host, made
+
+    host, made = await room(True, 0)
+    started = await host.request_once({"type": "start", "host_token": made["host_token"]})
+    assert started["type"] == "ok", started
+    host, made = await room(True, 1)
+    second = await host.request_once({"type": "start", "host_token": made["host_token"]})
+    assert refused(second, "rated") and second["retry_after"] > 0
+    watcher = await wire(url, source=C)
+    snap = (await watcher.request_once({"type": "spectate", "room": made["room"]}))["snapshot"]
+    assert snap["state"] == "lobby"
+    host, made = await room(False, 2)
+    unrated = await host.request_once({"type": "start", "host_token": made["host_token"]})
+    assert unrated["type"] == "ok", unrated
+
+
+def _raw_socket(port: int, source: str):
+    import socket
+
+    s = socket.socket()
+    s.bind((source, 0))
+    s.settimeout(5)
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def _answer(s) -> bytes:
+    """Whatever the server writes before it closes (or the 5 s timeout)."""
+    got = b""
+    try:
+        while chunk := s.recv(4096):
+            got += chunk
+    except (TimeoutError, ConnectionResetError):
+        pass
+    return got
+
+
+def _healthz(port: int, source: str) -> bytes:
+    s = _raw_socket(port, source)
+    try:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        return _answer(s)
+    finally:
+        s.close()
+
+
+@pytest.mark.limits("--handshakes-per-address", "3")
+async def test_sockets_before_the_handshake_are_capped_per_address(limited, wire) -> None:
+    """Issue 20 item 10: sockets that never finish a handshake (sending nothing) were not
+    counted per address; each held a socket and a task until the handshake timeout. Now 3 from
+    one address are held, the 4th is answered 429 with Retry-After at once and closed; another
+    address is served; an open WebSocket no longer counts; closing one frees its place."""
+    port = limited.port
+    idle = [await asyncio.to_thread(_raw_socket, port, A) for _ in range(3)]
+    try:
+
+        async def over() -> bool:
+            return (await asyncio.to_thread(_healthz, port, A)).startswith(b"HTTP/1.1 429")
+
+        await until(over, "the 4th socket of one address answered 429")
+        answer = await asyncio.to_thread(_healthz, port, A)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert b"Retry-After: 1" in head and b"waiting to open" in body, answer
+        assert (await asyncio.to_thread(_healthz, port, B)).startswith(b"HTTP/1.1 200")
+        # a WebSocket through its handshake no longer counts (connections have their own cap)
+        idle[0].close()
+
+        async def free() -> bool:
+            return (await asyncio.to_thread(_healthz, port, A)).startswith(b"HTTP/1.1 200")
+
+        await until(free, "a place freed by closing a waiting socket")
+        opened = [await wire(limited.ws_url, source=A) for _ in range(3)]
+        assert all(c.received[0]["type"] == "welcome" for c in opened)
+    finally:
+        for s in idle:
+            s.close()

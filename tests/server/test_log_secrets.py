@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 
+from helpers.race import current_view, play, start_race
+from helpers.views import putt_move
 from solrace.protocol import messages as m
+from solrace.server.codes import PRIVATE_CODE_LENGTH, shown
 from solrace.server.process import ServerProcess
 from solrace.server.redact import SecretFilter
 from solrace.server.redis_process import RedisProcess
@@ -82,6 +87,10 @@ def test_redacted_blanks_tokens_and_text_seed_at_any_depth() -> None:
         "id": 4,
     }
     assert msg["host_token"] == "h" * 43  # the message itself is unchanged
+    code = "ABCDEFGHJKLMNPQRSTUV"  # a private room's: cut to what `codes.shown` shows
+    joined = m.redacted({"type": "join", "room": code, "name": "x"})
+    assert joined == {"type": "join", "room": shown(code), "name": "x"}
+    assert m.redacted({"type": "join", "room": "KX7QF"})["room"] == "KX7QF"  # public: whole
 
 
 def test_secret_filter_blanks_token_shapes_and_known_secrets() -> None:
@@ -105,3 +114,88 @@ def test_secret_filter_blanks_token_shapes_and_known_secrets() -> None:
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "room KX7QF %s", (hexed,), None)
     scrub.filter(record)
     assert record.getMessage() == f"room KX7QF {hexed}"
+    # a private room's code, wherever it appears (a channel name, an error's text), is cut
+    code = "ABCDEFGHJKLMNPQRSTUV"
+    record = logging.LogRecord(
+        "x", logging.INFO, __file__, 1, "lost %r", (f"p:room:{{{code}}}:ch",), None
+    )
+    scrub.filter(record)
+    assert record.getMessage() == f"lost 'p:room:{{{shown(code)}}}:ch'"
+
+
+async def test_a_private_room_code_is_never_logged_whole(wire, tmp_path) -> None:
+    """Issue 20 item 7: a private room's 20-character code is its link's only key, and lines
+    naming the room logged it whole. On a server at --log-level DEBUG: a private race is
+    created, raced to its end and its record written; a second private race is under way when
+    its Redis freezes, and a move (logged as unanswered, then as never settled) and requests
+    naming the rooms are made. The whole output holds the codes' first characters (the log
+    still follows each room), never a whole code."""
+    redis = RedisProcess(data_dir=str(tmp_path))
+    redis.start()
+    # a short read timeout: a frozen Redis is "no answer" in 1 s (server/redis_conn.py)
+    url = f"{redis.url}?socket_timeout=1"
+    server = ServerProcess(url, "codes:", extra_args=["--log-level", "DEBUG"])
+    try:
+        server.start()
+        clients, tokens, code, _ = await start_race(server.ws_url, wire, players=2)
+        assert len(code) == PRIVATE_CODE_LENGTH  # a private room
+        await play(clients[0], 3)
+        for c in clients:
+            assert (await c.request({"type": "resign"}))["type"] in ("ok", "ack")
+        await clients[0].wait_event("results", timeout=20)
+        spectator = await wire(server.ws_url)
+        assert (await spectator.request({"type": "spectate", "room": code}))["type"] == "joined"
+        racing, _, code2, _ = await start_race(server.ws_url, wire, players=2)
+        await play(racing[0], 2)
+        assert redis.proc is not None
+        os.kill(redis.proc.pid, signal.SIGSTOP)  # frozen: commands get no answer
+        view = current_view(racing[0])
+        move = {"type": "move", "move": putt_move(view), "n": view["moves"] + 1}
+        assert (await racing[0].request(move, timeout=30))["code"] in ("busy", "internal")
+        for msg in (
+            {"type": "spectate", "room": code},
+            {"type": "join", "room": code2, "name": "eve"},
+            {"type": "resume", "room": code, "token": tokens[0]},
+        ):
+            other = await wire(server.ws_url)
+            assert (await other.request(msg, timeout=20))["code"] in ("busy", "internal")
+    finally:
+        if redis.proc is not None:
+            os.kill(redis.proc.pid, signal.SIGCONT)
+        server.stop()
+        redis.stop()
+    out = server.log()
+    for room in (code, code2):
+        assert shown(room) in out, out[-3000:]  # the room is in the log, cut...
+        whole = [line for line in out.splitlines() if room.lower() in line.lower()]
+        assert not whole, whole[:5]  # ...never whole
+        for form in forms(room)[1:]:
+            assert form not in out
+    assert "a move's append got no answer" in out  # the line that named the room whole
+
+
+async def test_the_signing_key_is_blanked_in_logs_in_every_form(caplog) -> None:
+    """The record-signing key (server/signing.py) is a secret too: once loaded, a log line
+    holding its seed as hex or base64 shows neither."""
+    import base64
+
+    from solrace.server.redact import SECRETS
+    from solrace.server.signing import ENV, signing_key
+
+    seed = bytes(range(100, 132))
+    given = base64.urlsafe_b64encode(seed).decode().rstrip("=")  # a form an operator may use
+    key = await signing_key(None, "", env={ENV: given})
+    assert key.public_key() is not None
+    logger = logging.getLogger("solrace.test.signing")
+    handler = logging.Handler()
+    handler.addFilter(SECRETS)
+    seen: list[str] = []
+    handler.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+    logger.addHandler(handler)
+    try:
+        for form in (given, seed.hex(), base64.b64encode(seed).decode()):
+            logger.warning("the key is %s!", form)
+    finally:
+        logger.removeHandler(handler)
+    assert len(seen) == 3 and all(m.REDACTED in line for line in seen), seen
+    assert not any(seed.hex() in line or given in line for line in seen), seen

@@ -106,6 +106,44 @@ def test_bad_frames(frame: bytes | str, code: str) -> None:
     assert exc.value.code == code
 
 
+def test_a_type_that_is_not_a_string_is_named_so() -> None:
+    """Issue 20 item 10: `{"type": 5}` was reported as a missing `type`."""
+    with pytest.raises(ProtocolError) as exc:
+        m.parse_client(msgpack.packb({"type": 5}))
+    assert exc.value.code == "bad_message" and exc.value.extra["field"] == "type"
+    assert exc.value.message == "field 'type' must be a string"
+    with pytest.raises(ProtocolError) as exc:
+        m.parse_client(msgpack.packb({"kind": "ping"}))
+    assert exc.value.message == "missing field 'type'"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        msgpack.ExtType(5, b"\x01\x02"),
+        [1, {"x": msgpack.ExtType(1, b"")}],
+        {"deep": [[msgpack.ExtType(100, b"zz")]]},
+        msgpack.Timestamp(1, 0),
+    ],
+)
+def test_extension_types_are_refused_in_any_field(value: object) -> None:
+    """Issue 20 item 10: a ping's `t` holding a msgpack ExtType was echoed back as it came;
+    a value of any field must be plain msgpack data, at any depth."""
+    for msg in (
+        {"type": "ping", "t": value},
+        {"type": "configure", "host_token": "h", "options": {"time_limit": value}},
+    ):
+        frame = msgpack.packb(msg, use_bin_type=True, datetime=False)
+        with pytest.raises(ProtocolError) as exc:
+            m.parse_client(frame)
+        assert exc.value.code == "bad_message", msg
+        assert "not plain msgpack data" in exc.value.message
+        assert exc.value.extra["field"] in ("t", "options")
+    # plain values still pass, at any depth
+    ok = {"type": "ping", "t": [None, True, 1, 2.5, "s", b"b", {"k": [1]}]}
+    assert m.parse_client(m.encode(ok))["t"] == ok["t"]
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=300))
 def test_garbage_never_crashes(data: bytes) -> None:

@@ -6,6 +6,7 @@ the keys themselves never stored."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import subprocess
@@ -76,11 +77,13 @@ async def fetch_record(port: int, rid: str) -> dict[str, Any]:
     return json.loads(got[-1])
 
 
-def verify_cli(tmp_path: Path, name: str, text: str) -> subprocess.CompletedProcess[str]:
+def verify_cli(
+    tmp_path: Path, name: str, text: str, *options: str
+) -> subprocess.CompletedProcess[str]:
     path = tmp_path / name
     path.write_text(text)
     return subprocess.run(
-        [sys.executable, "-m", "solrace", "verify", str(path)],
+        [sys.executable, "-m", "solrace", "verify", str(path), *options],
         capture_output=True,
         text=True,
         timeout=60,
@@ -130,7 +133,8 @@ async def test_a_race_leaves_a_record_that_exports_verifies_and_outlives_a_resta
     assert (await aget(port, f"/api/record/{rid}", {"If-None-Match": jheaders["ETag"]}))[0] == 304
 
     ok = verify_cli(tmp_path, "race.txt", text)
-    assert ok.returncode == 0 and ok.stdout.startswith(f"ok: record {rid}"), ok
+    assert ok.returncode == 0, ok  # no key given: it says it checked consistency only
+    assert ok.stdout.startswith(f"consistent, signature NOT checked: record {rid}"), ok
     assert verify_cli(tmp_path, "race.json", json.dumps(record)).returncode == 0
 
     seat = next(s for s, moves in record["moves"].items() if len(moves) >= 2)
@@ -187,8 +191,10 @@ async def test_player_id_stable_per_key_and_the_key_never_stored(
     r = redis.Redis.from_url(redis_url)
     try:
         khash = hashlib.sha256(KEY_A.encode()).hexdigest()
-        assert r.hget(f"{key_prefix}player:{{{ids[0]}}}", "key") == khash.encode()
         await until(lambda: bool(r.keys(f"{key_prefix}record:*")), "a record stored")
+        # the entry holds the name (written with the race), never the key nor its hash
+        entry = f"{key_prefix}player:{{{ids[0]}}}"
+        await until(lambda: r.hget(entry, "name") == b"ann", "ann's entry written")
         stored = b""
         for key in r.scan_iter(match=f"{key_prefix}*"):
             kind = r.type(key).decode()
@@ -207,6 +213,64 @@ async def test_player_id_stable_per_key_and_the_key_never_stored(
             elif kind == "stream":
                 stored += b"".join(v for _, fields in r.xrange(key) for v in fields.values())
         assert stored and KEY_A.encode() not in stored and KEY_B.encode() not in stored
-        assert khash.encode() in stored  # what is kept instead
+        assert khash.encode() not in stored  # the id is derived from it; nothing keeps it
     finally:
         r.close()
+
+
+async def test_a_real_record_verifies_with_the_servers_key_and_one_edited_byte_fails(
+    race_server, wire, tmp_path, redis_url, key_prefix
+) -> None:
+    """The server signs what it stores: the record's text and JSON verify with the key from
+    /api/key (fetched by `solrace verify --server` itself, or given with --key), the same key
+    `solrace serve --print-public-key` prints and the server still has after a restart; one
+    byte changed anywhere in the signed part, or in the signature, fails."""
+    port = race_server.port
+    _, results = await race(wire, race_server.ws_url)
+    rid = results["record"]
+    record = await fetch_record(port, rid)
+    assert record["signature"].startswith("ed25519:")
+    status, _, body = await aget(port, "/api/key")
+    assert status == 200, body
+    info = json.loads(body)
+    assert info["algorithm"] == "Ed25519" and info["encoding"] == "base64"
+    assert len(base64.b64decode(info["key"])) == 32 and len(info["key_id"]) == 16
+    assert record["signature"].split(":")[1] == info["key_id"]
+    text = (await aget(port, f"/api/record/{rid}.txt"))[2].decode()
+    assert f'[Signature "{record["signature"]}"]' in text
+
+    server = f"http://127.0.0.1:{port}"
+    ok = verify_cli(tmp_path, "race.txt", text, "--server", server)
+    assert ok.returncode == 0, ok
+    assert ok.stdout.startswith(f"ok: record {rid}") and info["key_id"] in ok.stdout, ok
+    ok = verify_cli(tmp_path, "race.json", json.dumps(record), "--key", info["key"])
+    assert ok.returncode == 0 and ok.stdout.startswith(f"ok: record {rid}"), ok
+
+    # one byte: a racer's name (the race still checks out), or the signature itself
+    name = record["players"][0]["name"]
+    renamed = text.replace(f'[Name "{name}"]', f'[Name "{chr(ord(name[0]) + 1)}{name[1:]}"]', 1)
+    assert renamed != text and len(renamed) == len(text)
+    bad = verify_cli(tmp_path, "renamed.txt", renamed, "--server", server)
+    assert bad.returncode == 1 and "FAIL signature: the signature does not match" in bad.stdout
+    assert verify_cli(tmp_path, "renamed.txt", renamed).returncode == 0  # consistent, unchecked
+    sig = record["signature"]
+    flipped = sig[:-4] + ("A" if sig[-4] != "A" else "B") + sig[-3:]
+    bad = verify_cli(tmp_path, "sig.txt", text.replace(sig, flipped), "--key", info["key"])
+    assert bad.returncode == 1 and "FAIL signature" in bad.stdout, bad
+    stripped = "\n".join(line for line in text.splitlines() if "[Signature" not in line)
+    bad = verify_cli(tmp_path, "unsigned.txt", stripped, "--key", info["key"])
+    assert bad.returncode == 1 and "FAIL unsigned" in bad.stdout, bad
+
+    printed = await asyncio.to_thread(
+        subprocess.run,
+        [
+            *(sys.executable, "-m", "solrace", "serve", "--print-public-key"),
+            *("--redis-url", redis_url, "--redis-prefix", key_prefix),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert printed.returncode == 0 and json.loads(printed.stdout) == info, printed
+    await asyncio.to_thread(race_server.restart)
+    assert json.loads((await aget(port, "/api/key"))[2]) == info  # kept in Redis

@@ -78,3 +78,23 @@ async def test_a_kept_replay_is_never_refused(site: tuple[str, Api]) -> None:
         status, _, body = await asyncio.to_thread(get, f"{url}/api/replay/{record['id']}", A)
         assert status == 200, body
     assert api.replays.builds == 1
+
+
+@pytest.mark.parametrize("kind", ["record", "player"])
+async def test_record_and_player_lookups_are_charged_per_address(
+    site: tuple[str, Api], kind: str
+) -> None:
+    """Issue 20 item 10: `/api/record|player` lookups (Redis reads, records unpacked) had no
+    per-address budget: one address could ask for them without end. They draw on the same
+    expensive-request budget as a replay build: over it 429 with Retry-After, another
+    address still served."""
+    url, _ = site
+    ids = [f"{i:016x}" if kind == "record" else f"{'a' * 15}{c}" for i, c in enumerate("bcde")]
+    answers = [await asyncio.to_thread(get, f"{url}/api/{kind}/{x}", A) for x in ids]
+    assert [a[0] for a in answers[:BURST]] == [404] * BURST  # looked up: each charged
+    status, headers, body = answers[BURST]
+    assert status == 429, body
+    assert int(headers["Retry-After"]) >= 1 and json.loads(body)["limit"] == "address"
+    assert (await asyncio.to_thread(get, f"{url}/api/{kind}/{ids[0]}", B))[0] == 404
+    # a malformed id is refused before anything is looked up: not charged, not 429
+    assert (await asyncio.to_thread(get, f"{url}/api/{kind}/nothex", A))[0] == 404

@@ -117,15 +117,22 @@ async def test_concurrent_rated_races_of_one_player_all_count(standings: Standin
     assert mine["mu"] == pytest.approx(me.mu) and mine["sigma"] == pytest.approx(me.sigma)
 
 
-async def test_a_rating_needs_two_players_and_a_bot_is_rated_as_a_bot(standings: Standings) -> None:
+async def test_a_rating_needs_two_players_and_a_bot_is_rated_as_a_bot_if_marked(
+    standings: Standings,
+) -> None:
     a, b = PIDS[:2]
     assert await standings.ratings.apply("1" * 16, "klondike", NOW, [Seat(a, "a", False, 1)]) == (
         "unrated"
     )
     seats = [Seat(a, "ann", False, 2), Seat(b, "robo", True, 1)]
-    assert await standings.ratings.apply("2" * 16, "klondike", NOW, seats) == "applied"
-    page = await standings.boards.page("rating:klondike")
-    assert [(e["player"], e["bot"]) for e in page["entries"]] == [(b, True), (a, False)]
+    # a bot is rated against humans only in a room that says so (test_rating_sybils.py)
+    assert await standings.ratings.apply("2" * 16, "klondike", NOW, seats) == "unrated"
+    marked = await standings.ratings.apply("3" * 16, "klondike", NOW, seats, rated_bots=True)
+    assert marked == "applied"
+    robo, ann = [await standings.ratings.get("klondike", p) for p in (b, a)]
+    assert robo is not None and ann is not None and robo["bot"] is True and ann["bot"] is False
+    assert robo["ordinal"] > ann["ordinal"] and robo["provisional"] and ann["provisional"]
+    assert (await standings.boards.page("rating:klondike"))["total"] == 0  # both provisional
 
 
 async def test_leaderboard_and_player_over_http(
@@ -133,7 +140,10 @@ async def test_leaderboard_and_player_over_http(
 ) -> None:
     port = race_server.port
     for i, pid in enumerate(PIDS):
-        await standings.records.register(pid, f"{i:064x}")
+        # the entry a record writes with the player's first race (records.py `queue`)
+        await standings.redis.hset(
+            standings.records.player_key(pid), mapping={"name": f"p{i}", "seen": NOW}
+        )
         await standings.apply(race(i, (pid, "won", 60_000 + 1000 * i)))
     base = "/api/leaderboard/klondike/time"
     status, headers, body = await aget(port, f"{base}?start=2&count=3")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from helpers.timing import scaled
 from solrace.server.process import ServerProcess
 
 WEB_DIR = Path(__file__).resolve().parents[2] / "client" / "web"
@@ -41,8 +42,9 @@ def browser() -> Iterator[object]:
         pytest.fail(
             f"{CHROMIUM} is missing: apt-get install -y chromium (the browser tests need it)"
         )
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=scaled(5) * 1000)  # expect()'s own bound (5 s), stretched
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
         try:
@@ -60,11 +62,15 @@ class StillBrowser:
 
     def new_context(self, **options: object) -> object:
         options.setdefault("reduced_motion", "reduce")
-        return self._browser.new_context(**options)
+        context = self._browser.new_context(**options)
+        context.set_default_timeout(scaled(30) * 1000)  # Playwright's own bound, stretched
+        return context
 
     def new_page(self, **options: object) -> object:
         options.setdefault("reduced_motion", "reduce")
-        return self._browser.new_page(**options)
+        page = self._browser.new_page(**options)
+        page.set_default_timeout(scaled(30) * 1000)
+        return page
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._browser, name)

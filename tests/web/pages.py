@@ -9,9 +9,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from helpers.timing import scaled
 from playwright.sync_api import Browser, BrowserContext, Dialog, Page, expect
 
-TIMEOUT = 15_000
+TIMEOUT = int(scaled(15_000))  # ms: a hang bound (helpers/timing.py)
 PHONE = {
     "viewport": {"width": 390, "height": 844},
     "device_scale_factor": 2,

@@ -1,10 +1,12 @@
 """The landing page's daily cards (issue 13) against a real `solrace serve`: Play starts the
 day's Putt Putt daily at once with its board beside the race, another browser's card shows
 "1 racing now", the results give the player's rank on the daily's board and keep the deal
-secret, and back on the landing page the card offers Practice."""
+secret, and back on the landing page the card offers Practice, which plays yesterday's deal
+and says so (issue 20)."""
 
 from __future__ import annotations
 
+import datetime
 import os
 import shutil
 from pathlib import Path
@@ -55,6 +57,15 @@ def test_play_the_daily_from_the_landing_page(browser, web_server):
         )
         expect(ann.locator(f"{CARD} [data-testid=daily-live]")).to_have_text(
             "0 racing now · 1 finished", timeout=TIMEOUT
+        )
+        # practice plays a past day's deal, and says which
+        ann.click(f"{CARD} [data-action=daily-play]")
+        js(ann, "S.snap && S.snap.state === 'racing' && S.view && S.snap.daily.practice")
+        yesterday = (
+            datetime.datetime.now(datetime.UTC).date() - datetime.timedelta(days=1)
+        ).isoformat()
+        expect(ann.locator("[data-testid=daily-kind]")).to_have_text(
+            f"Practice on the daily of {yesterday}: not on the board.", timeout=TIMEOUT
         )
         assert errors == []
     finally:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import pytest
 from helpers.deals import dealt
+from helpers.timing import scaled
 from playwright.sync_api import Page, expect
 from solrace.engine import new_game
 
 pytestmark = pytest.mark.browser
-TIMEOUT = 10_000
+TIMEOUT = int(scaled(10_000))  # ms: a hang bound (helpers/timing.py)
 
 
 def choose(game, step: int) -> str:

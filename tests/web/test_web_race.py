@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from helpers.deals import KLONDIKE_TEXT, dealt
+from helpers.timing import scaled
 from playwright.sync_api import Page, expect
 from solrace.engine import new_game
 
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.browser
 SEED = KLONDIKE_TEXT  # AH on t3, t4 onto t5, t7 onto t6 legal, t1 on t2 illegal
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
-TIMEOUT = 10_000
+TIMEOUT = int(scaled(10_000))  # ms: a hang bound (helpers/timing.py)
 
 
 def expected_plan() -> dict[str, str]:

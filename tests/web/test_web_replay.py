@@ -203,8 +203,16 @@ def test_player_page_shows_per_game_figures_when_sent(browser, web_server):
             "races": 12,
             "wins": 5,
             "best_time": 93000,
-            "rating": {"mu": 27.1, "sigma": 6.2, "ordinal": 8.5},
-            "rated": 3,
+            "rating": {"mu": 27.1, "sigma": 6.2, "ordinal": 8.5, "provisional": False},
+            "rated": 30,
+        },
+        # a provisional rating (not on the board yet) says so, as lichess's "?"
+        "tabbycat": {
+            "races": 2,
+            "wins": 1,
+            "best_time": None,
+            "rating": {"mu": 25.0, "sigma": 8.3, "ordinal": 0.0, "provisional": True},
+            "rated": 2,
         },
         "puttputt": {"races": 1, "wins": 0, "best_time": None, "rating": None, "rated": 0},
     }
@@ -227,7 +235,9 @@ def test_player_page_shows_per_game_figures_when_sent(browser, web_server):
         expect(klondike.locator("td").nth(1)).to_have_text("12")
         expect(klondike.locator("td").nth(2)).to_have_text("5")
         expect(klondike.locator("td.time")).to_have_text("1:33.0")
-        expect(klondike.locator("td.rating")).to_have_text("8.5 (3 rated races)")
+        expect(klondike.locator("td.rating")).to_have_text("8.5 (30 rated races)")
+        tabby = table.locator('tr[data-game="tabbycat"]')
+        expect(tabby.locator("td.rating")).to_have_text("0.0? (2 rated races)")
         putt = table.locator('tr[data-game="puttputt"]')
         expect(putt).to_contain_text("Putt Putt")
         expect(putt.locator("td.time")).to_have_text("–")

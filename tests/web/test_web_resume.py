@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import pytest
 from helpers.deals import dealt
+from helpers.timing import scaled
 from playwright.sync_api import expect
 from solrace.engine import new_game
 
 pytestmark = pytest.mark.browser
-TIMEOUT = 15_000
+TIMEOUT = int(scaled(15_000))  # ms: a hang bound (helpers/timing.py)
 SEED = "web-resume"
 
 

@@ -57,7 +57,7 @@ export function dailyCards(state, daily) {
   if (!list) return null;
   return h("section.panel.dailies", { dataset: { testid: "dailies" } },
     h("div.panel-head", h("h2", `Today's dailies · ${list.date}`)),
-    h("p.muted", "One deal per game for everyone today, alone against the clock. Your first go counts on the board; after that, practice."),
+    h("p.muted", "One deal per game for everyone today, alone against the clock. Your first go counts on the board; practice plays yesterday's deal."),
     h("div.daily-cards", list.dailies.map((x) => h("article.daily-card", { dataset: { game: x.game, testid: `daily-${x.game}` } },
       h("h3", x.title),
       h("p.live", { dataset: { testid: "daily-live" } }, liveText(x)),
@@ -69,6 +69,12 @@ export function dailyCards(state, daily) {
       daily.open === x.id ? boardTable(daily.boards[x.id], state.player) : null))));
 }
 
+/** What an attempt is, in words: practice names the past day whose deal it plays. */
+export function attemptText(info) {
+  if (info.scored) return "Scored: your first go today.";
+  return `Practice on the daily of ${info.date}: not on the board.`;
+}
+
 /** Beside a daily race: which daily, how many race it now, its board. */
 export function dailyPanel(state, daily) {
   const info = state.snap?.daily;
@@ -76,7 +82,7 @@ export function dailyPanel(state, daily) {
   const board = daily.boards[info.id];
   return h("section.panel.daily-race", { dataset: { testid: "daily-race" } },
     h("h2", `Daily · ${info.date}`),
-    h("p.muted", info.scored ? "Scored: your first go today." : "Practice: not on the board."),
+    h("p.muted", { dataset: { testid: "daily-kind" } }, attemptText(info)),
     board ? h("p.live", { dataset: { testid: "daily-live" } }, liveText(board)) : null,
     boardTable(board, state.player));
 }
@@ -85,7 +91,7 @@ export function dailyPanel(state, daily) {
 export function dailyRank(state, daily) {
   const info = state.snap?.daily;
   if (!info) return null;
-  if (!info.scored) return h("p.daily-rank", { dataset: { testid: "daily-rank" } }, "Practice: not on the daily board.");
+  if (!info.scored) return h("p.daily-rank", { dataset: { testid: "daily-rank" } }, attemptText(info));
   const you = daily.boards[info.id]?.you;
   const text = you && you.status !== "racing"
     ? `Daily board: #${you.rank} of ${plural(daily.boards[info.id].total, "player")}.`

@@ -30,6 +30,8 @@ export function pageHeader() {
 export function pageError(got, what) {
   let text = got.body?.error || `the server answered ${got.status}`;
   if (got.status === 404) text = `There is no such ${what} (or it has expired).`;
+  // a player is kept from their first finished race with a key (nothing at hello)
+  if (got.status === 404 && what === "player") text = "No finished races for this player yet (or they have expired).";
   if (got.status === 403 && got.body?.reveal_at) {
     text = `This is a daily race: it stays hidden until the day ends (${new Date(got.body.reveal_at).toLocaleString()}).`;
   }

@@ -56,5 +56,8 @@ function ratingText(g) {
   const r = g.rating;
   if (!r) return "–";
   const rated = g.rated != null ? ` (${plural(g.rated, "rated race")})` : "";
-  return h("span", { title: `μ ${r.mu.toFixed(1)}, σ ${r.sigma.toFixed(1)}` }, `${r.ordinal.toFixed(1)}${rated}`);
+  // provisional (not on the rating board yet: docs/LEADERBOARDS.md): shown with "?", as lichess does
+  const mark = r.provisional ? "?" : "";
+  const title = `μ ${r.mu.toFixed(1)}, σ ${r.sigma.toFixed(1)}${r.provisional ? ", provisional" : ""}`;
+  return h("span", { title }, `${r.ordinal.toFixed(1)}${mark}${rated}`);
 }
