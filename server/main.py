@@ -21,7 +21,7 @@ from solrace.server.daily import DEFAULT_BOARD_DAYS
 from solrace.server.guard import GuardLimits
 from solrace.server.http import make_process_request, port_taken, quiet_request_logs
 from solrace.server.metrics import METRICS
-from solrace.server.records import DEFAULT_RECORD_DAYS
+from solrace.server.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS
 from solrace.server.redis_process import RedisProcess
 from solrace.server.signing import ENV, signing_key
 from solrace.server.store import Store
@@ -62,6 +62,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=DEFAULT_RECORD_DAYS,
         help=f"days a race record (and a player's history) is kept; 0: for good (default {DEFAULT_RECORD_DAYS})",
+    )
+    parser.add_argument(
+        "--record-due",
+        type=float,
+        default=RECORD_DUE_MS / 1000,
+        help="seconds after a race ends that its record's reminder is due: the record is "
+        "written then by any live process if the finishing one died before writing it "
+        f"(default {RECORD_DUE_MS / 1000:g})",
     )
     parser.add_argument(
         "--predraw-daily",
@@ -309,6 +317,7 @@ async def serve_forever(
         ),
         limits,
         record_days=args.record_days,
+        record_due_ms=int(args.record_due * 1000),
         guard=guard_limits(args),
         daily_days=args.daily_days,
     )

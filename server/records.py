@@ -95,8 +95,11 @@ class Records:
         *,
         days: int = DEFAULT_RECORD_DAYS,
         deadlines: Store | None = None,
+        due_ms: int = RECORD_DUE_MS,
     ) -> None:
         self.redis = redis
+        #: how long after the results a record's reminder is due (`serve --record-due`)
+        self.due_ms = due_ms
         self.prefix = prefix
         self.keep_ms = days * 86_400_000
         self.tasks: set[asyncio.Task[None]] = set()
@@ -120,14 +123,14 @@ class Records:
 
     # --- writing ------------------------------------------------------------------------
 
-    async def owe(self, room: Room, due_ms: int = RECORD_DUE_MS) -> None:
+    async def owe(self, room: Room) -> None:
         """Before a race's results are committed: a reminder in Redis (a deadline any live
         process fires, server/supervisor.py) that its record is due. The writer removes it
         once the record is stored; if the writer dies first, whoever fires it writes the
         record from the room (`service.owed_record`)."""
         if self.deadlines is not None and room.doc["seed"] is not None:
             await self.deadlines.add_deadline(
-                reminder(room.code, room.doc["round"]), int(time.time() * 1000) + due_ms
+                reminder(room.code, room.doc["round"]), int(time.time() * 1000) + self.due_ms
             )
 
     async def settle(self, room: Room) -> None:

@@ -28,7 +28,7 @@ from solrace.server.fanout import Hub, send, write
 from solrace.server.guard import EXPENSIVE, Guard, GuardLimits
 from solrace.server.lease import Leases
 from solrace.server.metrics import METRICS
-from solrace.server.records import DEFAULT_RECORD_DAYS, Records
+from solrace.server.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS, Records
 from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.room import Room, clean_name
 from solrace.server.service import RoomService, normalize_code
@@ -61,6 +61,7 @@ def build(
     make_store: Callable[[EventSink], Store],
     limits: Limits | None = None,
     record_days: int = DEFAULT_RECORD_DAYS,
+    record_due_ms: int = RECORD_DUE_MS,
     guard: GuardLimits | None = None,
     daily_days: int = DEFAULT_BOARD_DAYS,
 ) -> Transport:
@@ -74,7 +75,9 @@ def build(
     service.keep = hub.rooms.__contains__  # rooms with a connection here stay cached
     service.solver = SolverPool()  # its processes start at the first solve
     verdicts = RaceVerdicts(service.solver, service.update)
-    records = Records(store.redis, store.prefix, days=record_days, deadlines=store)
+    records = Records(
+        store.redis, store.prefix, days=record_days, deadlines=store, due_ms=record_due_ms
+    )
     service.records = records
     standings = Standings(records, Boards(store.redis, store.prefix))
     records.also = standings.owed  # applied with the record, under its reminder

@@ -100,3 +100,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_report_header(config: pytest.Config) -> str:
     lane = "fast and slow lanes" if config.getoption("--slow") else "fast lane (--slow: all)"
     return f"solrace: {lane}; hang bounds x{FACTOR:g} (SOLRACE_TESTS_TIME_FACTOR)"
+
+
+# ---------------------------------------------------------------- where the suite's time goes
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """With SOLRACE_TEST_PROFILE=FILE, one line per test: wall seconds, then CPU seconds of
+    this process and of the children it reaped meanwhile (the test's servers, not the
+    session's Redis). A test whose wall time is mostly neither is waiting on real time."""
+    path = os.environ.get("SOLRACE_TEST_PROFILE")
+    if not path:
+        yield
+        return
+    import resource
+    import time
+
+    def cpu() -> tuple[float, float]:
+        me = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+
+    wall0, (me0, kids0) = time.monotonic(), cpu()
+    yield
+    wall, (me, kids) = time.monotonic() - wall0, cpu()
+    with open(path, "a") as out:
+        out.write(f"{wall:.2f}\t{me - me0:.2f}\t{kids - kids0:.2f}\t{item.nodeid}\n")

@@ -52,3 +52,17 @@ def test_the_rules_contract_is_in_the_repository() -> None:
     rules = ROOT / "docs" / "RULES.md"
     assert rules.is_file()
     assert "## 2. Deals" in rules.read_text()
+
+
+def test_every_server_module_is_named_in_the_architecture() -> None:
+    """docs/ARCHITECTURE.md is where a newcomer finds what each server module holds: a module
+    it does not name is a module nobody can find."""
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    modules = sorted(
+        p.relative_to(ROOT / "server").as_posix()
+        for p in (ROOT / "server").rglob("*.py")
+        if p.name != "__init__.py"
+    )
+    assert modules, "no server module found"
+    missing = [name for name in modules if f"`{name.rsplit('/', 1)[-1]}`" not in text]
+    assert not missing, f"docs/ARCHITECTURE.md does not name: {missing}"

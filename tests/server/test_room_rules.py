@@ -83,8 +83,10 @@ def test_every_seat_gets_the_identical_deal() -> None:
 
 
 def test_text_seed_is_keyed_with_the_server_secret() -> None:
-    """Issue 10 item 2: the deal of a text seed is HMAC(secret, text), never the text's own
-    seed (which anyone can compute); the commitment covers the seed actually dealt."""
+    """Issue 10 item 2: the deal of a text seed is keyed with the server secret, never the
+    text's own seed (which anyone can compute); the commitment covers the seed actually dealt.
+    Issue 20: under the room text seeds' own key (server/derive.py), the text length-prefixed,
+    so no other value derived from the secret (a daily's deal) can be a text seed's."""
     import hashlib
     import hmac
 
@@ -93,7 +95,8 @@ def test_text_seed_is_keyed_with_the_server_secret() -> None:
 
     room = make_room(1, seed="2026-11-22")
     room.start(T0, 123, b"\0" * 16, secret=b"s3cret")
-    want = hmac.new(b"s3cret", b"2026-11-22", hashlib.sha256).digest()[:8]
+    key = hmac.new(b"s3cret", b"solrace/v1/key/room-text-seed", hashlib.sha256).digest()
+    want = hmac.new(key, (10).to_bytes(4, "big") + b"2026-11-22", hashlib.sha256).digest()[:8]
     assert room.doc["seed"] == int.from_bytes(want, "big")
     assert room.doc["seed"] != seed_from_text("2026-11-22")
     assert room.doc["commitment"] == commitment(room.doc["seed"], b"\0" * 16)
