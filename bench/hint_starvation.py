@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import os
 import time
 from typing import Any
 
@@ -114,6 +115,7 @@ def show(label: str, waits: list[float | None], cap: float) -> None:
 
 
 async def measure(url: str, args: argparse.Namespace) -> None:
+    print("load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()), flush=True)
     idle = [await hint_wait(url, args.cap) for _ in range(args.hints)]
     show("hint, solver idle", idle, args.cap)
     t0 = time.monotonic()
@@ -122,6 +124,7 @@ async def measure(url: str, args: argparse.Namespace) -> None:
     print(f"{per * args.clients} races abandoned in {time.monotonic() - t0:.1f} s", flush=True)
     loaded = [await hint_wait(url, args.cap) for _ in range(args.hints)]
     show("hint, after the flood", loaded, args.cap)
+    print("load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()), flush=True)
 
 
 class Server(ServerProcess):
