@@ -14,6 +14,7 @@ KINDS = {
     "engine": "solrace.bench.engine_bench",
     "load": "solrace.bench.load",
     "winnable": "solrace.bench.winnable",
+    "hint-starvation": "solrace.bench.hint_starvation",
     "records": "solrace.bench.records",
     "replay": "solrace.bench.replay",
     "leaderboards": "solrace.bench.leaderboards",

@@ -53,6 +53,9 @@ class Limits:
     seats_per_address: int = 8
     #: peers whose X-Forwarded-For names the client (a proxy in front: the shipped nginx)
     trusted_proxies: tuple[IPNetwork, ...] = networks("127.0.0.1,::1")
+    #: slow requests (`hint`, `daily`, `start`: they may wait for the solver) one connection
+    #: may have pending at once; the next is answered `busy` (limit "pending") at once
+    pending: int = 4
     #: what a connection may hold on its way out before it is dropped as a slow reader
     sends: SendLimits = field(default_factory=SendLimits)
 
@@ -115,6 +118,11 @@ class Conn:
     #: a board was kept from this spectator (its address races here): it gets the boards
     #: when that race is over for it
     withheld: bool = False
+    #: slow requests being answered in their own tasks while the connection reads on
+    pending: set[asyncio.Task[None]] = field(default_factory=set)
+    #: held while a request may bind or unbind the connection (a `daily` answered in its own
+    #: task must not interleave with a `join` read meanwhile)
+    binding: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @functools.cached_property
     def addr_key(self) -> str:

@@ -162,9 +162,15 @@ async def daily_seed(
     for first in range(0, solver.budgets.max_draws, solver.workers):
         batch = range(first, first + solver.workers)
         seeds = [candidate_seed(secret, date, game, game_options, n) for n in batch]
-        verdicts = await asyncio.gather(
-            *(solver.run(draw_solve, game, s, dict(game_options), budget) for s in seeds)
-        )
+        tries = [
+            asyncio.ensure_future(solver.draw(draw_solve, game, s, dict(game_options), budget))
+            for s in seeds
+        ]
+        try:
+            verdicts = await asyncio.gather(*tries)
+        finally:
+            for t in tries:  # one refused (`busy`): the others leave the solver's queue
+                t.cancel()
         for n, seed, (verdict, length) in zip(batch, seeds, verdicts, strict=True):
             if verdict == WON:
                 return DailyDeal(seed, length, n)

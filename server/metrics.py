@@ -103,6 +103,27 @@ class Metrics:
             registry=r,
         )
 
+        self.solver_queued = Gauge(
+            "solrace_solver_queued",
+            "solver jobs waiting for a worker, by kind (hint, draw, verdict; server/solver_jobs.py)",
+            ["kind"],
+            registry=r,
+        )
+        self.solver_refused = Counter(
+            "solrace_solver_refused",
+            "solver jobs refused because their kind's queue was full: a hint or draw answered "
+            "busy, a verdict stored as unknown",
+            ["kind"],
+            registry=r,
+        )
+        self.verdicts_skipped = Counter(
+            "solrace_verdicts_skipped",
+            "finished races whose verdicts were not computed: abandoned (every racer resigned "
+            "or left) or a practice daily attempt",
+            ["why"],
+            registry=r,
+        )
+
     def acked(self, since: float) -> None:
         """A move was acknowledged; `since` is when its frame was read (time.monotonic())."""
         self.moves_acked.inc()

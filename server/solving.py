@@ -1,34 +1,39 @@
 """The solver off the event loop: winnable deals, post-race verdicts, practice hints.
 
-The engine's `solve` is pure CPU (a Klondike proof can take seconds), so every solve
-runs in a small process pool (`concurrent.futures.ProcessPoolExecutor`), created on the
-first need and shut down with the server: the event loop only awaits futures.
+The engine's `solve` is pure CPU (a Klondike proof can take seconds), so every solve runs in
+a small pool of worker processes, made at the first need and shut down with the server (and
+killed with it: server/solver_jobs.py); the event loop only awaits futures. The jobs wait in
+this process's priority queue, not in the executor's first-in-first-out one: hints first,
+then draws, then verdicts, each kind's queue bounded, verdicts never on every worker
+(server/solver_jobs.py). A flood of cheap-to-ask verdicts (541 abandoned practice races) used
+to make a hint wait minutes and a daily's draw time out; now they wait behind those, and over
+their bound they are "unknown".
 
 Three uses, each bounded by a node budget per game (`Budgets`), because a position the
 solver cannot decide would otherwise hold a worker for minutes:
 
 * `winnable_seed`: draw fresh secret seeds until one is "won" within the draw budget;
   several candidates run at once (one per worker). After `max_seconds` (or `max_draws`
-  candidates) without a win the start is refused with `busy` (retryable): a host never
-  waits without end.
+  candidates) without a win, or when the draws' queue is full, the start is refused with
+  `busy` (retryable): a host never waits without end.
 * `verdicts`: after a race, the deal (unless already known from a winnable draw) and
-  each unfinished seat's final position; "unknown" when the budget runs out.
-* `hint`: the next move of a solution from a solo player's position. Solutions are kept
-  by position text, so a player who follows the hints gets the next one without a solve.
+  each unfinished seat's final position; "unknown" when the budget runs out or the verdicts'
+  queue is full. None for a race nobody played (every racer resigned or left with no move)
+  or a practice daily attempt (`unjudged`).
+* `hint`: the next move of a solution from a solo player's position (`busy` when the hints'
+  queue is full). Solutions are kept by position text, so a player who follows the hints
+  gets the next one without a solve.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import multiprocessing
 import os
 import secrets
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +41,9 @@ from solrace.engine import from_text
 from solrace.engine.solve import LOST, UNKNOWN, WON, SolveResult, solve_deal, solve_text
 from solrace.protocol.messages import ProtocolError
 from solrace.server.codes import shown
+from solrace.server.metrics import METRICS
 from solrace.server.room import FINISHED, Room
+from solrace.server.solver_jobs import DRAW, HINT, VERDICT, Jobs, QueueBounds, QueueFull
 
 log = logging.getLogger("solrace.server")
 
@@ -101,12 +108,6 @@ def _solve_text(text: str, budget: int) -> SolveResult:
     return solve_text(text, budget)
 
 
-def _lower_priority() -> None:
-    """Solvers yield the CPU to the server's event loop (moves must not wait for a proof)."""
-    with contextlib.suppress(OSError):
-        os.nice(10)
-
-
 def _deal_key(room_options: dict[str, Any]) -> str:
     return json.dumps([room_options["game"], room_options["game_options"]], sort_keys=True)
 
@@ -117,42 +118,46 @@ def _quiet(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-class SolverPool:
-    """A bounded pool of solver processes, made lazily, owned by one server process."""
+def _busy(kind: str) -> ProtocolError:
+    return ProtocolError("busy", f"the solver has too many {kind}s waiting; try again shortly")
 
-    def __init__(self, workers: int | None = None, budgets: Budgets | None = None) -> None:
+
+class SolverPool:
+    """A bounded pool of solver processes, made lazily, owned by one server process; its
+    jobs wait in a priority queue of bounded length per kind (server/solver_jobs.py)."""
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        budgets: Budgets | None = None,
+        bounds: QueueBounds | None = None,
+    ) -> None:
         self.workers = workers or max(1, min(4, os.cpu_count() or 1))
         self.budgets = budgets or Budgets()
-        self._pool: ProcessPoolExecutor | None = None
+        self.jobs = Jobs(self.workers, bounds)
         self._hints: OrderedDict[str, tuple[str, list[str]]] = OrderedDict()
         self._solving: dict[str, asyncio.Future[SolveResult]] = {}
         self._ahead: dict[str, asyncio.Future[Winnable]] = {}
 
-    def pool(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            # spawn, not fork: the server has threads and open sockets a fork would copy
-            ctx = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(
-                self.workers, mp_context=ctx, initializer=_lower_priority
-            )
-        return self._pool
+    async def run(self, kind: str, fn: Any, *args: Any) -> Any:
+        """`fn(*args)` in a worker, after every more urgent job queued (`KINDS`); `QueueFull`
+        when `kind`'s queue is full."""
+        return await self.jobs.run(kind, fn, *args)
 
-    async def run(self, fn: Any, *args: Any) -> Any:
-        return await asyncio.wrap_future(self.pool().submit(fn, *args))
+    async def draw(self, fn: Any, *args: Any) -> Any:
+        """A candidate of a draw (a daily's or a winnable room's): `busy` when the draws'
+        queue is full."""
+        try:
+            return await self.jobs.run(DRAW, fn, *args)
+        except QueueFull:
+            raise _busy("draw") from None
 
     def close(self) -> None:
         """Drop queued solves and stop the workers now (a solve in progress is not waited for)."""
         for task in self._ahead.values():
             task.cancel()
         self._ahead.clear()
-        pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        procs = list((getattr(pool, "_processes", None) or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
+        self.jobs.close()
 
     # --- winnable deals -----------------------------------------------------------------
 
@@ -189,11 +194,10 @@ class SolverPool:
         return Winnable(seed, solution, tried, game, options)
 
     async def winnable_seed(self, game: str, options: dict[str, Any]) -> tuple[int, int, int]:
-        """A fresh secret seed whose deal the solver wins within the draw budget."""
+        """A fresh secret seed whose deal the solver wins within the draw budget (at most one
+        candidate per worker queued at once; `busy` when the draws' queue is full)."""
         budget = self.budgets.for_draw(game)
-        pool = self.pool()
-        running: set[Future[tuple[str, int]]] = set()
-        seeds: dict[Future[tuple[str, int]], int] = {}
+        running: dict[asyncio.Future[tuple[str, int]], int] = {}
         tried = 0
         loop = asyncio.get_running_loop()
         give_up = loop.time() + self.budgets.max_seconds
@@ -206,28 +210,26 @@ class SolverPool:
                     and not out_of_time
                 ):
                     seed = secrets.randbits(64)
-                    fut = pool.submit(draw_solve, game, seed, dict(options), budget)
-                    running.add(fut)
-                    seeds[fut] = seed
+                    try:
+                        fut = self.jobs.submit(DRAW, draw_solve, game, seed, dict(options), budget)
+                    except QueueFull:
+                        raise _busy("draw") from None
+                    running[fut] = seed
                     tried += 1
                 if not running:
                     raise ProtocolError(
                         "busy",
                         f"no winnable {game} deal found in {tried} tries; try again",
                     )
-                await asyncio.wait(
-                    [asyncio.wrap_future(f) for f in running],
-                    return_when=asyncio.FIRST_COMPLETED,
-                )
-                for f in list(running):
-                    if f.done():
-                        running.discard(f)
-                        verdict, length = f.result()
-                        if verdict == WON:
-                            return seeds[f], length, tried
+                await asyncio.wait(list(running), return_when=asyncio.FIRST_COMPLETED)
+                for f in [f for f in running if f.done()]:
+                    seed = running.pop(f)
+                    verdict, length = f.result()
+                    if verdict == WON:
+                        return seed, length, tried
         finally:
             for f in running:
-                f.cancel()
+                f.cancel()  # a candidate still queued leaves the queue
 
     # --- after a race -------------------------------------------------------------------
 
@@ -235,9 +237,13 @@ class SolverPool:
         self, game: str, seed: int, options: dict[str, Any]
     ) -> tuple[str, int | None]:
         """(verdict, solution length when won) of a deal from its start."""
-        verdict, length = await self.run(
-            draw_solve, game, seed, dict(options), self.budgets.verdict
-        )
+        try:
+            verdict, length = await self.run(
+                VERDICT, draw_solve, game, seed, dict(options), self.budgets.verdict
+            )
+        except QueueFull:
+            log.debug("the solver's verdict queue is full: a deal's verdict is unknown")
+            return UNKNOWN, None
         return verdict, (length if verdict == WON else None)
 
     async def position_verdicts(self, texts: dict[str, str]) -> dict[str, str]:
@@ -245,7 +251,10 @@ class SolverPool:
 
         async def one(text: str) -> str:
             try:
-                r: SolveResult = await self.run(_solve_text, text, self.budgets.verdict)
+                r: SolveResult = await self.run(VERDICT, _solve_text, text, self.budgets.verdict)
+            except QueueFull:
+                log.debug("the solver's verdict queue is full: a position's verdict is unknown")
+                return UNKNOWN
             except Exception:
                 log.warning("solving a final position failed", exc_info=True)
                 return UNKNOWN
@@ -266,9 +275,11 @@ class SolverPool:
         # one solve per position at a time: asking again while it runs waits for the same one
         running = self._solving.get(text)
         if running is None:
-            running = self._solving[text] = asyncio.ensure_future(
-                self.run(_solve_text, text, self.budgets.hint)
-            )
+            try:
+                job = self.jobs.submit(HINT, _solve_text, text, self.budgets.hint)
+            except QueueFull:
+                raise _busy("hint") from None
+            running = self._solving[text] = job
             running.add_done_callback(lambda _: self._solving.pop(text, None))
         r: SolveResult = await asyncio.shield(running)
         if r.verdict != WON:
@@ -325,6 +336,11 @@ class RaceVerdicts:
         key = (room.code, d["round"])
         if d["seed"] is None or key in self.pending:
             return
+        skip = unjudged(room)
+        if skip is not None:
+            METRICS.verdicts_skipped.labels(skip).inc()
+            log.debug("no verdicts for %s: %s", shown(room.code), skip)
+            return
         texts = {
             str(seat): race.game.to_text()
             for seat, race in sorted(room.races.items())
@@ -364,6 +380,28 @@ class RaceVerdicts:
     def close(self) -> None:
         for t in list(self.tasks):
             t.cancel()
+
+
+#: seat statuses of a racer who walked away (a grace period's end resigns)
+GAVE_UP = ("resigned", "left")
+
+
+def unjudged(room: Room) -> str | None:
+    """Why a finished race gets no verdicts (None: it gets them). Each costs the solver
+    seconds, so races nobody played must not queue solves: an *abandoned* race (every
+    racer resigned or left, a grace period's end or a kick included, and not one move
+    played) and a *practice* daily attempt (off the board; its deal is known winnable).
+    A racer who played and then gave up still learns whether the deal and their position
+    were winnable (that is what a solo practice room's results show); such races wait
+    behind hints and draws, within the verdicts' bound (server/solver_jobs.py)."""
+    daily = room.doc.get("daily")
+    if daily and not daily.get("scored"):
+        return "practice"
+    racers = [s["seat"] for s in room.seats() if s.get("in_race")]
+    played = any(race.moves for race in room.races.values())
+    if not played and all(room.status(n) in GAVE_UP for n in racers):
+        return "abandoned"
+    return None
 
 
 def _store_solved(round_: int, solved: dict[str, Any]) -> Rule:

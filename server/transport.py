@@ -10,6 +10,7 @@ to a room's other connections is not here: room events reach them through the fa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -42,6 +43,13 @@ from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
 log = logging.getLogger("solrace.server")
+
+#: requests that may wait long (for the solver: a hint, a daily's deal, a winnable start's
+#: draw): each is answered in its own task while the connection reads on (pings, moves),
+#: at most `Limits.pending` at once per connection
+SLOW = frozenset({"hint", "daily", "start"})
+#: requests that bind or unbind the connection (held under `Conn.binding`)
+BINDS = frozenset({"create", "join", "spectate", "resume", "leave"})
 
 #: what `welcome` and the HTTP Server header name this server as
 SERVER_NAME = f"solrace/{__version__}"
@@ -237,23 +245,8 @@ class Transport:
                         return
                 except ConnectionClosed:
                     raise
-                except TRANSIENT_ERRORS:
-                    # no pooled connection came free in time (or Redis is briefly away): retryable
-                    METRICS.redis_errors.labels("request").inc()
-                    log.warning(
-                        "redis unavailable while handling %r",
-                        msg and msg.get("type"),
-                        exc_info=True,
-                    )
-                    await self.send(
-                        conn, m.error("busy", "the server is busy; try again", ref=m.ref_of(msg))
-                    )
-                except Exception:
-                    log.exception("handling %r", m.redacted(msg))
-                    await self.send(
-                        conn,
-                        m.error("internal", "the server failed on that message", ref=m.ref_of(msg)),
-                    )
+                except Exception as exc:
+                    await self._failed(conn, msg, exc)
         except ConnectionClosed:
             pass
         finally:
@@ -261,7 +254,43 @@ class Transport:
                 conn.idle_timer.cancel()
             self.conns.discard(conn)
             self.guard.disconnect(conn.limit_key)
-            await self.rooms.unbind(conn)
+            try:
+                await self._end_pending(conn)
+            finally:
+                await self.rooms.unbind(conn)
+
+    async def _failed(self, conn: Conn, msg: dict[str, Any] | None, exc: Exception) -> None:
+        """The answer to a request whose handler failed with something not a ProtocolError."""
+        if isinstance(exc, TRANSIENT_ERRORS):
+            # no pooled connection came free in time (or Redis is briefly away): retryable
+            METRICS.redis_errors.labels("request").inc()
+            log.warning(
+                "redis unavailable while handling %r", msg and msg.get("type"), exc_info=exc
+            )
+            await self.send(
+                conn, m.error("busy", "the server is busy; try again", ref=m.ref_of(msg))
+            )
+            return
+        log.error("handling %r", m.redacted(msg), exc_info=exc)
+        await self.send(
+            conn, m.error("internal", "the server failed on that message", ref=m.ref_of(msg))
+        )
+
+    async def _end_pending(self, conn: Conn) -> None:
+        """The connection is gone: a pending hint is dropped (nobody reads its answer); the
+        other slow requests (a daily attempt, a start) finish as they would have, before
+        the connection is unbound (a `daily` must not bind a connection after its unbind)."""
+        for task in conn.pending:
+            if task.get_name() == "hint":
+                task.cancel()
+        if not conn.pending:
+            return
+        try:
+            await asyncio.wait(conn.pending)
+        except asyncio.CancelledError:  # the server is closing: nothing waits any more
+            for task in conn.pending:
+                task.cancel()
+            raise
 
     def _arm_idle(self, conn: Conn, delay: float) -> None:
         """One timer per idle period, not a wait_for per frame (that cost ~5% of a move)."""
@@ -304,23 +333,64 @@ class Transport:
         if kind == "ping":
             await self.send(conn, m.pong(ref, msg.get("t")))
             return
+        if kind in SLOW:
+            if len(conn.pending) >= self.limits.pending:
+                raise ProtocolError(
+                    "busy",
+                    f"{len(conn.pending)} slow requests of this connection are pending; "
+                    "wait for an answer",
+                    limit="pending",
+                )
+            self.guard.check(conn.limit_key, kind)  # charged now, in the order they came
+            task = asyncio.ensure_future(self._slow(conn, kind, msg, ref))
+            task.set_name(kind)
+            conn.pending.add(task)
+            task.add_done_callback(conn.pending.discard)
+            return
+        if kind in BINDS:
+            async with conn.binding:
+                await self._handle(conn, kind, msg, ref)
+            return
+        await self._handle(conn, kind, msg, ref)
+
+    async def _handle(self, conn: Conn, kind: str, msg: dict[str, Any], ref: int | None) -> None:
         handler = getattr(self, f"on_{kind}")
         if kind not in EXPENSIVE:
             await handler(conn, msg, ref)
             return
-        self.guard.check(conn.limit_key, kind)
-        if kind == "daily":
-            # the day's deal is drawn by the solver (CPU, off the loop), once a day: asking
-            # for it must not hold one of the server's Redis turns while it is drawn
-            game = self.dailies.check_request(msg)
-            date, practice = self.dailies.attempt_day(bool(msg.get("practice")), msg.get("date"))
-            await self.dailies.attempt_deal(date, game, practice)
+        if kind not in SLOW:
+            self.guard.check(conn.limit_key, kind)
         try:
             async with self.guard.turn(kind, conn.limit_key):
                 await handler(conn, msg, ref)
         except ProtocolError as exc:
             self.guard.missed(conn.limit_key, exc.code)  # a lookup that found nothing: a guess
             raise
+
+    async def _slow(self, conn: Conn, kind: str, msg: dict[str, Any], ref: int | None) -> None:
+        """A slow request in its own task while the connection reads on; its answer (or
+        error) carries its `ref` as any other."""
+        try:
+            if kind == "daily":
+                # the day's deal is drawn by the solver (CPU, off the loop), once a day: asking
+                # for it must not hold one of the server's Redis turns while it is drawn
+                game = self.dailies.check_request(msg)
+                date, practice = self.dailies.attempt_day(
+                    bool(msg.get("practice")), msg.get("date")
+                )
+                await self.dailies.attempt_deal(date, game, practice)
+                async with conn.binding:
+                    await self._handle(conn, kind, msg, ref)
+            else:
+                await self._handle(conn, kind, msg, ref)
+        except ConnectionClosed:
+            pass
+        except ProtocolError as exc:
+            with contextlib.suppress(ConnectionClosed):
+                await self.send(conn, exc.to_message(ref))
+        except Exception as exc:
+            with contextlib.suppress(ConnectionClosed):
+                await self._failed(conn, msg, exc)
 
     async def on_lobby(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         frame = await self.service.lobby_frame(msg.get("after", ""), ref)
