@@ -316,7 +316,6 @@ class ShardedReader:
         self.homeless: set[bytes] = set()  # channels waiting for a live master
         self._repair: asyncio.Task[None] | None = None
         self.closed = False
-        self.placements = 0  # channels subscribed again after a loss (for the tests and logs)
 
     async def _node_for(self, channel: bytes) -> tuple[str, str, int]:
         await self.cluster.initialize()  # fetches the slot map on first use only
@@ -421,7 +420,6 @@ class ShardedReader:
                     wait = min(RETRY_CAP, wait * 2)
                     continue
                 self.homeless.difference_update(todo)
-                self.placements += len(todo)
                 wait = RETRY_FIRST
                 self.on_gap([c for c in todo if c in self.wanted])
         finally:

@@ -97,3 +97,22 @@ def test_replay_and_player_pages_are_the_app_with_assets_one_folder_up(shared_se
         assert body == page.replace(b"<head>", b'<head>\n  <base href="../">', 1)
     for path in ("/replay/", "/replay/a/b", "/player/x.y", "/replay/0123456789abcdef/"):
         assert get(shared_server, path)[0] == 404
+
+
+def test_web_root_does_not_import_the_python_client() -> None:
+    """The server finds the web files from the client package's spec: importing the client
+    (its connection, terminal UI and their imports) would tie the server to them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from solrace.server.http import web_root\n"
+        "root = web_root()\n"
+        "assert (root / 'index.html').is_file() and (root / 'js' / 'app.js').is_file(), root\n"
+        "print(sorted(m for m in sys.modules if m.startswith('solrace.client')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
