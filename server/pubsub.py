@@ -28,6 +28,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from solrace.server.redis_conn import Client, is_cluster
+from solrace.server.retry import Backoff
 
 log = logging.getLogger("solrace.server")
 
@@ -246,7 +247,7 @@ class PlainReader:
             self._repair = asyncio.create_task(self._resubscribe())
 
     async def _resubscribe(self) -> None:
-        wait = RETRY_FIRST
+        pauses = Backoff(RETRY_FIRST, RETRY_CAP)
         while not self.closed:
             conn = self._new()
             try:
@@ -258,8 +259,7 @@ class PlainReader:
                     await conn.remove(ch)
             except Exception:
                 await conn.aclose()
-                await asyncio.sleep(wait)
-                wait = min(RETRY_CAP, wait * 2)
+                await pauses.pause()
                 continue
             self.conn = conn
             self._repair = None
@@ -406,7 +406,7 @@ class ShardedReader:
             self._repair = asyncio.create_task(self._resubscribe())
 
     async def _resubscribe(self) -> None:
-        wait = RETRY_FIRST
+        pauses = Backoff(RETRY_FIRST, RETRY_CAP)
         try:
             while self.homeless and not self.closed:
                 todo = sorted(self.homeless)
@@ -416,11 +416,10 @@ class ShardedReader:
                     await self._place(todo)
                 except Exception as exc:
                     log.debug("pub/sub: placing %d channels failed: %r", len(todo), exc)
-                    await asyncio.sleep(wait)
-                    wait = min(RETRY_CAP, wait * 2)
+                    await pauses.pause()
                     continue
                 self.homeless.difference_update(todo)
-                wait = RETRY_FIRST
+                pauses.reset()
                 self.on_gap([c for c in todo if c in self.wanted])
         finally:
             self._repair = None

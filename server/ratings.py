@@ -22,9 +22,7 @@ do the same but redis-py cannot run it on a cluster.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +32,7 @@ from openskill.models import PlackettLuce
 from solrace.server.boards import Boards
 from solrace.server.marks import FRESH, MARK, cutoff
 from solrace.server.redis_conn import Client
+from solrace.server.retry import Backoff
 
 #: the rating board of a game
 BOARD = "rating:{game}"
@@ -43,6 +42,8 @@ RATING_CAP = 1_000_000
 MARK_DAYS, MARKS_MAX = 7, 200_000
 #: compare-and-set attempts before a race is left for the caller's retry
 CAS_TRIES = 20
+#: pauses between them, jittered so that two writers that collided do not collide again
+CAS_PAUSES = Backoff(0.005, 0.05, jitter=True)
 
 Applied = Literal["applied", "dup", "stale", "conflict", "unrated"]
 
@@ -163,5 +164,5 @@ class Ratings:
             state = _text(await self._apply(keys=keys, args=args))
             if state != "conflict":
                 return state  # type: ignore[return-value]
-            await asyncio.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+            await CAS_PAUSES.sleep(attempt)
         return "conflict"

@@ -35,6 +35,7 @@ from solrace.protocol.records import (
     summary,
     unpack,
 )
+from solrace.server.metrics import METRICS
 from solrace.server.redis_conn import Client
 from solrace.server.retry import retrying
 from solrace.server.room import Room
@@ -172,11 +173,13 @@ class Records:
         """Each step retried on its own (each is idempotent); the reminder goes only once all
         are done, else whoever fires it does them again (`write_now`)."""
         what = f"record {record['id']}"
-        if not await retrying(lambda: self.save(record), "records", what):
+        records_failed = METRICS.redis_errors.labels("records").inc
+        if not await retrying(lambda: self.save(record), what, records_failed):
             return
-        if also is not None and not await retrying(also, "standings", f"{what}: standings"):
+        standings_failed = METRICS.redis_errors.labels("standings").inc
+        if also is not None and not await retrying(also, f"{what}: standings", standings_failed):
             return
-        await retrying(lambda: self._paid(record), "records", what)
+        await retrying(lambda: self._paid(record), what, records_failed)
 
     async def save(self, record: dict[str, Any]) -> None:
         """The record, and its id in the history of each player who raced with a key.
