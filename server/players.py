@@ -18,9 +18,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import time
-from collections import OrderedDict
 
 from solrace.protocol.messages import ProtocolError
+from solrace.server.lru import LRU
 from solrace.server.room import token_hash
 
 #: a key shorter than this cannot hold 128 random bits in url-safe base64
@@ -60,17 +60,13 @@ class Registrations:
     Fresh keys are bounded elsewhere: one write per connection, charged to its address."""
 
     def __init__(self, size: int = 10_000, every: float = 600.0) -> None:
-        self.size = size
         self.every = every
-        self.seen: OrderedDict[str, float] = OrderedDict()
+        self.seen: LRU[str, float] = LRU(size)
 
     def due(self, pid: str) -> bool:
         """Whether the id's entry should be written now (not written in the last `every` s)."""
-        at = self.seen.get(pid)
+        at = self.seen.peek(pid)
         return at is None or time.monotonic() - at >= self.every
 
     def done(self, pid: str) -> None:
-        self.seen[pid] = time.monotonic()
-        self.seen.move_to_end(pid)
-        while len(self.seen) > self.size:
-            self.seen.popitem(last=False)
+        self.seen.put(pid, time.monotonic())
