@@ -173,13 +173,13 @@ class Records:
         """Each step retried on its own (each is idempotent); the reminder goes only once all
         are done, else whoever fires it does them again (`write_now`)."""
         what = f"record {record['id']}"
-        records_failed = METRICS.redis_errors.labels("records").inc
-        if not await retrying(lambda: self.save(record), what, records_failed):
+        if not await retrying(lambda: self.save(record), what, _failed("records")):
             return
-        standings_failed = METRICS.redis_errors.labels("standings").inc
-        if also is not None and not await retrying(also, f"{what}: standings", standings_failed):
+        if also is not None and not await retrying(
+            also, f"{what}: standings", _failed("standings")
+        ):
             return
-        await retrying(lambda: self._paid(record), what, records_failed)
+        await retrying(lambda: self._paid(record), what, _failed("records"))
 
     async def save(self, record: dict[str, Any]) -> None:
         """The record, and its id in the history of each player who raced with a key.
@@ -248,3 +248,9 @@ class Records:
             "races": races,
             "total": int(total),
         }
+
+
+def _failed(where: str) -> Callable[[], None]:
+    """Counts a failed background write in redis_errors{where} (the label set is made at the
+    first failure: a server whose writes never fail exports none)."""
+    return lambda: METRICS.redis_errors.labels(where).inc()

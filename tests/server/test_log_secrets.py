@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from solrace.bench.server_process import ServerProcess
 from solrace.protocol import messages as m
-from solrace.server.process import ServerProcess
 from solrace.server.redact import SecretFilter
 from solrace.server.redis_process import RedisProcess
 
