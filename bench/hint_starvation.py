@@ -21,8 +21,8 @@ import os
 import time
 from typing import Any
 
+from solrace.bench.server_process import ServerProcess
 from solrace.protocol import messages as m
-from solrace.server.process import ServerProcess
 from solrace.server.redis_process import RedisProcess
 from websockets.asyncio.client import ClientConnection, connect
 

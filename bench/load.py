@@ -211,7 +211,7 @@ class Bench:
         try:
             server.start()
         except Exception:
-            self.report.line(server.log_tail())
+            self.report.line(server.log()[-2000:])
             raise
         return server
 
@@ -436,7 +436,7 @@ class Bench:
         s = self.sizes
         rooms = s.tp_rooms if rooms is None else rooms
         players = s.tp_players if players is None else players
-        urls = [srv.url for srv in urls_of]
+        urls = [srv.ws_url for srv in urls_of]
         options = room_options("klondike", players)
         if split_seats or len(urls) == 1:
             self.open_rooms(urls, rooms, players, options)
@@ -524,7 +524,7 @@ class Bench:
         server = self.race_server()
         assert self.pool is not None
         try:
-            self.open_rooms([server.url], rooms, players, room_options("klondike", players))
+            self.open_rooms([server.ws_url], rooms, players, room_options("klondike", players))
             rss = rss_kib(server.pid)
             self.pool.all("start")
             res = self.run_load(server.pids(), 1.0, s.paced_duration)
@@ -585,7 +585,7 @@ class Bench:
         server = self.race_server()
         try:
             codes = self.open_rooms(
-                [server.url],
+                [server.ws_url],
                 1,
                 s.spec_players,
                 room_options("klondike", s.spec_players, spectator_view="boards"),
@@ -593,7 +593,7 @@ class Bench:
             self.pool.each(
                 "spectate",
                 [
-                    {"urls": [server.url], "rooms": codes, "per_room": c}
+                    {"urls": [server.ws_url], "rooms": codes, "per_room": c}
                     for c in split(s.spec_count, self.pool.size)
                 ],
             )
@@ -673,12 +673,12 @@ class Bench:
         server = self.race_server()
         assert self.pool is not None
         try:
-            per_conn = self.idle_rss_per_conn(server.pid, server.url, s.idle_conns)
+            per_conn = self.idle_rss_per_conn(server.pid, server.ws_url, s.idle_conns)
             r.figure("race server RSS per idle connection (after hello)", kib(per_conn))
             mem0, data0 = self.redis_memory()
             rss0 = rss_kib(server.pid)
             codes = self.open_rooms(
-                [server.url], s.mem_rooms, s.mem_players, room_options("puttputt", s.mem_players)
+                [server.ws_url], s.mem_rooms, s.mem_players, room_options("puttputt", s.mem_players)
             )
             time.sleep(0.5)
             seated = (rss_kib(server.pid) - rss0) * 1024 / (s.mem_rooms * s.mem_players)

@@ -11,19 +11,16 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Self
+
+from solrace.bench.server_process import ChildProcess, ServerProcess
+from solrace.server.redis_process import free_port
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def rss_kib(pid: int) -> int:
@@ -75,85 +72,24 @@ class CpuMeter:
         return {k: v / self.wall for k, v in self.used.items()} if self.wall else {}
 
 
-def wait_for_port(port: int, proc: subprocess.Popen, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with {proc.returncode} before listening on {port}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on port {port} within {timeout}s")
+class EchoServer(ChildProcess):
+    """The echo baseline (bench/load_echo.py): a WebSocket server with no game, up once it
+    listens."""
 
-
-class ChildServer:
-    """A server child process on a free loopback port, stopped with SIGTERM.
-
-    Its output goes to `{what}-{port}.log` in the run's work directory, so a failed
-    start can show the log's tail and nothing lands in a fixed place shared with others.
-    """
-
-    what = "server"
-
-    def __init__(self, work_dir: Path) -> None:
-        self.port = free_port()
-        self.proc: subprocess.Popen | None = None
-        self.log_path = work_dir / f"{self.what}-{self.port}.log"
-
-    def command(self) -> list[str]:
-        raise NotImplementedError
-
-    @property
-    def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
-
-    def start(self, timeout: float = 30.0) -> ChildServer:
-        # the child holds its own copy of the descriptor, so ours can close at once
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                self.command(), stdout=log, stderr=subprocess.STDOUT, env=self.env()
-            )
-        wait_for_port(self.port, self.proc, timeout, self.what)
-        return self
-
-    def env(self) -> dict[str, str]:
-        return dict(os.environ)
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def log_tail(self, chars: int = 2000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except OSError:
-            return ""
-
-    def __enter__(self) -> ChildServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
-class EchoServer(ChildServer):
     what = "echo"
 
     def __init__(self, work_dir: Path, fanout: bool = False) -> None:
-        super().__init__(work_dir)
+        super().__init__()
+        self.port = free_port()
+        self.log_path = work_dir / f"{self.what}-{self.port}.log"
         self.fanout = fanout
+
+    def ready(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                return True
+        except OSError:
+            return False
 
     def command(self) -> list[str]:
         return [
@@ -194,32 +130,32 @@ def worker_codes(count: int) -> list[str]:
     ]
 
 
-class RaceServer(ChildServer):
-    """`solrace serve` on a Redis, with the benchmark's limits (rate, spectators) raised.
+class RaceServer(ServerProcess):
+    """`solrace serve` on a Redis, with the benchmark's limits (rate, spectators) raised: the
+    tests' ServerProcess (bench/server_process.py), with the benchmark's flags.
 
     `extra` holds serve flags as the server defines them; the coordinator prints
     them, so every figure says which settings it was measured with. With `workers` > 1 it
     is `solrace serve --workers N`: a front process and N workers, all of whose CPU counts
     (`pids`), and clients that name their room in the URL (`?room=CODE`) land on its worker.
+    No address is exempt from the server's limits unless `extra` says so.
     """
 
     what = "race"
 
     def __init__(
-        self,
-        work_dir: Path,
-        redis_url: str,
-        key_prefix: str,
-        extra: list[str],
-        workers: int = 1,
+        self, work_dir: Path, redis_url: str, key_prefix: str, extra: list[str], workers: int = 1
     ) -> None:
-        super().__init__(work_dir)
-        self.redis_url = redis_url
-        self.key_prefix = key_prefix
+        flags = ["--log-level", "WARNING", "--no-predraw-daily"]  # no solver work beside the load
+        if workers > 1:
+            flags += ["--workers", str(workers)]
+        super().__init__(redis_url, key_prefix, extra_args=[*flags, *extra], exempt=())
+        #: its output, in the run's work directory (a failed start shows the tail)
+        self.log_path = work_dir / f"{self.what}-{self.port}.log"
         self.extra = extra
         self.workers = workers
 
-    def start(self, timeout: float = 30.0) -> RaceServer:
+    def start(self, timeout: float = 30.0) -> Self:
         super().start(timeout)
         if self.workers > 1:
             self.wait_for_workers(timeout)
@@ -242,31 +178,10 @@ class RaceServer(ChildServer):
         workers = children(self.pid)
         return {"server-front": self.pid, **{f"server-w{i}": p for i, p in enumerate(workers)}}
 
-    def command(self) -> list[str]:
-        return [
-            sys.executable,
-            "-m",
-            "solrace",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--redis-url",
-            self.redis_url,
-            "--redis-prefix",
-            self.key_prefix,
-            "--log-level",
-            "WARNING",
-            "--no-predraw-daily",  # no solver work beside the load being measured
-            *(["--workers", str(self.workers)] if self.workers > 1 else []),
-            *self.extra,
-        ]
-
     def health(self, room: str | None = None) -> dict:
         """The server's /healthz JSON ({} when it does not answer); with `room`, that of the
         room's worker."""
-        url = f"http://127.0.0.1:{self.port}/healthz" + (f"?room={room}" if room else "")
+        url = f"{self.url}/healthz" + (f"?room={room}" if room else "")
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
                 return json.loads(r.read())

@@ -12,12 +12,12 @@ Commands: `solrace play CODE|URL [--name N]`, `solrace play --create GAME -o dra
 `solrace watch CODE|URL`, `solrace bot CODE|URL --pace 0.5 --count 3`. A bare code uses
 `--server`, default ws://127.0.0.1:8765/ws, the default of `solrace serve`.
 
-Modules: connection (Client, ServerError), events (typed messages), room (RoomModel),
+Modules: connection (Client, ErrorReply), events (typed messages), room (RoomModel),
 urls (targets and share links), codec (the wire seam), moves (legal moves from a view),
 strategy (the bot's choose_move), render (pure text drawing), terminal, watch, bot.
 """
 
-from .connection import Client, Closed, ConnectionLost, Reconnected, Resynced, ServerError
+from .connection import Client, Closed, ConnectionLost, ErrorReply, Reconnected, Resynced
 from .events import (
     Ack,
     Board,
@@ -25,6 +25,7 @@ from .events import (
     Countdown,
     Error,
     Event,
+    Hint,
     Joined,
     Kicked,
     Lobby,
@@ -40,6 +41,7 @@ from .events import (
     Rematch,
     Results,
     Snapshot,
+    Solved,
     Start,
     Unknown,
     Welcome,
@@ -59,7 +61,9 @@ __all__ = [
     "ConnectionLost",
     "Countdown",
     "Error",
+    "ErrorReply",
     "Event",
+    "Hint",
     "Joined",
     "Kicked",
     "Lobby",
@@ -77,8 +81,8 @@ __all__ = [
     "Results",
     "Resynced",
     "RoomModel",
-    "ServerError",
     "Snapshot",
+    "Solved",
     "Start",
     "Target",
     "Unknown",

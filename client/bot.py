@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import events as ev
-from .connection import Client, ConnectionLost, ServerError
+from .connection import Client, ConnectionLost, ErrorReply
 from .moves import Board
 from .options import parse_option, room_options
 from .player_key import load_or_create
@@ -128,7 +128,7 @@ async def play_race(
             result.moves += 1
             if ack.status and ack.status != RACING:
                 return ack.status
-        except ServerError as exc:
+        except ErrorReply as exc:
             result.errors.append(exc.code)
             if exc.code in ("illegal_move", "out_of_sync"):
                 await client.resume()  # our view is stale: take the server's

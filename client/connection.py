@@ -2,7 +2,7 @@
 
 Design: a single reader task owns the socket's receive side. Each request
 gets an `id`; the reader resolves the waiting future whose id the reply's
-`ref` names, raising `ServerError` for `error` replies, and queues every
+`ref` names, raising `ErrorReply` for `error` replies, and queues every
 push (events, boards, snapshots) for `events()`. Every message also updates
 `self.room`, the local model a UI draws from, in arrival order, so the
 `joined` snapshot is applied before the events a resume replays.
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from solrace.protocol.messages import VERSION
+from solrace.server.retry import Backoff
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -39,9 +40,11 @@ from .urls import with_room
 log = logging.getLogger(__name__)
 
 CLIENT_NAME = "solrace-py/0.1"
+#: pauses before each reconnect attempt: the first, doubling up to the cap
+RECONNECT_FIRST_S, RECONNECT_CAP_S = 0.1, 3.0
 
 
-class ServerError(Exception):
+class ErrorReply(Exception):
     """The server answered a request with `error`; `code` is the protocol's error code."""
 
     def __init__(self, code: str, message: str = "", reply: ev.Error | None = None) -> None:
@@ -282,7 +285,7 @@ class Client:
         fut = self._pending.pop(msg.ref, None) if msg.ref is not None else None
         if fut is not None and not fut.done():
             if isinstance(msg, ev.Error):
-                fut.set_exception(ServerError(msg.code, msg.message, msg))
+                fut.set_exception(ErrorReply(msg.code, msg.message, msg))
             else:
                 fut.set_result(msg)
             return
@@ -323,7 +326,7 @@ class Client:
             else:
                 await self.resume()
             self._queue.put_nowait(Resynced(type="resynced"))
-        except (ServerError, ConnectionLost, TimeoutError) as exc:
+        except (ErrorReply, ConnectionLost, TimeoutError) as exc:
             log.info("resync failed: %s", exc)
         finally:
             self._resyncing = False
@@ -356,13 +359,12 @@ class Client:
     async def _reconnect(self) -> None:
         """Reopen and resume the seat (or spectate again) from the last event seen."""
         self._resuming = True
-        delay = 0.1
+        pauses = Backoff(RECONNECT_FIRST_S, RECONNECT_CAP_S)
         try:
             for attempt in range(1, self.reconnect_tries + 1):
-                await asyncio.sleep(delay)
+                await pauses.pause()
                 if self._closing:
                     break
-                delay = min(delay * 2, 3.0)
                 try:
                     await self._open()
                     await self._hello()
@@ -376,7 +378,7 @@ class Client:
                         with contextlib.suppress(Exception):
                             await self._ws.close()
                     continue
-                except ServerError as exc:  # the seat or room is gone: give up
+                except ErrorReply as exc:  # the seat or room is gone: give up
                     log.warning("resume refused: %s", exc)
                     break
                 self._queue.put_nowait(Reconnected(type="reconnected", attempts=attempt))
@@ -512,7 +514,7 @@ class Client:
 
     def _host(self) -> str:
         if not self.host_token:
-            raise ServerError("not_host", "this client holds no host token")
+            raise ErrorReply("not_host", "this client holds no host token")
         return self.host_token
 
     async def configure(self, options: dict[str, Any]) -> ev.Message:

@@ -4,6 +4,11 @@ The wire carries plain maps; a client that passes maps around ends up
 spelling keys in every corner. `parse_message` turns each map into one of
 these classes once, keeping the original map in `raw` so nothing the server
 adds later (unknown keys are allowed by the protocol) is lost.
+
+The protocol's tables (`solrace.protocol.messages.SERVER` and `EVENT_KINDS`) are the one
+schema: every message type and event kind they define has a class here with exactly their
+fields (tests/client/test_client_events_schema.py fails on any drift). A field whose wire
+name is a Python keyword is renamed by WIRE_NAMES.
 """
 
 from __future__ import annotations
@@ -40,6 +45,10 @@ class Joined(Message):
     token: str | None = None
     host_token: str | None = None
     snapshot: dict[str, Any] = field(default_factory=dict)
+    #: a resume within the kept history (no snapshot): the player's own seat and board
+    you: dict[str, Any] | None = None
+    #: the room's last event number when the reply was made
+    event: int | None = None
     #: a daily attempt: its id, date, game, whether it is scored, when its deal is revealed
     daily: dict[str, Any] | None = None
 
@@ -96,6 +105,15 @@ class ProgressFrame(Message):
 
 
 @dataclass(kw_only=True)
+class Hint(Message):
+    """The solver's answer to `hint`: its verdict, and the next move of a solution when won."""
+
+    verdict: str
+    move: str | None = None
+    n: int | None = None
+
+
+@dataclass(kw_only=True)
 class Lobby(Message):
     rooms: list[dict[str, Any]] = field(default_factory=list)
     #: the cursor of the next page (`lobby(after=next)`), None on the last page
@@ -130,6 +148,8 @@ class PlayerJoined(Event):
     name: str = ""
     #: the public player id (None: joined without a player key)
     player: str | None = None
+    #: the seat is taken by a marked bot
+    bot: bool = False
 
 
 @dataclass(kw_only=True)
@@ -193,14 +213,27 @@ class Results(Event):
     seed: int | None = None  # None in a daily race's results until its day is over
     salt: str | None = None
     reveal_at: int | None = None
+    #: the daily's id, in a daily race's results
+    daily: str | None = None
     game: str | None = None
     game_options: dict[str, Any] = field(default_factory=dict)
     moves: dict[str, list[str]] = field(default_factory=dict)
+    #: the race record's id (/api/record/ID)
+    record: str | None = None
 
 
 @dataclass(kw_only=True)
 class Rematch(Event):
     options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Solved(Event):
+    """The solver's verdicts after a race: the deal's, and each unfinished seat's position."""
+
+    deal: str = ""
+    deal_moves: int | None = None
+    seats: dict[Any, Any] = field(default_factory=dict)
 
 
 EVENT_KINDS: dict[str, type[Event]] = {
@@ -216,6 +249,7 @@ EVENT_KINDS: dict[str, type[Event]] = {
     "progress": Progress,
     "results": Results,
     "rematch": Rematch,
+    "solved": Solved,
 }
 
 MESSAGE_TYPES: dict[str, type[Message]] = {
@@ -229,7 +263,11 @@ MESSAGE_TYPES: dict[str, type[Message]] = {
     "progress": ProgressFrame,
     "lobby": Lobby,
     "pong": Pong,
+    "hint": Hint,
 }
+
+#: client field name -> wire key, where the wire's is a Python keyword
+WIRE_NAMES: dict[str, str] = {"first": "from"}
 
 
 _FIELDS: dict[type[Message], frozenset[str]] = {}
@@ -263,5 +301,5 @@ def parse_message(msg: dict[str, Any]) -> Message:
         return _build(cls, msg)
     cls = MESSAGE_TYPES.get(str(mtype), Unknown)
     if cls is ProgressFrame:  # `from` is a Python keyword: the field is `first`
-        return _build(cls, {**msg, "first": msg.get("from", msg.get("n"))})
+        return _build(cls, {**msg, "first": msg.get(WIRE_NAMES["first"], msg.get("n"))})
     return _build(cls, msg)

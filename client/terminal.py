@@ -28,7 +28,7 @@ import threading
 from typing import Any
 
 from . import events as ev
-from .connection import Client, ConnectionLost, Reconnected, Resynced, ServerError
+from .connection import Client, ConnectionLost, ErrorReply, Reconnected, Resynced
 from .moves import legal_moves
 from .options import parse_option, room_options
 from .player_key import load_or_create
@@ -164,7 +164,7 @@ class Terminal:
             extra = f" revealed {' '.join(ack.revealed)}" if ack.revealed else ""
             self.print(f"ok {ack.move} (move {ack.n}){extra}")
             self.draw()
-        except ServerError as exc:
+        except ErrorReply as exc:
             self.print(f"refused: {exc.code}: {exc.message}")
         except ConnectionLost as exc:
             self.print(f"connection lost: {exc}")
@@ -396,7 +396,7 @@ async def _main(args: argparse.Namespace) -> int:
         term.draw()
         term.start_reader(asyncio.get_running_loop())
         await term.run()
-    except ServerError as exc:
+    except ErrorReply as exc:
         print(f"refused: {exc.code}: {exc.message}")
         if exc.code == "daily_played":
             print("practise yesterday's with: solrace play --daily GAME --practice")

@@ -12,7 +12,7 @@ import argparse
 import asyncio
 import sys
 
-from .connection import Client, ServerError
+from .connection import Client, ErrorReply
 from .render import render_spectator_screen
 from .urls import DEFAULT_SERVER, parse_target
 
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
                 clear=tty,
             )
         )
-    except ServerError as exc:
+    except ErrorReply as exc:
         print(f"refused: {exc.code}: {exc.message}")
         return 1
     except KeyboardInterrupt:

@@ -16,24 +16,13 @@ from __future__ import annotations
 
 from .cards import RANK, SUCC
 from .solve_common import WON, Answer, Position, search
+from .tabbycat import build_len
 
 T = 4
 # a move: (kind, a, b, n): kind 0 pile a -> pile b (n cards), 1 pile a -> tail (n),
 # 2 tail -> pile b (n = whole tail), 3 pile a -> discard, 4 deal
 PP, PR, RP, PD, DEAL = 0, 1, 2, 3, 4
 Move = tuple[int, int, int, int]
-
-
-def build_len(p: list[int]) -> int:
-    """Length of the top build (each card lies on the one below it: succ(rank) is its rank)."""
-    i = len(p) - 1
-    if i < 0:
-        return 0
-    k = 1
-    while i > 0 and SUCC[RANK[p[i]]] == RANK[p[i - 1]]:
-        k += 1
-        i -= 1
-    return k
 
 
 class TabbyState:

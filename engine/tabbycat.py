@@ -44,10 +44,6 @@ def build_len(p: list[int]) -> int:
     return k
 
 
-def _run_text(p: list[int], n: int) -> str:
-    return " ".join(TEXT[c] for c in p[-n:])
-
-
 class TabbyCat(Game):
     """Tabby Cat (tail takes any top part of a build) or Manx (tail takes one card)."""
 

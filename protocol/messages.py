@@ -8,7 +8,7 @@ other. PROTOCOL.md is the human contract; the tables below are its machine form.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import msgpack
 import solrace.engine as engine
@@ -396,11 +396,38 @@ def redacted(msg: Any) -> Any:
 # --- builders for server messages --------------------------------------------------------
 
 
-def with_ref(msg: dict[str, Any], ref: int | None) -> dict[str, Any]:
-    """`msg` (changed in place) answering the request whose id was `ref`, if it had one."""
-    if ref is not None:
+@overload
+def with_ref(msg: dict[str, Any], ref: int | None) -> dict[str, Any]: ...
+@overload
+def with_ref(msg: bytes, ref: int | None) -> bytes: ...
+def with_ref(msg: dict[str, Any] | bytes, ref: int | None) -> dict[str, Any] | bytes:
+    """`msg` answering the request whose id was `ref`, if it had one.
+
+    A map is changed in place. An encoded map (bytes from `encode`, without a `ref` key) gets
+    `ref` as one more entry without being decoded: a reply encoded once for every asker (a
+    lobby page, server/lobby.py) costs each asker only these few bytes."""
+    if ref is None:
+        return msg
+    if isinstance(msg, dict):
         msg["ref"] = ref
-    return msg
+        return msg
+    head = msg[0] if msg else -1
+    if 0x80 <= head <= 0x8F:  # fixmap: the count is in the first byte
+        count, body = head & 0x0F, msg[1:]
+    elif head == 0xDE:  # map 16
+        count, body = int.from_bytes(msg[1:3], "big"), msg[3:]
+    elif head == 0xDF:  # map 32
+        count, body = int.from_bytes(msg[1:5], "big"), msg[5:]
+    else:
+        raise ValueError("with_ref: the bytes are not an encoded map")
+    count += 1
+    if count <= 0x0F:
+        header = bytes([0x80 | count])
+    elif count <= 0xFFFF:
+        header = b"\xde" + count.to_bytes(2, "big")
+    else:
+        header = b"\xdf" + count.to_bytes(4, "big")
+    return header + body + encode({"ref": ref})[1:]  # the one entry of a fixmap, unwrapped
 
 
 def error(code: str, message: str, ref: int | None = None, **extra: Any) -> dict[str, Any]:

@@ -13,6 +13,7 @@ Everything else the page needs (games, titles, options) comes in `welcome`.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from collections.abc import Awaitable, Callable
@@ -49,10 +50,15 @@ CONTENT_TYPES = {
 
 
 def web_root() -> Path:
-    import solrace.client
+    """The web client's folder (shipped as `solrace.client.web` package data).
 
+    Found from the client package's spec, without importing it: the server needs the files,
+    not the Python client (its connection, terminal UI and their imports)."""
+    spec = importlib.util.find_spec("solrace.client")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("the solrace.client package (the web client's files) is not installed")
     # resolve(): an editable (strict) install links each file; the web folder is beside the real one
-    return Path(solrace.client.__file__).resolve().parent / "web"
+    return Path(spec.origin).resolve().parent / "web"
 
 
 def response(

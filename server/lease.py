@@ -31,7 +31,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from solrace.server.codes import shown
 from solrace.server.metrics import METRICS
@@ -158,8 +158,3 @@ class Leases:
         for code in list(self.store.fences):
             with contextlib.suppress(Exception):
                 await self.release(code)
-
-
-def owner_stats(leases: Leases | None) -> dict[str, Any]:
-    """What /healthz says about leases."""
-    return {"leases": len(leases.held) if leases else 0}

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import msgpack
-from solrace.protocol.messages import encode
+from solrace.protocol.messages import encode, with_ref
+from solrace.server.lru import LRU
 from solrace.server.shared import Shared
 
 Page = tuple[list[dict[str, Any]], str | None]
@@ -31,7 +31,7 @@ class LobbyCache:
         self.fetch = fetch
         self.shared: Shared[Page] = Shared(ttl, MAX_PAGES)
         #: each page's `lobby` message, encoded once (a page of 100 rows is ~10 KB of msgpack)
-        self.frames: dict[str, tuple[Page, bytes]] = {}
+        self.frames: LRU[str, tuple[Page, bytes]] = LRU(MAX_PAGES)
 
     @property
     def ttl(self) -> float:
@@ -52,10 +52,9 @@ class LobbyCache:
         page = await self.page(after)
         kept = self.frames.get(after)
         if kept is None or kept[0] is not page:
-            if len(self.frames) >= MAX_PAGES:
-                self.frames.pop(next(iter(self.frames)))
             body = encode({"type": "lobby", "rooms": page[0], "next": page[1]})
-            kept = self.frames[after] = (page, body)
+            kept = (page, body)
+            self.frames.put(after, kept)
         return with_ref(kept[1], ref)
 
     async def page(self, after: str = "") -> Page:
@@ -66,11 +65,3 @@ class LobbyCache:
         """A row this process wrote changed: its next asker reads the store again (another
         process's changes show within `ttl`)."""
         self.shared.clear()
-
-
-def with_ref(frame: bytes, ref: int | None) -> bytes:
-    """An encoded map of three entries (a fixmap) with `ref` added as a fourth."""
-    if ref is None:
-        return frame
-    assert frame[0] == 0x83, "a map of three entries"
-    return b"\x84" + frame[1:] + msgpack.packb("ref") + msgpack.packb(ref)

@@ -29,6 +29,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from solrace.server.codes import shown_in
 from solrace.server.redis_conn import Client, is_cluster
+from solrace.server.retry import Backoff
 
 log = logging.getLogger("solrace.server")
 
@@ -247,7 +248,7 @@ class PlainReader:
             self._repair = asyncio.create_task(self._resubscribe())
 
     async def _resubscribe(self) -> None:
-        wait = RETRY_FIRST
+        pauses = Backoff(RETRY_FIRST, RETRY_CAP)
         while not self.closed:
             conn = self._new()
             try:
@@ -259,8 +260,7 @@ class PlainReader:
                     await conn.remove(ch)
             except Exception:
                 await conn.aclose()
-                await asyncio.sleep(wait)
-                wait = min(RETRY_CAP, wait * 2)
+                await pauses.pause()
                 continue
             self.conn = conn
             self._repair = None
@@ -317,7 +317,6 @@ class ShardedReader:
         self.homeless: set[bytes] = set()  # channels waiting for a live master
         self._repair: asyncio.Task[None] | None = None
         self.closed = False
-        self.placements = 0  # channels subscribed again after a loss (for the tests and logs)
 
     async def _node_for(self, channel: bytes) -> tuple[str, str, int]:
         await self.cluster.initialize()  # fetches the slot map on first use only
@@ -410,7 +409,7 @@ class ShardedReader:
             self._repair = asyncio.create_task(self._resubscribe())
 
     async def _resubscribe(self) -> None:
-        wait = RETRY_FIRST
+        pauses = Backoff(RETRY_FIRST, RETRY_CAP)
         try:
             while self.homeless and not self.closed:
                 todo = sorted(self.homeless)
@@ -420,12 +419,10 @@ class ShardedReader:
                     await self._place(todo)
                 except Exception as exc:
                     log.debug("pub/sub: placing %d channels failed: %r", len(todo), exc)
-                    await asyncio.sleep(wait)
-                    wait = min(RETRY_CAP, wait * 2)
+                    await pauses.pause()
                     continue
                 self.homeless.difference_update(todo)
-                self.placements += len(todo)
-                wait = RETRY_FIRST
+                pauses.reset()
                 self.on_gap([c for c in todo if c in self.wanted])
         finally:
             self._repair = None

@@ -44,9 +44,7 @@ again; WATCH/MULTI would do the same but redis-py cannot run it on a cluster.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,6 +54,7 @@ from openskill.models import PlackettLuce
 from solrace.server.boards import Boards
 from solrace.server.marks import FRESH, MARK, cutoff
 from solrace.server.redis_conn import Client
+from solrace.server.retry import Backoff
 
 #: the rating board of a game
 BOARD = "rating:{game}"
@@ -67,6 +66,8 @@ PROVISIONAL_CAP = 1_000_000
 MARK_DAYS, MARKS_MAX = 7, 200_000
 #: compare-and-set attempts before a race is left for the caller's retry
 CAS_TRIES = 20
+#: pauses between them, jittered so that two writers that collided do not collide again
+CAS_PAUSES = Backoff(0.005, 0.05, jitter=True)
 
 # --- the rules against rating farming (docs/LEADERBOARDS.md, Provisional ratings) ---------
 #: rated races a player needs before its rating is established (on the board)
@@ -302,5 +303,5 @@ class Ratings:
             state = _text(await self._apply(keys=keys, args=args))
             if state != "conflict":
                 return state  # type: ignore[return-value]
-            await asyncio.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+            await CAS_PAUSES.sleep(attempt)
         return "conflict"

@@ -40,6 +40,7 @@ from solrace.protocol.records import (
     unpack,
 )
 from solrace.server import keys
+from solrace.server.metrics import METRICS
 from solrace.server.redis_conn import Client
 from solrace.server.retry import retrying
 from solrace.server.room import Room
@@ -171,11 +172,13 @@ class Records:
         """Each step retried on its own (each is idempotent); the reminder goes only once all
         are done, else whoever fires it does them again (`write_now`)."""
         what = f"record {record['id']}"
-        if not await retrying(lambda: self.save(record), "records", what):
+        if not await retrying(lambda: self.save(record), what, _failed("records")):
             return
-        if also is not None and not await retrying(also, "standings", f"{what}: standings"):
+        if also is not None and not await retrying(
+            also, f"{what}: standings", _failed("standings")
+        ):
             return
-        await retrying(lambda: self._paid(record), "records", what)
+        await retrying(lambda: self._paid(record), what, _failed("records"))
 
     async def save(self, record: dict[str, Any]) -> None:
         """The record, and its id in the history of each player who raced with a key.
@@ -251,3 +254,9 @@ class Records:
             "races": races,
             "total": int(total),
         }
+
+
+def _failed(where: str) -> Callable[[], None]:
+    """Counts a failed background write in redis_errors{where} (the label set is made at the
+    first failure: a server whose writes never fail exports none)."""
+    return lambda: METRICS.redis_errors.labels(where).inc()

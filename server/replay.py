@@ -16,11 +16,11 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from solrace.protocol.replay import build_replay
+from solrace.server.lru import LRU
 
 #: replays kept encoded (each 5-60 KB of JSON and a tenth of that gzipped, for 8 seats)
 CACHE_SIZE = 32
@@ -50,18 +50,14 @@ class Replays:
     """Encoded replays by record id: a bounded LRU, and one build per id at a time."""
 
     def __init__(self, size: int = CACHE_SIZE, max_pending: int = MAX_PENDING) -> None:
-        self.size = size
         self.max_pending = max_pending
-        self.kept: OrderedDict[str, Encoded] = OrderedDict()
+        self.kept: LRU[str, Encoded] = LRU(size)
         self.pending: dict[str, asyncio.Future[Encoded]] = {}
         self.turn = asyncio.Semaphore(1)
         self.builds = 0  # how many were built (the tests read it: a kept body is not rebuilt)
 
     def cached(self, rid: str) -> Encoded | None:
-        found = self.kept.get(rid)
-        if found is not None:
-            self.kept.move_to_end(rid)
-        return found
+        return self.kept.get(rid)
 
     async def build(self, rid: str, record: dict[str, Any]) -> Encoded:
         """The replay of `record` (id `rid`; the caller checked it may be shown): the kept
@@ -91,7 +87,4 @@ class Replays:
             del self.pending[rid]
 
     def keep(self, rid: str, body: Encoded) -> None:
-        self.kept[rid] = body
-        self.kept.move_to_end(rid)
-        while len(self.kept) > self.size:
-            self.kept.popitem(last=False)
+        self.kept.put(rid, body)

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import itertools
 import logging
-import random
 import secrets
 import time
 from collections.abc import Callable, Coroutine
@@ -36,6 +35,7 @@ from solrace.server.projection import Viewer
 from solrace.server.records import Records, reminder
 from solrace.server.redact import SECRETS
 from solrace.server.redis_conn import TRANSIENT_ERRORS
+from solrace.server.retry import Backoff
 from solrace.server.room import (
     COUNTDOWN,
     FINISHED,
@@ -65,12 +65,10 @@ BACKOFF_BASE_S = 0.002
 BACKOFF_CAP_S = 0.05
 
 
-async def backoff(attempt: int) -> None:
-    """Full jitter between optimistic retries: writers that collided must not collide again in step.
-
-    The first retry is immediate (the usual conflict is only a stale cache here)."""
-    if attempt > 0:
-        await asyncio.sleep(random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt)))
+#: full jitter between optimistic retries: writers that collided must not collide again in step
+CONFLICT_PAUSES = Backoff(BACKOFF_BASE_S, BACKOFF_CAP_S, jitter=True)
+#: asking Redis again whether a move is stored
+OUTCOME_PAUSES = Backoff(BACKOFF_BASE_S, OUTCOME_PAUSE_CAP_S)
 
 
 def too_busy(what: str) -> ProtocolError:
@@ -237,7 +235,8 @@ class RoomService:
         """Run a document rule on fresh state and store it; the clock's own events ride along."""
         code = normalize_code(code)
         for attempt in range(RETRIES):
-            await backoff(attempt)
+            if attempt > 0:  # the first try is immediate (a conflict is usually a stale cache)
+                await CONFLICT_PAUSES.sleep(attempt)
             cached = await self._load(code, recheck=False)
             room = cached.room.clone()
             now = self.clock()
@@ -527,7 +526,9 @@ class RoomService:
         cached, fresh = await self._cached(code)
         for attempt in range(RETRIES):
             if attempt > 1:
-                await backoff(attempt - 1)  # the first retry follows a reload that was just needed
+                await CONFLICT_PAUSES.sleep(
+                    attempt - 1
+                )  # the first retry follows a reload that was just needed
             room = cached.room
             now = self.clock()
             if self._clock_due(room, now):
@@ -620,7 +621,7 @@ class RoomService:
                 if time.monotonic() >= give_up:
                     log.warning("room %s: Redis never said whether a move is stored", shown(code))
                     raise
-                await asyncio.sleep(min(OUTCOME_PAUSE_CAP_S, BACKOFF_BASE_S * 2**attempt))
+                await OUTCOME_PAUSES.sleep(attempt)
         raise AssertionError("unreachable")
 
     async def _late_board(self, room: Room, seat: int, *, answered: bool) -> None:

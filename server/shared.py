@@ -14,13 +14,15 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
+from solrace.server.lru import LRU
+
 T = TypeVar("T")
 
 
 class Shared(Generic[T]):
     def __init__(self, ttl: float, size: int = 64) -> None:
-        self.ttl, self.size = ttl, size
-        self.kept: dict[str, tuple[float, T]] = {}
+        self.ttl = ttl
+        self.kept: LRU[str, tuple[float, T]] = LRU(size)
         self.pending: dict[str, asyncio.Future[T]] = {}
         #: fetches made (what the sharing saved is the askers minus this)
         self.fetches = 0
@@ -60,10 +62,9 @@ class Shared(Generic[T]):
     def _keep(self, key: str, value: T) -> None:
         if self.ttl <= 0:
             return
-        if len(self.kept) >= self.size:
-            now = time.monotonic()  # the expired go first, else the oldest kept
-            for old in [k for k, (t, _) in self.kept.items() if t <= now] or [
-                next(iter(self.kept))
-            ]:
-                del self.kept[old]
-        self.kept[key] = (time.monotonic() + self.ttl, value)
+        now = time.monotonic()
+        if len(self.kept) >= self.kept.size:  # the expired go first, else the least recent
+            for old, (t, _) in self.kept.items():
+                if t <= now:
+                    self.kept.pop(old)
+        self.kept.put(key, (now + self.ttl, value))

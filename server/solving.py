@@ -32,7 +32,6 @@ import json
 import logging
 import os
 import secrets
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,11 +40,15 @@ from solrace.engine import from_text
 from solrace.engine.solve import LOST, UNKNOWN, WON, SolveResult, solve_deal, solve_text
 from solrace.protocol.messages import ProtocolError
 from solrace.server.codes import shown
+from solrace.server.lru import LRU
 from solrace.server.metrics import METRICS
 from solrace.server.room import FINISHED, Room
 from solrace.server.solver_jobs import DRAW, HINT, VERDICT, Jobs, QueueBounds, QueueFull
 
 log = logging.getLogger("solrace.server")
+
+#: positions along found solutions kept for hints (the least recently hinted forgotten first)
+HINTS_KEPT = 4096
 
 __all__ = ["LOST", "UNKNOWN", "WON", "Budgets", "RaceVerdicts", "SolverPool", "Winnable", "hint"]
 
@@ -135,7 +138,7 @@ class SolverPool:
         self.workers = workers or max(1, min(4, os.cpu_count() or 1))
         self.budgets = budgets or Budgets()
         self.jobs = Jobs(self.workers, bounds)
-        self._hints: OrderedDict[str, tuple[str, list[str]]] = OrderedDict()
+        self._hints: LRU[str, tuple[str, list[str]]] = LRU(HINTS_KEPT)
         self._solving: dict[str, asyncio.Future[SolveResult]] = {}
         self._ahead: dict[str, asyncio.Future[Winnable]] = {}
 
@@ -270,7 +273,6 @@ class SolverPool:
         """(verdict, the next move of a solution when "won") from a position text."""
         known = self._hints.get(text)
         if known is not None:
-            self._hints.move_to_end(text)
             return WON, known[1][0] if known[1] else None
         # one solve per position at a time: asking again while it runs waits for the same one
         running = self._solving.get(text)
@@ -291,10 +293,8 @@ class SolverPool:
         """Every position along the solution, so following the hints needs no new solve."""
         game = from_text(text)
         for i, mv in enumerate(moves):
-            self._hints[game.to_text()] = (text, moves[i:])
+            self._hints.put(game.to_text(), (text, moves[i:]))
             game.play(mv)
-        while len(self._hints) > 4096:
-            self._hints.popitem(last=False)
 
 
 Rule = Callable[[Room, int], list[dict[str, Any]]]

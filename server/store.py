@@ -71,12 +71,13 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 from solrace.protocol.messages import decode_trusted, encode
-from solrace.server import ServerError, keys
+from solrace.server import keys
 from solrace.server.batch import Batcher
 from solrace.server.codes import shown, shown_in
 from solrace.server.metrics import METRICS
 from solrace.server.pubsub import Reader, make_reader
 from solrace.server.redis_conn import Client, connect, is_cluster
+from solrace.server.retry import Backoff
 from solrace.server.room_locks import RoomLocks
 
 log = logging.getLogger("solrace.server")
@@ -374,8 +375,11 @@ class EventSink(Protocol):
         """Pub/sub messages of this room may have been lost: catch up from the stream."""
 
 
-class Conflict(ServerError):
-    """The store refused a write made against an old version; reload and try again."""
+class Conflict(Exception):
+    """The store refused a write made against an old version; reload and try again.
+
+    Handled inside the server (the caller reloads and retries), never sent to a client: what
+    a client is told is a `solrace.protocol.messages.ProtocolError`."""
 
     def __init__(self, what: str, have: int) -> None:
         super().__init__(f"{what} changed (now {have})")
@@ -934,22 +938,21 @@ class Store:
         await self._lobby_put(keys=self.lobby_keys, args=[code, ver, payload, now, LOBBY_KEEP_MS])
 
     async def _retry_lobby(self) -> None:
-        wait = LOBBY_RETRY_S
+        pauses = Backoff(LOBBY_RETRY_S, LOBBY_RETRY_CAP_S)
         try:
             while self._lobby_pending:
-                await asyncio.sleep(wait)
+                await pauses.pause()
                 for code, (ver, payload) in list(self._lobby_pending.items()):
                     METRICS.redis_retries.labels("lobby").inc()
                     try:
                         await self._write_lobby(code, ver, payload)
                     except Exception:
                         METRICS.redis_errors.labels("lobby").inc()
-                        wait = min(LOBBY_RETRY_CAP_S, wait * 2)
                         break
                     if self._lobby_pending.get(code) == (ver, payload):
                         del self._lobby_pending[code]
                 else:
-                    wait = LOBBY_RETRY_S
+                    pauses.reset()
         finally:
             self._lobby_retry = None
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from helpers.deals import TEST_SECRET
 from helpers.timing import FACTOR
-from solrace.server.process import ServerProcess
+from solrace.bench.server_process import ServerProcess
 from solrace.server.redis_process import RedisProcess
 
 # every server the tests start keys text seeds with one known secret, so tests can mirror a

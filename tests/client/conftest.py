@@ -22,7 +22,7 @@ SOLRACE = [sys.executable, "-m", "solrace"]
 @pytest.fixture(scope="session")
 def server_url(redis_url: str) -> Iterator[str]:
     """One server for the client tests (rooms are independent, so sharing it is safe)."""
-    from solrace.server.process import ServerProcess
+    from solrace.bench.server_process import ServerProcess
 
     prefix = f"solrace-test-client-{uuid.uuid4().hex[:8]}:"
     with ServerProcess(redis_url, prefix, extra_args=["--grace", "5"]) as server:

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 from helpers.views import ELSEWHERE
-from solrace.client import Client, Reconnected, ServerError
+from solrace.client import Client, ErrorReply, Reconnected
 from solrace.client import events as ev
 from solrace.client.moves import legal_moves
 
@@ -86,19 +86,19 @@ async def test_race_moves_acked_and_events_numbered_in_order(server_url):
 async def test_errors_come_back_as_server_errors(server_url):
     a, b = await race_of_two(server_url)
     try:
-        with pytest.raises(ServerError) as e:
+        with pytest.raises(ErrorReply) as e:
             await b.request({"type": "start", "host_token": "not-the-token"})
         assert e.value.code == "not_host"
-        with pytest.raises(ServerError) as e:
+        with pytest.raises(ErrorReply) as e:
             await b.move("t9-f1", n=1)
         assert e.value.code == "illegal_move"
-        with pytest.raises(ServerError) as e:
+        with pytest.raises(ErrorReply) as e:
             await b.move(legal_moves(b.room.view)[0], n=5)
         assert e.value.code == "out_of_sync"
-        with pytest.raises(ServerError) as e:
+        with pytest.raises(ErrorReply) as e:
             await b.request({"type": "move"})
         assert e.value.code == "bad_message"
-        with pytest.raises(ServerError) as e:
+        with pytest.raises(ErrorReply) as e:
             await b.request({"type": "no_such_thing"})
         assert e.value.code == "unknown_type"
         # nothing changed: the first move is still move 1
@@ -112,17 +112,17 @@ async def test_errors_come_back_as_server_errors(server_url):
 async def test_lobby_errors(server_url):
     c = await connected(server_url)
     try:
-        with pytest.raises(ServerError) as e:
+        with pytest.raises(ErrorReply) as e:
             await c.join("NOROOM", "zed")
         assert e.value.code == "no_room"
         j = await c.create("host", {"game": "klondike"})
-        with pytest.raises(ServerError) as e:
+        with pytest.raises(ErrorReply) as e:
             await c.move("deal")
         assert e.value.code == "bad_state"
         await c.configure({"time_limit": 120})
         assert (await collect(c, 0.5)) is not None
         assert c.room.options["time_limit"] == 120
-        with pytest.raises(ServerError) as e:
+        with pytest.raises(ErrorReply) as e:
             await c.resume(j.room, "bad-token")
         assert e.value.code == "bad_token"
     finally:
@@ -249,7 +249,7 @@ async def test_undo_when_the_room_allows_it(server_url):
         ack = await a.undo(n=n + 1)
         assert ack.undone == move and ack.view["moves"] == n and a.room.view["moves"] == n
         await a.move("deal", n=n + 1)  # a deal reveals a card: it cannot be taken back
-        with pytest.raises(ServerError) as e:
+        with pytest.raises(ErrorReply) as e:
             await a.undo()
         assert e.value.code == "undo_refused"
     finally:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from solrace.client import Client, Reconnected, ServerError
+from solrace.client import Client, ErrorReply, Reconnected
 from solrace.client.moves import legal_moves
 
 
@@ -47,7 +47,7 @@ async def test_rematch_kick_and_leave(server_url):
         await a.kick(jc.seat)
         await a.wait_until(lambda: jc.seat not in a.room.players, 5)
         assert jc.seat not in a.room.players
-        with pytest.raises(ServerError):
+        with pytest.raises(ErrorReply):
             await c.ready()
         await a.ready()
         await b.ready()

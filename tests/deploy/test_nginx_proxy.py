@@ -19,8 +19,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from solrace.bench.server_process import ServerProcess
 from solrace.client import Client
-from solrace.server.process import ServerProcess
 from solrace.server.redis_process import free_port
 
 CONF = Path(__file__).resolve().parents[2] / "server" / "deploy" / "nginx.conf"

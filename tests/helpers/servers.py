@@ -12,9 +12,9 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 
+from solrace.bench.server_process import ServerProcess
 from solrace.server.conn import networks
 from solrace.server.guard import GuardLimits
-from solrace.server.process import ServerProcess
 from solrace.server.store import Store
 from solrace.server.transport import Limits, Transport, build
 from websockets.asyncio.server import serve

@@ -7,8 +7,8 @@ import asyncio
 import msgpack
 import solrace
 import solrace.engine as engine
+from solrace.bench.server_process import ServerProcess
 from solrace.protocol import messages as m
-from solrace.server.process import ServerProcess
 
 
 async def room_state(url: str, wire, code: str) -> dict:

@@ -11,8 +11,8 @@ import hashlib
 from typing import Any
 
 from helpers.servers import serving
+from solrace.bench.server_process import ServerProcess
 from solrace.engine import new_game, replay, seed_from_text
-from solrace.server.process import ServerProcess
 
 TEXT = "2026-11-23"
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 from helpers.race import play, until
+from solrace.bench.server_process import ServerProcess
 from solrace.protocol import messages as m
 from solrace.server.players import key_hash, player_id
-from solrace.server.process import ServerProcess
 
 A = "127.0.0.2"
 

@@ -141,3 +141,22 @@ async def test_each_kind_of_answer_has_exactly_one_cache_control(shared_server, 
         status, found = await asyncio.to_thread(cache_controls, shared_server, path)
         assert status in (200, 404), (path, status)
         assert found == [value], (path, found)
+
+
+def test_web_root_does_not_import_the_python_client() -> None:
+    """The server finds the web files from the client package's spec: importing the client
+    (its connection, terminal UI and their imports) would tie the server to them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from solrace.server.http import web_root\n"
+        "root = web_root()\n"
+        "assert (root / 'index.html').is_file() and (root / 'js' / 'app.js').is_file(), root\n"
+        "print(sorted(m for m in sys.modules if m.startswith('solrace.client')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"

@@ -10,10 +10,10 @@ import asyncio
 import pytest
 import redis.asyncio as aioredis
 from helpers.race import until
+from solrace.bench.server_process import ServerProcess
 from solrace.server.codes import CODE_LENGTH, PRIVATE_CODE_LENGTH
 from solrace.server.conn import address_key, forwarded_for, networks
 from solrace.server.guard import Guard, GuardLimits
-from solrace.server.process import ServerProcess
 
 A, B, C = "127.0.0.2", "127.0.0.3", "127.0.0.4"
 

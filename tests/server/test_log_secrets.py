@@ -14,9 +14,9 @@ import signal
 
 from helpers.race import current_view, play, start_race
 from helpers.views import putt_move
+from solrace.bench.server_process import ServerProcess
 from solrace.protocol import messages as m
 from solrace.server.codes import PRIVATE_CODE_LENGTH, shown
-from solrace.server.process import ServerProcess
 from solrace.server.redact import SecretFilter
 from solrace.server.redis_process import RedisProcess
 

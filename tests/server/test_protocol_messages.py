@@ -319,3 +319,16 @@ def test_an_unknown_game_is_bad_options() -> None:
 def test_stored_data_round_trips() -> None:
     doc = {"code": "KX7QF", "seats": [None, {"seat": 1}], "salt": None, "n": 2**63}
     assert m.decode_trusted(m.encode(doc)) == doc
+
+
+@pytest.mark.parametrize("size", [0, 3, 14, 15, 16, 65535, 65536])
+def test_with_ref_on_an_encoded_map_equals_with_ref_on_the_map(size: int) -> None:
+    """One with_ref for maps and for maps encoded once (a lobby page for every asker): the
+    bytes gain `ref` whatever the map's size, across the fixmap, map 16 and map 32 headers
+    (a fixmap of 15 entries must become a map 16)."""
+    msg = {"type": "lobby", **{f"k{i}": i for i in range(size)}}
+    frame = m.encode(msg)
+    assert m.with_ref(frame, None) is frame
+    assert msgpack.unpackb(m.with_ref(frame, 12345), raw=False) == m.with_ref(dict(msg), 12345)
+    with pytest.raises(ValueError):
+        m.with_ref(m.encode([1, 2]), 1)

@@ -6,7 +6,7 @@ import asyncio
 import time
 
 from helpers.views import ELSEWHERE, putt_move
-from solrace.server.process import ServerProcess
+from solrace.bench.server_process import ServerProcess
 
 
 async def race(url: str, wire, players: int = 1, **options):

@@ -13,8 +13,8 @@ from typing import Any
 
 from helpers.race import current_view, play, reached, sent_to
 from helpers.views import ELSEWHERE
+from solrace.bench.server_process import ServerProcess
 from solrace.protocol.messages import DEFAULT_OPTIONS
-from solrace.server.process import ServerProcess
 
 #: the other racer's network (the racer under test is at 127.0.0.1, a spectator at ELSEWHERE)
 OTHER_RACER = "127.0.0.3"

@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 from helpers.http_get import aget
 from helpers.race import play, until
 from solrace.client.bot import run_bot
-from solrace.client.connection import ServerError
+from solrace.client.connection import ErrorReply
 from solrace.protocol import messages as m
 from solrace.server.boards import Boards
 from solrace.server.players import key_hash, player_id
@@ -251,7 +251,7 @@ async def test_solrace_bots_say_so_and_with_a_key_sit_in_rated_rooms(race_server
     try:
         joined = await host.wait_event("player_joined", seat=1)
         assert joined["bot"] is True and joined["player"] is not None
-        with pytest.raises(ServerError) as refused:
+        with pytest.raises(ErrorReply) as refused:
             await run_bot(url, created["room"], "anon", 0.05, asyncio.Event(), ready=False)
         assert refused.value.code == "player_key_required"
     finally:

@@ -22,7 +22,7 @@ from helpers.race import current_view, play, start_race
 from helpers.views import putt_move
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from solrace.server.process import ServerProcess
+from solrace.bench.server_process import ServerProcess
 from solrace.server.redis_conn import (
     CONNECT_TIMEOUT,
     SOCKET_TIMEOUT,

@@ -14,7 +14,7 @@ import signal
 from pathlib import Path
 
 from helpers.race import start_race, until
-from solrace.server.process import ServerProcess
+from solrace.bench.server_process import ServerProcess
 
 
 def _stat(pid: int) -> tuple[int, str, int] | None:

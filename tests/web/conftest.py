@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import pytest
 from helpers.timing import scaled
-from solrace.server.process import ServerProcess
+from solrace.bench.server_process import ServerProcess
 
 WEB_DIR = Path(__file__).resolve().parents[2] / "client" / "web"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")

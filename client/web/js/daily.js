@@ -3,7 +3,7 @@
 // reads /api/daily (PROTOCOL.md, Daily races) and words it.
 
 import { h } from "./dom.js";
-import { formatTime, plural } from "./render.js";
+import { formatTime, plural } from "./text.js";
 
 /** What this page knows of the dailies: today's list, the boards it looked at, which board is open. */
 export function dailyState() {

@@ -2,7 +2,7 @@
 // the newest races, each linking to its replay. All of it from GET /api/player/ID.
 
 import { h } from "./dom.js";
-import { STATUS_TEXT, formatTime, plural } from "./render.js";
+import { STATUS_TEXT, formatTime, plural } from "./text.js";
 import { fetchJson, pageError, pageHeader, placeText } from "./pages.js";
 
 export async function start(root, id) {

@@ -8,6 +8,7 @@ import { renderBoard } from "./board.js";
 import { canUndo, gameInfo, gameTitle, isHost, me, rankedTime, serverNow } from "./state.js";
 import { currentHint, hintText, verdictLines } from "./hint.js";
 import { dailyCards, dailyPanel, dailyRank } from "./daily.js";
+import { STATUS_TEXT, formatTime, plural } from "./text.js";
 
 // Games, their titles and their rule options come from the server's welcome; the page only
 // words the options it knows (any other option shows its own name and values).
@@ -16,18 +17,6 @@ const OPTION_TEXT = {
   moves: { label: "Moves", choices: { top: "top card only", build: "any run" } },
   passes: { label: "Passes (0 = ∞)" },
 };
-export const STATUS_TEXT = {
-  waiting: "waiting", racing: "racing", won: "won", dead: "stuck", resigned: "resigned", timeout: "timed out", left: "left",
-};
-
-/** "1:05.3" from milliseconds; "–" for none. */
-export function formatTime(ms) {
-  if (ms == null || Number.isNaN(ms)) return "–";
-  const total = Math.max(0, ms) / 1000;
-  const m = Math.floor(total / 60);
-  const s = total - m * 60;
-  return `${m}:${s.toFixed(1).padStart(4, "0")}`;
-}
 
 /** Text of every live clock, from state and the local time (app.js refreshes these often). */
 export function clockTexts(state, now) {
@@ -61,11 +50,6 @@ export function finishText(p) {
     case "left": return `${name} left the race at ${at}.`;
     default: return `${name} finished at ${at}.`;
   }
-}
-
-/** "1 move", "4 moves". */
-export function plural(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
 function pct(p) {

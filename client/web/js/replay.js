@@ -4,7 +4,7 @@
 
 import { h } from "./dom.js";
 import { renderBoard } from "./board.js";
-import { STATUS_TEXT, formatTime, plural } from "./render.js";
+import { STATUS_TEXT, formatTime, plural } from "./text.js";
 import { nextTime, prepare, prevTime, seatAt } from "./replay-model.js";
 import { fetchJson, pageHeader, pageError, placeText } from "./pages.js";
 

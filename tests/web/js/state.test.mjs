@@ -2,7 +2,8 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { initialState, reduce, me, serverNow, gameInfo, gameTitle, gameOptionValue } from "../../../client/web/js/state.js";
-import { clockTexts, formatTime } from "../../../client/web/js/render.js";
+import { clockTexts } from "../../../client/web/js/render.js";
+import { formatTime } from "../../../client/web/js/text.js";
 
 const player = (seat, name) => ({ seat, name, ready: false, connected: true, status: "waiting", moves: 0, home: 0, progress: 0, time: null });
 const snapshot = (extra = {}) => ({ room: "KX7QF", state: "lobby", event: 2, options: { game: "puttputt", undo: "none" },

@@ -1,0 +1,208 @@
+"""Child processes for tests and benchmarks: `solrace serve` on real sockets and real Redis.
+
+Tests that need a server (end-to-end, the Python client's, the web client's) and the load
+benchmark (bench/load_procs.RaceServer) start a ServerProcess, so they exercise exactly what
+users run, through one implementation. It lives in solrace.bench, not in the server package:
+the benchmark needs it at run time, outside the tests; the server never does.
+kill() is SIGKILL (a crash), stop() is SIGTERM (a clean shutdown, 1001 to clients).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Self
+
+from solrace.server.redis_process import free_port
+
+
+class ChildProcess:
+    """A child process, up once `ready()` says so; its output is kept in memory (OutputTail),
+    or written to `log_path` when one is set (the benchmark keeps its servers' logs).
+
+    Subclasses say what to run (`command`) and how to tell it is up (`ready`)."""
+
+    what = "child"
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        #: variables set for the child on top of this process's environment
+        self.env = dict(env or {})
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._output = OutputTail()
+        #: a file for the child's output instead of the in-memory tail
+        self.log_path: Path | None = None
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def ready(self) -> bool:
+        """Whether the started child answers (polled by start())."""
+        raise NotImplementedError
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def start(self, timeout: float = 60.0) -> Self:
+        """Start the child and wait until it is ready. The bound only catches a child that
+        never comes up: on a loaded machine a first answer may take seconds (a probe that
+        gave up after half a second, again and again, failed servers that were up)."""
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **self.env)
+        if self.log_path is not None:
+            # the child holds its own copy of the descriptor, so ours can close at once
+            with open(self.log_path, "ab") as log:
+                self.proc = subprocess.Popen(
+                    self.command(), stdout=log, stderr=subprocess.STDOUT, env=env
+                )
+        else:
+            self.proc = subprocess.Popen(
+                self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+            )
+            assert self.proc.stdout is not None
+            self._output.follow(self.proc.stdout)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"{self.what} exited with {self.proc.returncode}:\n{self.log()[-3000:]}"
+                )
+            if self.ready():
+                return self
+            time.sleep(0.05)
+        self.kill()
+        raise RuntimeError(f"{self.what} did not come up within {timeout}s:\n{self.log()[-3000:]}")
+
+    def log(self) -> str:
+        """The end of what the process printed (both runs, when it was restarted)."""
+        if self.log_path is not None:
+            try:
+                return self.log_path.read_text(errors="replace")[-OutputTail.LIMIT :]
+            except OSError:
+                return ""
+        return self._output.text()
+
+    def kill(self) -> None:
+        """SIGKILL: the process dies with no chance to tidy up, like a crash."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """SIGTERM: stop accepting, close connections with 1001, exit."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def restart(self, timeout: float = 60.0) -> Self:
+        """Start again (after kill() or stop())."""
+        self.stop()
+        return self.start(timeout)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class ServerProcess(ChildProcess):
+    """`solrace serve` on a free port (or `port`), up once its /healthz answers."""
+
+    what = "solrace serve"
+
+    def __init__(
+        self,
+        redis_url: str,
+        prefix: str,
+        *,
+        port: int | None = None,
+        extra_args: Sequence[str] = (),
+        host: str = "127.0.0.1",
+        exempt: Sequence[str] = ("127.0.0.1",),
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """`exempt`: addresses the server's per-address limits and budget leave alone. Tests
+        and benchmarks all connect from 127.0.0.1, so it is exempt by default; a test of the
+        limits connects from another loopback address (127.0.0.2, ...)."""
+        super().__init__(env)
+        self.redis_url = redis_url
+        self.prefix = prefix
+        self.host = host
+        self.port = port or free_port(host)
+        self.extra_args = [*(a for net in exempt for a in ("--exempt", net)), *extra_args]
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}/ws"
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "solrace",
+            "serve",
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--redis-url",
+            self.redis_url,
+            "--redis-prefix",
+            self.prefix,
+            *self.extra_args,
+        ]
+
+    def ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.url}/healthz", timeout=5) as resp:
+                return bool(resp.status == 200)
+        except OSError:
+            return False
+
+
+class OutputTail:
+    """The last bytes a child printed, kept in memory by a reader thread.
+
+    A pipe that nobody reads would block the child once it fills; a log file would be
+    a file the tests leave behind. Keeping only a bounded tail gives failure messages
+    what they need and writes nothing to disk.
+    """
+
+    LIMIT = 64 * 1024
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._lock = threading.Lock()
+
+    def follow(self, stream: IO[bytes]) -> None:
+        threading.Thread(target=self._drain, args=(stream,), daemon=True).start()
+
+    def _drain(self, stream: IO[bytes]) -> None:
+        fd = stream.fileno()
+        for chunk in iter(lambda: os.read(fd, 4096), b""):
+            with self._lock:
+                self._buf += chunk
+                del self._buf[: -self.LIMIT]
+        stream.close()
+
+    def text(self) -> str:
+        with self._lock:
+            return self._buf.decode(errors="replace")
