@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from solrace.server.lobby import MAX_PAGES, LobbyCache
 from solrace.server.lru import LRU
-from solrace.server.players import Registrations
 from solrace.server.replay import Replays
 from solrace.server.shared import Shared
 from solrace.server.solving import HINTS_KEPT, SolverPool
@@ -37,7 +36,6 @@ async def test_every_bounded_cache_is_an_lru() -> None:
         "lobby frames": (lobby.frames, MAX_PAGES),
         "lobby pages": (lobby.shared.kept, MAX_PAGES),
         "replays": (Replays(size=5).kept, 5),
-        "registrations": (Registrations(size=7).seen, 7),
         "shared": (Shared(1.0, 9).kept, 9),
         "hints": (SolverPool(workers=1)._hints, HINTS_KEPT),
     }
