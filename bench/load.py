@@ -33,9 +33,9 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -269,6 +269,7 @@ class Bench:
             "cpu": meter.shares(),
             "cpu_system": meter.system,
             "cpu_used": meter.used,
+            "cpu_wall": meter.wall,
             "redis_cpu": redis_cpu,
             "redis_cmds": redis_cmds,
             "redis_reads": redis_reads,

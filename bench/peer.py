@@ -358,9 +358,7 @@ class PeerBench:
         line("server CPU per move", "server_us", ".0f", " us")
         line("Redis CPU per move", "redis_us", ".1f", " us")
         if sol["errors"] or col["errors"]:
-            r.figure(
-                f"{what} errors", f"solrace {sol['errors']:.0f}  colyseus {col['errors']:.0f}"
-            )
+            r.figure(f"{what} errors", f"solrace {sol['errors']:.0f}  colyseus {col['errors']:.0f}")
         return figures
 
     def scenario_throughput(self) -> None:
