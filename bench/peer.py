@@ -46,7 +46,7 @@ from solrace.bench.load import (
 )
 from solrace.bench.load_hist import Histogram, merged
 from solrace.bench.load_pool import split
-from solrace.bench.load_procs import ChildServer
+from solrace.bench.load_procs import ChildServer, favour_autogroup
 from solrace.bench.load_report import Report, ms
 
 #: the peer's Node project (package.json, package-lock.json, server.mjs, loadgen.js)
@@ -142,8 +142,9 @@ def _read_line(stream: IO[str], deadline: float, what: str) -> dict[str, Any]:
 class NodeLoad:
     """Node load-generator processes (loadgen.js) driving the peer: rooms split between them.
 
-    They run in the benchmark's own session, as solrace.bench.load_pool's workers do, so both
-    servers face load generators scheduled alike.
+    Each runs in a session of its own with its autogroup favoured, as solrace's load
+    generators do (solrace.bench.loadgen.worker_main), so both servers face load generators
+    scheduled alike.
     """
 
     def __init__(
@@ -175,8 +176,10 @@ class NodeLoad:
                         stderr=err,
                         text=True,
                         cwd=PEER_DIR,
+                        start_new_session=True,  # as solrace's load generators (loadgen.py)
                     )
                 )
+            favour_autogroup(self.procs[-1].pid)
             self.logs.append(log)
 
     @property
