@@ -119,6 +119,8 @@ class ColyseusServer(ChildServer):
             self.redis_url,
             "--prefix",
             self.key_prefix,
+            "--parent-pid",  # it stops when this process is gone (its own session hears no ^C)
+            str(os.getpid()),
         ]
 
     def cwd(self) -> str | None:
@@ -170,6 +172,8 @@ class NodeLoad:
                             str(players),
                             "--pace",
                             str(pace),
+                            "--parent-pid",
+                            str(os.getpid()),
                         ],
                         stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE,

@@ -2,7 +2,7 @@
 /**
  * A load-generator process for the Colyseus peer, driven by `solrace bench peer`.
  *
- *   node loadgen.js --url ws://127.0.0.1:P --rooms R --players N --pace MOVES_PER_S --tag X
+ *   node loadgen.js --url ws://127.0.0.1:P --rooms R --players N --pace MOVES_PER_S [--parent-pid PID]
  *
  * Opens R rooms of N players with the official client (@colyseus/sdk), prints one JSON line
  * {"ready": connections} on stdout, then reads one JSON line {"t0": s, "t1": s} on stdin
@@ -177,6 +177,11 @@ async function openRoom(client) {
   return [host, ...(await Promise.all(rest))];
 }
 
+// run in a session of its own, so nothing stops it with the bench: it stops when the bench
+// that started it (--parent-pid) is gone
+const parent = Number(arg("parent-pid", "0"));
+if (parent) setInterval(() => process.ppid !== parent && process.exit(1), 1000).unref();
+
 async function main() {
   const client = new Client(url);
   const bots = [];
@@ -188,7 +193,10 @@ async function main() {
   }
   process.stdout.write(JSON.stringify({ ready: bots.length }) + "\n");
   const lines = readline.createInterface({ input: process.stdin });
+  const gone = () => process.exit(1); // the bench went away before the start
+  lines.once("close", gone);
   const go = await new Promise((resolve) => lines.once("line", (l) => resolve(JSON.parse(l))));
+  lines.off("close", gone);
   lines.close();
   measured = { t0: go.t0, t1: go.t1 };
   await Promise.all(bots.map((b) => b.run(go.t1)));

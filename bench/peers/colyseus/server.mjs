@@ -8,7 +8,7 @@
  * reaches the room as Colyseus schema state patches every 50 ms. Presence is Redis
  * (RedisPresence), as a deployment of more than one process would run it.
  *
- *   node server.mjs --port P --redis-url redis://127.0.0.1:6379/0 --prefix KEYPREFIX
+ *   node server.mjs --port P --redis-url redis://127.0.0.1:6379/0 --prefix KEYPREFIX [--parent-pid PID]
  *
  * Colyseus loses a room with its process (no log to rebuild it from): what the bench compares
  * is the cost of a move, not the guarantees.
@@ -113,6 +113,7 @@ async function main() {
   await server.listen(port, "127.0.0.1");
   console.log(`colyseus peer listening on 127.0.0.1:${port}`);
   const stop = async () => {
+    setTimeout(() => process.exit(0), 3000); // a shutdown stuck on Redis does not keep it
     try {
       await server.gracefullyShutdown(false);
     } catch (_) {}
@@ -121,6 +122,10 @@ async function main() {
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
+  // started in a session of its own (bench/load_procs.py), so no terminal's ^C reaches it:
+  // it stops when the bench that started it (--parent-pid) is gone
+  const parent = Number(arg("parent-pid", "0"));
+  if (parent) setInterval(() => process.ppid !== parent && process.exit(0), 1000).unref();
 }
 
 main().catch((err) => {
