@@ -100,6 +100,15 @@ def favour_autogroup(pid: int, nice: int = AUTOGROUP_NICE) -> bool:
         return False
 
 
+def autogroup_nice(pid: int) -> int | None:
+    """The nice value of the autogroup of `pid` ("/autogroup-287 nice 0"), None if unknown."""
+    try:
+        with open(f"/proc/{pid}/autogroup") as f:
+            return int(f.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def wait_for_port(port: int, proc: subprocess.Popen, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
