@@ -4,7 +4,8 @@ Scenarios (issues 5 and 9):
 
 * throughput  - bots move as fast as acks return; the same connections then
                 drive a bare websockets echo server; prints the ratio, the server's
-                CPU per acknowledged move (rooms of 8, rooms of 1) and Redis's.
+                CPU per acknowledged move (rooms of --tp-players, 8 unless --quick;
+                rooms of 1) and Redis's.
 * paced       - 2,000 players in 250 rooms, one move a second each: ack latency.
 * spectators  - one room, 1,000 spectators: move-to-spectator latency against a
                 bare-broadcast baseline in the same run.
@@ -32,6 +33,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,10 +42,19 @@ import redis
 from solrace.bench import load_hostile
 from solrace.bench.load_hist import Histogram, merged
 from solrace.bench.load_pool import Pool, split
-from solrace.bench.load_procs import CpuMeter, EchoServer, RaceServer, rss_kib
+from solrace.bench.load_procs import (
+    CpuMeter,
+    EchoServer,
+    RaceServer,
+    rss_kib,
+)
 from solrace.bench.load_profile import Profiler, components, summarize
 from solrace.bench.load_report import Report, kib, ms
+from solrace.bench.server_process import autogroup_nice, favour_autogroup
 from solrace.server.redis_process import RedisProcess
+
+#: the names under which a run's measured server processes are metered (not Redis, not load)
+SERVER_NAMES = ("server", "echo", "colyseus")
 
 SCENARIOS = ("throughput", "paced", "spectators", "memory", "two-process", "workers", "hostile")
 
@@ -57,9 +68,10 @@ DEFAULT_SERVER_ARGS = [
     "100000",
     "--spectator-burst",
     "100000",
-    # every bot connects from 127.0.0.1: the per-address caps would measure themselves
+    # every bot connects from 127.0.0.1 and every spectator from 127.0.0.2
+    # (solrace.bench.loadgen.SPECTATOR_SOURCE): the per-address caps would measure themselves
     "--exempt",
-    "127.0.0.1",
+    "127.0.0.1,127.0.0.2",
 ]
 
 
@@ -164,10 +176,17 @@ class Bench:
         self.results: dict[str, dict[str, Any]] = {}
         self.profiles = 0
         self.work_dir = work_directory(args.work_dir)
+        self.own_nice: int | None = None
 
     # -- set-up ------------------------------------------------------------
 
     def __enter__(self) -> Bench:
+        # The benchmark's own session holds Redis, the victim of the hostile scenario and the
+        # processes it spawns: favoured like the servers and load generators (each in a
+        # session of its own), or on a busy shared machine that session's one share of the
+        # CPU is split between them all. The caller's nice comes back in __exit__.
+        self.own_nice = autogroup_nice(os.getpid())
+        favour_autogroup(os.getpid())
         if not self.redis_url:
             self.redis_proc = RedisProcess().start()
             self.redis_url = self.redis_proc.url
@@ -179,6 +198,8 @@ class Bench:
             self.pool.close()
         if self.redis_proc:
             self.redis_proc.stop()
+        if self.own_nice is not None:
+            favour_autogroup(os.getpid(), self.own_nice)
 
     def redis(self) -> redis.Redis:
         return redis.Redis.from_url(self.redis_url)
@@ -215,15 +236,61 @@ class Bench:
             raise
         return server
 
-    def cpu_meter(self, servers: dict[str, int]) -> CpuMeter:
+    def cpu_meter(self, servers: dict[str, int], loadgens: list[int] | None = None) -> CpuMeter:
+        """A meter of the servers, Redis (when this run started it) and the load generators
+        (the pool's processes unless `loadgens` names others)."""
         pids = dict(servers)
         redis_pid = self.redis_pid()
         if redis_pid is not None:
             pids["redis"] = redis_pid
-        assert self.pool is not None
-        for i, pid in enumerate(self.pool.pids):
+        if loadgens is None:
+            assert self.pool is not None
+            loadgens = self.pool.pids
+        for i, pid in enumerate(loadgens):
             pids[f"loadgen{i}"] = pid
         return CpuMeter(pids)
+
+    def measure_window(
+        self,
+        servers: dict[str, int],
+        t0: float,
+        t1: float,
+        loadgens: list[int] | None = None,
+        on_start: Callable[[], object] | None = None,
+    ) -> dict[str, Any]:
+        """CPU of every process and Redis's work over exactly [t0, t1) (monotonic seconds).
+
+        /proc and INFO are read when the window opens and when it closes, while the load
+        runs: a figure per move then divides the window's CPU by the window's moves, never
+        by a wall time that also holds the load's start or its wind-down.
+        """
+        meter = self.cpu_meter(servers, loadgens)
+        time.sleep(max(0.0, t0 - time.monotonic()))
+        meter.start()
+        redis_cpu0 = self.redis_cpu()
+        redis_cmds0 = self.redis_commands()
+        if on_start is not None:
+            on_start()
+        time.sleep(max(0.0, t1 - time.monotonic()))
+        meter.stop()
+        redis_cpu = self.redis_cpu() - redis_cpu0
+        redis_cmds = {
+            k: n - redis_cmds0.get(k, 0)
+            for k, n in self.redis_commands().items()
+            if n > redis_cmds0.get(k, 0) and k != "info"  # our own INFO calls
+        }
+        redis_reads = redis_cmds.pop("(reads)", 0)
+        return {
+            "cpu": meter.shares(),
+            "cpu_system": meter.system,
+            "cpu_used": meter.used,
+            "cpu_wall": meter.wall,
+            "redis_cpu": redis_cpu,
+            "redis_cmds": redis_cmds,
+            "redis_reads": redis_reads,
+            "t0": t0,
+            "t1": t1,
+        }
 
     # -- driving load ------------------------------------------------------
 
@@ -245,36 +312,32 @@ class Bench:
         track_sends: bool = False,
         until_done: bool = False,
     ) -> dict[str, Any]:
-        """Every worker moves its players (or echoes) for warmup + duration; merged figures."""
+        """Every worker moves its players (or echoes) for warmup + duration; merged figures.
+
+        The load starts at once: the warm-up runs it (connections, server and Redis warm),
+        and only moves sent in the window [t0, t1) after it count, against the CPU used in
+        that same window (measure_window).
+        """
         assert self.pool is not None
-        warmup = self.sizes.warmup
-        t_go = time.monotonic() + 0.3
-        t0, t1 = t_go + warmup, t_go + warmup + duration
-        meter = self.cpu_meter(servers)
-        time.sleep(max(0.0, t0 - time.monotonic()))
-        meter.start()
-        redis_cpu0 = self.redis_cpu()
-        redis_cmds0 = self.redis_commands()
-        profiler = self.start_profiler(servers, duration)
-        parts = self.pool.all(
-            "run",
-            t0=t0,
-            t1=t1,
-            pace=pace,
-            track_sends=track_sends,
-            until_done=until_done,
-            timeout=duration + warmup + 900,
+        t0 = time.monotonic() + self.sizes.warmup
+        t1 = t0 + duration
+        for i in range(self.pool.size):
+            self.pool.send(
+                i, "run", t0=t0, t1=t1, pace=pace, track_sends=track_sends, until_done=until_done
+            )
+        profiled: list[Profiler | None] = []
+        window = self.measure_window(
+            servers,
+            t0,
+            t1,
+            on_start=lambda: profiled.append(self.start_profiler(servers, duration)),
         )
-        meter.stop()
-        redis_cpu = self.redis_cpu() - redis_cpu0
-        redis_cmds = {
-            k: n - redis_cmds0.get(k, 0)
-            for k, n in self.redis_commands().items()
-            if n > redis_cmds0.get(k, 0) and k != "info"  # our own INFO calls
-        }
-        redis_reads = redis_cmds.pop("(reads)", 0)
-        if profiler is not None:
-            self.print_profile(profiler)
+        parts = [
+            self.pool.recv(i, timeout=duration + self.sizes.warmup + 900)
+            for i in range(self.pool.size)
+        ]
+        if profiled and profiled[0] is not None:
+            self.print_profile(profiled[0])
         retries = sum(self.pool.all("setup_retries"))
         if retries:
             self.report.figure(
@@ -294,14 +357,7 @@ class Bench:
             "finished": sum(p["finished"] for p in parts),
             "total_moves": sum(p["total_moves"] for p in parts),
             "unfinished_rooms": sum(p["unfinished_rooms"] for p in parts),
-            "cpu": meter.shares(),
-            "cpu_system": meter.system,
-            "cpu_used": meter.used,
-            "redis_cpu": redis_cpu,
-            "redis_cmds": redis_cmds,
-            "redis_reads": redis_reads,
-            "t0": t0,
-            "t1": t1,
+            **window,
         }
         if track_sends:
             sends: dict = {}
@@ -370,12 +426,13 @@ class Bench:
             )
         r.latency(f"{label} move-to-ack latency", res["ack"])
         r.cpu(res["cpu"])
-        busy = sum(v for k, v in res["cpu"].items() if k.startswith(("server", "echo")))
         if res["rate"]:
             per = unit.split("/")[0].rstrip("s")
-            res["server_us"] = busy / res["rate"] * 1e6
+            # the window's CPU over the window's moves (both from measure_window's [t0, t1))
+            busy = sum(v for k, v in res["cpu_used"].items() if k.startswith(SERVER_NAMES))
+            res["server_us"] = busy / res["acks"] * 1e6
             r.figure(f"{label} server CPU per {per}", f"{res['server_us']:.0f} us")
-            mine = [k for k in res["cpu_used"] if k.startswith(("server", "echo"))]
+            mine = [k for k in res["cpu_used"] if k.startswith(SERVER_NAMES)]
             used = sum(res["cpu_used"][k] for k in mine)
             if used:
                 system = sum(res["cpu_system"][k] for k in mine)
@@ -488,7 +545,7 @@ class Bench:
                 f"{solo['rate'] / base['rate']:.2f}",
             )
         r.goal(
-            "server CPU per acknowledged move, rooms of 8",
+            f"server CPU per acknowledged move, rooms of {s.tp_players}",
             f"{race.get('server_us', 0):.0f} us",
             "<= 150 us",
             bool(race["rate"]) and race["server_us"] <= 150,
@@ -500,16 +557,21 @@ class Bench:
             bool(solo["rate"]) and solo["server_us"] <= 100,
         )
         r.goal(
-            "Redis CPU per move (rooms of 8)",
+            f"Redis CPU per move (rooms of {s.tp_players})",
             f"{race.get('redis_us', 0):.0f} us",
             "<= 40 us",
             bool(race["rate"]) and race["redis_us"] <= 40,
         )
+        # Judged by CPU per message, not by moves/s: the rates depend on how much of the
+        # 2 cores the load generators and other work leave the server, CPU per message not.
+        echo_us = base.get("server_us", 0.0)
+        cost = race["server_us"] / echo_us if race["rate"] and echo_us else 0.0
+        r.figure("ratio race server CPU per move / echo CPU per message", f"{cost:.2f}")
         r.goal(
-            "moves acknowledged / echo messages, one process",
-            f"{ratio:.0%}",
-            ">= 25%",
-            ratio >= 0.25,
+            "server CPU per move / echo server CPU per message, one process",
+            f"{cost:.2f}x ({race.get('server_us', 0):.0f} vs {echo_us:.0f} us)",
+            "<= 4x",
+            bool(cost) and cost <= 4.0,
         )
         self.results["throughput"] = {"race": race, "base": base, "ratio": ratio, "solo": solo}
 
@@ -716,7 +778,7 @@ class Bench:
                 per_conn <= 40 * 1024,
             )
             r.goal(
-                "Redis memory per finished room of 8 (MEMORY USAGE)",
+                f"Redis memory per finished room of {s.mem_players} (MEMORY USAGE)",
                 kib(usage),
                 "<= 20 KiB",
                 usage <= 20 * 1024,

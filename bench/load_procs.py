@@ -17,7 +17,10 @@ import urllib.request
 from pathlib import Path
 from typing import Self
 
-from solrace.bench.server_process import ChildProcess, ServerProcess
+from solrace.bench.server_process import (
+    ChildProcess,
+    ServerProcess,
+)
 from solrace.server.redis_process import free_port
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -75,6 +78,8 @@ class CpuMeter:
 class EchoServer(ChildProcess):
     """The echo baseline (bench/load_echo.py): a WebSocket server with no game, up once it
     listens."""
+
+    own_session = True  # measured: a session (and autogroup) of its own
 
     what = "echo"
 
@@ -142,6 +147,7 @@ class RaceServer(ServerProcess):
     """
 
     what = "race"
+    own_session = True  # measured: a session (and autogroup) of its own
 
     def __init__(
         self, work_dir: Path, redis_url: str, key_prefix: str, extra: list[str], workers: int = 1

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import random
 import time
 import traceback
@@ -26,6 +27,7 @@ from typing import Any
 
 from solrace.bench.load_hist import Histogram
 from solrace.bench.load_policy import next_move
+from solrace.bench.server_process import favour_autogroup
 from solrace.client.codec import decode, encode
 from solrace.protocol.messages import VERSION
 from websockets.client import ClientProtocol
@@ -617,5 +619,14 @@ class Worker:
 
 
 def worker_main(pipe: Connection, index: int) -> None:
-    """Process entry point: serve the coordinator's commands until told to exit."""
+    """Process entry point: serve the coordinator's commands until told to exit.
+
+    The worker leaves the coordinator's session for one of its own, favoured like the
+    servers' (solrace.bench.load_procs.favour_autogroup): on a shared machine with
+    `sched_autogroup_enabled=1`, a load generator that gets one session's share of the CPU
+    among many sends its moves late and reads its acks late, and the latencies measure the
+    machine. It still exits with the coordinator (its pipe closes).
+    """
+    os.setsid()
+    favour_autogroup(os.getpid())
     asyncio.run(Worker(pipe, index).serve())

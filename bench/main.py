@@ -13,6 +13,7 @@ KINDS = {
     "black-hole": "solrace.bench.black_hole",
     "engine": "solrace.bench.engine_bench",
     "load": "solrace.bench.load",
+    "peer": "solrace.bench.peer",
     "winnable": "solrace.bench.winnable",
     "hint-starvation": "solrace.bench.hint_starvation",
     "records": "solrace.bench.records",

@@ -21,6 +21,39 @@ from typing import IO, Self
 
 from solrace.server.redis_process import free_port
 
+#: the nice value of a measured process's autogroup (sched_autogroup: a session's share of CPU)
+AUTOGROUP_NICE = -10
+
+
+def favour_autogroup(pid: int, nice: int = AUTOGROUP_NICE) -> bool:
+    """Give the autogroup of `pid` (a process started in a session of its own) the nice `nice`.
+
+    With `kernel.sched_autogroup_enabled=1` the scheduler shares the CPU between sessions
+    first: a server started in the benchmark's session would split one session's share with
+    the load generators, and one started in a session of its own gets only a session's share
+    against every other session on a shared machine. Its own session (start_new_session) and
+    a favoured autogroup let it have what it asks for. Only root may lower a nice value:
+    anywhere else (or on a kernel without autogroups) this quietly does nothing; returns
+    whether it was set.
+    """
+    if os.geteuid() != 0:
+        return False
+    try:
+        with open(f"/proc/{pid}/autogroup", "w") as f:
+            f.write(str(nice))
+        return True
+    except OSError:
+        return False
+
+
+def autogroup_nice(pid: int) -> int | None:
+    """The nice value of the autogroup of `pid` ("/autogroup-287 nice 0"), None if unknown."""
+    try:
+        with open(f"/proc/{pid}/autogroup") as f:
+            return int(f.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
 
 class ChildProcess:
     """A child process, up once `ready()` says so; its output is kept in memory (OutputTail),
@@ -29,6 +62,9 @@ class ChildProcess:
     Subclasses say what to run (`command`) and how to tell it is up (`ready`)."""
 
     what = "child"
+    #: start the child in a session of its own with a favoured autogroup (`favour_autogroup`):
+    #: what the benchmark measures; the tests' servers stay in the test's session
+    own_session = False
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         #: variables set for the child on top of this process's environment
@@ -45,6 +81,10 @@ class ChildProcess:
         """Whether the started child answers (polled by start())."""
         raise NotImplementedError
 
+    def cwd(self) -> str | None:
+        """The child's working directory (None: this process's)."""
+        return None
+
     @property
     def pid(self) -> int:
         assert self.proc is not None
@@ -55,18 +95,31 @@ class ChildProcess:
         never comes up: on a loaded machine a first answer may take seconds (a probe that
         gave up after half a second, again and again, failed servers that were up)."""
         env = dict(os.environ, PYTHONUNBUFFERED="1", **self.env)
+        cwd, session = self.cwd(), self.own_session
         if self.log_path is not None:
             # the child holds its own copy of the descriptor, so ours can close at once
             with open(self.log_path, "ab") as log:
                 self.proc = subprocess.Popen(
-                    self.command(), stdout=log, stderr=subprocess.STDOUT, env=env
+                    self.command(),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=cwd,
+                    start_new_session=session,
                 )
         else:
             self.proc = subprocess.Popen(
-                self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+                self.command(),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=cwd,
+                start_new_session=session,
             )
             assert self.proc.stdout is not None
             self._output.follow(self.proc.stdout)
+        if self.own_session:
+            favour_autogroup(self.proc.pid)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
