@@ -17,7 +17,7 @@ from typing import Any, TypeAlias
 
 from solrace.engine import Game, Move, new_game
 
-VARIANTS: list[tuple[str, dict]] = [
+VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("tabbycat", {}),
     ("manx", {}),
     ("puttputt", {}),
@@ -32,7 +32,9 @@ GOAL_LEGAL = 20_000
 Recorded: TypeAlias = list[tuple[Game, list[Move]]]
 
 
-def record_playouts(game: str, options: dict, playouts: int, max_moves: int, seed: int) -> Recorded:
+def record_playouts(
+    game: str, options: dict[str, Any], playouts: int, max_moves: int, seed: int
+) -> Recorded:
     """(fresh game, move list) pairs from random play; the game objects are untouched copies."""
     rng = random.Random(seed)
     out: Recorded = []

@@ -294,7 +294,9 @@ class Bench:
 
     # -- driving load ------------------------------------------------------
 
-    def open_rooms(self, urls: list[str], rooms: int, players: int, options: dict) -> list[str]:
+    def open_rooms(
+        self, urls: list[str], rooms: int, players: int, options: dict[str, Any]
+    ) -> list[str]:
         assert self.pool is not None
         counts = split(rooms, self.pool.size)
         codes = self.pool.each(
@@ -360,7 +362,7 @@ class Bench:
             **window,
         }
         if track_sends:
-            sends: dict = {}
+            sends: dict[str, Any] = {}
             for p in parts:
                 sends.update(p["sends"] or {})
             out["sends"] = sends
@@ -397,7 +399,7 @@ class Bench:
             r.line(f"    incl {share:6.1%}  {name}")
 
     def spectator_latency(
-        self, sends: dict, t0: float, t1: float
+        self, sends: dict[str, Any], t0: float, t1: float
     ) -> tuple[Histogram, int, list[float]]:
         """Merged move-to-spectator histogram, deliveries never seen, worst delay per second."""
         assert self.pool is not None

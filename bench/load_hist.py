@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 #: buckets per power of two; 64 gives about 1.1% relative width
 SUB_BUCKETS = 64
@@ -29,7 +30,7 @@ def bucket_high(index: int) -> float:
     """Upper edge in seconds of bucket `index`: percentiles report this, never under-stating."""
     if index <= 0:
         return MIN_VALUE
-    return MIN_VALUE * 2.0 ** (index / SUB_BUCKETS)
+    return float(MIN_VALUE * 2.0 ** (index / SUB_BUCKETS))
 
 
 @dataclass
@@ -81,7 +82,7 @@ class Histogram:
     def mean(self) -> float:
         return self.total / self.count if self.count else 0.0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """A plain dict for pickling across processes cheaply (no class identity needed)."""
         return {
             "counts": self.counts,
@@ -92,7 +93,7 @@ class Histogram:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> Histogram:
+    def from_dict(cls, d: dict[str, Any]) -> Histogram:
         return cls(
             counts=dict(d["counts"]), count=d["count"], total=d["total"], max=d["max"], min=d["min"]
         )

@@ -84,7 +84,7 @@ def _hostile_message(kind: str, rid: int) -> bytes:
 
 
 async def _hostile_conn(
-    url: str, index: int, until: float, stats: Counter, mix: list[tuple[str, int]]
+    url: str, index: int, until: float, stats: Counter[str], mix: list[tuple[str, int]]
 ) -> None:
     """One hostile client: connect, hello, then one message per 1/lobby_rate seconds, replies
     read and counted by kind; opened again when the server closes it."""
@@ -119,7 +119,7 @@ async def _hostile_conn(
             await asyncio.sleep(0.5)
 
 
-async def _read(ws: ClientConnection, stats: Counter) -> None:
+async def _read(ws: ClientConnection, stats: Counter[str]) -> None:
     with contextlib.suppress(ConnectionClosed):
         async for frame in ws:
             msg = decode(frame) if isinstance(frame, bytes) else {}
@@ -134,8 +134,8 @@ async def _read(ws: ClientConnection, stats: Counter) -> None:
 def _hostile_worker(
     url: str, first: int, count: int, until: float, mix: list[tuple[str, int]], out: Any
 ) -> None:
-    async def run() -> Counter:
-        stats: Counter = Counter()
+    async def run() -> Counter[str]:
+        stats: Counter[str] = Counter()
         await asyncio.gather(
             *(_hostile_conn(url, first + i, until, stats, mix) for i in range(count))
         )
@@ -169,8 +169,8 @@ class Hostiles:
     def pids(self) -> list[int]:
         return [p.pid for p in self.procs if p.pid is not None]
 
-    def join(self, timeout: float) -> Counter:
-        total: Counter = Counter()
+    def join(self, timeout: float) -> Counter[str]:
+        total: Counter[str] = Counter()
         for _ in self.procs:
             total.update(self.out.get(timeout=timeout))
         for p in self.procs:
@@ -189,7 +189,7 @@ class Victim:
         self.ws: ClientConnection | None = None
         self.view: dict[str, Any] | None = None
         self.n = 0
-        self.errors: Counter = Counter()
+        self.errors: Counter[str] = Counter()
 
     async def open(self) -> None:
         from solrace.bench.load import room_options

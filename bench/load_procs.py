@@ -15,7 +15,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 from solrace.bench.server_process import (
     ChildProcess,
@@ -184,13 +184,14 @@ class RaceServer(ServerProcess):
         workers = children(self.pid)
         return {"server-front": self.pid, **{f"server-w{i}": p for i, p in enumerate(workers)}}
 
-    def health(self, room: str | None = None) -> dict:
+    def health(self, room: str | None = None) -> dict[str, Any]:
         """The server's /healthz JSON ({} when it does not answer); with `room`, that of the
         room's worker."""
         url = f"{self.url}/healthz" + (f"?room={room}" if room else "")
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
-                return json.loads(r.read())
+                health: dict[str, Any] = json.loads(r.read())
+                return health
         except (OSError, ValueError):
             return {}
 

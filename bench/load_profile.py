@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 _FRAME = re.compile(r"^(?P<func>.*?) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)$")
@@ -29,7 +30,7 @@ class Profiler:
 
     def __init__(self, pid: int, duration: float, output: Path, rate: int = 100) -> None:
         self.pid, self.duration, self.output, self.rate = pid, duration, output, rate
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> bool:
         tool = py_spy()
@@ -80,7 +81,7 @@ def short(frame: str) -> str:
 
 #: (component, test on a frame's file path) from the most specific; the first that matches a
 #: sample's frames, searched leaf first, gets the sample
-COMPONENTS = [
+COMPONENTS: list[tuple[str, Callable[[str], bool]]] = [
     ("engine (rules, views, dead check)", lambda p: "/engine/" in p),
     ("redis-py client", lambda p: "/redis/" in p),
     ("msgpack", lambda p: "/msgpack/" in p),

@@ -102,14 +102,14 @@ class Conn:
         self.room: str | None = None
         self.seat: int | None = None
         self.token = self.host_token = None
-        self.view: dict | None = None
+        self.view: dict[str, Any] | None = None
         self.n = 0
         self.status = "waiting"
         self.started = asyncio.Event()
         self.results = asyncio.Event()
-        self.pending: dict[int, asyncio.Future] = {}
+        self.pending: dict[int, asyncio.Future[Any]] = {}
         self.ids = itertools.count(1)
-        self.seen: dict[tuple, float] | None = {} if role == "spectator" else None
+        self.seen: dict[tuple[Any, ...], float] | None = {} if role == "spectator" else None
         self.use_n = True
         self.closed = False
 
@@ -156,7 +156,7 @@ class Conn:
             if not fut.done():
                 fut.set_exception(ConnectionError("connection closed"))
 
-    def _absorb_snapshot(self, snap: dict) -> None:
+    def _absorb_snapshot(self, snap: dict[str, Any]) -> None:
         if snap.get("state") in ("racing", "finished"):
             self.started.set()
         if snap.get("state") == "finished":
@@ -166,7 +166,7 @@ class Conn:
             self.view = you["view"]
             self.n = you["view"].get("moves", self.n)
 
-    def send_request(self, message: dict[str, Any]) -> tuple[int, asyncio.Future]:
+    def send_request(self, message: dict[str, Any]) -> tuple[int, asyncio.Future[Any]]:
         """Give `message` an id; returns (id, future of (receive time, reply))."""
         rid = next(self.ids)
         message["id"] = rid
@@ -180,7 +180,8 @@ class Conn:
         _, reply = await asyncio.wait_for(fut, timeout)
         if reply.get("type") == "error":
             raise BenchError(f"{message['type']}: {reply.get('code')}: {reply.get('message')}")
-        return reply
+        answer: dict[str, Any] = reply
+        return answer
 
     async def close(self) -> None:
         try:
@@ -194,7 +195,7 @@ class EchoPeer:
 
     def __init__(self, sock: LightSocket) -> None:
         self.ws = sock
-        self.reply: asyncio.Future | None = None
+        self.reply: asyncio.Future[Any] | None = None
 
     def on_frame(self, frame: bytes | str) -> None:
         FRAMES[0] += 1
@@ -209,7 +210,8 @@ class EchoPeer:
         """Send `frame`; returns the time its echo arrived."""
         self.reply = asyncio.get_running_loop().create_future()
         await self.ws.send(frame)
-        return await self.reply
+        at: float = await self.reply
+        return at
 
     async def close(self) -> None:
         await self.ws.close()
@@ -227,7 +229,7 @@ class LightSocket(asyncio.Protocol):
     def __init__(self, uri: str) -> None:
         self.proto = ClientProtocol(parse_uri(uri), max_size=None)
         self.transport: asyncio.Transport | None = None
-        self.opened: asyncio.Future = asyncio.get_running_loop().create_future()
+        self.opened: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.conn: Conn | EchoPeer | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -392,7 +394,7 @@ class Worker:
         self.idle += await asyncio.gather(*(self._hello(url, "idle") for _ in range(count)))
         return len(self.idle)
 
-    async def _room(self, urls: list[str], players: int, options: dict, tag: str) -> str:
+    async def _room(self, urls: list[str], players: int, options: dict[str, Any], tag: str) -> str:
         host = await self._hello(urls[0], "player")
         reply = await self._req(host, {"type": "create", "name": f"{tag}-0", "options": options})
         room: str = reply["room"]
@@ -415,7 +417,7 @@ class Worker:
         return room
 
     async def cmd_rooms(
-        self, urls: list[str], rooms: int, players: int, options: dict, tag: str = "bot"
+        self, urls: list[str], rooms: int, players: int, options: dict[str, Any], tag: str = "bot"
     ) -> list[str]:
         """Create `rooms` rooms of `players` ready players; seat i connects to urls[i % len]."""
         self.game = options.get("game", "klondike")
@@ -449,7 +451,7 @@ class Worker:
         )
         return len(self.spectators)
 
-    async def cmd_start(self, timeout: float = 60.0, batch: int = 8) -> dict:
+    async def cmd_start(self, timeout: float = 60.0, batch: int = 8) -> dict[str, Any]:
         """Hosts start their races, `batch` rooms at a time; returns once every seat saw its start.
 
         Batches because each start makes the server do a burst of Redis work of its own
@@ -470,7 +472,7 @@ class Worker:
     # -- running -----------------------------------------------------------
 
     async def _move_loop(
-        self, c: Conn, t0: float, t1: float, pace: float, stats: dict, until_done: bool
+        self, c: Conn, t0: float, t1: float, pace: float, stats: dict[str, Any], until_done: bool
     ) -> None:
         """Move at `pace` per second (0: as fast as acks come back) until t1 or the seat is done."""
         hist: Histogram = stats["ack"]
@@ -534,7 +536,7 @@ class Worker:
                     stats["late"] += 1
                     next_t = now()
 
-    async def _echo_loop(self, peer: EchoPeer, t0: float, t1: float, stats: dict) -> None:
+    async def _echo_loop(self, peer: EchoPeer, t0: float, t1: float, stats: dict[str, Any]) -> None:
         frame = encode(MOVE_SAMPLE)
         hist: Histogram = stats["ack"]
         while True:
@@ -546,7 +548,7 @@ class Worker:
                 hist.record(tr - ts)
                 stats["acks"] += 1
 
-    async def _count_frames(self, t0: float, t1: float, stats: dict) -> None:
+    async def _count_frames(self, t0: float, t1: float, stats: dict[str, Any]) -> None:
         """Frames this worker's connections received in [t0, t1) (echo replies counted by the loop)."""
         await asyncio.sleep(max(0.0, t0 - now()))
         start = FRAMES[0]
@@ -560,7 +562,7 @@ class Worker:
         pace: float = 0.0,
         track_sends: bool = False,
         until_done: bool = False,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Move (or echo) from now; count acks of moves sent in [t0, t1). Spectators keep reading."""
         stats: dict[str, Any] = {
             "ack": Histogram(),
@@ -587,7 +589,9 @@ class Worker:
         stats["total_moves"] = sum(c.n for c in self.players)
         return stats
 
-    async def cmd_spectator_latency(self, sends: dict, t0: float, t1: float) -> dict:
+    async def cmd_spectator_latency(
+        self, sends: dict[tuple[str, int, int], float], t0: float, t1: float
+    ) -> dict[str, Any]:
         """Delay from each move's send to each spectator's first sight of it (board or progress)."""
         hist = Histogram()
         missing = 0

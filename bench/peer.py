@@ -335,7 +335,9 @@ class PeerBench:
             **window,
         }
 
-    def alternate(self, what: str, rooms: int, pace: float, duration: float) -> dict[str, list]:
+    def alternate(
+        self, what: str, rooms: int, pace: float, duration: float
+    ) -> dict[str, list[Any]]:
         """solrace, Colyseus, solrace, Colyseus... each run printed as it ends."""
         runs: dict[str, list[dict[str, Any]]] = {"solrace": [], "colyseus": []}
         for rep in range(self.sizes.repeats):
@@ -347,7 +349,7 @@ class PeerBench:
 
     # -- scenarios ---------------------------------------------------------
 
-    def compare(self, what: str, runs: dict[str, list]) -> dict[str, dict[str, float]]:
+    def compare(self, what: str, runs: dict[str, list[Any]]) -> dict[str, dict[str, float]]:
         """The median of each side's runs for each figure, both printed with their ratio."""
         r = self.report
         figures: dict[str, dict[str, float]] = {}

@@ -96,7 +96,7 @@ async def play_race(
 ) -> str:
     """Play moves until this seat stops racing; returns its final status."""
     history: list[str] = []
-    seen: set[tuple] = set()
+    seen: set[tuple[Any, ...]] = set()
     loop = asyncio.get_running_loop()
     while not stop.is_set():
         if client.room.state != RACING:

@@ -25,7 +25,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from solrace.protocol.messages import VERSION
 from solrace.server.retry import Backoff
@@ -403,7 +403,7 @@ class Client:
         if item is _END:
             self._queue.put_nowait(_END)
             raise ConnectionLost("connection closed")
-        return item
+        return cast(ev.Message, item)
 
     async def wait_until(self, condition: Any, timeout: float = 10.0) -> None:
         """Consume pushes until `condition()` (on the room model, say) holds; checks first."""

@@ -114,7 +114,7 @@ class Board:
         pile = self.piles.get(name)
         return pile[-1] if pile else None
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         """A hashable key of what is visible (for the bot's memory of positions)."""
         return (tuple((n, tuple(p)) for n, p in self.piles.items()), self.stock)
 

@@ -60,7 +60,7 @@ TAIL_COST = 15
 def choose_move(
     view: dict[str, Any],
     history: Sequence[str] = (),
-    seen: Iterable[tuple] | None = None,
+    seen: Iterable[tuple[Any, ...]] | None = None,
     budget: int | None = None,
     rng: random.Random | None = None,
 ) -> str | None:
@@ -81,7 +81,9 @@ def choose_move(
         return None
     if rng is not None:
         rng.shuffle(moves)
-    seen_set: AbstractSet[tuple] = seen if isinstance(seen, AbstractSet) else set(seen or ())
+    seen_set: AbstractSet[tuple[Any, ...]] = (
+        seen if isinstance(seen, AbstractSet) else set(seen or ())
+    )
     if board.game == "puttputt":
         return _putt_choice(board, moves)
     best = _best_lookahead(
@@ -265,7 +267,11 @@ def _reverse(move: str) -> str | None:
 
 
 def _best_lookahead(
-    board: Board, moves: list[str], history: Sequence[str], seen: AbstractSet[tuple], budget: int
+    board: Board,
+    moves: list[str],
+    history: Sequence[str],
+    seen: AbstractSet[tuple[Any, ...]],
+    budget: int,
 ) -> str | None:
     """First move of the best-scoring position reachable without the stock.
 
@@ -278,7 +284,7 @@ def _best_lookahead(
     score = _SCORES[board.game]
     now = score(board)
     undo_last = _reverse(history[-1]) if history else None
-    visited: set[tuple] = {board.key()}
+    visited: set[tuple[Any, ...]] = {board.key()}
     frontier: list[tuple[float, int, Board, str, int]] = []
     best: tuple[float, str] | None = None
     counter = 0

@@ -85,7 +85,7 @@ class Terminal:
         self.lines: asyncio.Queue[str | None] = asyncio.Queue()
         self.done = asyncio.Event()
         self._ticker: asyncio.Task[None] | None = None
-        self._last_drawn: tuple | None = None
+        self._last_drawn: tuple[Any, ...] | None = None
 
     def print(self, text: str = "") -> None:
         self.out.write(text + "\n")

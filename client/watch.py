@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from typing import TextIO
 
 from .connection import Client, ErrorReply
 from .render import render_spectator_screen
@@ -20,7 +21,14 @@ CLEAR = "\x1b[H\x1b[2J"
 
 
 async def watch(
-    url: str, room: str, *, color: bool, interval: float, once: bool, clear: bool, out=None
+    url: str,
+    room: str,
+    *,
+    color: bool,
+    interval: float,
+    once: bool,
+    clear: bool,
+    out: TextIO | None = None,
 ) -> int:
     out = out or sys.stdout
     client = Client(url, auto_resume=True, client_name="solrace-watch/0.1", room=room)

@@ -117,7 +117,8 @@ def protocol_factory_of(server: Any) -> Callable[[], asyncio.Protocol]:
     found = inspect.getclosurevars(server.create_server).nonlocals.get("protocol_factory")
     if not callable(found):
         raise RuntimeError("this websockets version hides its protocol factory elsewhere")
-    return found
+    factory: Callable[[], asyncio.Protocol] = found
+    return factory
 
 
 def placeholder_listener() -> socket.socket:

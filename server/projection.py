@@ -44,7 +44,7 @@ def delayed_view(race: SeatRace, cutoff: int | None) -> dict[str, Any]:
 
 
 def spectator_cutoff(room: Room, now: int) -> int | None:
-    delay = room.options["spectator_delay"]
+    delay: int = room.options["spectator_delay"]
     if room.state == FINISHED or not delay:
         return None
     return now - delay * 1000

@@ -178,7 +178,7 @@ class _Connection:
             with contextlib.suppress(BaseException):
                 await self.task
         with contextlib.suppress(Exception):
-            await self.pubsub.aclose()
+            await self.pubsub.aclose()  # type: ignore[no-untyped-call]
 
 
 class ChannelMoved(Exception):

@@ -39,7 +39,8 @@ def find_redis_server() -> str:
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 class RedisProcess:
@@ -178,7 +179,7 @@ class RedisClusterProcess:
     def _form(self, deadline: float) -> None:
         import redis
 
-        clients = [redis.Redis(port=n.port) for n in self.nodes]
+        clients: list[Any] = [redis.Redis(port=n.port) for n in self.nodes]
         ids = [c.execute_command("CLUSTER", "MYID").decode() for c in clients]
         for c in clients[1:]:
             c.execute_command("CLUSTER", "MEET", "127.0.0.1", self.nodes[0].port)

@@ -210,15 +210,16 @@ class Room:
 
     @property
     def code(self) -> str:
-        return self.doc["code"]
+        return str(self.doc["code"])
 
     @property
     def state(self) -> str:
-        return self.doc["state"]
+        return str(self.doc["state"])
 
     @property
     def options(self) -> dict[str, Any]:
-        return self.doc["options"]
+        options: dict[str, Any] = self.doc["options"]
+        return options
 
     def seats(self) -> list[dict[str, Any]]:
         return [s for s in self.doc["seats"] if s]
@@ -227,7 +228,8 @@ class Room:
         seats = self.doc["seats"]
         if not (0 <= seat < len(seats)) or not seats[seat]:
             raise ProtocolError("not_player", f"there is no seat {seat} in this room")
-        return seats[seat]
+        found: dict[str, Any] = seats[seat]
+        return found
 
     def seat_by_token(self, thash: str) -> dict[str, Any] | None:
         for s in self.seats():
@@ -236,19 +238,19 @@ class Room:
         return None
 
     def is_host(self, thash: str) -> bool:
-        return self.doc["host_hash"] == thash
+        return bool(self.doc["host_hash"] == thash)
 
     def status(self, seat: int) -> str:
         s = self.seat(seat)
         if s["status"] in OUT_STATUSES:
-            return s["status"]
+            return str(s["status"])
         race = self.races.get(seat)
         if race is not None and s.get("in_race"):
             if race.won():
                 return "won"
             if race.dead():
                 return "dead"
-        return s["status"]
+        return str(s["status"])
 
     def racing_seats(self) -> list[int]:
         return [

@@ -21,6 +21,7 @@ from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server import players
 from solrace.server.boards import Boards
+from solrace.server.codes import normalize_code
 from solrace.server.conn import Bucket, Conn, Limits, address_key, client_address, within
 from solrace.server.daily import DEFAULT_BOARD_DAYS, Dailies
 from solrace.server.daily import ROOM_OPTIONS as DAILY_OPTIONS
@@ -31,7 +32,7 @@ from solrace.server.metrics import METRICS
 from solrace.server.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS, Records
 from solrace.server.redis_conn import TRANSIENT_ERRORS
 from solrace.server.room import Room, clean_name
-from solrace.server.service import RoomService, normalize_code
+from solrace.server.service import RoomService
 from solrace.server.signing import signing_key
 from solrace.server.solving import RaceVerdicts, SolverPool, hint
 from solrace.server.standings import Standings
