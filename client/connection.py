@@ -44,6 +44,11 @@ CLIENT_NAME = "solrace-py/0.1"
 RECONNECT_FIRST_S, RECONNECT_CAP_S = 0.1, 3.0
 
 
+#: how long a request the server answers with the solver's help (a winnable start, a daily's
+#: first draw) is waited for: past the server's own bound (30 s of drawing, then `busy`)
+SOLVER_TIMEOUT = 45.0
+
+
 class ErrorReply(Exception):
     """The server answered a request with `error`; `code` is the protocol's error code."""
 
@@ -473,7 +478,7 @@ class Client:
         msg: dict[str, Any] = {"type": "daily", "game": game, "name": name, "practice": practice}
         if date is not None:
             msg["date"] = date
-        return await self._joined(msg)
+        return await self._joined(msg, timeout=SOLVER_TIMEOUT)  # the day's deal may be drawn now
 
     async def join(self, room: str, name: str) -> ev.Joined:
         return await self._joined({"type": "join", "room": room, "name": name})
@@ -499,8 +504,8 @@ class Client:
         self.token = token  # the reply does not repeat it
         return joined
 
-    async def _joined(self, msg: dict[str, Any]) -> ev.Joined:
-        reply = await self.request(msg)
+    async def _joined(self, msg: dict[str, Any], timeout: float = 15.0) -> ev.Joined:
+        reply = await self.request(msg, timeout=timeout)
         assert isinstance(reply, ev.Joined), reply
         return reply
 
@@ -523,7 +528,11 @@ class Client:
         )
 
     async def start(self) -> ev.Message:
-        return await self.request({"type": "start", "host_token": self._host()})
+        # a room dealing winnable hands answers once the solver found one: the server gives
+        # up on its own (`busy`) after 30 s of drawing, so the client waits longer than that
+        return await self.request(
+            {"type": "start", "host_token": self._host()}, timeout=SOLVER_TIMEOUT
+        )
 
     async def kick(self, seat: int) -> ev.Message:
         return await self.request({"type": "kick", "host_token": self._host(), "seat": seat})
