@@ -125,8 +125,9 @@ def test_bot_never_returns_to_a_position_it_has_been_in(game):
 )
 def test_bot_plays_klondike_variants_better_than_random(options):
     # measured: draw 3 with 3 passes 0.131 vs 0.050 (bot ahead on 4 deals, level on 1);
-    # draw 1 0.277 vs 0.108 (bot ahead on all 5)
-    seeds = range(3000, 3005)
+    # draw 1 0.277 vs 0.108 (bot ahead on all 5: 3000, 3002 and 3004, the bot's cheapest at
+    # 0.3-0.9 s of CPU each, hold 0.231 vs 0.128)
+    seeds = range(3000, 3005) if options["draw"] == 3 else (3000, 3002, 3004)
     bot = [play_bot("klondike", s, options) for s in seeds]
     rnd = [play_random("klondike", s, options) for s in seeds]
     assert statistics.mean(bot) > statistics.mean(rnd)
