@@ -34,6 +34,8 @@ from redis.exceptions import (
     ClusterDownError,
     ClusterError,
     MovedError,
+    NoScriptError,
+    ReadOnlyError,
     RedisClusterException,
     TryAgainError,
 )
@@ -58,8 +60,17 @@ Client = aioredis.Redis | RedisCluster
 CLUSTER_SCHEMES = {"redis+cluster": False, "rediss+cluster": True}
 
 #: errors that mean "Redis is briefly unreachable or moving" (a failover, a resharding, a full
-#: pool): the request may be retried as is, so clients get `busy`, never `internal`
+#: pool): the request may be retried as is, so clients get `busy`, never `internal`. Besides
+#: redis-py's own: Python's ConnectionError and TimeoutError (an asyncio timeout, a socket
+#: reset, the pub/sub reader's "connection closed"), NOSCRIPT (a promoted replica does not
+#: have the scripts loaded on its old master; a move's batch loads them once and sends again,
+#: and a load that reached another node than the one answering left the move unrun) and
+#: READONLY (a write that reached a master demoted to a replica): none ran the command.
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    ConnectionError,  # Python's: ConnectionResetError, BrokenPipeError, ...
+    TimeoutError,  # Python's (asyncio.TimeoutError is the same class)
+    NoScriptError,
+    ReadOnlyError,
     RedisConnectionError,  # MaxConnectionsError is one
     RedisTimeoutError,
     ClusterDownError,
