@@ -61,3 +61,37 @@ async def _pending(direct: aioredis.Redis, bucket: str, member: str) -> bool:
 
 async def _gone(direct: aioredis.Redis, bucket: str, member: str) -> bool:
     return await direct.zscore(bucket, member) is None
+
+
+async def test_a_race_clock_whose_firing_failed_still_ends_the_race(
+    tmp_path, key_prefix, wire
+) -> None:
+    """A race with a 1 s time limit; when its clock is due, Redis refuses the room's reload
+    (as a master failing over would) for both the local timer's firing and the Redis
+    deadline's. Once Redis answers again, the clock fires again (the local timer re-arms
+    itself, the deadline was only leased) and the race ends with results."""
+    with RedisProcess(data_dir=str(tmp_path)) as redis:
+        async with serving(redis.url, key_prefix) as (srv,):
+            (a,), _, code, _ = await start_race(srv.ws_url, wire, players=1, time_limit=1)
+            direct = aioredis.Redis.from_url(redis.url)
+            bucket = f"{key_prefix}deadlines:{{dl{zlib.crc32(code.encode()) % DEADLINE_BUCKETS}}}"
+            member = f"tick|{code}"
+            await until(lambda: _pending(direct, bucket, member), "the clock deadline", 5)
+            set_at = await direct.zscore(bucket, member)
+            await direct.execute_command("ACL", "LOG", "RESET")
+            await direct.execute_command("ACL", "SETUSER", "default", "-hgetall")
+            try:
+
+                async def both_failed() -> bool:
+                    claimed = await direct.zscore(bucket, member) != set_at
+                    refused = sum(
+                        int(e["count"]) for e in await direct.acl_log() if "hgetall" in str(e)
+                    )
+                    return claimed and refused >= 2
+
+                await until(both_failed, "the clock fired twice and failed", 10)
+            finally:
+                await direct.execute_command("ACL", "SETUSER", "default", "+hgetall")
+            results = await a.wait_event("results", timeout=scaled(10))
+            assert [row["seat"] for row in results["ranking"]] == [0]
+            await direct.aclose()
