@@ -28,7 +28,7 @@ from solrace.server.guard import EXPENSIVE, Guard, GuardLimits
 from solrace.server.lease import Leases
 from solrace.server.metrics import METRICS
 from solrace.server.records import DEFAULT_RECORD_DAYS, Records
-from solrace.server.redis_conn import TRANSIENT_ERRORS
+from solrace.server.redis_conn import transient
 from solrace.server.room import Room, clean_name
 from solrace.server.service import RoomService, normalize_code
 from solrace.server.signing import signing_key
@@ -234,18 +234,21 @@ class Transport:
                         return
                 except ConnectionClosed:
                     raise
-                except TRANSIENT_ERRORS:
-                    # no pooled connection came free in time (or Redis is briefly away): retryable
-                    METRICS.redis_errors.labels("request").inc()
-                    log.warning(
-                        "redis unavailable while handling %r",
-                        msg and msg.get("type"),
-                        exc_info=True,
-                    )
-                    await self.send(
-                        conn, m.error("busy", "the server is busy; try again", ref=m.ref_of(msg))
-                    )
-                except Exception:
+                except Exception as exc:
+                    if transient(exc):
+                        # no pooled connection came free in time (or Redis is briefly away):
+                        # retryable
+                        METRICS.redis_errors.labels("request").inc()
+                        log.warning(
+                            "redis unavailable while handling %r",
+                            msg and msg.get("type"),
+                            exc_info=True,
+                        )
+                        await self.send(
+                            conn,
+                            m.error("busy", "the server is busy; try again", ref=m.ref_of(msg)),
+                        )
+                        continue
                     log.exception("handling %r", m.redacted(msg))
                     await self.send(
                         conn,
