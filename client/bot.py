@@ -12,6 +12,12 @@ without a tie-break they moved in lockstep and tied every race. Each bot has
 its own random generator (`--seed` makes it reproducible) that varies each
 pause between moves around `--pace`: bots of equal skill then finish at
 different times, and the ranking tells them apart.
+
+What the server calls normal does not stop a bot: `busy` and `rate_limited` are
+retried by the client (and, still refused, by the bot after a pause), a request
+cut off by a dropped socket is sent again once the client has reconnected and
+resumed (a move carries its `n`, so a retry never plays it twice), and a server
+restart is a pause in the race, not its end.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from .connection import Client, ConnectionLost, ErrorReply
 from .moves import Board
 from .options import parse_option, room_options
 from .player_key import load_or_create
+from .retry import RETRYABLE, backoff
 from .strategy import choose_move
 from .urls import DEFAULT_SERVER, parse_target, share_link, watch_link
 
@@ -53,6 +60,26 @@ class BotResult:
     statuses: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     move_latencies: list[float] = field(default_factory=list)
+
+
+#: tries of a lobby request (ready, start) cut off by a dropped socket or refused as busy
+STEADY_TRIES = 8
+
+
+async def _steady(call: Callable[[], Any]) -> Any:
+    """`call()` again while it fails for a passing reason: the socket dropped (the client
+    reconnects and resumes; the next try waits for that) or the server stayed busy."""
+    for attempt in range(STEADY_TRIES):
+        try:
+            return await call()
+        except ConnectionLost:
+            if attempt == STEADY_TRIES - 1:
+                raise
+        except ErrorReply as exc:
+            if exc.code not in RETRYABLE or attempt == STEADY_TRIES - 1:
+                raise
+        await asyncio.sleep(backoff(attempt))
+    raise AssertionError("unreachable")
 
 
 async def _wait(client: Client, predicate: Any, stop: asyncio.Event, tick: float = 0.25) -> bool:
@@ -131,17 +158,20 @@ async def play_race(
         except ErrorReply as exc:
             result.errors.append(exc.code)
             if exc.code in ("illegal_move", "out_of_sync"):
-                await client.resume()  # our view is stale: take the server's
+                await _steady(client.resume)  # our view is stale: take the server's
             elif exc.code == "bad_state":
                 await asyncio.sleep(0.05)
                 if client.room.state == RACING and _my_status(client) != RACING:
                     break
-            elif exc.code == "rate_limited":
-                await asyncio.sleep(0.5)
+            elif exc.code in RETRYABLE:  # still refused after the client's own retries
+                await asyncio.sleep(backoff(3))
             else:
                 raise
         except ConnectionLost:
-            await asyncio.sleep(0.2)  # auto-resume is on; the retry carries `n`
+            if client.ended:
+                raise  # the client gave up reconnecting: nothing more will come
+            # auto-resume is on: the retry waits for the resume and carries `n`
+            await asyncio.sleep(0.05)
     return _my_status(client) or "unknown"
 
 
@@ -180,6 +210,7 @@ async def run_bot(
         room=room,
         player_key=player_key,
         bot=True,
+        connect_tries=16,
     )
     await client.connect()
     try:
@@ -192,7 +223,7 @@ async def run_bot(
             on_joined(joined)
         while not stop.is_set() and (races is None or result.races < races):
             if ready:
-                await client.ready(True)
+                await _steady(lambda: client.ready(True))
             if client.host_token and start_when:
                 await _wait(
                     client,
@@ -204,7 +235,7 @@ async def run_bot(
                 )
                 if stop.is_set():
                     break
-                await client.start()
+                await _steady(client.start)
             if not await _wait(client, lambda: client.room.state in (RACING, "finished"), stop):
                 break
             status = await play_race(client, pace, stop, result, rng)

@@ -13,7 +13,16 @@ announced in `welcome` (waiting rather than being refused), which bots use.
 With `auto_resume=True`, a dropped socket is reopened and the seat resumed
 (or the room re-spectated) with the last event number seen; requests in
 flight then fail with `ConnectionLost`, and a `move` retried with its `n`
-is safe by the protocol (`out_of_sync` instead of a double move).
+is safe by the protocol (`out_of_sync` instead of a double move). Nothing
+else is sent on a new socket before its hello and resume are answered: a
+request made meanwhile waits for them (sent earlier, a move would reach a
+connection that holds no seat yet: `not_player`).
+
+What the server calls normal is not an error here: a request refused with
+`busy` (Redis failing over) or `rate_limited` is sent again after the
+server's `retry_after` or a backoff with jitter (a few times:
+client/retry.py), and a first connection refused (a server restarting) is
+tried again with backoff.
 """
 
 from __future__ import annotations
@@ -28,20 +37,21 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from solrace.protocol.messages import VERSION
-from solrace.server.retry import Backoff
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from . import events as ev
 from .codec import FrameError, decode, encode
+from .retry import REQUEST_TRIES, RETRYABLE, backoff, retry_delay
 from .room import RoomModel
 from .urls import with_room
 
 log = logging.getLogger(__name__)
 
 CLIENT_NAME = "solrace-py/0.1"
-#: pauses before each reconnect attempt: the first, doubling up to the cap
-RECONNECT_FIRST_S, RECONNECT_CAP_S = 0.1, 3.0
+#: what a failed attempt to open a socket and say hello raises (a server down or restarting,
+#: a proxy answering 502 meanwhile, a socket closed mid-handshake)
+CONNECT_ERRORS = (OSError, TimeoutError, InvalidHandshake, ConnectionClosed)
 
 
 #: how long a request the server answers with the solver's help (a winnable start, a daily's
@@ -120,7 +130,8 @@ class Client:
         url: str,
         *,
         auto_resume: bool = False,
-        reconnect_tries: int = 8,
+        reconnect_tries: int = 16,
+        connect_tries: int = 8,
         client_name: str = CLIENT_NAME,
         open_timeout: float = 10.0,
         throttle: bool = False,
@@ -141,6 +152,8 @@ class Client:
         self.route_room = room
         self.auto_resume = auto_resume
         self.reconnect_tries = reconnect_tries
+        #: tries of the first connection (a server restarting refuses it for a moment)
+        self.connect_tries = max(1, connect_tries)
         self.client_name = client_name
         self.open_timeout = open_timeout
         self.room = RoomModel()
@@ -155,6 +168,11 @@ class Client:
         self._reader: asyncio.Task[None] | None = None
         self._closing = False
         self._resuming = False
+        #: set while the socket may carry requests: cleared when it drops, set again once a
+        #: new one said hello and resumed (or for good when the client ends)
+        self._ready = asyncio.Event()
+        #: the task saying hello and resuming on a new socket: its requests do not wait
+        self._setup_task: asyncio.Task[Any] | None = None
         self._welcome_wait: asyncio.Future[ev.Message] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._resyncing = False
@@ -170,11 +188,35 @@ class Client:
     # ---- lifecycle ----------------------------------------------------------
 
     async def connect(self) -> ev.Welcome:
-        """Open the socket and say hello; returns the server's welcome."""
+        """Open the socket and say hello; returns the server's welcome. A refused or failed
+        attempt is tried again with backoff, `connect_tries` times in all."""
         self._closing = False
         self._ended = False
-        await self._open()
-        return await self._hello()
+        self._resuming = True  # a socket lost mid-hello ends nothing: it is tried again
+        self._setup_task = asyncio.current_task()
+        try:
+            for attempt in range(self.connect_tries):
+                try:
+                    await self._open()
+                    welcome = await self._hello()
+                    break
+                except CONNECT_ERRORS as exc:
+                    await self._discard()
+                    if attempt == self.connect_tries - 1 or self._closing:
+                        raise
+                    log.info("connect attempt %d failed: %s", attempt + 1, exc)
+                    await asyncio.sleep(backoff(attempt))
+        finally:
+            self._resuming = False
+            self._setup_task = None
+        self._ready.set()
+        return welcome
+
+    async def _discard(self) -> None:
+        """Close a socket that failed to get going (its reader then ends)."""
+        if self._ws is not None:
+            with contextlib.suppress(Exception):
+                await self._ws.close()
 
     async def _open(self) -> None:
         extra: dict[str, Any] = {"local_addr": (self.source, 0)} if self.source else {}
@@ -228,6 +270,11 @@ class Client:
         await self.close()
 
     @property
+    def ended(self) -> bool:
+        """Whether the connection is over for good (closed, or reconnecting gave up)."""
+        return self._ended
+
+    @property
     def connected(self) -> bool:
         return self._ws is not None and self._ws.state.name == "OPEN"
 
@@ -255,6 +302,7 @@ class Client:
             self.close_reason = ws.close_reason or ""
             self._fail_pending(ConnectionLost(f"connection closed ({ws.close_code})"))
             if not self._closing and not self._resuming and self.auto_resume and self.room.room:
+                self._ready.clear()  # requests wait for the new socket's resume
                 self._spawn(self._reconnect())
             elif not self._resuming:
                 self._end(ws.close_code, ws.close_reason or "")
@@ -263,6 +311,7 @@ class Client:
         """Tell `events()` the connection is over (once)."""
         if not self._ended:
             self._ended = True
+            self._ready.set()  # requests waiting for a resume fail now: nothing more comes
             self._queue.put_nowait(Closed(type="closed", code=code, reason=reason))
             self._queue.put_nowait(_END)
 
@@ -362,12 +411,14 @@ class Client:
                 fut.set_exception(exc)
 
     async def _reconnect(self) -> None:
-        """Reopen and resume the seat (or spectate again) from the last event seen."""
+        """Reopen and resume the seat (or spectate again) from the last event seen, with
+        backoff (a server restarting refuses connections, a proxy answers 502 meanwhile);
+        requests made meanwhile wait (`_ready`) and go out once the resume is answered."""
         self._resuming = True
-        pauses = Backoff(RECONNECT_FIRST_S, RECONNECT_CAP_S)
+        self._setup_task = asyncio.current_task()
         try:
             for attempt in range(1, self.reconnect_tries + 1):
-                await pauses.pause()
+                await asyncio.sleep(backoff(attempt - 1))
                 if self._closing:
                     break
                 try:
@@ -377,19 +428,22 @@ class Client:
                         await self.resume(last_event=self.room.event)
                     else:
                         await self.spectate(self.room.room or "", last_event=self.room.event)
-                except (TimeoutError, OSError, ConnectionError, ConnectionClosed) as exc:
+                except CONNECT_ERRORS as exc:
                     log.info("reconnect attempt %d failed: %s", attempt, exc)
-                    if self._ws is not None:
-                        with contextlib.suppress(Exception):
-                            await self._ws.close()
+                    await self._discard()
                     continue
-                except ErrorReply as exc:  # the seat or room is gone: give up
-                    log.warning("resume refused: %s", exc)
+                except ErrorReply as exc:
+                    if exc.code in RETRYABLE:  # still refused after the request's own retries
+                        await self._discard()
+                        continue
+                    log.warning("resume refused: %s", exc)  # the seat or room is gone: give up
                     break
+                self._ready.set()
                 self._queue.put_nowait(Reconnected(type="reconnected", attempts=attempt))
                 return
         finally:
             self._resuming = False
+            self._setup_task = None
         self._end(self.close_code, "resume failed")
 
     # ---- pushes -------------------------------------------------------------
@@ -431,12 +485,43 @@ class Client:
         message: dict[str, Any],
         timeout: float | None = 15.0,
         wait: asyncio.Future[ev.Message] | None = None,
+        *,
+        retry: bool = True,
     ) -> ev.Message:
         """Send `message` with a fresh id and wait for the reply that refs it.
 
         An `error` that refs the id fails `wait` too (an `unsupported_version`
-        answers a hello that way).
+        answers a hello that way). A `busy` or `rate_limited` refusal (nothing was done)
+        is sent again after the server's `retry_after` or a backoff, up to REQUEST_TRIES
+        tries (`retry=False`: never); still refused then, it raises `ErrorReply`.
         """
+        tries = REQUEST_TRIES if retry and wait is None else 1
+        for attempt in itertools.count():
+            try:
+                return await self._request_once(message, timeout, wait)
+            except ErrorReply as exc:
+                if exc.code not in RETRYABLE or attempt + 1 >= tries:
+                    raise
+                delay = retry_delay(exc.reply.raw if exc.reply else None, attempt)
+                if delay is None:
+                    raise
+                log.info("%s refused (%s); again in %.2fs", message.get("type"), exc.code, delay)
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+    async def _request_once(
+        self,
+        message: dict[str, Any],
+        timeout: float | None,
+        wait: asyncio.Future[ev.Message] | None,
+    ) -> ev.Message:
+        if self._ws is None and not self._resuming:
+            raise ConnectionLost("not connected")
+        if asyncio.current_task() is not self._setup_task:
+            # a new socket carries nothing before its hello and resume are answered
+            await asyncio.wait_for(self._ready.wait(), timeout)
+            if self._ended:
+                raise ConnectionLost("connection closed")
         if self._bucket is not None:
             await self._bucket.take()
         ws = self._ws
@@ -459,6 +544,10 @@ class Client:
         """Send without waiting for a reply (no id: errors arrive through `events()`)."""
         if self._ws is None:
             raise ConnectionLost("not connected")
+        if asyncio.current_task() is not self._setup_task:
+            await self._ready.wait()
+            if self._ended or self._ws is None:
+                raise ConnectionLost("connection closed")
         await self._ws.send(encode(message))
 
     async def create(

@@ -22,10 +22,12 @@ closed (a reset does not discard bytes already queued on an accepted socket). A 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+import redis
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.retry import Retry
@@ -34,6 +36,8 @@ from redis.exceptions import (
     ClusterDownError,
     ClusterError,
     MovedError,
+    NoScriptError,
+    ReadOnlyError,
     RedisClusterException,
     TryAgainError,
 )
@@ -58,8 +62,17 @@ Client = aioredis.Redis | RedisCluster
 CLUSTER_SCHEMES = {"redis+cluster": False, "rediss+cluster": True}
 
 #: errors that mean "Redis is briefly unreachable or moving" (a failover, a resharding, a full
-#: pool): the request may be retried as is, so clients get `busy`, never `internal`
+#: pool): the request may be retried as is, so clients get `busy`, never `internal`. Besides
+#: redis-py's own: Python's ConnectionError and TimeoutError (an asyncio timeout, a socket
+#: reset, the pub/sub reader's "connection closed"), NOSCRIPT (a promoted replica does not
+#: have the scripts loaded on its old master; a move's batch loads them once and sends again,
+#: and a load that reached another node than the one answering left the move unrun) and
+#: READONLY (a write that reached a master demoted to a replica): none ran the command.
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    ConnectionError,  # Python's: ConnectionResetError, BrokenPipeError, ...
+    TimeoutError,  # Python's (asyncio.TimeoutError is the same class)
+    NoScriptError,
+    ReadOnlyError,
     RedisConnectionError,  # MaxConnectionsError is one
     RedisTimeoutError,
     ClusterDownError,
@@ -68,6 +81,31 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     ClusterError,
     RedisClusterException,  # SlotNotCoveredError: a slot with no master during a failover
 )
+
+
+#: where redis-py's own code lives (`transient`)
+_REDIS_DIR = os.path.dirname(redis.__file__) + os.sep
+
+
+def transient(exc: BaseException) -> bool:
+    """Whether a command's error means only that Redis was briefly away (`TRANSIENT_ERRORS`):
+    the command did not run, or `Store.outcome` can tell whether it did, and the client gets
+    `busy`.
+
+    Also an AttributeError raised inside redis-py itself: during a cluster failover one
+    command's ClusterDownError closes every node's connections (`RedisCluster.aclose`), those
+    in use by other commands too, whose next write or read then finds the connection's
+    writer gone (`'NoneType' object has no attribute 'writelines'`): a connection lost, not
+    a server bug (seen in tests/server/test_cluster.py's failover, answered `internal`). An
+    AttributeError of the server's own code stays an error."""
+    if isinstance(exc, TRANSIENT_ERRORS):
+        return True
+    if isinstance(exc, AttributeError):
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        return tb is not None and tb.tb_frame.f_code.co_filename.startswith(_REDIS_DIR)
+    return False
 
 
 @dataclass

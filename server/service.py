@@ -34,7 +34,7 @@ from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
 from solrace.server.records import Records, reminder
 from solrace.server.redact import SECRETS
-from solrace.server.redis_conn import TRANSIENT_ERRORS
+from solrace.server.redis_conn import transient
 from solrace.server.retry import Backoff
 from solrace.server.room import (
     COUNTDOWN,
@@ -593,7 +593,9 @@ class RoomService:
                 delay=room.options["spectator_delay"],
                 pop=plan.undone,
             )
-        except TRANSIENT_ERRORS:
+        except Exception as exc:
+            if not transient(exc):
+                raise
             log.warning(
                 "room %s: a move's append got no answer; asking whether it is stored", shown(code)
             )
@@ -617,8 +619,8 @@ class RoomService:
                     plan.event,
                     pop=plan.undone,
                 )
-            except TRANSIENT_ERRORS:
-                if time.monotonic() >= give_up:
+            except Exception as exc:
+                if not transient(exc) or time.monotonic() >= give_up:
                     log.warning("room %s: Redis never said whether a move is stored", shown(code))
                     raise
                 await OUTCOME_PAUSES.sleep(attempt)

@@ -340,14 +340,39 @@ return n
 """
 
 _CLAIM_DUE = """
--- KEYS: one deadline bucket ; ARGV: now limit. The due members, taken out: one caller gets each.
+-- KEYS: one deadline bucket ; ARGV: now limit lease_until. The due members, leased: each stays
+-- in the bucket with its score moved to lease_until, so one caller gets it now and, should its
+-- handler fail or its process die, whoever claims after lease_until gets it again.
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
-if #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end
+for _, member in ipairs(due) do redis.call('ZADD', KEYS[1], 'XX', ARGV[3], member) end
 return due
+"""
+
+_SETTLE_DEADLINE = """
+-- KEYS: one deadline bucket ; ARGV: member lease_until [again_at]. A claimed deadline whose
+-- handler ran: removed (or, with again_at, due again then), unless it was set anew meanwhile
+-- (its score is no longer the lease: a new grace period, a re-armed clock) -- that one stays.
+local at = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not at or tonumber(at) ~= tonumber(ARGV[2]) then return 0 end
+if ARGV[3] then redis.call('ZADD', KEYS[1], 'XX', ARGV[3], ARGV[1])
+else redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 1
 """
 
 #: deadline buckets: a few, so that no one slot is every process's poll target
 DEADLINE_BUCKETS = 8
+#: how long a claimed deadline is its claimer's: if the claimer has neither settled it by then
+#: (its handler still running, or failed with Redis away, or its process dead), it is due again
+DEADLINE_LEASE_MS = 5000
+
+
+class Due(NamedTuple):
+    """A claimed deadline: its member, and the score its lease holds it at (`settle_deadline`)."""
+
+    member: str
+    lease: int
+
+
 #: a lobby row or tombstone not rewritten for this long is dropped (its room expired)
 LOBBY_KEEP_MS = ACTIVE_TTL_MS
 #: seconds between retries of failed lobby writes (doubling up to the cap)
@@ -449,6 +474,7 @@ class Store:
         self._lobby_put = self._script(_LOBBY_PUT)
         self._lobby_page = self._script(_LOBBY_PAGE)
         self._claim_due = self._script(_CLAIM_DUE)
+        self._settle_deadline = self._script(_SETTLE_DEADLINE)
         self._keep = self._script(_KEEP)
         self._shorten = self._script(_SHORTEN)
         #: tags what this store publishes, so its own process can skip it on pub/sub
@@ -1106,20 +1132,36 @@ class Store:
         at = await self.redis.zscore(self.deadline_key(self.deadline_bucket(member)), member)
         return None if at is None else int(at)
 
-    async def claim_due(self, now: int, limit: int = 100) -> list[str]:
-        """Deadlines that are due, each handed to exactly one caller. The buckets are read in
-        parallel; one whose node is away is skipped this round (its deadlines wait)."""
+    async def claim_due(
+        self, now: int, limit: int = 100, lease_ms: int = DEADLINE_LEASE_MS
+    ) -> list[Due]:
+        """Deadlines that are due, each leased to exactly one caller until `now + lease_ms`: it
+        is not taken out, so a handler that fails (the room's Redis failing over) or a claimer
+        that dies leaves it to fire again then; the caller settles it once its handler ran
+        (`settle_deadline`). The buckets are read in parallel; one whose node is away is
+        skipped this round (its deadlines wait)."""
+        lease = now + lease_ms
         got = await asyncio.gather(
             *(
-                self._claim_due(keys=[self.deadline_key(b)], args=[now, limit])
+                self._claim_due(keys=[self.deadline_key(b)], args=[now, limit, lease])
                 for b in range(DEADLINE_BUCKETS)
             ),
             return_exceptions=True,
         )
-        claimed: list[str] = []
+        claimed: list[Due] = []
         for due in got:
             if isinstance(due, BaseException):
                 METRICS.redis_errors.labels("deadlines").inc()
                 continue
-            claimed.extend(_text(m) for m in due)
+            claimed.extend(Due(_text(m), lease) for m in due)
         return claimed
+
+    async def settle_deadline(self, due: Due, again_at: int | None = None) -> bool:
+        """A claimed deadline's handler ran: remove it (or, with `again_at`, make it due again
+        then: a handler that failed retries sooner than its lease). A deadline set anew since
+        the claim (another score) is left as it is. True when this one was settled."""
+        args: list[ScriptArg] = [due.member, due.lease]
+        if again_at is not None:
+            args.append(again_at)
+        key = self.deadline_key(self.deadline_bucket(due.member))
+        return bool(await self._settle_deadline(keys=[key], args=args))

@@ -27,12 +27,16 @@ from solrace.server.conn import Conn, Limits
 from solrace.server.fanout import Hub
 from solrace.server.lease import Leases
 from solrace.server.room import COUNTDOWN, LOBBY, RACING, Room
-from solrace.server.service import RoomService
+from solrace.server.service import RECHECK_CAP_S, RECHECK_S, RoomService
+from solrace.server.store import Due
 
 log = logging.getLogger("solrace.server")
 
 #: seconds between a spectator arriving or leaving and the room hearing the new count
 WATCHERS_DEBOUNCE = 0.25
+#: a claimed deadline whose handler failed is due again this long after (ms); if Redis cannot
+#: even be told so, its lease (store.DEADLINE_LEASE_MS) runs out and it is due then
+DEADLINE_RETRY_MS = 1000
 
 
 def connected_events(seat: int, now: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -140,8 +144,11 @@ class RoomSupervisor:
                 await self.store.presence(code, "spectators", -1)
                 await self.store.note_connection(self.proc_id, code, "spectators", -1)
                 self.announce_watchers(code)
-        except Exception:  # Redis gone during shutdown: nothing more to tidy
+        except Exception:  # Redis away (a failover, a shutdown)
             log.debug("presence update failed", exc_info=True)
+            if role == "player" and not self.closing:
+                # the seat's grace deadline may not be set: look again once Redis is back
+                self.spawn(self._grace_later(code))
             return
         await self._keep_lobby(code, lobby_seats)
 
@@ -171,6 +178,27 @@ class RoomSupervisor:
             await self.leases.acquire(code)
         except Exception:
             log.warning("lease of %s not taken", shown(code), exc_info=True)
+
+    async def _grace_later(self, code: str) -> None:
+        """A seat left while Redis was away, so its grace deadline may be missing: once Redis
+        answers, every racing seat nobody holds gets one (`_absent_grace`; one already set
+        stays), so the race still ends. Tried with backoff for a while, then the room's clock
+        deadline (if it has a time limit) or the next process to find it orphaned takes over."""
+        delay = RECHECK_S
+        for _ in range(8):
+            await asyncio.sleep(delay)
+            if self.closing:
+                return
+            try:
+                room = (await self.service.load(code)).room
+                if room.state in (COUNTDOWN, RACING):
+                    await self._absent_grace(room)
+                return
+            except ProtocolError:
+                return
+            except Exception:
+                log.debug("grace of %s not set yet", shown(code), exc_info=True)
+                delay = min(RECHECK_CAP_S, delay * 2)
 
     async def _grace_expired(self, code: str, seat: int) -> None:
         """A racing seat gone longer than the grace period counts as resigned."""
@@ -231,15 +259,39 @@ class RoomSupervisor:
     def arm(self, code: str, at_ms: int) -> None:
         delay = max(0.0, (at_ms - self.service.clock()) / 1000.0) + 0.01
         # the Redis deadline is the backstop: if this process dies, another one fires it
-        self.spawn(self.store.add_deadline(f"tick|{code}", at_ms + 500))
+        self.spawn(self._backstop(code, at_ms + 500))
+        self._arm_in(code, delay, 0)
+
+    def _arm_in(self, code: str, delay: float, attempt: int) -> None:
         old = self.timers.pop(code, None)
         if old:
             old.cancel()
         loop = asyncio.get_running_loop()
-        self.timers[code] = loop.call_later(delay, lambda: self.spawn(self._fire(code)))
+        self.timers[code] = loop.call_later(delay, lambda: self.spawn(self._fire(code, attempt)))
 
-    async def _fire(self, code: str) -> None:
+    async def _backstop(self, code: str, at_ms: int) -> None:
+        try:
+            await self.store.add_deadline(f"tick|{code}", at_ms)
+        except Exception:  # the local timer still fires, and retries until Redis answers
+            log.warning("clock deadline of %s not stored", shown(code), exc_info=True)
+
+    async def _fire(self, code: str, attempt: int = 0) -> None:
+        """The room's local timer: its clock is due. A failure (Redis away) arms it again
+        after a backoff, so the clock fires here even if its Redis deadline was never set."""
         self.timers.pop(code, None)
+        try:
+            await self._clock(code)
+        except Exception:
+            if code in self.timers or self.closing:
+                return  # armed again meanwhile
+            delay = min(RECHECK_CAP_S, RECHECK_S * 2**attempt)
+            log.warning("clock of %s not fired; again in %.1fs", shown(code), delay, exc_info=True)
+            self._arm_in(code, delay, attempt + 1)
+
+    async def _clock(self, code: str) -> None:
+        """The room's clock is due (a countdown's end, a time limit): the rules run, the next
+        clock is armed, racing seats nobody holds get their grace. Raises on a Redis failure;
+        a room that is gone is done with."""
         try:
             room = await self.service.tick(code)
         except ProtocolError:
@@ -289,20 +341,44 @@ class RoomSupervisor:
                     dead_after = int(self.limits.heartbeat * 5 * 1000)
                     for _proc, held in await self.store.claim_dead(now, dead_after):
                         await self._count_out(held)
-                for member in await self.store.claim_due(now):
-                    kind, _, rest = member.partition("|")
-                    if kind == "grace":
-                        code, _, seat = rest.partition("|")
-                        self.spawn(self._grace_expired(code, int(seat)))
-                    elif kind == "tick":
-                        self.spawn(self._fire(rest))
-                    elif kind == "record":
-                        code, _, round_ = rest.partition("|")
-                        self.spawn(self.service.owed_record(code, int(round_)))
+                for due in await self.store.claim_due(now):
+                    self.spawn(self._handle(due))
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("janitor")
+
+    def _handler(self, member: str) -> Coroutine[Any, Any, Any] | None:
+        kind, _, rest = member.partition("|")
+        if kind == "grace":
+            code, _, seat = rest.partition("|")
+            return self._grace_expired(code, int(seat))
+        if kind == "tick":
+            return self._clock(rest)
+        if kind == "record":
+            code, _, round_ = rest.partition("|")
+            return self.service.owed_record(code, int(round_))
+        return None
+
+    async def _handle(self, due: Due) -> None:
+        """Run a claimed deadline's handler, then settle it: removed once the handler ran, due
+        again DEADLINE_RETRY_MS later when it failed (the room's master failing over). Every
+        handler is idempotent (a clock ticks only what is due; a grace period resigns a seat
+        still racing and unheld; a record is written once), so firing twice is harmless."""
+        again: int | None = None
+        try:
+            handler = self._handler(due.member)
+            if handler is not None:
+                await handler
+        except Exception:
+            log.warning(
+                "deadline %s failed; due again", due.member.partition("|")[0], exc_info=True
+            )
+            again = self.service.clock() + DEADLINE_RETRY_MS
+        try:
+            await self.store.settle_deadline(due, again)
+        except Exception:  # its lease runs out, and it is due again then
+            log.debug("deadline not settled", exc_info=True)
 
     async def _count_in(self) -> None:
         """Another process counted this one out (it could not beat for a while: a long pause,

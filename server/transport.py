@@ -30,7 +30,7 @@ from solrace.server.guard import EXPENSIVE, Guard, GuardLimits
 from solrace.server.lease import Leases
 from solrace.server.metrics import METRICS
 from solrace.server.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS, Records
-from solrace.server.redis_conn import TRANSIENT_ERRORS
+from solrace.server.redis_conn import transient
 from solrace.server.room import Room, clean_name
 from solrace.server.service import RoomService
 from solrace.server.signing import signing_key
@@ -262,7 +262,7 @@ class Transport:
 
     async def _failed(self, conn: Conn, msg: dict[str, Any] | None, exc: Exception) -> None:
         """The answer to a request whose handler failed with something not a ProtocolError."""
-        if isinstance(exc, TRANSIENT_ERRORS):
+        if transient(exc):
             # no pooled connection came free in time (or Redis is briefly away): retryable
             METRICS.redis_errors.labels("request").inc()
             log.warning(

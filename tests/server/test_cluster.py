@@ -141,8 +141,11 @@ async def test_store_commands_work_on_the_cluster(store: Store) -> None:
     assert [r["room"] for r in rows] == codes[5:] and nxt is None
     for i, code in enumerate(codes):
         await store.add_deadline(f"tick|{code}", 1000 + i)
-    assert sorted(await store.claim_due(2000)) == sorted(f"tick|{c}" for c in codes)
+    claimed = await store.claim_due(2000)
+    assert sorted(d.member for d in claimed) == sorted(f"tick|{c}" for c in codes)
     assert await store.claim_due(2000) == []
+    for due in claimed:
+        assert await store.settle_deadline(due)
     assert await store.heartbeat("p1", 1) is False  # beating, and nobody counted it out
     await store.reset_connections("p1", {"C0000|0": 1})
     assert await store.redis.hgetall(store.proc_conns_key("p1")) == {b"C0000|0": b"1"}

@@ -1,11 +1,11 @@
-"""server/retry.py: the one backoff of every retry loop (server and client)."""
+"""protocol/retry.py: the one backoff of every retry loop (server and client)."""
 
 from __future__ import annotations
 
 import asyncio
 
 import pytest
-from solrace.server.retry import Backoff
+from solrace.protocol.retry import Backoff
 
 
 def test_pauses_double_from_first_up_to_the_cap() -> None:

@@ -118,10 +118,12 @@ async def test_deadlines_spread_over_buckets_and_each_is_claimed_once(stores) ->
     assert len(buckets) == store_mod.DEADLINE_BUCKETS  # every bucket in use
     assert a.deadline_bucket(f"tick|{codes[0]}") == a.deadline_bucket(f"grace|{codes[0]}|1")
     one, two = await asyncio.gather(a.claim_due(2000), b.claim_due(2000))
-    assert sorted(one + two) == sorted(f"tick|{c}" for c in codes)  # due ones, each once
+    assert sorted(d.member for d in one + two) == sorted(f"tick|{c}" for c in codes)  # each once
     assert await a.claim_due(2000) == []
+    for due in one + two:
+        assert await a.settle_deadline(due)  # handled: gone
     later = await b.claim_due(10_000)
-    assert sorted(later) == sorted(f"grace|{c}|1" for c in codes)
+    assert sorted(d.member for d in later) == sorted(f"grace|{c}|1" for c in codes)
 
 
 async def test_a_paused_process_counts_its_players_in_again(redis_url, key_prefix, wire) -> None:
@@ -152,3 +154,25 @@ async def test_a_paused_process_counts_its_players_in_again(redis_url, key_prefi
 
 def _connected(msg: dict, seat: int, connected: bool) -> bool:
     return msg.get("kind") == "connected" and msg["seat"] == seat and msg["connected"] is connected
+
+
+async def test_a_claimed_deadline_is_leased_not_taken(stores) -> None:
+    """A claim leases a deadline: unsettled (its handler failed, its claimer died) it is due
+    again when the lease runs out; settled, it is gone; set anew while claimed (a new grace
+    period), settling the old claim leaves the new one; `again_at` makes it due sooner."""
+    a, b = stores(), stores()
+    await a.add_deadline("tick|L0001", 1000)
+    await a.add_deadline("tick|L0002", 1000)
+    await a.add_deadline("tick|L0003", 1000)
+    first = await a.claim_due(2000, lease_ms=5000)
+    assert sorted(d.member for d in first) == ["tick|L0001", "tick|L0002", "tick|L0003"]
+    assert await b.claim_due(6999) == []  # leased to a until 7000
+    one, two, three = sorted(first)
+    await a.add_deadline(two.member, 9000)  # set anew meanwhile
+    assert await a.settle_deadline(two) is False and await a.deadline_at(two.member) == 9000
+    assert await a.settle_deadline(three, again_at=3000)  # failed: due again at 3000
+    assert [d.member for d in await b.claim_due(3000)] == [three.member]
+    again = await b.claim_due(7000)  # a never settled it: b gets it
+    assert [d.member for d in again] == [one.member]
+    assert await b.settle_deadline(again[0]) and await a.deadline_at(one.member) is None
+    assert await a.settle_deadline(one) is False  # a's stale claim settles nothing
