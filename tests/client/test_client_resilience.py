@@ -11,11 +11,11 @@ import signal
 import uuid
 
 from helpers.race import until
+from solrace.bench.server_process import ServerProcess
 from solrace.client import Client
 from solrace.client.bot import run_bot
 from solrace.client.connection import ConnectionLost
 from solrace.client.moves import legal_moves
-from solrace.server.process import ServerProcess
 from solrace.server.redis_process import RedisProcess
 
 
