@@ -18,6 +18,9 @@ from solrace.server.batch import Batcher
 from solrace.server.redis_conn import connect
 from solrace.server.redis_process import RedisClusterProcess, RedisProcess
 
+#: these tests wait on real time (Redis away and back): one at a time (tests/conftest.py)
+pytestmark = pytest.mark.timing
+
 #: a script that answers with its key's new count, or fails when asked to
 COUNT = """
 if ARGV[1] == 'fail' then return redis.error_reply('refused') end

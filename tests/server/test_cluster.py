@@ -30,6 +30,9 @@ from solrace.server.redis_conn import connect
 from solrace.server.redis_process import RedisClusterProcess, RedisProcess, find_redis_server
 from solrace.server.store import Store
 
+#: these tests wait on real time (failovers and resharding wait on the cluster's own timeouts): one at a time (tests/conftest.py)
+pytestmark = pytest.mark.timing
+
 log = logging.getLogger(__name__)
 
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 import redis.asyncio as aioredis
 from helpers.race import current_view, play, start_race, until
 from helpers.servers import serving
 from helpers.tcp_proxy import AnswerLosingProxy
 from helpers.views import putt_move
 from solrace.server.redis_process import RedisProcess
+
+#: these tests wait on real time (grace periods and retried ends): one at a time (tests/conftest.py)
+pytestmark = pytest.mark.timing
 
 GRACE = 1.0
 

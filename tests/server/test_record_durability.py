@@ -4,6 +4,7 @@ record from the room (server/records.py `owe`, server/service.py `owed_record`).
 
 from __future__ import annotations
 
+import pytest
 import redis.asyncio as aioredis
 from helpers.race import play, start_race, until
 from helpers.servers import serving
@@ -11,6 +12,9 @@ from solrace.protocol import messages as m
 from solrace.protocol.records import unpack
 from solrace.server.records import RECORD_DUE_MS
 from solrace.server.redis_process import RedisProcess
+
+#: these tests wait on real time (record reminders come due): one at a time (tests/conftest.py)
+pytestmark = pytest.mark.timing
 
 #: the first process's record reminders are due 3 s after the results, not 15 s: the tests
 #: wait for a new process to fire them (the rematch test keeps 15 s: it acts before they are due)

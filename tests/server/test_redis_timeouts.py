@@ -31,6 +31,9 @@ from solrace.server.redis_conn import (
 )
 from solrace.server.redis_process import RedisProcess
 
+#: these tests wait on real time (a frozen Redis answers nothing until the client's timeouts): one at a time (tests/conftest.py)
+pytestmark = pytest.mark.timing
+
 #: a regression (no timeout) must fail the test, not hang it
 HANG = 60.0
 

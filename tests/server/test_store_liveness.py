@@ -17,6 +17,9 @@ from solrace.server import store as store_mod
 from solrace.server.redis_process import free_port
 from solrace.server.store import Store
 
+#: these tests wait on real time (heartbeats, paused processes and grace periods): one at a time (tests/conftest.py)
+pytestmark = pytest.mark.timing
+
 
 @pytest.fixture
 async def stores(redis_url: str, key_prefix: str) -> AsyncIterator[Callable[..., Store]]:
