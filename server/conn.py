@@ -12,13 +12,17 @@ import asyncio
 import functools
 import ipaddress
 import time
+from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from solrace.protocol import messages as m
 from solrace.server.projection import Viewer
 from solrace.server.room import addr_hash
 from solrace.server.ws_limits import SendLimits
-from websockets.asyncio.server import ServerConnection
+
+if TYPE_CHECKING:
+    from solrace.server.ws_server import WsConnection
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -89,7 +93,7 @@ class Bucket:
 
 @dataclass(eq=False)
 class Conn:
-    ws: ServerConnection
+    ws: WsConnection
     bucket: Bucket
     hello: bool = False
     #: the public player id of the hello's player key (None: anonymous)
@@ -115,6 +119,16 @@ class Conn:
     #: a board was kept from this spectator (its address races here): it gets the boards
     #: when that race is over for it
     withheld: bool = False
+    #: messages received, not yet handled: one task (`drainer`) handles them in order while
+    #: there are any (server/transport.py `received`)
+    inbox: deque[bytes | str] = field(default_factory=deque)
+    drainer: asyncio.Task[None] | None = None
+    #: reading paused while the inbox is full
+    reading_paused: bool = False
+    #: being closed by the server: later messages are dropped
+    closing: bool = False
+    #: lost, and let go (unbound, uncounted)
+    released: bool = False
 
     @functools.cached_property
     def addr_key(self) -> str:
@@ -126,7 +140,7 @@ class Conn:
         return Viewer(self.role or "spectator", self.seat, self.addr_key)
 
 
-def client_address(ws: ServerConnection, trusted: tuple[IPNetwork, ...]) -> str:
+def client_address(ws: WsConnection, trusted: tuple[IPNetwork, ...]) -> str:
     """Who the client is, as far as an address tells: the peer, or, when the peer is a trusted
     proxy, the last address its X-Forwarded-For names (`forwarded_for`)."""
     peer = str(ws.remote_address[0]) if ws.remote_address else ""

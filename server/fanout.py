@@ -33,7 +33,7 @@ from solrace.server.codes import shown
 from solrace.server.conn import Conn
 from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
-from websockets.asyncio.connection import broadcast
+from solrace.server.ws_server import broadcast
 from websockets.exceptions import ConnectionClosed
 
 log = logging.getLogger("solrace.server")
