@@ -1,7 +1,9 @@
 """Sockets: WebSocket connections in, room service calls, replies out.
 
-Each frame is decoded and validated (protocol.messages), rate-limited per connection, and
-dispatched to an `on_<type>` handler that calls the room service and answers. What happens
+Each message (handed over by the connection's `ws_server.WsConnection` as it is read, and
+queued in the connection's inbox) is rate-limited per connection, decoded and validated
+(protocol.messages), and dispatched to an `on_<type>` handler that calls the room service and
+answers; one task per connection drains its inbox in order while there is work. What happens
 to a room's other connections is not here: room events reach them through the fan-out
 (`fanout.Hub`), and presence, timers and grace periods are the room supervision's
 (`supervisor.RoomSupervisor`).
@@ -243,6 +245,11 @@ class Transport:
                     inbox.clear()
         except ConnectionClosed:
             inbox.clear()
+        except Exception:  # a bug below the handlers' own catch-all: as websockets did, 1011
+            log.exception("connection handler failed")
+            inbox.clear()
+            conn.closing = True
+            conn.ws.start_close(CloseCode.INTERNAL_ERROR)
         finally:
             conn.drainer = None
         if conn.ws.lost:
