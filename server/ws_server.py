@@ -43,7 +43,7 @@ from solrace.protocol import messages as m
 from solrace.server.metrics import METRICS
 from solrace.server.ws_limits import FrameLimitProtocol, SendLimits, Sockets, refusal
 from websockets.exceptions import ConnectionClosed
-from websockets.frames import BINARY, CLOSE, CONT, PONG, TEXT, CloseCode, Frame
+from websockets.frames import BINARY, CONT, PONG, TEXT, CloseCode, Frame
 from websockets.http11 import Request, Response
 from websockets.protocol import CLOSED, CLOSING, CONNECTING, OPEN
 
@@ -126,7 +126,8 @@ class WsConnection(asyncio.Protocol):
         self.lost_waiter: asyncio.Future[None] | None = None
         self.fragments: list[bytes] = []
         self.fragment_text = False
-        self.timer: asyncio.TimerHandle | None = None  # handshake, keepalive or close deadline
+        self.timer: asyncio.TimerHandle | None = None  # the handshake's deadline, or keepalive's
+        self.close_timer: asyncio.TimerHandle | None = None
         self.slow_timer: asyncio.TimerHandle | None = None
         self.ping_data: bytes | None = None
         self.ping_sent = 0.0
@@ -163,6 +164,8 @@ class WsConnection(asyncio.Protocol):
         protocol.receive_data(data)
         events = protocol.events_received()
         self._take()
+        if protocol.close_expected():  # a close frame received, or a refused request
+            self._closing()
         for event in events:
             if type(event) is not Frame:
                 if type(event) is Request:
@@ -186,13 +189,13 @@ class WsConnection(asyncio.Protocol):
                     self._message(whole, self.fragment_text)
             elif opcode is PONG:
                 self._pong(bytes(event.data))
-            elif opcode is CLOSE:
-                self._closing()
 
     def eof_received(self) -> bool | None:
         self.protocol.receive_eof()
         self.protocol.events_received()
         self._take()
+        if self.flushing:  # the transport closes on return: what is queued goes first
+            self._flush()
         return None
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -200,6 +203,9 @@ class WsConnection(asyncio.Protocol):
         self.protocol.receive_eof()  # idempotent: the state is CLOSED now
         self._settled()
         self._cancel_timer()
+        if self.close_timer is not None:
+            self.close_timer.cancel()
+            self.close_timer = None
         if self.slow_timer is not None:
             self.slow_timer.cancel()
             self.slow_timer = None
@@ -321,10 +327,11 @@ class WsConnection(asyncio.Protocol):
         self._closing()
 
     def _closing(self) -> None:
-        """The protocol expects the TCP connection to end: give the peer `close_timeout`."""
-        if self.protocol.close_expected() and not self.lost:
+        """The protocol expects the TCP connection to end: give the peer `close_timeout`
+        (once), and no more keepalive."""
+        if self.protocol.close_expected() and not self.lost and self.close_timer is None:
             self._cancel_timer()
-            self.timer = self.loop.call_later(self.server.close_timeout, self.transport.abort)
+            self.close_timer = self.loop.call_later(self.server.close_timeout, self.transport.abort)
 
     def _cancel_timer(self) -> None:
         if self.timer is not None:
@@ -453,8 +460,8 @@ class WsConnection(asyncio.Protocol):
             self.fail(CloseCode.INTERNAL_ERROR, "keepalive ping timeout")
 
     def _pong(self, data: bytes) -> None:
-        if self.ping_data is None or data != self.ping_data:
-            return  # unsolicited
+        if self.ping_data is None or data != self.ping_data or self.close_timer is not None:
+            return  # unsolicited, or closing
         self.ping_data = None
         self.latency = self.loop.time() - self.ping_sent
         interval = self.server.ping_interval
