@@ -4,6 +4,7 @@ stops answering pings is failed with 1011."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 from helpers.race import until
 from helpers.servers import in_loop
 from solrace.protocol import messages as m
-from solrace.server.conn import networks
+from solrace.server.conn import Limits, networks
 from solrace.server.guard import GuardLimits
 from solrace.server.store import Store
 from solrace.server.transport import build
@@ -102,3 +103,33 @@ async def test_a_client_that_stops_answering_pings_is_failed_1011(
         assert (await alive.request({"type": "ping", "t": 2}))["t"] == 2
         await transport.close()
     await transport.store.close()
+
+
+async def test_reading_pauses_while_a_connections_inbox_is_full(
+    redis_url, key_prefix, wire, monkeypatch
+) -> None:
+    """Messages wait in the connection's inbox while one is handled; past INBOX_HIGH of them
+    the socket is no longer read (what a flooding client sends stays in the kernel), and
+    reading resumes as the inbox drains, every message handled in order."""
+    roomy = Limits(burst=1000, rate=1000.0, lobby_burst=1000, lobby_rate=1000.0)
+    async with in_loop(redis_url, key_prefix, roomy) as (transport, url):
+        client = await wire(url)
+        (conn,) = transport.conns
+        gate = asyncio.Event()
+        real = transport.dispatch
+
+        async def held(c: Any, msg: Any) -> None:
+            await gate.wait()
+            await real(c, msg)
+
+        monkeypatch.setattr(transport, "dispatch", held)
+        try:
+            for i in range(40):
+                await client.send_raw(m.encode({"type": "ping", "id": 200 + i, "t": i}))
+            await until(lambda: conn.reading_paused, "reading paused", timeout=5)
+            assert not conn.ws.transport.is_reading()
+        finally:
+            gate.set()  # a failure must not leave the handler waiting (shutdown waits for it)
+        await until(lambda: len(client.unmatched) == 40, "every ping answered")
+        assert [p["t"] for p in client.unmatched] == list(range(40))
+        assert conn.ws.transport.is_reading() and conn.drainer is None
