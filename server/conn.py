@@ -12,13 +12,17 @@ import asyncio
 import functools
 import ipaddress
 import time
+from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from solrace.protocol import messages as m
 from solrace.server.projection import Viewer
 from solrace.server.room import addr_hash
 from solrace.server.ws_limits import SendLimits
-from websockets.asyncio.server import ServerConnection
+
+if TYPE_CHECKING:
+    from solrace.server.ws_server import WsConnection
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -92,7 +96,7 @@ class Bucket:
 
 @dataclass(eq=False)
 class Conn:
-    ws: ServerConnection
+    ws: WsConnection
     bucket: Bucket
     hello: bool = False
     #: the public player id of the hello's player key (None: anonymous)
@@ -123,6 +127,16 @@ class Conn:
     #: held while a request may bind or unbind the connection (a `daily` answered in its own
     #: task must not interleave with a `join` read meanwhile)
     binding: asyncio.Lock = field(default_factory=asyncio.Lock)
+    #: messages received, not yet handled: one task (`drainer`) handles them in order while
+    #: there are any (server/transport.py `received`)
+    inbox: deque[bytes | str] = field(default_factory=deque)
+    drainer: asyncio.Task[None] | None = None
+    #: reading paused while the inbox is full
+    reading_paused: bool = False
+    #: being closed by the server: later messages are dropped
+    closing: bool = False
+    #: lost, and let go (unbound, uncounted)
+    released: bool = False
 
     @functools.cached_property
     def addr_key(self) -> str:
@@ -134,7 +148,7 @@ class Conn:
         return Viewer(self.role or "spectator", self.seat, self.addr_key)
 
 
-def client_address(ws: ServerConnection, trusted: tuple[IPNetwork, ...]) -> str:
+def client_address(ws: WsConnection, trusted: tuple[IPNetwork, ...]) -> str:
     """Who the client is, as far as an address tells: the peer, or, when the peer is a trusted
     proxy, the last address its X-Forwarded-For names (`forwarded_for`)."""
     peer = str(ws.remote_address[0]) if ws.remote_address else ""

@@ -8,8 +8,8 @@ Events are queued and sent at the end of the loop's turn, so the acks written in
 first (`_queue`); a mover's ack stands for its own progress event (`acked`). A racing seat's
 progress that follows another of its room within COALESCE_S is held and sent with the others
 as one `progress` frame when the window ends (`deliver`). Connections at the same place share
-the same frames (one encoding, one `broadcast`, which never waits on a slow client; imported
-from its module, since the package's lazy attribute is an import lookup on every call).
+the same frames (one encoding, one `broadcast`, which frames it once and never waits on a
+slow client: server/ws_server.py).
 
 Those two streams interleave when a room's seats are split across processes, so event n+1 may
 arrive before n: it is kept (each room keeps its last events) and sent right after n once n
@@ -33,7 +33,7 @@ from solrace.server.codes import shown
 from solrace.server.conn import Conn
 from solrace.server.metrics import METRICS
 from solrace.server.projection import Viewer
-from websockets.asyncio.connection import broadcast
+from solrace.server.ws_server import broadcast
 from websockets.exceptions import ConnectionClosed
 
 log = logging.getLogger("solrace.server")

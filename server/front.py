@@ -6,8 +6,9 @@ fan-out are then one process's. So the front, a small process that owns the publ
 accepts each TCP connection, peeks at its HTTP request line (MSG_PEEK: nothing is consumed,
 bounded in size and time), reads the room code from the request target (`/ws?room=CODE`,
 `?watch=CODE`, `/r/CODE`) and hands the socket to a worker over a Unix socket (SCM_RIGHTS).
-The worker runs it through its own websockets server as if it had accepted it; the front
-keeps nothing of the connection.
+The worker runs it through its own WebSocket server (`ws_server.WsServer.protocol_factory`,
+with `loop.connect_accepted_socket`) as if it had accepted it; the front keeps nothing of the
+connection.
 
 Which worker: rendezvous hashing of the code over the workers that are up. A worker that
 dies is started again; meanwhile its rooms hash to the others (and only its rooms move), and
@@ -27,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import inspect
 import itertools
 import logging
 import os
@@ -104,30 +104,6 @@ def worker_argv(argv: Sequence[str], redis_url: str) -> list[str]:
 
 
 # --- the worker's side ---------------------------------------------------------------------
-
-
-def protocol_factory_of(server: Any) -> Callable[[], asyncio.Protocol]:
-    """The protocol factory of a websockets (asyncio) server, to run handed-over sockets
-    through it (`loop.connect_accepted_socket`): handshake, `process_request`, the handler,
-    the server's connection set and close, all as for a socket it accepted itself.
-
-    websockets has no public way to hand it an accepted socket, so this is the one place
-    that reaches inside: the factory is a closure variable of `Server.create_server`
-    (websockets 13-17). tests/server/test_workers.py checks it still is."""
-    found = inspect.getclosurevars(server.create_server).nonlocals.get("protocol_factory")
-    if not callable(found):
-        raise RuntimeError("this websockets version hides its protocol factory elsewhere")
-    factory: Callable[[], asyncio.Protocol] = found
-    return factory
-
-
-def placeholder_listener() -> socket.socket:
-    """A listening socket nobody connects to (abstract Unix namespace: no file, no port), for
-    the worker's websockets server, whose real connections come from the front."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.bind(f"\0solrace-worker-{os.getpid()}-{time.monotonic_ns()}".encode())
-    sock.listen(1)
-    return sock
 
 
 class HandOver:

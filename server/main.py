@@ -27,7 +27,7 @@ from solrace.server.signing import ENV, signing_key
 from solrace.server.store import Store
 from solrace.server.transport import SERVER_NAME, Limits, build
 from solrace.server.ws_limits import SendLimits
-from websockets.asyncio.server import serve
+from solrace.server.ws_server import serve
 from websockets.frames import CloseCode
 
 log = logging.getLogger("solrace.server")
@@ -344,7 +344,7 @@ async def serve_forever(
             loop.add_signal_handler(sig, request_stop)
     async with (
         serve(
-            transport.handler,
+            transport,
             **_listen(args),
             process_request=make_process_request(
                 lambda: {**transport.health(), **_whoami(args)},
@@ -379,15 +379,13 @@ async def serve_forever(
             transport.dailies.predraw()
         handover = None
         if args.worker_fd is not None:
-            handover = front.HandOver(
-                args.worker_fd, front.protocol_factory_of(server), request_stop
-            )
+            handover = front.HandOver(args.worker_fd, server.protocol_factory, request_stop)
             handover.start()
         if ready:
             ready.set()
         await stop
         log.info("shutting down: closing connections with 1001")
-        server.close(close_connections=False)
+        server.close()
         if handover is not None:
             handover.close()
         await asyncio.gather(
@@ -403,11 +401,11 @@ async def serve_forever(
 
 
 def _listen(args: argparse.Namespace) -> dict[str, Any]:
-    """Where the websockets server listens: the port, or (a worker) nowhere real, its
-    connections coming from the front."""
+    """Where the WebSocket server listens: the port, or (a worker) nowhere, its connections
+    coming from the front (`front.HandOver`)."""
     if args.worker_fd is None:
         return {"host": args.host, "port": args.port}
-    return {"unix": True, "sock": front.placeholder_listener()}
+    return {}
 
 
 def _whoami(args: argparse.Namespace) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """Sockets: WebSocket connections in, room service calls, replies out.
 
-Each frame is decoded and validated (protocol.messages), rate-limited per connection, and
-dispatched to an `on_<type>` handler that calls the room service and answers. What happens
+Each message (handed over by the connection's `ws_server.WsConnection` as it is read, and
+queued in the connection's inbox) is rate-limited per connection, decoded and validated
+(protocol.messages), and dispatched to an `on_<type>` handler that calls the room service and
+answers; one task per connection drains its inbox in order while there is work. What happens
 to a room's other connections is not here: room events reach them through the fan-out
 (`fanout.Hub`), and presence, timers and grace periods are the room supervision's
 (`supervisor.RoomSupervisor`).
@@ -38,8 +40,7 @@ from solrace.server.solving import RaceVerdicts, SolverPool, hint
 from solrace.server.standings import Standings
 from solrace.server.store import EventSink, Store
 from solrace.server.supervisor import RoomSupervisor
-from solrace.server.ws_limits import serve_options
-from websockets.asyncio.server import ServerConnection
+from solrace.server.ws_server import WsConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
@@ -54,6 +55,9 @@ BINDS = frozenset({"create", "join", "spectate", "resume", "leave"})
 
 #: what `welcome` and the HTTP Server header name this server as
 SERVER_NAME = f"solrace/{__version__}"
+#: messages a connection's inbox holds before its socket's reading pauses, and resumes
+INBOX_HIGH = 16
+INBOX_LOW = 4
 
 __all__ = ["SERVER_NAME", "Limits", "Transport", "build"]
 
@@ -141,6 +145,8 @@ class Transport:
         self.limits = limits
         self.conns: set[Conn] = set()
         self.tasks: set[asyncio.Task[Any]] = set()
+        #: tasks that drain connections' inboxes or let lost connections go (`idle`)
+        self.handlers: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
         await self.service.load_secret()  # before the first connection: its address is keyed
@@ -168,9 +174,9 @@ class Transport:
         await send(conn, msg)
 
     def serve_options(self) -> dict[str, Any]:
-        """websockets' `serve` arguments that apply this server's frame and send limits, and
+        """`ws_server.serve`'s arguments that apply this server's frame and send limits, and
         the per-address cap of sockets not yet through the handshake."""
-        return serve_options(self.limits.max_frame, self.limits.sends, self)
+        return {"max_size": self.limits.max_frame, "sends": self.limits.sends, "sockets": self}
 
     # --- sockets before the handshake (ws_limits.Sockets) -------------------------------
 
@@ -189,7 +195,9 @@ class Transport:
 
     # --- connection lifecycle -----------------------------------------------------------
 
-    async def handler(self, ws: ServerConnection) -> None:
+    def connected(self, ws: WsConnection) -> Conn | None:
+        """A WebSocket through its handshake (ws_server.App): its `Conn`, or None when its
+        address has too many connections (told so, and closed with 1008)."""
         lim = self.limits
         # in no room yet: the lobby's credits (never more than a racer's)
         conn = Conn(ws, Bucket(min(lim.lobby_burst, lim.burst), min(lim.lobby_rate, lim.rate)))
@@ -198,67 +206,126 @@ class Transport:
         try:
             conn.limit_key = self.guard.connect(addr)
         except ProtocolError as exc:
-            await send(conn, exc.to_message())
-            await ws.close(CloseCode.POLICY_VIOLATION, "too many connections")
-            return
+            write(conn, exc.to_message())
+            ws.start_close(CloseCode.POLICY_VIOLATION, "too many connections")
+            return None
         self.conns.add(conn)
         conn.last_seen = time.monotonic()
         self._arm_idle(conn, lim.idle_timeout)
+        return conn
+
+    def received(self, conn: Conn, frame: bytes | str) -> None:
+        """A message, in the connection's `data_received`: queued in its inbox, which one task
+        drains in order while there is work (`_drain`); reading pauses while it is full."""
+        conn.last_seen = time.monotonic()
+        if conn.closing:
+            return
+        conn.inbox.append(frame)
+        if conn.drainer is None:
+            conn.drainer = self._handle_task(self._drain(conn))
+        elif len(conn.inbox) >= INBOX_HIGH and not conn.reading_paused:
+            conn.reading_paused = True
+            conn.ws.transport.pause_reading()
+
+    def disconnected(self, conn: Conn) -> None:
+        """The connection is gone: let it go once its inbox's task is done with it."""
+        if conn.drainer is None:
+            self._handle_task(self._release(conn))
+
+    async def idle(self) -> None:
+        """Every connection's inbox drained and every lost one let go (shutdown waits)."""
+        while self.handlers:
+            await asyncio.wait(set(self.handlers))
+
+    def _handle_task(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.handlers.add(task)
+        task.add_done_callback(self.handlers.discard)
+        return task
+
+    async def _drain(self, conn: Conn) -> None:
+        inbox = conn.inbox
         try:
-            while True:
-                frame = await ws.recv()
-                conn.last_seen = time.monotonic()
-                if not conn.bucket.take():
-                    if conn.bucket.refused_in_row > 3 * conn.bucket.burst:
-                        await ws.close(CloseCode.POLICY_VIOLATION, "rate limit")
-                        return
-                    await self.send(
-                        conn,
-                        m.error(
-                            "rate_limited",
-                            "too many messages; slow down",
-                            ref=_peek_ref(frame, lim.max_frame),
-                        ),
-                    )
-                    continue
-                msg: dict[str, Any] | None = None
-                try:
-                    msg = m.decode(frame, lim.max_frame)
-                    m.validate_client(msg)
-                    await self.dispatch(conn, msg)
-                except ProtocolError as exc:
-                    await self.send(conn, exc.to_message(m.ref_of(msg)))
-                    if exc.code == "frame_too_large":
-                        await ws.close(CloseCode.MESSAGE_TOO_BIG, "frame too large")
-                        return
-                    if exc.code == "bad_frame":
-                        conn.bad_frames += 1
-                        if conn.bad_frames >= lim.bad_frames:
-                            code = (
-                                CloseCode.UNSUPPORTED_DATA
-                                if isinstance(frame, str)
-                                else CloseCode.INVALID_DATA
-                            )
-                            await ws.close(code, "undecodable frames")
-                            return
-                    if exc.code == "unsupported_version":
-                        await ws.close(CloseCode.PROTOCOL_ERROR, "unsupported version")
-                        return
-                except ConnectionClosed:
-                    raise
-                except Exception as exc:
-                    await self._failed(conn, msg, exc)
+            while inbox:
+                frame = inbox.popleft()
+                if conn.reading_paused and len(inbox) <= INBOX_LOW:
+                    conn.reading_paused = False
+                    if not conn.ws.lost:
+                        conn.ws.transport.resume_reading()
+                if not await self._handle_frame(conn, frame):
+                    conn.closing = True
+                    inbox.clear()
         except ConnectionClosed:
-            pass
+            inbox.clear()
+        except Exception:  # a bug below the handlers' own catch-all: as websockets did, 1011
+            log.exception("connection handler failed")
+            inbox.clear()
+            conn.closing = True
+            conn.ws.start_close(CloseCode.INTERNAL_ERROR)
         finally:
-            if conn.idle_timer is not None:
-                conn.idle_timer.cancel()
-            self.conns.discard(conn)
-            self.guard.disconnect(conn.limit_key)
-            try:
-                await self._end_pending(conn)
-            finally:
-                await self.rooms.unbind(conn)
+            conn.drainer = None
+        if conn.ws.lost:
+            await self._release(conn)
+
+    async def _release(self, conn: Conn) -> None:
+        if conn.released:
+            return
+        conn.released = True
+        if conn.idle_timer is not None:
+            conn.idle_timer.cancel()
+        self.conns.discard(conn)
+        self.guard.disconnect(conn.limit_key)
+        try:
+            await self._end_pending(conn)
+        finally:
+            await self.rooms.unbind(conn)
+
+    async def _handle_frame(self, conn: Conn, frame: bytes | str) -> bool:
+        """One message: rate limit, decode, validate, dispatch; False: the connection is
+        being closed (its later messages are dropped)."""
+        lim = self.limits
+        ws = conn.ws
+        if not conn.bucket.take():
+            if conn.bucket.refused_in_row > 3 * conn.bucket.burst:
+                ws.start_close(CloseCode.POLICY_VIOLATION, "rate limit")
+                return False
+            await self.send(
+                conn,
+                m.error(
+                    "rate_limited",
+                    "too many messages; slow down",
+                    ref=_peek_ref(frame, lim.max_frame),
+                ),
+            )
+            return True
+        msg: dict[str, Any] | None = None
+        try:
+            msg = m.decode(frame, lim.max_frame)
+            m.validate_client(msg)
+            await self.dispatch(conn, msg)
+        except ProtocolError as exc:
+            await self.send(conn, exc.to_message(m.ref_of(msg)))
+            if exc.code == "frame_too_large":
+                ws.start_close(CloseCode.MESSAGE_TOO_BIG, "frame too large")
+                return False
+            if exc.code == "bad_frame":
+                conn.bad_frames += 1
+                if conn.bad_frames >= lim.bad_frames:
+                    code = (
+                        CloseCode.UNSUPPORTED_DATA
+                        if isinstance(frame, str)
+                        else CloseCode.INVALID_DATA
+                    )
+                    ws.start_close(code, "undecodable frames")
+                    return False
+            if exc.code == "unsupported_version":
+                ws.start_close(CloseCode.PROTOCOL_ERROR, "unsupported version")
+                return False
+        except ConnectionClosed:
+            raise
+        except Exception as exc:
+            await self._failed(conn, msg, exc)
+        return True
 
     async def _failed(self, conn: Conn, msg: dict[str, Any] | None, exc: Exception) -> None:
         """The answer to a request whose handler failed with something not a ProtocolError."""
@@ -301,7 +368,7 @@ class Transport:
         quiet = time.monotonic() - conn.last_seen
         if quiet >= self.limits.idle_timeout:
             conn.idle_timer = None
-            self.spawn(conn.ws.close(CloseCode.GOING_AWAY, "idle"))
+            conn.ws.start_close(CloseCode.GOING_AWAY, "idle")
         else:
             self._arm_idle(conn, self.limits.idle_timeout - quiet)
 

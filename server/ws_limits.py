@@ -1,5 +1,4 @@
-"""The WebSocket connection class the server runs its sockets with: the two limits that live
-below the message handler.
+"""The limits that live below the message handler (applied by server/ws_server.py).
 
 * **Incoming frames over `max_frame`.** websockets refuses a frame over its `max_size` by
   failing the connection (close 1009) before any handler sees it, so the client never got
@@ -20,22 +19,13 @@ below the message handler.
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import logging
-import socket
-import struct
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Protocol
 
 from solrace.protocol import messages as m
-from solrace.server.metrics import METRICS
-from websockets.asyncio.server import ServerConnection
 from websockets.frames import CloseCode
-from websockets.protocol import CLOSING, OPEN
+from websockets.protocol import OPEN
 from websockets.server import ServerProtocol
-
-log = logging.getLogger("solrace.server")
 
 
 @dataclass(frozen=True)
@@ -87,123 +77,3 @@ class FrameLimitProtocol(ServerProtocol):
                 m.encode(m.error("frame_too_large", f"a frame over the {limit} byte limit"))
             )
         super().fail(code, reason)
-
-
-class LimitedConnection(ServerConnection):
-    """A server connection with the frame error above and the slow-reader limits."""
-
-    def __init__(
-        self,
-        protocol: ServerProtocol,
-        *args: Any,
-        sends: SendLimits,
-        sockets: Sockets | None = None,
-        **kw: Any,
-    ) -> None:
-        # websockets' serve() builds its ServerProtocol itself; this is the hook it gives
-        if type(protocol) is ServerProtocol:
-            protocol.__class__ = FrameLimitProtocol
-        super().__init__(protocol, *args, **kw)
-        self.sends = sends
-        self._slow_timer: asyncio.TimerHandle | None = None
-        self.dropped = False
-        self.sockets = sockets
-        #: counted as not yet through the handshake (under this key)
-        self._pending = False
-        self._pending_key: str | None = None
-        #: answered 429 at once: over its address's cap of sockets before the handshake
-        self.refused = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)
-        peer = transport.get_extra_info("peername")
-        if self.sockets is None or not isinstance(peer, tuple) or not peer:
-            return
-        try:
-            self._pending_key = self.sockets.opened(str(peer[0]))
-            self._pending = True
-        except m.ProtocolError as exc:
-            self.refused = True
-            METRICS.sockets_refused.inc()
-            assert isinstance(transport, asyncio.WriteTransport)
-            transport.write(refusal(exc.message))
-            transport.close()  # the handshake sees the socket lost and ends
-
-    def _settled(self) -> None:
-        """Through the handshake, or closed: no longer counted as waiting."""
-        if self._pending:
-            self._pending = False
-            assert self.sockets is not None
-            self.sockets.done(self._pending_key)
-
-    async def handshake(self, *args: Any, **kw: Any) -> None:
-        try:
-            await super().handshake(*args, **kw)
-        finally:
-            self._settled()
-        if self.protocol.state is OPEN:  # not before: HTTP responses (the web client) autotune
-            sock = self.transport.get_extra_info("socket")
-            if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.sends.send_buffer)
-
-    def send_data(self) -> None:
-        super().send_data()
-        if self.protocol.state is OPEN and not self.dropped:
-            queued = self.transport.get_write_buffer_size()
-            if queued > self.sends.max_buffered:
-                self.drop(f"{queued} bytes queued")
-
-    def pause_writing(self) -> None:
-        super().pause_writing()
-        if self._slow_timer is None:
-            self._slow_timer = self.loop.call_later(self.sends.slow_reader_s, self._still_slow)
-
-    def resume_writing(self) -> None:
-        super().resume_writing()
-        if self._slow_timer is not None:
-            self._slow_timer.cancel()
-            self._slow_timer = None
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._settled()
-        if self._slow_timer is not None:
-            self._slow_timer.cancel()
-            self._slow_timer = None
-        super().connection_lost(exc)
-
-    def _still_slow(self) -> None:
-        self._slow_timer = None
-        if self.protocol.state in (OPEN, CLOSING):
-            self.drop(
-                f"over {self.sends.write_limit} bytes queued for {self.sends.slow_reader_s} s"
-            )
-
-    def drop(self, why: str) -> None:
-        """Reset the connection: its handler sees it closed (1006) and unbinds it as any
-        lost connection; the kernel discards what was queued instead of retrying it."""
-        if self.dropped:
-            return
-        self.dropped = True
-        METRICS.slow_readers_dropped.inc()
-        log.info("dropped a slow reader (%s): %s", why, self.remote_address)
-        sock = self.transport.get_extra_info("socket")
-        if sock is not None:
-            try:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            except OSError:
-                pass
-        self.transport.abort()
-
-
-def serve_options(
-    max_frame: int, sends: SendLimits, sockets: Sockets | None = None
-) -> dict[str, Any]:
-    """The keyword arguments of websockets' `serve` that set these limits (`solrace serve`
-    and the tests that run a server in their own loop use the same)."""
-    factory = functools.partial(LimitedConnection, sends=sends, sockets=sockets)
-    return {
-        "max_size": max_frame,
-        "write_limit": sends.write_limit,
-        "create_connection": cast(type[ServerConnection], factory),
-        "compression": None,
-    }

@@ -17,7 +17,7 @@ from solrace.server.conn import networks
 from solrace.server.guard import GuardLimits
 from solrace.server.store import Store
 from solrace.server.transport import Limits, Transport, build
-from websockets.asyncio.server import serve
+from solrace.server.ws_server import serve
 
 
 @contextlib.asynccontextmanager
@@ -54,7 +54,7 @@ async def in_loop(
     transport = build(
         lambda sink: Store.from_url(redis_url, prefix, sink=sink), limits, guard=guard
     )
-    async with serve(transport.handler, "127.0.0.1", 0, **transport.serve_options()) as srv:
+    async with serve(transport, "127.0.0.1", 0, **transport.serve_options()) as srv:
         await transport.start()
         port = next(iter(srv.sockets)).getsockname()[1]
         try:

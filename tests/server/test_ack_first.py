@@ -18,13 +18,13 @@ from solrace.protocol import messages as m
 from solrace.server import fanout
 from solrace.server.store import Store
 from solrace.server.transport import build
-from websockets.asyncio.server import serve
+from solrace.server.ws_server import serve
 
 
 @pytest.fixture
 async def server(redis_url: str, key_prefix: str) -> AsyncIterator[str]:
     transport = build(lambda sink: Store.from_url(redis_url, key_prefix, sink=sink))
-    async with serve(transport.handler, "127.0.0.1", 0, compression=None) as srv:
+    async with serve(transport, "127.0.0.1", 0) as srv:
         await transport.start()
         port = next(iter(srv.sockets)).getsockname()[1]
         yield f"ws://127.0.0.1:{port}/ws"

@@ -245,13 +245,13 @@ async def test_a_move_while_redis_is_away_is_answered_busy_and_can_be_sent_again
     from helpers.views import putt_move
     from solrace.server.store import Store
     from solrace.server.transport import build
-    from websockets.asyncio.server import serve
+    from solrace.server.ws_server import serve
 
     (tmp_path / "redis").mkdir()
     proc = RedisProcess(data_dir=str(tmp_path / "redis"), persist=True).start()
     transport = build(lambda sink: Store.from_url(proc.url, "busy:", sink=sink, pool_timeout=2))
     try:
-        async with serve(transport.handler, "127.0.0.1", 0, compression=None) as srv:
+        async with serve(transport, "127.0.0.1", 0) as srv:
             await transport.start()
             url = f"ws://127.0.0.1:{next(iter(srv.sockets)).getsockname()[1]}/ws"
             (ann,), _, code, _ = await start_race(url, wire, 1)

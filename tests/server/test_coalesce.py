@@ -16,7 +16,7 @@ from solrace.protocol import messages as m
 from solrace.server.fanout import coalescible, frames, progress_frame
 from solrace.server.store import Store
 from solrace.server.transport import build
-from websockets.asyncio.server import serve
+from solrace.server.ws_server import serve
 
 
 def progress(n: int, seat: int, moves: int, status: str = "racing") -> dict[str, Any]:
@@ -64,7 +64,7 @@ def test_a_run_of_racing_progress_is_one_frame_with_each_seats_latest_line() -> 
 @pytest.fixture
 async def url(redis_url: str, key_prefix: str) -> AsyncIterator[str]:
     transport = build(lambda sink: Store.from_url(redis_url, key_prefix, sink=sink))
-    async with serve(transport.handler, "127.0.0.1", 0, compression=None) as srv:
+    async with serve(transport, "127.0.0.1", 0) as srv:
         await transport.start()
         yield f"ws://127.0.0.1:{next(iter(srv.sockets)).getsockname()[1]}/ws"
         await transport.close()

@@ -40,7 +40,7 @@ from solrace.server.redis_conn import connect
 from solrace.server.room import text_deal_seed
 from solrace.server.store import Store
 from solrace.server.transport import build
-from websockets.asyncio.server import serve
+from solrace.server.ws_server import serve
 
 GAME = "puttputt"  # the solver wins most of its deals at once: a daily is dealt in moments
 
@@ -84,7 +84,7 @@ async def daily(redis_url: str, key_prefix: str) -> AsyncIterator[Daily]:
     api = Api(transport.records, dailies=transport.dailies, clock=d.now)
     hook = make_process_request(transport.health, api=api.handle)
     async with serve(
-        transport.handler, "127.0.0.1", 0, process_request=hook, **transport.serve_options()
+        transport, "127.0.0.1", 0, process_request=hook, **transport.serve_options()
     ) as srv:
         await transport.start()
         port = next(iter(srv.sockets)).getsockname()[1]

@@ -21,7 +21,7 @@ from solrace.server.http import make_process_request
 from solrace.server.records import build_record
 from solrace.server.store import Store
 from solrace.server.transport import build
-from websockets.asyncio.server import serve
+from solrace.server.ws_server import serve
 
 BURST = 3
 A, B = "10.1.0.1", "10.2.0.2"
@@ -44,7 +44,7 @@ async def site(redis_url: str, key_prefix: str) -> AsyncIterator[tuple[str, Api]
     guard = Guard(GuardLimits(requests_burst=BURST, requests_rate=0.001))
     api = Api(transport.records, guard=guard, trusted_proxies=networks("127.0.0.1"))
     hook = make_process_request(transport.health, api=api.handle)
-    async with serve(transport.handler, "127.0.0.1", 0, process_request=hook) as srv:
+    async with serve(transport, "127.0.0.1", 0, process_request=hook) as srv:
         await transport.start()
         port = next(iter(srv.sockets)).getsockname()[1]
         try:

@@ -11,6 +11,7 @@ import json
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -19,17 +20,12 @@ from helpers.race import current_view, play
 from helpers.servers import serving
 from solrace.client import Client
 from solrace.client.urls import with_room
-from solrace.server.front import (
-    owns,
-    placeholder_listener,
-    protocol_factory_of,
-    rendezvous,
-    room_of,
-    worker_argv,
-)
+from solrace.server.front import owns, rendezvous, room_of, worker_argv
 from solrace.server.redis_process import free_port
 from solrace.server.service import new_code
-from websockets.asyncio.server import ServerConnection, unix_serve
+from solrace.server.store import Store
+from solrace.server.transport import build
+from solrace.server.ws_server import serve
 from websockets.exceptions import InvalidMessage, InvalidStatus
 
 WORKERS = ["--workers", "2"]
@@ -95,14 +91,28 @@ def test_worker_argv_drops_workers_and_pins_the_redis() -> None:
     ]
 
 
-async def test_the_websockets_protocol_factory_is_still_where_front_reaches_for_it() -> None:
-    async def handler(ws: ServerConnection) -> None:
-        await ws.close()
-
-    async with unix_serve(handler, sock=placeholder_listener()) as server:
-        factory = protocol_factory_of(server)
-        conn = factory()
-        assert isinstance(conn, ServerConnection) and conn.server is server
+async def test_a_handed_over_socket_is_served_as_if_it_was_accepted(
+    redis_url, key_prefix, wire
+) -> None:
+    """A worker's server listens nowhere: the sockets the front hands over go through
+    `connect_accepted_socket` with its protocol factory (front.HandOver), handshake and all."""
+    transport = build(lambda sink: Store.from_url(redis_url, key_prefix, sink=sink))
+    loop = asyncio.get_running_loop()
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        async with serve(transport, **transport.serve_options()) as server:
+            await transport.start()
+            assert server.sockets == ()
+            connecting = asyncio.create_task(wire(f"ws://127.0.0.1:{port}/ws"))
+            sock, _ = await loop.sock_accept(listener)
+            await loop.connect_accepted_socket(server.protocol_factory, sock)
+            client = await connecting
+            assert (await client.request({"type": "ping", "t": 3}))["t"] == 3
+            assert len(transport.conns) == 1
+            await client.close()
+            await transport.close()
+    await transport.store.close()
 
 
 # --- a real front and two workers -----------------------------------------------------------
