@@ -14,7 +14,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import pytest
 from helpers.timing import scaled
@@ -33,66 +33,24 @@ LAUNCH_ARGS = [
 ]
 
 
-class _Shared:
-    """The Chromium the browser tests of this worker share while they run one after another.
-
-    Playwright's sync API runs an event loop in this thread while it is open, so an asyncio
-    test could not start its own loop beside it: the browser is closed as soon as the next
-    test to run does not ask for it (`pytest_runtest_teardown`), and started again by the
-    next one that does. Consecutive browser tests (a file's, and files run one after
-    another) pay for one start (~2 s of CPU), not one each."""
-
-    playwright: Any = None
-    manager: Any = None
-    browser: Any = None
-
-    @classmethod
-    def get(cls) -> Any:
-        if cls.browser is None:
-            if not Path(CHROMIUM).exists():
-                pytest.fail(
-                    f"{CHROMIUM} is missing: apt-get install -y chromium (the browser tests need it)"
-                )
-            from playwright.sync_api import expect, sync_playwright
-
-            expect.set_options(timeout=scaled(5) * 1000)  # expect()'s own bound (5 s), stretched
-            cls.manager = sync_playwright()
-            cls.playwright = cls.manager.__enter__()
-            cls.browser = cls.playwright.chromium.launch(
-                executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS
-            )
-        return cls.browser
-
-    @classmethod
-    def tidy(cls) -> None:
-        """What a test left open goes (its contexts and pages): the next test starts clean."""
-        if cls.browser is not None:
-            for context in list(cls.browser.contexts):
-                context.close()
-
-    @classmethod
-    def close(cls) -> None:
-        if cls.browser is not None:
-            try:
-                cls.browser.close()
-            finally:
-                cls.manager.__exit__(None, None, None)
-                cls.playwright = cls.manager = cls.browser = None
-
-
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """Headless Chromium, shared with the browser tests that run next to this one (_Shared)."""
-    yield StillBrowser(_Shared.get())
+    """One Chromium per test module, not per session: Playwright's sync API runs an event loop
+    in this thread while it is open, and an asyncio test that runs after a browser module in
+    the same process (as pytest-xdist may schedule it) could not start its own loop."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: apt-get install -y chromium (the browser tests need it)"
+        )
+    from playwright.sync_api import expect, sync_playwright
 
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    yield  # the test's own fixtures first (a page fixture closes its page)
-    if nextitem is not None and "browser" in getattr(nextitem, "fixturenames", ()):
-        _Shared.tidy()
-    else:
-        _Shared.close()
+    expect.set_options(timeout=scaled(5) * 1000)  # expect()'s own bound (5 s), stretched
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+        try:
+            yield StillBrowser(b)
+        finally:
+            b.close()
 
 
 class StillBrowser:
