@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import time
 import urllib.request
@@ -18,10 +17,9 @@ from pathlib import Path
 from typing import Any, Self
 
 from solrace.bench.server_process import (
-    ChildProcess,
+    ListeningChild,
     ServerProcess,
 )
-from solrace.server.redis_process import free_port
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -75,7 +73,7 @@ class CpuMeter:
         return {k: v / self.wall for k, v in self.used.items()} if self.wall else {}
 
 
-class EchoServer(ChildProcess):
+class EchoServer(ListeningChild):
     """The echo baseline (bench/load_echo.py): a WebSocket server with no game, up once it
     listens."""
 
@@ -84,17 +82,8 @@ class EchoServer(ChildProcess):
     what = "echo"
 
     def __init__(self, work_dir: Path, fanout: bool = False) -> None:
-        super().__init__()
-        self.port = free_port()
-        self.log_path = work_dir / f"{self.what}-{self.port}.log"
+        super().__init__(work_dir)
         self.fanout = fanout
-
-    def ready(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                return True
-        except OSError:
-            return False
 
     def command(self) -> list[str]:
         return [

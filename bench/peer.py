@@ -30,7 +30,6 @@ import math
 import os
 import select
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -48,8 +47,7 @@ from solrace.bench.load import (
 from solrace.bench.load_hist import Histogram, merged
 from solrace.bench.load_pool import split
 from solrace.bench.load_report import Report, ms
-from solrace.bench.server_process import ChildProcess, favour_autogroup
-from solrace.server.redis_process import free_port
+from solrace.bench.server_process import ListeningChild, favour_autogroup
 
 #: the peer's Node project (package.json, package-lock.json, server.mjs, loadgen.js)
 PEER_DIR = Path(__file__).resolve().parent / "peers" / "colyseus"
@@ -97,7 +95,7 @@ def ensure_node_modules(peer_dir: Path = PEER_DIR, timeout: float = 300.0) -> Pa
     return peer_dir / "node_modules"
 
 
-class ColyseusServer(ChildProcess):
+class ColyseusServer(ListeningChild):
     """The peer's server (server.mjs) on a free port, keys under the run's prefix, up once it
     listens; measured, so in a session of its own as solrace's servers are."""
 
@@ -105,18 +103,9 @@ class ColyseusServer(ChildProcess):
     own_session = True
 
     def __init__(self, work_dir: Path, redis_url: str, key_prefix: str) -> None:
-        super().__init__()
-        self.port = free_port()
-        self.log_path = work_dir / f"{self.what}-{self.port}.log"
+        super().__init__(work_dir)
         self.redis_url = redis_url
         self.key_prefix = key_prefix
-
-    def ready(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                return True
-        except OSError:
-            return False
 
     @property
     def url(self) -> str:

@@ -10,6 +10,7 @@ kill() is SIGKILL (a crash), stop() is SIGTERM (a clean shutdown, 1001 to client
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -170,6 +171,23 @@ class ChildProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class ListeningChild(ChildProcess):
+    """A child on a free loopback port, up once it accepts a connection there, its output in
+    `{what}-{port}.log` of the run's work directory (the benchmark's echo and peer servers)."""
+
+    def __init__(self, work_dir: Path) -> None:
+        super().__init__()
+        self.port = free_port()
+        self.log_path = work_dir / f"{self.what}-{self.port}.log"
+
+    def ready(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                return True
+        except OSError:
+            return False
 
 
 class ServerProcess(ChildProcess):
