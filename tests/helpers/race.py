@@ -133,3 +133,14 @@ async def until(
         if loop.time() > deadline:
             raise AssertionError(f"not within {timeout} s: {what}")
         await asyncio.sleep(0.01)
+
+
+async def until_refused(redis: Any, command: str, times: int) -> None:
+    """Wait until Redis has refused `command` (its ACL denies it) at least `times` times: the
+    server's tries and retries of a write a test makes fail, counted by Redis itself."""
+
+    async def enough() -> bool:
+        stats = await redis.info("commandstats")
+        return int(stats.get(f"cmdstat_{command}", {}).get("rejected_calls", 0)) >= times
+
+    await until(enough, f"{times} refused {command} calls")

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 import redis.asyncio as aioredis
-from helpers.race import current_view, play, start_race, until
+from helpers.race import current_view, play, start_race, until, until_refused
 from helpers.servers import serving
 from helpers.tcp_proxy import AnswerLosingProxy
 from helpers.views import putt_move
@@ -79,7 +79,7 @@ async def test_a_race_whose_end_failed_to_be_stored_ends_later(tmp_path, key_pre
                 acks = await play(a, 1000)  # moves use the cached game: no reload needed
                 assert acks[-1]["status"] != "racing"
                 # the end fails, and so does the retry it scheduled: two refused reloads
-                await until(lambda: refused(direct, "hgetall", 2), "two refused room reloads")
+                await until_refused(direct, "hgetall", 2)
             finally:
                 await direct.execute_command("ACL", "SETUSER", "default", "+hgetall")
             results = await a.wait_event("results", timeout=60)
@@ -118,9 +118,3 @@ async def test_a_race_left_unfinished_by_a_dead_server_ends_when_its_room_is_loa
             if joined["snapshot"]["state"] != "finished":
                 await b.wait_event("results", timeout=60)
         await direct.aclose()
-
-
-async def refused(direct: aioredis.Redis, command: str, times: int) -> bool:
-    """Whether Redis has refused `command` (its ACL denies it) at least `times` times."""
-    stats = await direct.info("commandstats")
-    return int(stats.get(f"cmdstat_{command}", {}).get("rejected_calls", 0)) >= times

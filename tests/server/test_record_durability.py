@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import redis.asyncio as aioredis
-from helpers.race import play, start_race, until
+from helpers.race import play, start_race, until, until_refused
 from helpers.servers import serving
 from solrace.protocol import messages as m
 from solrace.protocol.records import unpack
@@ -19,21 +19,6 @@ pytestmark = pytest.mark.timing
 #: the first process's record reminders are due 3 s after the results, not 15 s: the tests
 #: wait for a new process to fire them (the rematch test keeps 15 s: it acts before they are due)
 DUE_SOON = ["--record-due", "3"]
-
-
-async def refused_sets(direct: aioredis.Redis) -> int:
-    """SETs Redis has refused so far (the ACL denies them): the record writes that failed."""
-    stats = await direct.info("commandstats")
-    return int(stats.get("cmdstat_set", {}).get("rejected_calls", 0))
-
-
-async def writes_refused(direct: aioredis.Redis, times: int) -> None:
-    """Wait until the record's write and its retries were refused `times` times in all."""
-
-    async def enough() -> bool:
-        return await refused_sets(direct) >= times
-
-    await until(enough, f"{times} record writes refused")
 
 
 async def test_a_record_is_written_after_its_writer_was_killed(tmp_path, key_prefix, wire) -> None:
@@ -49,7 +34,7 @@ async def test_a_record_is_written_after_its_writer_was_killed(tmp_path, key_pre
             try:
                 assert (await a.request({"type": "resign"}))["type"] == "ok"
                 results = await a.wait_event("results")
-                await writes_refused(direct, 2)  # the first write and its first retry
+                await until_refused(direct, "set", 2)  # the first write and its first retry
                 srv.kill()
             finally:
                 await direct.execute_command("ACL", "SETUSER", "default", "+set")
@@ -82,7 +67,7 @@ async def test_a_rematch_writes_the_owed_record_before_clearing_its_moves(
             try:
                 assert (await a.request({"type": "resign"}))["type"] == "ok"
                 results = await a.wait_event("results")
-                await writes_refused(direct, 2)
+                await until_refused(direct, "set", 2)
                 srv.kill()
             finally:
                 await direct.execute_command("ACL", "SETUSER", "default", "+set")
@@ -124,7 +109,7 @@ async def test_a_race_counts_in_its_players_figures_after_its_writer_was_killed(
             try:
                 assert (await a.request({"type": "resign"}))["type"] == "ok"
                 results = await a.wait_event("results")
-                await writes_refused(direct, 2)  # the first writes and their first retries
+                await until_refused(direct, "set", 2)  # the first writes and their first retries
                 srv.kill()
             finally:
                 await direct.execute_command(
