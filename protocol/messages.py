@@ -13,7 +13,7 @@ from typing import Any, overload
 import msgpack
 import solrace.engine as engine
 
-#: the protocol version this package speaks; the web page gets it injected (server/http.py)
+#: the protocol version this package speaks; the web page gets it injected (server/net/http.py)
 VERSION = 1
 #: every version a server accepts in `hello`
 VERSIONS = (1,)
@@ -367,7 +367,7 @@ CODE_SHOWN = 5
 
 
 def _cut_code(code: Any) -> Any:
-    """A room code as a log may show it (server/codes.py `shown`): a private room's code is
+    """A room code as a log may show it (server/common/codes.py `shown`): a private room's code is
     its link's only key, so only its first characters."""
     if isinstance(code, str) and len(code) > CODE_SHOWN:
         return code[:CODE_SHOWN] + "…"
@@ -405,7 +405,7 @@ def with_ref(msg: dict[str, Any] | bytes, ref: int | None) -> dict[str, Any] | b
 
     A map is changed in place. An encoded map (bytes from `encode`, without a `ref` key) gets
     `ref` as one more entry without being decoded: a reply encoded once for every asker (a
-    lobby page, server/lobby.py) costs each asker only these few bytes."""
+    lobby page, server/race/lobby.py) costs each asker only these few bytes."""
     if ref is None:
         return msg
     if isinstance(msg, dict):

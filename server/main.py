@@ -14,20 +14,21 @@ from collections import Counter
 from typing import Any
 
 from solrace.protocol.record_sign import key_info
-from solrace.server import front, redact
-from solrace.server.api import Api
-from solrace.server.conn import networks
-from solrace.server.daily import DEFAULT_BOARD_DAYS
-from solrace.server.guard import GuardLimits
-from solrace.server.http import make_process_request, port_taken, quiet_request_logs
-from solrace.server.metrics import METRICS
-from solrace.server.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS
-from solrace.server.redis_process import RedisProcess
-from solrace.server.signing import ENV, signing_key
-from solrace.server.store import Store
-from solrace.server.transport import SERVER_NAME, Limits, build
-from solrace.server.ws_limits import SendLimits
-from solrace.server.ws_server import serve
+from solrace.server.common import redact
+from solrace.server.common.metrics import METRICS
+from solrace.server.league.daily import DEFAULT_BOARD_DAYS
+from solrace.server.league.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS
+from solrace.server.league.signing import ENV, signing_key
+from solrace.server.net import front
+from solrace.server.net.api import Api
+from solrace.server.net.conn import networks
+from solrace.server.net.guard import GuardLimits
+from solrace.server.net.http import make_process_request, port_taken, quiet_request_logs
+from solrace.server.net.transport import SERVER_NAME, Limits, build
+from solrace.server.net.ws_limits import SendLimits
+from solrace.server.net.ws_server import serve
+from solrace.server.store.redis_process import RedisProcess
+from solrace.server.store.store import Store
 from websockets.frames import CloseCode
 
 log = logging.getLogger("solrace.server")
@@ -170,7 +171,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=1,
         help="worker processes on the one port, connections routed by room (default 1: "
         "this process serves; N >= 2: a front hands each connection to a worker, "
-        "server/front.py)",
+        "server/net/front.py)",
     )
     # internal: a worker of `--workers N`, taking connections from the front's Unix socket
     parser.add_argument("--worker-fd", type=int, default=None, help=argparse.SUPPRESS)
@@ -178,7 +179,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
-    """Per-address caps and the server's budget (server/guard.py, docs/OPERATIONS.md)."""
+    """Per-address caps and the server's budget (server/net/guard.py, docs/OPERATIONS.md)."""
     g = GuardLimits()
     add = parser.add_argument
     add("--lobby-burst", type=int, default=20, help="messages at once of a connection in no room")
