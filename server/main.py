@@ -331,6 +331,9 @@ async def serve_forever(
         rooms_by_state=lambda: Counter(c.room.state for c in transport.service.cache.values()),
         rooms_owned=lambda: len(transport.store.fences),  # the leases it holds (lease.py)
     )
+    # the secret that keys client addresses and the key that signs records, loaded before the
+    # port opens: the first connection's address and the first /api/key answer need them
+    await transport.start()
     stop = asyncio.get_running_loop().create_future()
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, AttributeError):
@@ -375,7 +378,6 @@ async def serve_forever(
         )
         if args.worker_fd is None:
             print(f"solrace serving on http://{args.host}:{args.port}", flush=True)
-        await transport.start()
         if args.predraw_daily and not args.worker_index:  # one worker draws for all
             transport.dailies.predraw()
         handover = None

@@ -39,6 +39,7 @@ from solrace.protocol.records import (
     summary,
     unpack,
 )
+from solrace.server.common.codes import shown
 from solrace.server.common.metrics import METRICS
 from solrace.server.common.retry import retrying
 from solrace.server.rules.room import Room
@@ -76,7 +77,8 @@ def build_record(room: Room) -> dict[str, Any]:
         "seed": d["seed"],
         "salt": d["salt"],
         "commitment": d["commitment"],
-        "room": d["code"],
+        # a private room's code is its link's secret, and records are public: only its start
+        "room": shown(d["code"]),
         "round": d["round"],
         "starts_at": start,
         "finished_at": d["finished_at"],
@@ -151,23 +153,26 @@ class Records:
         await self.save(record)
         if also is not None:
             await also()
-        await self._paid(record)
+        await self._paid(room.code, record)
 
-    async def _paid(self, record: dict[str, Any]) -> None:
+    async def _paid(self, code: str, record: dict[str, Any]) -> None:
         if self.deadlines is not None:
-            await self.deadlines.remove_deadline(reminder(record["room"], record["round"]))
+            await self.deadlines.remove_deadline(reminder(code, record["round"]))
 
     def finished(self, room: Room) -> None:
         """The service's hook as a race's results are stored: build now (a rematch changes
         the cached games), write in the background."""
         if room.doc["seed"] is None or room.doc["results"] is None:
             return
-        task = asyncio.ensure_future(self._write(build_record(room), self.also(room)))
+        task = asyncio.ensure_future(self._write(room.code, build_record(room), self.also(room)))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
     async def _write(
-        self, record: dict[str, Any], also: Callable[[], Awaitable[None]] | None = None
+        self,
+        code: str,
+        record: dict[str, Any],
+        also: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """Each step retried on its own (each is idempotent); the reminder goes only once all
         are done, else whoever fires it does them again (`write_now`)."""
@@ -178,7 +183,7 @@ class Records:
             also, f"{what}: standings", _failed("standings")
         ):
             return
-        await retrying(lambda: self._paid(record), what, _failed("records"))
+        await retrying(lambda: self._paid(code, record), what, _failed("records"))
 
     async def save(self, record: dict[str, Any]) -> None:
         """The record, and its id in the history of each player who raced with a key.
