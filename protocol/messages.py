@@ -136,6 +136,13 @@ CLIENT: dict[str, dict[str, F]] = {
         "practice": F(bool, False),
         "date": F(str, False, 10),  # practice a past day's daily (YYYY-MM-DD, in the archive)
     },
+    # an operator's request (Admin): off unless the server has an admin token
+    "admin": {
+        "token": F(str, True, 128),
+        "op": F(str, True, 16),
+        "room": F(str, False, 32),
+        "seat": F(int, False),
+    },
 }
 
 #: server -> client messages: type -> fields (used by tests and clients to check what they get)
@@ -184,6 +191,15 @@ SERVER: dict[str, dict[str, F]] = {
     "progress": {"from": F(int), "n": F(int), "at": F(int), "seats": F(list)},
     "board": {"seat": F(int), "moves": F(int), "view": F(dict)},
     "lobby": {"rooms": F(list), "next": F((str, type(None)), False), "ref": F(int, False)},
+    # the answer to `admin`: `procs` (op rooms), `room` (room, kick, close) or `errors`
+    "admin": {
+        "op": F(str),
+        "procs": F(list, False),
+        "room": F(dict, False),
+        "proc": F(str, False),
+        "errors": F(list, False),
+        "ref": F(int, False),
+    },
     "hint": {
         "verdict": F(str),
         "move": F((str, type(None)), False),

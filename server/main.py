@@ -20,6 +20,8 @@ from solrace.server.league.daily import DEFAULT_BOARD_DAYS
 from solrace.server.league.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS
 from solrace.server.league.signing import ENV, signing_key
 from solrace.server.net import front
+from solrace.server.net.admin import DEFAULT_NETWORKS, AdminSettings
+from solrace.server.net.admin import ENV as ADMIN_ENV
 from solrace.server.net.api import Api
 from solrace.server.net.conn import networks
 from solrace.server.net.guard import GuardLimits
@@ -139,6 +141,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=8,
         help="seats one client address may hold in one room (0: no limit)",
+    )
+    parser.add_argument(
+        "--admin-from",
+        default=DEFAULT_NETWORKS,
+        help="comma-separated networks the admin page (/admin) is served to; the page is on "
+        f"only when ${ADMIN_ENV} holds the admin token (at least 16 characters)",
     )
     parser.add_argument(
         "--trusted-proxies",
@@ -307,6 +315,7 @@ async def serve_forever(
             slow_reader_s=args.slow_reader_timeout,
         ),
     )
+    admin = AdminSettings.from_env(args.admin_from)
     transport = build(
         lambda sink: Store.from_url(
             redis_url,
@@ -321,6 +330,7 @@ async def serve_forever(
         record_due_ms=int(args.record_due * 1000),
         guard=guard_limits(args),
         daily_days=args.daily_days,
+        admin=admin,
     )
     store = transport.store
     await store.ready()
@@ -360,6 +370,9 @@ async def serve_forever(
                     guard=transport.guard,
                     trusted_proxies=transport.limits.trusted_proxies,
                 ).handle,
+                admin=lambda peer, forwarded: admin.allows_request(
+                    peer, forwarded, transport.limits.trusted_proxies
+                ),
             ),
             # frames over max_frame get `frame_too_large`, then 1009; slow readers are dropped
             **transport.serve_options(),

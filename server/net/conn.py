@@ -115,6 +115,8 @@ class Conn:
     idle_timer: asyncio.TimerHandle | None = None
     #: the client's address key (`client_address`, then `address_key`): seats and kicks go by it
     addr: str = ""
+    #: the client's address itself (only the admin check reads it: never logged or stored)
+    ip: str = ""
     #: rooms in which this connection took a seat (one each, until it leaves it)
     seated: set[str] = field(default_factory=set)
     #: the key its per-address limits count against (None: exempt); server/net/guard.py

@@ -48,7 +48,7 @@ from solrace.protocol.messages import ProtocolError
 from solrace.server.net.conn import Bucket, IPNetwork, address_key, within
 
 #: message types that cost Redis work whatever the room: per-address and server budgets
-EXPENSIVE = frozenset({"lobby", "join", "spectate", "resume", "create", "daily"})
+EXPENSIVE = frozenset({"lobby", "join", "spectate", "resume", "create", "daily", "admin"})
 #: HTTP requests charged like the expensive messages: a replay built (a worker's CPU), a
 #: record or a player's page looked up (Redis reads, records unpacked)
 CHARGED_HTTP = frozenset({"replay", "record", "player"})
@@ -230,7 +230,7 @@ class Guard:
         if (kind not in EXPENSIVE and kind not in CHARGED_HTTP) or key is None:
             return
         entry = self._entry(key)
-        if kind in ("join", "spectate", "resume") and entry.guesses.level() < 1:
+        if kind in ("join", "spectate", "resume", "admin") and entry.guesses.level() < 1:
             raise over(
                 "guesses",
                 "too many lookups of rooms or tokens that do not exist from your address",

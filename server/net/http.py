@@ -128,6 +128,15 @@ APP_PAGE_BASE = b'<base href="../">'
 APP_PAGE_FILE = "page.html"
 
 
+#: the operators' page (server/net/admin.py), also by its file name
+ADMIN_PATHS = frozenset({"/admin", "/admin.html"})
+
+
+def admin_page(root: Path) -> Response:
+    body = (root / "admin.html").read_bytes().replace(PROTOCOL_PLACEHOLDER, str(VERSION).encode())
+    return response(HTTPStatus.OK, body, CONTENT_TYPES[".html"], NO_STORE)
+
+
 def app_page(root: Path) -> Response:
     """page.html for an APP_PAGE path, its assets read from one folder up."""
     body = (root / APP_PAGE_FILE).read_bytes().replace(PROTOCOL_PLACEHOLDER, str(VERSION).encode())
@@ -168,6 +177,7 @@ def make_process_request(
     root: Path | None = None,
     metrics: Callable[[], tuple[bytes, str]] | None = None,
     api: Callable[[Request, str], Awaitable[Response]] | None = None,
+    admin: Callable[[str, str | None], bool] | None = None,
 ) -> Callable[..., Any]:
     """The `process_request` hook: /ws goes on to the WebSocket handshake, the rest is HTTP
     (`/api/...`, which reads Redis, is answered by a coroutine: server/net/api.py)."""
@@ -185,6 +195,12 @@ def make_process_request(
                     "WebSocket endpoint: connect with a WebSocket client\n",
                 )
             return None
+        if path in ADMIN_PATHS:  # only to the admin networks of a server with an admin token
+            peer = connection.remote_address
+            host = str(peer[0]) if peer else ""
+            if admin is None or not admin(host, request.headers.get("X-Forwarded-For")):
+                return text(HTTPStatus.NOT_FOUND, "not found\n")
+            return admin_page(static_root)
         if path == "/healthz":
             body = json.dumps({"ok": True, **health()}).encode()
             return response(HTTPStatus.OK, body, "application/json", NO_STORE)

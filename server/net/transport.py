@@ -30,6 +30,7 @@ from solrace.server.league.daily import ROOM_OPTIONS as DAILY_OPTIONS
 from solrace.server.league.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS, Records
 from solrace.server.league.signing import signing_key
 from solrace.server.league.standings import Standings
+from solrace.server.net.admin import Admin, AdminSettings
 from solrace.server.net.conn import Bucket, Conn, Limits, address_key, client_address, within
 from solrace.server.net.fanout import Hub, send, write
 from solrace.server.net.guard import EXPENSIVE, Guard, GuardLimits
@@ -69,6 +70,7 @@ def build(
     record_due_ms: int = RECORD_DUE_MS,
     guard: GuardLimits | None = None,
     daily_days: int = DEFAULT_BOARD_DAYS,
+    admin: AdminSettings | None = None,
 ) -> Transport:
     """Assemble the server's parts in the one order their needs allow: the hub first (it is
     the store's event sink), the store with it, the service on the store, then the room
@@ -111,6 +113,13 @@ def build(
         service, hub, rooms, limits, records, Guard(guard or GuardLimits()), standings
     )
     transport.dailies = dailies
+    transport.admin = Admin(
+        admin or AdminSettings(),
+        service,
+        store,
+        rooms.proc_id,
+        lambda: ((code, [(c.role, c.seat) for c in conns]) for code, conns in hub.rooms.items()),
+    )
     return transport
 
 
@@ -137,6 +146,8 @@ class Transport:
             service.store.prefix,
             Boards(service.store.redis, service.store.prefix),
         )
+        #: the operators' requests (server/net/admin.py); off unless `build` is given a token
+        self.admin = Admin(AdminSettings(), service, service.store, "", lambda: ())
         #: per-address caps and the server's budget of expensive requests (server/net/guard.py)
         self.guard = guard or Guard()
         self.store: Store = service.store
@@ -150,11 +161,13 @@ class Transport:
 
     async def start(self) -> None:
         await self.service.load_secret()  # before the first connection: its address is keyed
+        self.admin.start(self.limits.heartbeat)
         if self.records.signer is None:  # before the first record: each is signed
             self.records.signer = await signing_key(self.store.redis, self.store.prefix)
         await self.rooms.start()
 
     async def close(self) -> None:
+        await self.admin.close()
         await self.records.flush()
         await self.dailies.flush()
         await self.rooms.close()
@@ -202,6 +215,7 @@ class Transport:
         # in no room yet: the lobby's credits (never more than a racer's)
         conn = Conn(ws, Bucket(min(lim.lobby_burst, lim.burst), min(lim.lobby_rate, lim.rate)))
         addr = client_address(ws, lim.trusted_proxies)
+        conn.ip = addr
         conn.addr = address_key(addr)
         try:
             conn.limit_key = self.guard.connect(addr)
@@ -679,6 +693,12 @@ class Transport:
             raise ProtocolError("not_allowed", "no hints on a deal that a daily uses today")
         answer = await hint(self.service.solver, room, seat, self.service.clock())
         await self.send(conn, m.with_ref(answer, ref))
+
+    async def on_admin(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        """An operator's request (server/net/admin.py): refused unless the server has an admin
+        token, the connection comes from an admin network and the token is right."""
+        answer = await self.admin.handle(conn.ip, msg)
+        await self.send(conn, m.with_ref({"type": "admin", "op": msg["op"], **answer}, ref))
 
     async def on_resign(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         code, seat = self._player(conn)
