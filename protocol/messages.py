@@ -348,7 +348,8 @@ def validate_server(msg: dict[str, Any]) -> dict[str, Any]:
         for item in msg["messages"]:
             if not isinstance(item, dict) or item.get("type") not in BATCHED:
                 raise ProtocolError(
-                    "bad_message", "batch: each message is an event, progress or board",
+                    "bad_message",
+                    "batch: each message is an event, progress or board",
                     field="messages",
                 )
             validate_server(item)

@@ -11,6 +11,7 @@ needs many moves inside one."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 import pytest
@@ -82,8 +83,10 @@ async def test_one_frame_per_spectator_per_tick_with_every_event_in_order(
             await w.request({"type": "spectate", "room": code})
         await until(lambda: all(w.last_event >= ann.last_event for w in watchers), "caught up")
         await until(
-            lambda: all(any(x.get("kind") == "watchers" and x["count"] == 4 for x in w.received)
-                        for w in watchers),
+            lambda: all(
+                any(x.get("kind") == "watchers" and x["count"] == 4 for x in w.received)
+                for w in watchers
+            ),
             "the spectators counted",
         )
         start = max(w.last_event for w in watchers)
@@ -104,7 +107,7 @@ async def test_one_frame_per_spectator_per_tick_with_every_event_in_order(
                     assert mine[-1] == seat_acks[-1]["n"] and mine == sorted(set(mine))
         for times in writes:
             assert times and all(frames == 1 for _, frames in times), times
-            gaps = [b - a for (a, _), (b, _) in zip(times, times[1:], strict=False)]
+            gaps = [b - a for (a, _), (b, _) in itertools.pairwise(times)]
             # a lower bound (never a speed goal): the next frame waits for the tick's end
             assert all(g >= 0.9 * fanout.TICK_S for g in gaps), gaps
             assert len(times) < 2 * moves  # the old server: a board and an event per move
@@ -126,14 +129,16 @@ async def test_many_moves_in_one_tick_are_one_frame_encoded_once(
         real_broadcast(targets, message)
 
     monkeypatch.setattr(fanout, "broadcast", broadcast)
-    async with in_loop(redis_url, key_prefix, LIMITS) as (transport, url):
+    async with in_loop(redis_url, key_prefix, LIMITS) as (_transport, url):
         (ann, bob), _, code, _ = await start_race(url, wire, 2)
         watchers = [await wire(url, source=ELSEWHERE) for _ in range(3)]
         for w in watchers:
             await w.request({"type": "spectate", "room": code})
         await until(
-            lambda: all(any(x.get("kind") == "watchers" and x["count"] == 3 for x in w.received)
-                        for w in watchers),
+            lambda: all(
+                any(x.get("kind") == "watchers" and x["count"] == 3 for x in w.received)
+                for w in watchers
+            ),
             "the spectators counted",
         )
         start = max(w.last_event for w in watchers)
@@ -163,7 +168,7 @@ async def test_news_goes_out_at_once_and_results_do_not_wait_for_the_tick(
     reaches the spectator before the race's end, and the results at once: news (a seat's end,
     the results) releases what the tick holds, in order."""
     monkeypatch.setattr(fanout, "TICK_S", 3600.0)
-    async with in_loop(redis_url, key_prefix, LIMITS) as (transport, url):
+    async with in_loop(redis_url, key_prefix, LIMITS) as (_transport, url):
         (ann, bob), _, code, _ = await start_race(url, wire, 2)
         eve = await wire(url, source=ELSEWHERE)
         await eve.request({"type": "spectate", "room": code})
@@ -232,8 +237,8 @@ async def test_a_racers_address_gets_the_events_of_a_tick_but_none_of_its_boards
 ) -> None:
     """Fairness per tick: a spectator at a racer's address is at the same place in the stream
     as one elsewhere, but gets a frame without the boards (live or delayed)."""
-    async with in_loop(redis_url, key_prefix, LIMITS) as (transport, url):
-        (ann, bob), _, code, _ = await start_race(url, wire, 2, spectator_delay=delay)
+    async with in_loop(redis_url, key_prefix, LIMITS) as (_transport, url):
+        (ann, _bob), _, code, _ = await start_race(url, wire, 2, spectator_delay=delay)
         near = await wire(url)  # 127.0.0.1: the racers' address
         far = await wire(url, source=ELSEWHERE)
         for w in (near, far):
