@@ -90,8 +90,8 @@ class Sizes:
     spec_players: int = 8
     spec_count: int = 1000
     spec_duration: float = 20.0
-    #: seconds between two moves of one player in the spectators scenario
-    spec_pace: float = 1.0
+    #: moves per second of each player in the spectators scenario
+    spec_moves: float = 1.0
     idle_conns: int = 2000
     mem_rooms: int = 50
     mem_players: int = 8
@@ -624,7 +624,7 @@ class Bench:
     def scenario_spectators(self) -> None:
         s, r = self.sizes, self.report
         r.heading(
-            f"spectators: one room, {s.spec_players} players moving every {s.spec_pace:g} s, "
+            f"spectators: one room, {s.spec_players} players making {s.spec_moves:g} moves/s each, "
             f"{s.spec_count} spectators (boards live); {s.spec_duration:.0f} s"
         )
         assert self.pool is not None
@@ -638,7 +638,9 @@ class Bench:
                     for c in split(s.spec_count, self.pool.size)
                 ],
             )
-            bres = self.run_load({"echo": base.pid}, s.spec_pace, s.spec_duration, track_sends=True)
+            bres = self.run_load(
+                {"echo": base.pid}, s.spec_moves, s.spec_duration, track_sends=True
+            )
             bhist, _bmissing, bworst = self.spectator_latency(bres["sends"], bres["t0"], bres["t1"])
             self.close_all()
         r.figure("bare broadcast baseline frames/s delivered", f"{bres['frames_rate']:.0f}")
@@ -664,7 +666,7 @@ class Bench:
                 ],
             )
             self.pool.all("start")
-            res = self.run_load(server.pids(), s.spec_pace, s.spec_duration, track_sends=True)
+            res = self.run_load(server.pids(), s.spec_moves, s.spec_duration, track_sends=True)
             hist, missing, worst = self.spectator_latency(res["sends"], res["t0"], res["t1"])
             self.print_load("race server", res)
             # spectators go per tick (server/fanout.py TICK_S): their cost is per second, not
@@ -1016,10 +1018,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     p.add_argument("--spectators", dest="spec_count", type=int)
     p.add_argument(
-        "--spectator-pace",
-        dest="spec_pace",
+        "--spectator-moves",
+        dest="spec_moves",
         type=float,
-        help="seconds between two moves of a player in the spectators scenario (1)",
+        help="moves per second of each player in the spectators scenario (1)",
     )
     p.add_argument(
         "--spectator-duration",
