@@ -119,7 +119,7 @@ async def test_many_moves_in_one_tick_are_one_frame_encoded_once(
     """With a long tick every move after the first lands in one window: the spectators get
     them in one `batch` frame (the coalesced progress and each seat's latest board), the same
     bytes for all of them, sent with one broadcast."""
-    monkeypatch.setattr(fanout, "TICK_S", 1.0)
+    monkeypatch.setattr(fanout, "TICK_S", 2.0)
     sent: list[tuple[int, bytes]] = []
     real_broadcast = fanout.broadcast
 
