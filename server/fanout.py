@@ -322,8 +322,9 @@ class Hub:
             conn.last_event = n
 
     def board(self, code: str, delay: int, frame: bytes) -> None:
-        """A spectator board (ours or another process's): to this room's spectators here, but
-        never to the address of a seat still in the race (judged when the board goes out).
+        """A spectator board (ours or another process's): to this room's spectators here with
+        their next tick (`_board_due`), but never to the address of a seat still in the race
+        (judged when the tick goes out).
 
         A delayed board waits in memory for `delay` seconds; so that what waits is bounded by
         seats x delay and not by how fast racers move, a seat's later board of the same
