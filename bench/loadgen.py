@@ -28,7 +28,7 @@ from typing import Any
 from solrace.bench.load_hist import Histogram
 from solrace.bench.load_policy import next_move
 from solrace.bench.server_process import favour_autogroup
-from solrace.client.codec import decode, encode
+from solrace.client.codec import encode, messages
 from solrace.protocol.messages import VERSION
 from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
@@ -116,7 +116,10 @@ class Conn:
     def on_frame(self, frame: bytes | str) -> None:
         t = now()
         FRAMES[0] += 1
-        msg = decode(frame)
+        for msg in messages(frame):  # a spectator's tick: one frame of several
+            self.on_message(msg, t)
+
+    def on_message(self, msg: dict[str, Any], t: float) -> None:
         ref = msg.get("ref")
         if ref is None and msg.get("type") == "welcome":
             ref = 1  # the protocol gives `welcome` no ref; hello is always request 1

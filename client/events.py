@@ -94,6 +94,14 @@ class Board(Message):
 
 
 @dataclass(kw_only=True)
+class Batch(Message):
+    """A spectator's tick: several messages in one frame, in order (the connection hands
+    each on by itself: `codec.messages`; this class is for whoever parses a frame whole)."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
 class ProgressFrame(Message):
     """Room events `first`..`n` (the wire's `from`..`n`), all progress of racing seats,
     coalesced by the server into one frame: each seat's latest line."""
@@ -272,6 +280,7 @@ MESSAGE_TYPES: dict[str, type[Message]] = {
     "error": Error,
     "board": Board,
     "progress": ProgressFrame,
+    "batch": Batch,
     "lobby": Lobby,
     "pong": Pong,
     "hint": Hint,

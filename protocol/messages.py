@@ -190,6 +190,9 @@ SERVER: dict[str, dict[str, F]] = {
     # room events `from`..`n`, all progress of racing seats, coalesced: each seat's latest line
     "progress": {"from": F(int), "n": F(int), "at": F(int), "seats": F(list)},
     "board": {"seat": F(int), "moves": F(int), "view": F(dict)},
+    # a spectator's tick: the messages of one tick in one frame (each an event, progress or
+    # board, in the order a client applies them; never a batch)
+    "batch": {"messages": F(list)},
     "lobby": {"rooms": F(list), "next": F((str, type(None)), False), "ref": F(int, False)},
     # the answer to `admin`: `procs` (op rooms), `room` (room, kick, close) or `errors`
     "admin": {
@@ -357,7 +360,47 @@ def validate_server(msg: dict[str, Any]) -> dict[str, Any]:
         _check_fields(msg, EVENT_KINDS[ek], f"event {ek}")
     if kind == "error" and msg["code"] not in ERROR_CODES:
         raise ProtocolError("bad_message", f"unknown error code {msg['code']!r}", field="code")
+    if kind == "batch":
+        for item in msg["messages"]:
+            if not isinstance(item, dict) or item.get("type") not in BATCHED:
+                raise ProtocolError(
+                    "bad_message",
+                    "batch: each message is an event, progress or board",
+                    field="messages",
+                )
+            validate_server(item)
     return msg
+
+
+#: the message types a `batch` may hold
+BATCHED = frozenset({"event", "progress", "board"})
+#: `{"type": "batch", "messages": ` as msgpack: a fixmap of 2, then the two keys' strings
+_BATCH_HEAD = b"\x82\xa4type\xa5batch\xa8messages"
+
+
+def batch_frame(frames: list[bytes]) -> bytes:
+    """Encoded messages (each from `encode`) as one `batch` frame, without decoding them: the
+    array's items are the encoded maps themselves, so a frame encoded once for a room is
+    copied, never packed again. One message alone is sent as itself."""
+    if len(frames) == 1:
+        return frames[0]
+    count = len(frames)
+    if count <= 0x0F:
+        header = bytes([0x90 | count])
+    elif count <= 0xFFFF:
+        header = b"\xdc" + count.to_bytes(2, "big")
+    else:
+        header = b"\xdd" + count.to_bytes(4, "big")
+    return b"".join((_BATCH_HEAD, header, *frames))
+
+
+def unbatch(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    """A decoded server message as the messages it stands for: a `batch`'s, in order, or
+    itself (what every client does first with each frame)."""
+    if msg.get("type") == "batch":
+        items = msg.get("messages")
+        return [x for x in items if isinstance(x, dict)] if isinstance(items, list) else []
+    return [msg]
 
 
 def parse_client(frame: bytes | str, max_size: int = MAX_FRAME) -> dict[str, Any]:

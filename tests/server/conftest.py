@@ -40,18 +40,9 @@ class WireClient:
             async for frame in self.ws:
                 assert isinstance(frame, bytes), "the server sends binary frames only"
                 self.frames.append(frame)
-                msg = m.decode(frame, max_size=1 << 22)
-                m.validate_server(msg)
-                self.received.append(msg)
-                if msg["type"] in ("event", "progress"):  # progress: coalesced events
-                    self.last_event = max(self.last_event, msg["n"])
-                ref = msg.get("ref")
-                if ref is not None and ref in self.replies:
-                    self.replies.pop(ref).set_result(msg)
-                elif ref is not None:
-                    self.unmatched.append(msg)
-                else:
-                    await self.pushes.put(msg)
+                # a spectator's tick is one `batch` frame: its messages count one by one
+                for msg in m.unbatch(m.validate_server(m.decode(frame, max_size=1 << 22))):
+                    await self._message(msg)
         except Exception as exc:  # a bad server message fails every waiting request loudly
             self.failure = exc
             for fut in self.replies.values():
@@ -60,6 +51,18 @@ class WireClient:
         finally:
             if not self.closed.done():
                 self.closed.set_result((self.ws.close_code, self.ws.close_reason))
+
+    async def _message(self, msg: dict[str, Any]) -> None:
+        self.received.append(msg)
+        if msg["type"] in ("event", "progress"):  # progress: coalesced events
+            self.last_event = max(self.last_event, msg["n"])
+        ref = msg.get("ref")
+        if ref is not None and ref in self.replies:
+            self.replies.pop(ref).set_result(msg)
+        elif ref is not None:
+            self.unmatched.append(msg)
+        else:
+            await self.pushes.put(msg)
 
     async def request(self, msg: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
         """Send and wait for the reply; a rate_limited refusal is retried after a pause (its
