@@ -49,6 +49,7 @@ if cur then
   local ep, who = string.match(cur, '^(%d+):(.*)$')
   if who == ARGV[1] then
     redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+    redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
     return {tonumber(ep), 0}
   end
   return {0, 0}
@@ -56,6 +57,7 @@ end
 local prev = redis.call('HGET', KEYS[2], 'owner')
 local released = redis.call('HGET', KEYS[2], 'released')
 local ep = redis.call('HINCRBY', KEYS[2], 'epoch', 1)
+redis.call('HINCRBY', KEYS[2], 'sync', 1)
 redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'released', '0')
 redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
 redis.call('SET', KEYS[1], ep .. ':' .. ARGV[1], 'PX', tonumber(ARGV[2]))
