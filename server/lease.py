@@ -19,6 +19,14 @@ it cached once another process took the room over. The refusal is a `Conflict("f
 store forgets the epoch, the service drops its cached room, reloads it from Redis and judges
 the command again, now as a process without the lease.
 
+The holder is the room's one writer: it judges moves on its copy in memory and stores each
+with the store's lean append (`Store.append_owned`), which checks the fence's epoch and its
+`sync` counter instead of the room's version, log length and revision. `sync` moves with
+every acquisition here and with every write made without the lease (and every `outcome` of a
+lost answer: store.py), so a holder whose copy was loaded under the current `sync` knows that
+nobody else wrote the room since; when the counter moved, its append is refused
+(`Conflict("sync")`) and it reloads, keeping its lease.
+
 A process without the lease still serves a connection that reached it (epoch 0: no fence
 check). That is the documented slow path (a client that did not put the room in its URL, a
 proxy that hashes differently, a worker that was down): it works through Redis as any two

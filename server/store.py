@@ -11,7 +11,9 @@ hash tag `{C}` so a room lives in one Redis Cluster slot and Lua may touch it al
     P room:{C}:conn      hash  seat -> live connections; "spectators" -> live spectator connections
     P room:{C}:lease     str   "<epoch>:<process>" with a TTL: the process serving the room
     P room:{C}:fence     hash  epoch (the commit and append scripts refuse an older one), owner,
-                               released: leases and fencing are server/lease.py's
+                               released, sync (moved by every acquisition, every write without
+                               the lease and every `outcome`; the lease holder's lean appends
+                               carry the value they loaded the room with): server/lease.py's
     P room:{C}:pub       pub/sub channel (a shard channel on a cluster, same slot as the room):
                                b"e<origin><n>:<msgpack event>" and b"b<origin><delay>:<board frame>",
                                origin = the publishing Store's 8-byte id (its own process skips them)
@@ -46,9 +48,12 @@ succeed: a Redis node that fails over briefly makes nobody resign live players.
 On a Redis Cluster every multi-key write is one Lua script on one hash tag (no MULTI),
 and the scripts publish with SPUBLISH (the channel shares the room's hash tag).
 
-Redis is the source of truth: a move is stored by a Lua script that checks the
-document's version, the log's length and its revision in one step, so two
-processes (or two connections of one seat) can never both store move N.
+Redis is the source of truth. The process holding a room's lease is its one writer: it
+judges moves on its copy in memory and stores each with one lean script (`_OWNED`) that
+checks only the fence (its epoch, and the `sync` counter the copy was loaded under) and
+appends. Any other writer uses the checked script (`_APPEND`: the document's version, the
+log's length and its revision in one step) and moves the fence's counter, so two processes
+(or two connections of one seat) can never both store move N.
 
 Every event a script stores is also handed, once the script has answered, to the
 store's event sink (given to its constructor; the fan-out hub): the process fans its
@@ -201,8 +206,9 @@ end
 local rev = redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 local n = redis.call('INCR', KEYS[4])
 redis.call('XADD', KEYS[5], 'MAXLEN', MAXLEN, n .. '-0', 'd', ARGV[5])
-local here = redis.call('SCARD', KEYS[6])
-local others = here > 0 and (here > 1 or redis.call('SISMEMBER', KEYS[6], ARGV[7]) == 0)
+-- another process listens when `here` holds an origin other than ours (one read of two members)
+local here = redis.call('SRANDMEMBER', KEYS[6], 2)
+local others = #here > 1 or (#here == 1 and here[1] ~= ARGV[7])
 local watching = tonumber(redis.call('HGET', KEYS[7], 'spectators') or '0')
 if others then
   local channel = string.sub(KEYS[1], 1, -6) .. 'pub'

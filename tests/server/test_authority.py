@@ -47,7 +47,7 @@ async def test_a_stale_lease_holders_append_is_refused(pair) -> None:
     a, b = pair
     la, lb = Leases(a, "proc-a", 30), Leases(b, "proc-b", 30)
     await la.acquire(CODE)
-    ver, _ = await a.commit(CODE, 0, DOC, [], seats=1)
+    await a.commit(CODE, 0, DOC, [], seats=1)
     loaded = await a.load(CODE)
     assert loaded is not None and loaded.sync == b"1"
     stored = await a.append_owned(CODE, loaded.sync, 0, "m1", {"kind": "progress"})
