@@ -29,7 +29,7 @@ from solrace.bench.load_hist import Histogram
 from solrace.bench.load_policy import next_move
 from solrace.bench.server_process import favour_autogroup
 from solrace.client.codec import decode, encode
-from solrace.protocol.messages import VERSION
+from solrace.protocol.messages import VERSION, acked_view
 from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
@@ -512,8 +512,8 @@ class Worker:
                     hist.record(tr - ts)
                     stats["acks"] += 1
                 c.n = reply.get("n", c.n + 1)
-                if reply.get("view") is not None:
-                    c.view = reply["view"]
+                # the ack's change applied to the board the bot had (or its whole view)
+                c.view = acked_view(c.view, reply)
                 c.status = reply.get("status", "racing")
                 if c.status != "racing":
                     stats["finished"] += 1
@@ -527,7 +527,7 @@ class Worker:
                 elif code == "bad_state" or bad > 20:
                     break
                 elif code == "illegal_move":
-                    c.view = None  # fall back to `deal`, whose ack brings a fresh view
+                    c.view = None  # fall back to `deal` (a bot whose board is wrong)
                 if not period:
                     await asyncio.sleep(0.01)  # never spin on a refusing server
             if period:

@@ -662,13 +662,15 @@ class RoomService:
 
     @staticmethod
     def _ack(room: Room, seat: int, plan: MovePlan, stored: Appended) -> dict[str, Any]:
-        """The mover's answer: its board, and its own progress event folded in (`event` is that
-        event's room number), so the mover needs no separate frame for its own move."""
+        """The mover's answer: what the move did to its board (`change`; the whole `view` when
+        this process did not build the board before it), and its own progress event folded in
+        (`event` is that event's room number), so the mover needs no separate frame for it."""
         event = plan.event
+        race = room.races[seat]
+        change = race.change()
         ack: dict[str, Any] = {
             "type": "ack",
             "n": stored.length,
-            "view": projection.own_view(room, seat),
             "status": room.status(seat),
             "event": stored.n,
             "at": event["at"],
@@ -676,6 +678,10 @@ class RoomService:
             "progress": event["progress"],
             "time": event["time"],
         }
+        if change is None:
+            ack["view"] = race.view()
+        else:
+            ack["change"] = change
         if plan.undone:
             ack["undone"] = plan.entry.move
         else:
