@@ -9,7 +9,7 @@ draw three the dealt fan, see docs/RULES.md section 7) and
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .cards import RANK, RED, SUIT, TEXT
 from .deal import shuffled_deck
@@ -201,6 +201,13 @@ class Klondike(Game):
             head = [{"hidden": hidden}] if hidden else []
             return head + [TEXT[c] for c in p[hidden:]]
         return super()._view_pile(i)
+
+    def _pile_state(self, i: int) -> Any:
+        if i < T:
+            return (tuple(self.piles[i]), self._down[i])
+        if i == W:
+            return (tuple(self.piles[i]), self._wvis)
+        return tuple(self.piles[i])
 
     def _view_deals_left(self) -> int | None:
         return None

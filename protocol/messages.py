@@ -498,7 +498,7 @@ def view_change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]
     piles: dict[str, list[Any]] = {}
     for name, pile in after["piles"].items():
         was = old.get(name)
-        if was == pile:
+        if was is pile or was == pile:
             continue
         was = was or []
         keep, limit = 0, min(len(was), len(pile))

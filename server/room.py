@@ -92,6 +92,8 @@ class SeatRace:
         self._view: tuple[int, dict[str, Any]] | None = None
         #: the view built before `_view` (an ack sends what changed since: `change`)
         self._before: tuple[int, dict[str, Any]] | None = None
+        #: each pile's state as `_view` was built (`Game.view_since`)
+        self._pile_states: list[Any] = []
 
     def play(self, text: str, at: int) -> Effect:
         eff = self.game.play(text)
@@ -134,7 +136,9 @@ class SeatRace:
         """
         if self._view is None or self._view[0] != self.state:
             self._before = self._view
-            self._view = (self.state, self.game.view())
+            before = self._view[1] if self._view is not None else None
+            # only the piles the game changed since the last view are built again
+            self._view = (self.state, self.game.view_since(before, self._pile_states))
         return self._view[1]
 
     def change(self) -> dict[str, Any] | None:
