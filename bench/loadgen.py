@@ -489,6 +489,16 @@ class Worker:
                 break
             if ts >= t1 + 600:
                 break
+            if c.view is None and c.token is not None and c.room != FANOUT_ROOM:
+                # no board (the race began before its snapshot came, or an ack's change did
+                # not fit): acks carry changes, so the board comes from a snapshot (resume)
+                try:
+                    got = await c.request({"type": "resume", "room": c.room, "token": c.token})
+                except (BenchError, ConnectionError, TimeoutError):
+                    stats["errors"]["resync"] += 1
+                    break
+                c._absorb_snapshot(got.get("snapshot") or {})
+                c.n = c.view["moves"] if c.view is not None else c.n
             move = next_move(self.game, c.view)
             message: dict[str, Any] = {"type": "move", "move": move}
             if c.use_n:
@@ -527,7 +537,7 @@ class Worker:
                 elif code == "bad_state" or bad > 20:
                     break
                 elif code == "illegal_move":
-                    c.view = None  # fall back to `deal` (a bot whose board is wrong)
+                    c.view = None  # a bot whose board is wrong: a snapshot brings it back
                 if not period:
                     await asyncio.sleep(0.01)  # never spin on a refusing server
             if period:
