@@ -343,6 +343,8 @@ class Client:
             # spectators get boards as moves are made; a board still missing after a
             # moment (an older server, a lost frame, nobody moved yet) comes by resync
             self._spawn(self._resync(after=BOARD_GRACE))
+        if isinstance(msg, ev.Ack) and self._needs_board() and not self._resyncing:
+            self._spawn(self._resync())  # its change did not fit the board here
         if isinstance(msg, ev.Joined):
             self._take_identity(msg)
         fut = self._pending.pop(msg.ref, None) if msg.ref is not None else None

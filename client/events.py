@@ -64,7 +64,10 @@ class Ack(Message):
     move: str | None = None
     undone: str | None = None
     revealed: list[str] = field(default_factory=list)
+    #: the mover's board after the move: sent whole, or derived by `Room.apply_ack` from
+    #: `change` (what the move did to the board before it) and the board the client had
     view: dict[str, Any] | None = None
+    change: dict[str, Any] | None = None
     status: str | None = None
     #: the mover's own `progress` event, folded into its ack: the event's room number and
     #: fields (None from a server that still sends that event on its own)

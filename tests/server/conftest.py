@@ -30,6 +30,8 @@ class WireClient:
         self.failure: Exception | None = None
         self.rate_limited = 0
         self.last_event = 0
+        #: this connection's own board, kept from snapshots and acks (`_own_board`)
+        self.own_view: dict[str, Any] | None = None
         self.closed: asyncio.Future[tuple[int | None, str | None]] = (
             asyncio.get_running_loop().create_future()
         )
@@ -53,6 +55,7 @@ class WireClient:
                 self.closed.set_result((self.ws.close_code, self.ws.close_reason))
 
     async def _message(self, msg: dict[str, Any]) -> None:
+        self._own_board(msg)
         self.received.append(msg)
         if msg["type"] in ("event", "progress"):  # progress: coalesced events
             self.last_event = max(self.last_event, msg["n"])
@@ -63,6 +66,21 @@ class WireClient:
             self.unmatched.append(msg)
         else:
             await self.pushes.put(msg)
+
+    def _own_board(self, msg: dict[str, Any]) -> None:
+        """Keep this connection's own board as a client must (PROTOCOL.md, `ack`): an ack
+        carries what its move changed, applied here to the board before it; the derived board
+        is put in the ack as `view`, so tests read every ack's board the same way."""
+        kind = msg["type"]
+        if kind == "ack":
+            view = m.acked_view(self.own_view, msg)
+            if view is not None:
+                msg["view"] = view
+            self.own_view = view
+        elif kind in ("joined", "snapshot"):
+            you = (msg.get("snapshot") or {}).get("you") or msg.get("you")
+            if you and you.get("view") is not None:
+                self.own_view = you["view"]
 
     async def request(self, msg: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
         """Send and wait for the reply; a rate_limited refusal is retried after a pause (its
