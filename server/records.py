@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -39,6 +40,7 @@ from solrace.protocol.records import (
     summary,
     unpack,
 )
+from solrace.protocol.series import is_series_record, series_record
 from solrace.server import keys
 from solrace.server.metrics import METRICS
 from solrace.server.redis_conn import Client
@@ -85,6 +87,23 @@ def build_record(room: Room) -> dict[str, Any]:
         "times": {str(s): [e.at - start for e in r.entries] for s, r in sorted(room.races.items())},
         **daily,
     }
+
+
+def build_series_record(room: Room) -> dict[str, Any] | None:
+    """The record of the room's series, if it has ended with at least one round."""
+    series = room.doc.get("series")
+    view = room.series_view()
+    if series is None or view is None or series["ended_at"] is None or not series["rounds"]:
+        return None
+    return series_record(
+        room.code,
+        series["id"],
+        series["option"],
+        series["rounds"],
+        view["standings"],
+        series["started_at"],
+        series["ended_at"],
+    )
 
 
 class Records:
@@ -159,12 +178,46 @@ class Records:
 
     def finished(self, room: Room) -> None:
         """The service's hook as a race's results are stored: build now (a rematch changes
-        the cached games), write in the background."""
+        the cached games), write in the background; and the series' record if that race
+        ended its series."""
         if room.doc["seed"] is None or room.doc["results"] is None:
             return
         task = asyncio.ensure_future(self._write(build_record(room), self.also(room)))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+        series = room.doc.get("series")
+        if series is not None and series["ended_at"] == room.doc["finished_at"]:
+            self.series_ended(room)
+
+    def series_ended(self, room: Room) -> None:
+        """A series ended (its last round's results, or the host's `end_series`): its record,
+        signed, written in the background (a few tries; the room keeps the series until its
+        next one starts, so nothing is lost to a write that fails before the room expires)."""
+        record = build_series_record(room)
+        if record is None:
+            return
+        what = f"series record {record['id']}"
+        task = asyncio.ensure_future(
+            retrying(lambda: self.save_series(record), what, _failed("records"))
+        )
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def save_series(self, record: dict[str, Any]) -> None:
+        if self.signer is not None:
+            record = signed(record, self.signer)
+        data = json.dumps(record, separators=(",", ":")).encode()
+        await self.redis.set(
+            keys.series(self.prefix, record["id"]), data, nx=True, px=self.keep_ms or None
+        )
+        log.info("series record %s stored (%d rounds)", record["id"], len(record["rounds"]))
+
+    async def get_series(self, sid: str) -> dict[str, Any] | None:
+        data = await self.redis.get(keys.series(self.prefix, sid))
+        if not isinstance(data, bytes):
+            return None
+        record = json.loads(data)
+        return record if is_series_record(record) else None
 
     async def _write(
         self, record: dict[str, Any], also: Callable[[], Awaitable[None]] | None = None
