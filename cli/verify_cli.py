@@ -186,13 +186,14 @@ def run_series(
     for path in getattr(args, "race", []) or []:
         try:
             with open(path, encoding="utf-8") as f:
-                race = read_record(f.read())
+                given = read_record(f.read())
         except (OSError, ValueError) as exc:
             print(f"solrace verify: {path}: not a race record: {exc}", file=sys.stderr)
             return 2
-        races[str(race.get("id"))] = race
+        races[str(given.get("id"))] = given
     fails: list[str] = []
-    rounds = record.get("rounds") if isinstance(record.get("rounds"), list) else []
+    found = record.get("rounds")
+    rounds: list[Any] = found if isinstance(found, list) else []
     for rnd in rounds:
         rid = rnd.get("record") if isinstance(rnd, dict) else None
         if not isinstance(rid, str):

@@ -20,6 +20,7 @@ after the first round starts on 0; a seat that leaves keeps its points (`left`).
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -72,10 +73,8 @@ def check_option(value: Any) -> dict[str, Any]:
             isinstance(p, int) and not isinstance(p, bool) and 0 <= p <= POINTS_CAP for p in points
         )
     ):
-        raise BadSeries(
-            f"series points are 1 to {MAX_POINTS} whole numbers from 0 to {POINTS_CAP}"
-        )
-    if any(b > a for a, b in zip(points, points[1:], strict=False)):
+        raise BadSeries(f"series points are 1 to {MAX_POINTS} whole numbers from 0 to {POINTS_CAP}")
+    if any(b > a for a, b in itertools.pairwise(points)):
         raise BadSeries("series points never go up from one place to the next")
     return {"rounds": rounds, "scoring": scoring, "points": list(points)}
 
@@ -99,7 +98,9 @@ def round_points(rows: Sequence[dict[str, Any]], points: Sequence[int]) -> dict[
         by_place.setdefault(int(row["place"]), []).append(int(row["seat"]))
     out: dict[int, float | int] = {}
     for place, seats in by_place.items():
-        covered = [points[i] if i < len(points) else 0 for i in range(place - 1, place - 1 + len(seats))]
+        covered = [
+            points[i] if i < len(points) else 0 for i in range(place - 1, place - 1 + len(seats))
+        ]
         share = round(sum(covered) / len(covered), 2)
         value: float | int = int(share) if share == int(share) else share
         for seat in seats:
@@ -252,10 +253,14 @@ def verify_series(record: dict[str, Any], races: dict[str, dict[str, Any] | None
             fails.append(f"round {i + 1}: its rows are not record {rid}'s results")
         for p in race.get("players", []):
             row = next((r for r in record["standings"] if r.get("seat") == p.get("seat")), None)
-            if row is None or row.get("name") != p.get("name") or row.get("player") != p.get(
-                "player"
+            if (
+                row is None
+                or row.get("name") != p.get("name")
+                or row.get("player") != p.get("player")
             ):
-                fails.append(f"round {i + 1}: seat {p.get('seat')} is not in the standings as raced")
+                fails.append(
+                    f"round {i + 1}: seat {p.get('seat')} is not in the standings as raced"
+                )
     if fails:
         return fails
     players = {

@@ -123,7 +123,7 @@ class Records:
         self.due_ms = due_ms
         self.prefix = prefix
         self.keep_ms = days * 86_400_000
-        self.tasks: set[asyncio.Task[None]] = set()
+        self.tasks: set[asyncio.Task[Any]] = set()
         #: where a record's reminder is kept (the store's deadlines; None: no reminders)
         self.deadlines = deadlines
         #: what else a finished race owes before its reminder is removed (the standings:

@@ -135,10 +135,15 @@ def test_three_rounds_fresh_seeds_standings_after_each_and_the_end() -> None:
         (1, 24, [7, 10, 7]),
     ]
     record = build_series_record(room)
-    assert record is not None and record["id"] == series_id(races[final["records"][0]]["commitment"])
+    assert record is not None and record["id"] == series_id(
+        races[final["records"][0]]["commitment"]
+    )
     assert verify_series(record, races) == []
     # a forged point, a missing race, a race of another room: each is caught
-    forged = {**record, "standings": [{**record["standings"][0], "points": 30}, record["standings"][1]]}
+    forged = {
+        **record,
+        "standings": [{**record["standings"][0], "points": 30}, record["standings"][1]],
+    }
     assert verify_series(forged, races)
     missing = dict(races)
     missing.pop(final["records"][1])
@@ -205,10 +210,20 @@ def test_no_series_ending_mid_race_and_time_scoring() -> None:
     with pytest.raises(ProtocolError):
         room.end_series(T0 + 1)
     rows = [
-        {"round": 1, "rows": [{"seat": 0, "place": 1, "status": "won", "time": 5000},
-                              {"seat": 1, "place": 2, "status": "dead", "time": 900}]},
-        {"round": 2, "rows": [{"seat": 1, "place": 1, "status": "won", "time": 3000},
-                              {"seat": 0, "place": 2, "status": "won", "time": 4000}]},
+        {
+            "round": 1,
+            "rows": [
+                {"seat": 0, "place": 1, "status": "won", "time": 5000},
+                {"seat": 1, "place": 2, "status": "dead", "time": 900},
+            ],
+        },
+        {
+            "round": 2,
+            "rows": [
+                {"seat": 1, "place": 1, "status": "won", "time": 3000},
+                {"seat": 0, "place": 2, "status": "won", "time": 4000},
+            ],
+        },
     ]
     opt = check_option({"rounds": 2, "scoring": "time"})
     table = standings(opt, rows, {"0": {"name": "a"}, "1": {"name": "b"}})
