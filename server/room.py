@@ -545,9 +545,16 @@ class Room:
             return None
         present = {s["seat"] for s in self.seats() if not s.get("left") and not s.get("kicked")}
         players = {
-            seat: {**info, "left": int(seat) not in present}
-            for seat, info in series["players"].items()
+            str(s["seat"]): {
+                "name": s["name"],
+                "player": s.get("player"),
+                "bot": bool(s.get("bot")),
+            }
+            for s in self.seats()
+            if s["seat"] in present
         }
+        for seat, info in series["players"].items():
+            players[seat] = {**info, "left": int(seat) not in present}
         ended = series["ended_at"] is not None
         return {
             "id": series["id"],

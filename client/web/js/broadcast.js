@@ -73,7 +73,8 @@ function leaderBoards(state, count) {
 function headline(state, clocks) {
   const snap = state.snap;
   const series = seriesActive(snap);
-  const round = series ? roundText(series, snap.state === "lobby" ? series.played + 1 : snap.seriesRound || series.played) : null;
+  // the round racing (or next, in the lobby); after the results, the one just played
+  const round = series ? roundText(series, series.played + (snap.state === "finished" ? 0 : 1)) : null;
   const stateText = { lobby: "Next race soon", countdown: `Starting in ${clocks.countdown || ""}`, racing: clocks.elapsed || "", finished: "Finished" }[snap.state];
   return h("header.bc-head",
     h("span.logo", "sol", h("b", "race")),

@@ -339,8 +339,8 @@ function raceBar(state, ui, clocks) {
   const view = state.view;
   return h("div.race-bar",
     h("span.game-name", gameTitle(state, snap.options?.game)),
-    seriesActive(snap) && snap.state !== "finished" && snap.seriesRound
-      ? h("span.chip.series-chip", { dataset: { testid: "race-round" } }, roundText(snap.series, snap.seriesRound)) : null,
+    seriesActive(snap) && snap.state !== "finished"
+      ? h("span.chip.series-chip", { dataset: { testid: "race-round" } }, roundText(snap.series, snap.series.played + 1)) : null,
     h("span.clock", { dataset: { clock: "elapsed" } }, clocks.elapsed || "0:00.0"),
     snap.ends_at ? h("span.clock.left", "left ", h("span", { dataset: { clock: "left" } }, clocks.left || "")) : null,
     view ? h("span.stat", { dataset: { testid: "my-moves" } }, plural(view.moves, "move")) : null,

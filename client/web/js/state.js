@@ -100,7 +100,6 @@ export function applyEvent(state, e) {
           fresh.standings = snap.players.map((p) => zeroRow(fresh, p.seat, p.name, p.bot));
           snap.series = fresh;
         }
-        snap.seriesRound = e.series.round;
       }
       break;
     case "start":
