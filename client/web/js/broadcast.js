@@ -120,6 +120,9 @@ export async function start(root, code, search = location.search) {
     onMessage(msg) {
       state = reduce(state, msg);
       draw();
+      // the race is over: the boards are no longer late, but only those of a seat that moves
+      // are pushed, so ask for the room again (a full snapshot has every board, as it is now)
+      if (msg.type === "event" && msg.kind === "results") state = { ...state, needResync: true, full: true };
       if (state.needResync && !resyncing) resync();
     },
     async onReady(welcome) {
@@ -128,7 +131,7 @@ export async function start(root, code, search = location.search) {
     },
   });
   async function watch() {
-    const since = state.snap && state.room ? { last_event: state.lastEvent } : {};
+    const since = state.snap && state.room && !state.full ? { last_event: state.lastEvent } : {};
     try {
       await conn.request({ type: "spectate", room: code, ...since });
     } catch { /* the link dropped: onReady watches again */ }
@@ -139,7 +142,7 @@ export async function start(root, code, search = location.search) {
       await watch();
     } finally {
       resyncing = false;
-      state = { ...state, needResync: false };
+      state = { ...state, needResync: false, full: false };
     }
   }
   window.solrace = { get state() { return state; }, conn };
