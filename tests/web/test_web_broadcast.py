@@ -31,7 +31,9 @@ FACE_UP = "v => Object.values(v.piles).flat().filter(c => typeof c === 'string')
 
 def shown_cards(page: Page) -> set[str]:
     return set(
-        page.evaluate("() => [...document.querySelectorAll('.card[data-card]')].map(e => e.dataset.card)")
+        page.evaluate(
+            "() => [...document.querySelectorAll('.card[data-card]')].map(e => e.dataset.card)"
+        )
     )
 
 
@@ -63,7 +65,9 @@ def test_the_broadcast_view_is_a_delayed_spectator_without_controls(browser, web
         broadcast(clear, web_server.url, code, "?transparent=1&boards=2")
         broadcast(own, web_server.url, code)
         assert clear.evaluate("document.documentElement.classList.contains('transparent')")
-        assert clear.evaluate("getComputedStyle(document.body).backgroundColor") == "rgba(0, 0, 0, 0)"
+        assert (
+            clear.evaluate("getComputedStyle(document.body).backgroundColor") == "rgba(0, 0, 0, 0)"
+        )
         # a private room's code is its key: never on screen
         assert code not in cast.locator("main").inner_text()
         expect(cast.locator(".bc-racer")).to_have_count(2)
@@ -76,6 +80,12 @@ def test_the_broadcast_view_is_a_delayed_spectator_without_controls(browser, web
             deal(ann)
         turned = set(ann.evaluate(f"({FACE_UP})(window.solrace.state.view)")) - first
         assert turned, "dealing turned no card up"
+        js(cast, "S.snap.players.find(p => p.seat === 0).moves === 3")
+        # a broadcast page (re)opened now gets the room's snapshot: its boards are late too
+        clear.reload()
+        clear.wait_for_function(
+            "() => window.solrace && window.solrace.state.snap", timeout=TIMEOUT
+        )
         for p in (cast, clear):
             # live progress of every seat, large
             expect(p.locator(".bc-racer[data-seat='0'] .bc-meta")).to_contain_text(
