@@ -166,7 +166,7 @@ class Records:
         """The record of the room's finished race and what else it owes (`also`), written now
         (one try; raises), and its reminder removed."""
         record = build_record(room)
-        also = self.also(room)
+        also = self._owed(room)
         await self.save(record)
         if also is not None:
             await also()
@@ -182,17 +182,32 @@ class Records:
         ended its series."""
         if room.doc["seed"] is None or room.doc["results"] is None:
             return
-        task = asyncio.ensure_future(self._write(build_record(room), self.also(room)))
+        task = asyncio.ensure_future(self._write(build_record(room), self._owed(room)))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+
+    def _owed(self, room: Room) -> Callable[[], Awaitable[None]] | None:
+        """What a finished race owes besides its record, under its reminder: the standings
+        (`also`) and, when the race ended its room's series, the series' record."""
+        standings = self.also(room)
         series = room.doc.get("series")
+        record = None
         if series is not None and series["ended_at"] == room.doc["finished_at"]:
-            self.series_ended(room)
+            record = build_series_record(room)
+        if record is None:
+            return standings
+
+        async def both() -> None:
+            if standings is not None:
+                await standings()
+            await self.save_series(record)
+
+        return both
 
     def series_ended(self, room: Room) -> None:
-        """A series ended (its last round's results, or the host's `end_series`): its record,
-        signed, written in the background (a few tries; the room keeps the series until its
-        next one starts, so nothing is lost to a write that fails before the room expires)."""
+        """The host ended a series between races (`end_series`): its record, signed, written
+        in the background (a few tries; a series ended by its last race's results is written
+        with that race's record instead, under its reminder: `_owed`)."""
         record = build_series_record(room)
         if record is None:
             return
@@ -204,6 +219,7 @@ class Records:
         task.add_done_callback(self.tasks.discard)
 
     async def save_series(self, record: dict[str, Any]) -> None:
+        """A series record, signed, stored once (SET NX: the id is fixed by its first race)."""
         if self.signer is not None:
             record = signed(record, self.signer)
         data = json.dumps(record, separators=(",", ":")).encode()
