@@ -5,6 +5,9 @@ slots, and nothing here shares a slot with a room):
 
     P record:{ID}             str   the record, packed (protocol/records.py `pack`), kept for the
                                     retention (`--record-days`; 0: for good)
+    P series:{ID}             str   a series record, JSON, signed (protocol/series.py), kept as
+                                    long as the records; written with its last race's record
+                                    (under that race's reminder), or at the host's end_series
     P player:{PID}            hash  name (the last one used), seen (ms: when the newest race
                                     finished); written with the player's first finished keyed
                                     race, never at `hello` (a stranger makes keys for free)
