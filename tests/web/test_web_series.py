@@ -131,3 +131,29 @@ def test_a_three_round_series_with_two_players_and_a_spectator(browser, web_serv
     finally:
         for p in (ann, bob, fan):
             p.context.close()
+
+
+def test_the_host_ends_an_open_series_from_the_page(browser, web_server) -> None:
+    errors: list[str] = []
+    ann = new_page(browser, errors, "ann")
+    try:
+        create_room(ann, web_server.url, "Ann")
+        configure(ann, game="puttputt", countdown=0)
+        ann.select_option("[data-option='series.mode']", "open")
+        js(ann, "S.snap.options.series && S.snap.options.series.rounds === 0")
+        expect(ann.locator("[data-option='series.rounds']")).to_have_count(0)
+        ann.click("[data-testid=start]")
+        racing_with_board(ann)
+        expect(ann.locator("[data-testid=race-round]")).to_have_text("Round 1")
+        request(ann, {"type": "resign"})
+        js(ann, "S.snap.state === 'finished' && S.snap.series.played === 1")
+        expect(ann.locator("[data-testid=rematch]")).to_have_text("Next: round 2 (new deal)")
+        ann.click("[data-testid=end-series]")  # its confirm is accepted
+        js(ann, "S.snap.series.ended === true")
+        expect(ann.locator(".results [data-testid=standings] h2")).to_have_text(
+            "Final standings (1 round)"
+        )
+        assert standings_of(ann) == {"Ann": "10"}
+        assert errors == []
+    finally:
+        ann.context.close()
