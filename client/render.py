@@ -207,7 +207,9 @@ def render_results(room: RoomModel) -> str:
     elif "seed" in results:
         lines.append(f"  seed {results['seed']} salt {results.get('salt')}")
     if results.get("series"):
-        lines.append(render_standings(results["series"]))
+        # the room's copy is the newer one once the host ended the series after this race
+        newer = room.series if (room.series or {}).get("id") == results["series"].get("id") else None
+        lines.append(render_standings(newer or results["series"]))
     return "\n".join(lines)
 
 
@@ -245,6 +247,8 @@ def render_player_screen(
         out.append(render_players(room, color))
     if room.state == "finished" and room.results:
         out.append(render_results(room))
+    elif room.series:  # the standings so far, in the lobby and while racing
+        out.append(render_standings(room.series))
     if moves:
         out.append("moves: " + "  ".join(f"{i}){m}" for i, m in enumerate(moves, 1)))
     return "\n".join(out)
@@ -261,6 +265,8 @@ def render_spectator_screen(
         out.append(render_view(view, color))
     if room.state == "finished" and room.results:
         out.append(render_results(room))
+    elif room.series:
+        out.append(render_standings(room.series))
     return "\n".join(out)
 
 

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from solrace.client import Client
 from solrace.client.options import parse_option, room_options
-from solrace.client.render import render_standings
+from solrace.client.render import render_player_screen, render_standings
 from solrace.client.terminal import series_option
 
 
@@ -63,5 +63,6 @@ async def test_a_bot_races_a_series_and_the_host_ends_it(server_url) -> None:
         await host.wait_until(lambda: host.room.series["ended"], timeout=10)
         text = render_standings(host.room.series)
         assert text.startswith("final standings (2 rounds):") and "robo [bot]" in text
+        assert text in render_player_screen(host.room, color=False)  # the lobby shows them
     finally:
         await host.close()
