@@ -208,7 +208,9 @@ def render_results(room: RoomModel) -> str:
         lines.append(f"  seed {results['seed']} salt {results.get('salt')}")
     if results.get("series"):
         # the room's copy is the newer one once the host ended the series after this race
-        newer = room.series if (room.series or {}).get("id") == results["series"].get("id") else None
+        newer = (
+            room.series if (room.series or {}).get("id") == results["series"].get("id") else None
+        )
         lines.append(render_standings(newer or results["series"]))
     return "\n".join(lines)
 
