@@ -593,6 +593,9 @@ def merge_options(current: dict[str, Any], change: dict[str, Any]) -> dict[str, 
     if out.get("rated") and out.get("hints"):
         # hints are the solver's help: a rated race is played unaided
         raise ProtocolError("bad_options", "a rated room cannot have hints")
+    if out.get("series") and out.get("seed"):
+        # every round of a series is a fresh deal; a text seed would deal the same one again
+        raise ProtocolError("bad_options", "a series deals a fresh seed every round: no text seed")
     if out.get("rated") and out.get("seed"):
         # whoever chose a text seed knows the deal before the race
         raise ProtocolError("bad_options", "a rated room cannot have a text seed")

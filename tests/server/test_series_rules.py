@@ -80,6 +80,8 @@ def test_the_option_is_checked_and_filled_in() -> None:
             merge_options({}, {"series": bad})
         assert exc.value.code == "bad_options"
     assert "series" not in merge_options({"series": {"rounds": 2}}, {"series": None})
+    with pytest.raises(ProtocolError):  # every round a fresh deal: no text seed
+        merge_options({"seed": "2026-11-22"}, {"series": {"rounds": 2}})
 
 
 def test_ties_share_the_points_of_the_places_they_cover() -> None:
