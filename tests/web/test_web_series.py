@@ -46,6 +46,19 @@ def get_a_card_home(page: Page) -> None:
     raise AssertionError("no card home in 40 moves")
 
 
+def racing(page: Page) -> None:
+    """`racing_with_board`, saying where the page was if it never got there."""
+    try:
+        racing_with_board(page)
+    except Exception as exc:
+        where = state(
+            page,
+            "({state: S.snap && S.snap.state, view: !!S.view, role: S.role, conn: S.conn,"
+            " last: S.lastEvent, notice: S.notice, resync: S.needResync})",
+        )
+        raise AssertionError(f"not racing with a board: {where}") from exc
+
+
 def standings_of(page: Page) -> dict[str, str]:
     """name -> points, as the page's standings table shows them."""
     table = page.locator("[data-testid=standings]").first
@@ -80,7 +93,7 @@ def test_a_three_round_series_with_two_players_and_a_spectator(browser, web_serv
         for rnd in (1, 2, 3):
             ann.click("[data-testid=start]")
             for p in (ann, bob):
-                racing_with_board(p)
+                racing(p)
             expect(ann.locator("[data-testid=race-round]")).to_have_text(
                 f"Round {rnd} of 3", timeout=TIMEOUT
             )
