@@ -69,6 +69,7 @@ async def test_a_series_is_scored_served_and_verified(race_server, wire, tmp_pat
 
     record = await fetch(port, f"/api/series/{series['id']}")
     assert record["kind"] == "series" and record["signature"].startswith("ed25519:")
+    assert code not in json.dumps(record)  # a private room's code is its key: cut, as in races
     series_file = tmp_path / "series.json"
     series_file.write_text(json.dumps(record))
     key = await fetch(port, "/api/key")

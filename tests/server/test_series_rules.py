@@ -14,8 +14,8 @@ from solrace.protocol.series import (
     standings,
     verify_series,
 )
-from solrace.server.records import build_record, build_series_record
-from solrace.server.room import FINISHED, LOBBY, RACING, Room, token_hash
+from solrace.server.league.records import build_record, build_series_record
+from solrace.server.rules.room import FINISHED, LOBBY, RACING, Room, token_hash
 
 T0 = 1_000_000
 
