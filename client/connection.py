@@ -640,6 +640,10 @@ class Client:
     async def rematch(self) -> ev.Message:
         return await self.request({"type": "rematch", "host_token": self._host()})
 
+    async def end_series(self) -> ev.Message:
+        """End the room's series under way (between races): its standings are final."""
+        return await self.request({"type": "end_series", "host_token": self._host()})
+
     async def move(self, move: str, n: int | None = None) -> ev.Ack:
         """Play a move; `n` (the 1-based number it will be) makes a retry safe."""
         msg: dict[str, Any] = {"type": "move", "move": str(move)}

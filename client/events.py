@@ -211,6 +211,8 @@ class Countdown(Event):
     starts_at: int | None = None
     commitment: str | None = None
     players: list[int] = field(default_factory=list)
+    #: in a series: its id, this race's round and the rounds (0: until the host ends it)
+    series: dict[str, Any] | None = None
 
 
 @dataclass(kw_only=True)
@@ -242,11 +244,21 @@ class Results(Event):
     moves: dict[str, list[str]] = field(default_factory=dict)
     #: the race record's id (/api/record/ID)
     record: str | None = None
+    #: in a series: the series and its standings after this race (PROTOCOL.md, Series)
+    series: dict[str, Any] | None = None
 
 
 @dataclass(kw_only=True)
 class Rematch(Event):
     options: dict[str, Any] = field(default_factory=dict)
+    series: dict[str, Any] | None = None
+
+
+@dataclass(kw_only=True)
+class SeriesEnd(Event):
+    """The room's series ended: its final standings (PROTOCOL.md, Series)."""
+
+    series: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -271,6 +283,7 @@ EVENT_KINDS: dict[str, type[Event]] = {
     "progress": Progress,
     "results": Results,
     "rematch": Rematch,
+    "series_end": SeriesEnd,
     "solved": Solved,
 }
 

@@ -50,6 +50,8 @@ class RoomModel:
     view: dict[str, Any] | None = None
     boards: dict[int, dict[str, Any]] = field(default_factory=dict)
     results: dict[str, Any] | None = None
+    #: the room's series (under way, or the last one ended), with its standings
+    series: dict[str, Any] | None = None
     #: server clock minus local clock, in ms (from the snapshot's `now` and events' `at`)
     clock_offset: float = 0.0
     #: numbers of events that arrived after a gap (a resync is then advisable)
@@ -100,6 +102,7 @@ class RoomModel:
             self.view = you.get("view")
         self.boards = {int(k): v for k, v in (snap.get("boards") or {}).items()}
         self.results = snap.get("results")
+        self.series = snap.get("series")
         if snap.get("now") is not None:
             local = time.time() * 1000 if local_ms is None else local_ms
             self.clock_offset = snap["now"] - local
@@ -254,11 +257,18 @@ class RoomModel:
     def _on_results(self, e: ev.Results) -> None:
         self.state = "finished"
         self.results = {k: v for k, v in e.raw.items() if k not in ("type", "n", "kind", "at")}
+        if e.series is not None:
+            self.series = e.series
+
+    def _on_series_end(self, e: ev.SeriesEnd) -> None:
+        self.series = e.series
 
     def _on_rematch(self, e: ev.Rematch) -> None:
         self.state = "lobby"
         if e.options:
             self.options = dict(e.options)
+        if e.series is not None:
+            self.series = e.series
         self.commitment = self.starts_at = self.ends_at = None
         self.results = None
         self.view = None

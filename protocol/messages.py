@@ -12,6 +12,8 @@ from typing import Any, overload
 
 import msgpack
 import solrace.engine as engine
+from solrace.protocol.series import BadSeries
+from solrace.protocol.series import check_option as check_series
 
 #: the protocol version this package speaks; the web page gets it injected (server/net/http.py)
 VERSION = 1
@@ -122,6 +124,8 @@ CLIENT: dict[str, dict[str, F]] = {
     "start": {"host_token": F(str, True, 128)},
     "kick": {"host_token": F(str, True, 128), "seat": F(int)},
     "rematch": {"host_token": F(str, True, 128)},
+    # the host ends the room's series between races (PROTOCOL.md, Series)
+    "end_series": {"host_token": F(str, True, 128)},
     "move": {"move": F(str, True, 32), "n": F(int, False)},
     "undo": {"n": F(int, False)},
     "resign": {},
@@ -227,7 +231,12 @@ EVENT_KINDS: dict[str, dict[str, F]] = {
     "options": {"options": F(dict)},
     "kicked": {"seat": F(int)},
     "watchers": {"count": F(int)},
-    "countdown": {"starts_at": F(int), "commitment": F(str), "players": F(list)},
+    "countdown": {
+        "starts_at": F(int),
+        "commitment": F(str),
+        "players": F(list),
+        "series": F(dict, False),  # a series' round: its id, round and rounds
+    },
     "start": {"starts_at": F(int), "ends_at": F((int, type(None)))},
     "progress": {
         "seat": F(int),
@@ -248,8 +257,10 @@ EVENT_KINDS: dict[str, dict[str, F]] = {
         "game_options": F(dict),
         "moves": F(dict),
         "record": F(str, False),  # the race record's id (/api/record/ID)
+        "series": F(dict, False),  # a series' standings after this race (PROTOCOL.md, Series)
     },
-    "rematch": {"options": F(dict)},
+    "rematch": {"options": F(dict), "series": F(dict, False)},
+    "series_end": {"series": F(dict)},
     "solved": {"deal": F(str), "deal_moves": F((int, type(None))), "seats": F(dict)},
 }
 
@@ -642,6 +653,8 @@ _OPTION_TYPES: dict[str, Any] = {
     "hints": bool,
     "rated": bool,
     "rated_bots": bool,
+    # a series of races with standings (protocol/series.py); absent: one race at a time
+    "series": dict,
 }
 
 _INT_RANGES = {
@@ -668,8 +681,8 @@ def merge_options(current: dict[str, Any], change: dict[str, Any]) -> dict[str, 
     for key, value in change.items():
         if key not in _OPTION_TYPES:
             raise ProtocolError("bad_options", f"unknown option {key!r}")
-        if key == "seed" and (value is None or value == ""):
-            out.pop("seed", None)
+        if key in ("seed", "series") and (value is None or value == ""):
+            out.pop(key, None)
             continue
         if not _is(value, _OPTION_TYPES[key]):
             raise ProtocolError("bad_options", f"option {key!r} has the wrong type")
@@ -687,6 +700,11 @@ def merge_options(current: dict[str, Any], change: dict[str, Any]) -> dict[str, 
             for k, v in value.items():
                 if not isinstance(k, str) or not (_is(v, (int, str)) or isinstance(v, bool)):
                     raise ProtocolError("bad_options", "game_options maps names to ints or strings")
+        if key == "series":
+            try:
+                value = check_series(value)
+            except BadSeries as exc:
+                raise ProtocolError("bad_options", str(exc), field="series") from None
         if key == "game" and value != out.get("game") and "game_options" not in change:
             out["game_options"] = {}
         out[key] = value
@@ -696,6 +714,9 @@ def merge_options(current: dict[str, Any], change: dict[str, Any]) -> dict[str, 
     if out.get("rated") and out.get("hints"):
         # hints are the solver's help: a rated race is played unaided
         raise ProtocolError("bad_options", "a rated room cannot have hints")
+    if out.get("series") and out.get("seed"):
+        # every round of a series is a fresh deal; a text seed would deal the same one again
+        raise ProtocolError("bad_options", "a series deals a fresh seed every round: no text seed")
     if out.get("rated") and out.get("seed"):
         # whoever chose a text seed knows the deal before the race
         raise ProtocolError("bad_options", "a rated room cannot have a text seed")

@@ -5,6 +5,9 @@ slots, and nothing here shares a slot with a room):
 
     P record:{ID}             str   the record, packed (protocol/records.py `pack`), kept for the
                                     retention (`--record-days`; 0: for good)
+    P series:{ID}             str   a series record, JSON, signed (protocol/series.py), kept as
+                                    long as the records; written with its last race's record
+                                    (under that race's reminder), or at the host's end_series
     P player:{PID}            hash  name (the last one used), seen (ms: when the newest race
                                     finished); written with the player's first finished keyed
                                     race, never at `hello` (a stranger makes keys for free)
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -39,6 +43,7 @@ from solrace.protocol.records import (
     summary,
     unpack,
 )
+from solrace.protocol.series import is_series_record, series_record
 from solrace.server.common.codes import shown
 from solrace.server.common.metrics import METRICS
 from solrace.server.common.retry import retrying
@@ -89,6 +94,23 @@ def build_record(room: Room) -> dict[str, Any]:
     }
 
 
+def build_series_record(room: Room) -> dict[str, Any] | None:
+    """The record of the room's series, if it has ended with at least one round."""
+    series = room.doc.get("series")
+    view = room.series_view()
+    if series is None or view is None or series["ended_at"] is None or not series["rounds"]:
+        return None
+    return series_record(
+        shown(room.code),  # as the race records show it: a private room's code is its key
+        series["id"],
+        series["option"],
+        series["rounds"],
+        view["standings"],
+        series["started_at"],
+        series["ended_at"],
+    )
+
+
 class Records:
     """The records and the players' histories (the HTTP API reads them, the recorder writes)."""
 
@@ -106,7 +128,7 @@ class Records:
         self.due_ms = due_ms
         self.prefix = prefix
         self.keep_ms = days * 86_400_000
-        self.tasks: set[asyncio.Task[None]] = set()
+        self.tasks: set[asyncio.Task[Any]] = set()
         #: where a record's reminder is kept (the store's deadlines; None: no reminders)
         self.deadlines = deadlines
         #: what else a finished race owes before its reminder is removed (the standings:
@@ -149,7 +171,7 @@ class Records:
         """The record of the room's finished race and what else it owes (`also`), written now
         (one try; raises), and its reminder removed."""
         record = build_record(room)
-        also = self.also(room)
+        also = self._owed(room)
         await self.save(record)
         if also is not None:
             await also()
@@ -161,12 +183,62 @@ class Records:
 
     def finished(self, room: Room) -> None:
         """The service's hook as a race's results are stored: build now (a rematch changes
-        the cached games), write in the background."""
+        the cached games), write in the background; and the series' record if that race
+        ended its series."""
         if room.doc["seed"] is None or room.doc["results"] is None:
             return
-        task = asyncio.ensure_future(self._write(room.code, build_record(room), self.also(room)))
+        task = asyncio.ensure_future(self._write(room.code, build_record(room), self._owed(room)))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+
+    def _owed(self, room: Room) -> Callable[[], Awaitable[None]] | None:
+        """What a finished race owes besides its record, under its reminder: the standings
+        (`also`) and, when the race ended its room's series, the series' record."""
+        standings = self.also(room)
+        series = room.doc.get("series")
+        record = None
+        if series is not None and series["ended_at"] == room.doc["finished_at"]:
+            record = build_series_record(room)
+        if record is None:
+            return standings
+
+        async def both() -> None:
+            if standings is not None:
+                await standings()
+            await self.save_series(record)
+
+        return both
+
+    def series_ended(self, room: Room) -> None:
+        """The host ended a series between races (`end_series`): its record, signed, written
+        in the background (a few tries; a series ended by its last race's results is written
+        with that race's record instead, under its reminder: `_owed`)."""
+        record = build_series_record(room)
+        if record is None:
+            return
+        what = f"series record {record['id']}"
+        task = asyncio.ensure_future(
+            retrying(lambda: self.save_series(record), what, _failed("records"))
+        )
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def save_series(self, record: dict[str, Any]) -> None:
+        """A series record, signed, stored once (SET NX: the id is fixed by its first race)."""
+        if self.signer is not None:
+            record = signed(record, self.signer)
+        data = json.dumps(record, separators=(",", ":")).encode()
+        await self.redis.set(
+            keys.series(self.prefix, record["id"]), data, nx=True, px=self.keep_ms or None
+        )
+        log.info("series record %s stored (%d rounds)", record["id"], len(record["rounds"]))
+
+    async def get_series(self, sid: str) -> dict[str, Any] | None:
+        data = await self.redis.get(keys.series(self.prefix, sid))
+        if not isinstance(data, bytes):
+            return None
+        record = json.loads(data)
+        return record if is_series_record(record) else None
 
     async def _write(
         self,

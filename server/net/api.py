@@ -2,6 +2,7 @@
 
     GET /api/record/ID       the record as JSON (docs/RECORDS.md)
     GET /api/record/ID.txt   the record as a text file (what `solrace verify` reads)
+    GET /api/series/ID       a series record as JSON (docs/RECORDS.md, Series records)
     GET /api/key             the public key records are signed with: {"algorithm": "Ed25519",
                              "encoding": "base64", "key": raw 32 bytes, "key_id": 16 hex, ...}
     GET /api/player/ID       a player's name, newest races (`?limit=N`, 1-200, default 50) and
@@ -179,6 +180,8 @@ class Api:
         parts = url.path[len(API_PREFIX) :].split("/")
         if len(parts) == 2 and parts[0] == "record":
             return await self.record(request, parts[1], peer)
+        if len(parts) == 2 and parts[0] == "series":
+            return await self.series(request, parts[1], peer)
         if parts == ["key"]:
             return self.key(request)
         if len(parts) == 2 and parts[0] == "player":
@@ -236,6 +239,19 @@ class Api:
             return _cached(request, body, "text/plain; charset=utf-8", etag, IMMUTABLE)
         body = json.dumps(record, separators=(",", ":")).encode()
         return _cached(request, body, JSON, etag, IMMUTABLE)
+
+    async def series(self, request: Request, sid: str, peer: str = "") -> Response:
+        """A series record (docs/RECORDS.md, Series records): JSON, as stored and signed."""
+        if not is_record_id(sid):
+            return not_found("series")
+        refused = self.charge(request, peer, "record")
+        if refused is not None:
+            return refused
+        record = await self.records.get_series(sid)
+        if record is None:
+            return not_found("series")
+        body = json.dumps(record, separators=(",", ":")).encode()
+        return _cached(request, body, JSON, f'"{sid}-series"', IMMUTABLE)
 
     async def player(
         self, request: Request, pid: str, query: dict[str, list[str]], peer: str = ""

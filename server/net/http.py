@@ -117,9 +117,10 @@ def room_link(code: str) -> Response:
     )
 
 
-#: pages of the web app with their own address: `/replay/ID` (a race record's replay) and
-#: `/player/ID` (a player's races); the app reads which from the path
-APP_PAGE = re.compile(r"^/(replay|player)/[A-Za-z0-9_-]{1,64}$")
+#: pages of the web app with their own address: `/replay/ID` (a race record's replay),
+#: `/player/ID` (a player's races) and `/broadcast/CODE` (a room's broadcast view, a
+#: spectator); the app reads which from the path
+APP_PAGE = re.compile(r"^/(replay|player|broadcast)/[A-Za-z0-9_-]{1,64}$")
 #: put into the head of page.html served at an APP_PAGE path, so its relative asset paths
 #: (`style.css`, `js/...`) resolve one folder up, where they are
 APP_PAGE_BASE = b'<base href="../">'

@@ -663,6 +663,10 @@ class Transport:
         await self.service.rematch(self._room_of(conn), msg["host_token"])
         await self.send(conn, m.ok(ref))
 
+    async def on_end_series(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        await self.service.end_series(self._room_of(conn), msg["host_token"])
+        await self.send(conn, m.ok(ref))
+
     async def on_move(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         code, seat = self._player(conn)
         await self.service.move(code, seat, msg["move"], msg.get("n"), reply=self._ack(conn, ref))

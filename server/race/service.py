@@ -477,6 +477,13 @@ class RoomService:
     async def rematch(self, code: str, host_token: str) -> Room:
         return await self.host_update(code, host_token, lambda r, now: r.rematch(now))
 
+    async def end_series(self, code: str, host_token: str) -> Room:
+        """The host ends the series under way; its record is written (server/records.py)."""
+        room = await self.host_update(code, host_token, lambda r, now: r.end_series(now))
+        if self.records is not None:
+            self.records.series_ended(room)
+        return room
+
     async def leave(self, code: str, seat: int) -> Room:
         room, _ = await self.update(code, lambda r, now: r.leave(seat, now))
         return room

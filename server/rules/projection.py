@@ -125,6 +125,7 @@ def snapshot(
         "boards": boards,
         "results": d["results"] if room.state == FINISHED else None,
         "daily": daily_info(d),
+        "series": room.series_view(),
     }
 
 

@@ -25,6 +25,7 @@ from solrace.protocol.messages import (
     view_change,
 )
 from solrace.protocol.records import OUT_STATUSES, commitment, day_end_ms, rank, record_id
+from solrace.protocol.series import round_rows, series_id, standings
 from solrace.server.common.derive import ROOM_TEXT_SEED, derive_seed
 
 LOBBY, COUNTDOWN, RACING, FINISHED = "lobby", "countdown", "racing", "finished"
@@ -429,6 +430,7 @@ class Room:
             raise ProtocolError("bad_state", "options can change only in the lobby")
         opts = merge_options(self.options, change)
         check_game_options(opts)
+        check_series_change(self.doc.get("series"), self.options.get("series"), opts.get("series"))
         if len(self.seats()) > opts["max_players"]:
             raise ProtocolError("bad_options", "max_players is below the number of seated players")
         check_solo_hints(opts, len(self.seats()))
@@ -488,15 +490,120 @@ class Room:
         for s in players:
             s["in_race"], s["status"], s["ready"] = True, "racing", False
         self.build_races()
-        return [
-            {
-                "kind": "countdown",
-                "at": now,
-                "starts_at": d["starts_at"],
-                "commitment": d["commitment"],
-                "players": [s["seat"] for s in players],
+        countdown = {
+            "kind": "countdown",
+            "at": now,
+            "starts_at": d["starts_at"],
+            "commitment": d["commitment"],
+            "players": [s["seat"] for s in players],
+        }
+        series = self.series_round(now)
+        if series is not None:
+            countdown["series"] = series
+        return [countdown]
+
+    # --- series (protocol/series.py: the scoring; PROTOCOL.md, Series) -------------------
+
+    def series_active(self) -> dict[str, Any] | None:
+        """The series under way (begun, not ended), if there is one."""
+        series: dict[str, Any] | None = self.doc.get("series")
+        if series is None or series.get("ended_at") is not None:
+            return None
+        return series
+
+    def series_round(self, now: int) -> dict[str, Any] | None:
+        """A race is starting: it is the next round of the series under way, or the first
+        of a new one (the room has the `series` option and no series under way)."""
+        option = self.options.get("series")
+        series = self.series_active()
+        if series is None:
+            if option is None:
+                return None
+            last = self.doc.get("series")
+            series = self.doc["series"] = {
+                "id": series_id(self.doc["commitment"]),
+                "number": (last["number"] + 1) if last else 1,
+                "option": dict(option),
+                "rounds": [],
+                "players": {},
+                "started_at": now,
+                "ended_at": None,
             }
-        ]
+        return {
+            "id": series["id"],
+            "round": len(series["rounds"]) + 1,
+            "rounds": series["option"]["rounds"],
+        }
+
+    def series_result(self, ranking: list[dict[str, Any]], now: int) -> None:
+        """A race of the series is over: its rows count, and the last round ends the series."""
+        series = self.series_active()
+        if series is None or self.doc["commitment"] is None:
+            return
+        series["rounds"].append(
+            {
+                "round": self.doc["round"],
+                "record": record_id(self.doc["commitment"]),
+                "rows": round_rows(ranking),
+            }
+        )
+        for row in ranking:
+            s = self.seat(row["seat"])
+            series["players"][str(row["seat"])] = {
+                "name": s["name"],
+                "player": s.get("player"),
+                "bot": bool(s.get("bot")),
+            }
+        wanted = series["option"]["rounds"]
+        if wanted and len(series["rounds"]) >= wanted:
+            series["ended_at"] = now
+
+    def series_view(self) -> dict[str, Any] | None:
+        """The room's series as every viewer may see it (the last one, ended or not): its
+        rule, the rounds played and their race records, and the standings."""
+        series = self.doc.get("series")
+        if series is None:
+            return None
+        present = {s["seat"] for s in self.seats() if not s.get("left") and not s.get("kicked")}
+        players = {
+            str(s["seat"]): {
+                "name": s["name"],
+                "player": s.get("player"),
+                "bot": bool(s.get("bot")),
+            }
+            for s in self.seats()
+            if s["seat"] in present
+        }
+        for seat, info in series["players"].items():
+            players[seat] = {**info, "left": int(seat) not in present}
+        ended = series["ended_at"] is not None
+        return {
+            "id": series["id"],
+            "number": series["number"],
+            **series["option"],
+            "played": len(series["rounds"]),
+            "ended": ended,
+            "records": [r["record"] for r in series["rounds"]],
+            "standings": standings(
+                series["option"], series["rounds"], players, () if ended else sorted(present)
+            ),
+        }
+
+    def end_series(self, now: int) -> list[dict[str, Any]]:
+        """The host ends the series under way between races (any series: "until I stop", or
+        one cut short). With no round played it is simply dropped."""
+        series = self.series_active()
+        if series is None:
+            raise ProtocolError("bad_state", "no series is under way")
+        if self.state not in (LOBBY, FINISHED):
+            raise ProtocolError("bad_state", "a series ends between races, not during one")
+        if not series["rounds"]:
+            self.doc["series"] = None
+            return []
+        series["ended_at"] = now
+        view = self.series_view()
+        assert view is not None
+        return [{"kind": "series_end", "at": now, "series": view}]
 
     def begin(self, now: int) -> list[dict[str, Any]]:
         """Countdown over: the race is on (idempotent: no events when it already is)."""
@@ -542,7 +649,11 @@ class Room:
             results=None,
         )
         self.races = {}
-        return [{"kind": "rematch", "at": now, "options": public_options(self.options)}]
+        event = {"kind": "rematch", "at": now, "options": public_options(self.options)}
+        series = self.series_view()
+        if series is not None:
+            event["series"] = series
+        return [event]
 
     # --- race clock ---------------------------------------------------------------------
 
@@ -564,7 +675,13 @@ class Room:
         d = self.doc
         d["state"], d["finished_at"] = FINISHED, now
         d["results"] = self.results()
-        return [{"kind": "results", "at": now, **d["results"]}]
+        if self.series_active() is not None:
+            self.series_result(d["results"]["ranking"], now)
+            d["results"]["series"] = self.series_view()
+        events = [{"kind": "results", "at": now, **d["results"]}]
+        if d.get("series") and d["series"]["ended_at"] == now and d["series"]["rounds"]:
+            events.append({"kind": "series_end", "at": now, "series": d["results"]["series"]})
+        return events
 
     def ranking(self) -> list[dict[str, Any]]:
         """Winners by finish time; the rest by progress, then by when they reached it; then
@@ -707,6 +824,24 @@ def check_solo_hints(opts: dict[str, Any], players: int) -> None:
         raise ProtocolError(
             "bad_options", "hints are for solo practice: turn them off to race two or more"
         )
+
+
+def check_series_change(
+    series: dict[str, Any] | None, old: dict[str, Any] | None, new: dict[str, Any] | None
+) -> None:
+    """Under way, a series keeps its scoring (the points already given would mean something
+    else); its number of rounds may grow, or shrink to no fewer than those played."""
+    if series is None or series.get("ended_at") is not None or old == new:
+        return
+    if new is None:
+        raise ProtocolError("bad_options", "a series is under way: end it first (end_series)")
+    if new["scoring"] != series["option"]["scoring"] or new["points"] != series["option"]["points"]:
+        raise ProtocolError("bad_options", "a series under way keeps its scoring")
+    if new["rounds"] and new["rounds"] <= len(series["rounds"]):
+        raise ProtocolError(
+            "bad_options", f"the series has played {len(series['rounds'])} rounds already"
+        )
+    series["option"] = dict(new)
 
 
 def check_rated_seats(opts: dict[str, Any], seats: list[dict[str, Any]]) -> None:

@@ -19,6 +19,7 @@ master, so a Lua script may touch all of them at once (a room's move, a board's 
     P proc:{ID}:alive|conns|out      one process's liveness, its connections, its count-out
     P deadlines:{dlN}       zset     due deadlines (grace, clocks, record reminders), N buckets
     P record:{ID}           str      a race record (records.py, docs/RECORDS.md)
+    P series:{ID}           str      a series record, JSON (records.py, docs/RECORDS.md)
     P player:{PID}          hash     a player's entry (name, last seen)
     P player:{PID}:races    zset     a player's history of records
     P player:{PID}:games    hash     a player's figures per game (standings.py)
@@ -42,6 +43,7 @@ __all__ = [
     "record",
     "room",
     "secret",
+    "series",
     "signing_key",
 ]
 
@@ -71,6 +73,10 @@ def deadlines(prefix: str, bucket: int) -> str:
 
 def record(prefix: str, rid: str) -> str:
     return f"{prefix}record:{{{rid}}}"
+
+
+def series(prefix: str, sid: str) -> str:
+    return f"{prefix}series:{{{sid}}}"
 
 
 def player(prefix: str, pid: str, part: str = "") -> str:

@@ -28,6 +28,7 @@ CLIENT_EXAMPLES = {
     "start": {"host_token": "h"},
     "kick": {"host_token": "h", "seat": 2},
     "rematch": {"host_token": "h"},
+    "end_series": {"host_token": "h"},
     "move": {"move": "t1-f1", "n": 3},
     "undo": {"n": 3},
     "resign": {},
@@ -238,6 +239,7 @@ SERVER_EXAMPLES = [
         moves={"0": []},
     ),
     m.event(11, "rematch", 5, options={}),
+    m.event(11, "series_end", 5, series={"id": "ab", "ended": True, "standings": []}),
     m.event(12, "solved", 5, deal="won", deal_moves=51, seats={"1": "lost"}),
 ]
 

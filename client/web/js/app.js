@@ -14,6 +14,7 @@ import { keyIntent } from "./keys.js";
 import { playSound, played } from "./sound.js";
 import { measure, play as animate, animated } from "./anim.js";
 import { dailyState, loadDailies, loadBoard } from "./daily.js";
+import { seriesChange } from "./series.js";
 
 const root = document.getElementById("app");
 let state = initialState();
@@ -426,6 +427,9 @@ const actions = {
     render();
   },
   rematch: () => ask({ type: "rematch", host_token: state.hostToken }),
+  "end-series"() {
+    if (confirm("End the series now? The standings so far are final.")) ask({ type: "end_series", host_token: state.hostToken });
+  },
   kick: (el) => ask({ type: "kick", host_token: state.hostToken, seat: Number(el.dataset.seat) }),
   leave: leaveRoom,
   home: leaveRoom,
@@ -521,6 +525,7 @@ root.addEventListener("change", (e) => {
   const el = e.target;
   const value = el.type === "checkbox" ? el.checked : el.type === "number" ? Number(el.value) : el.value;
   if (key === "game") return configure({ game: value, game_options: {} });
+  if (key.startsWith("series.")) return configure({ series: seriesChange(state.snap.options.series, key, value) });
   if (key === "seed") ui.form.seed = value;
   if (key.startsWith("game_options.")) {
     const sub = key.slice("game_options.".length);

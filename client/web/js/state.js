@@ -4,6 +4,7 @@
 // same way.
 
 import { tableWords } from "./cards.js";
+import { seriesActive, zeroRow } from "./series.js";
 
 export function initialState() {
   return {
@@ -61,6 +62,10 @@ export function applyEvent(state, e) {
     case "player_joined":
       snap.players = snap.players.filter((p) => p.seat !== e.seat).concat([newPlayer(e.seat, e.name, e.player)]);
       snap.players.sort((a, b) => a.seat - b.seat);
+      if (seriesActive(snap) && !snap.series.standings.some((r) => r.seat === e.seat)) {
+        // a late joiner enters the standings on 0 (the server's next snapshot agrees)
+        snap.series = { ...snap.series, standings: snap.series.standings.concat([zeroRow(snap.series, e.seat, e.name, e.bot)]) };
+      }
       break;
     case "player_left":
       snap = snap.state === "lobby"
@@ -87,6 +92,15 @@ export function applyEvent(state, e) {
       snap.state = "countdown";
       snap.starts_at = e.starts_at;
       snap.commitment = e.commitment;
+      if (e.series) {
+        if (!snap.series || snap.series.id !== e.series.id) {
+          const option = snap.options?.series || {};
+          const fresh = { id: e.series.id, number: (snap.series?.number || 0) + 1, rounds: e.series.rounds,
+            scoring: option.scoring || "places", points: option.points || [], played: 0, ended: false, records: [] };
+          fresh.standings = snap.players.map((p) => zeroRow(fresh, p.seat, p.name, p.bot));
+          snap.series = fresh;
+        }
+      }
       break;
     case "start":
       snap.state = "racing";
@@ -107,6 +121,7 @@ export function applyEvent(state, e) {
       const { type, n, kind, at, ...results } = e;
       snap.state = "finished";
       snap.results = results;
+      if (results.series) snap.series = results.series;
       break;
     }
     case "solved": // the solver's verdicts on the race just finished (PROTOCOL.md, Solver)
@@ -117,10 +132,14 @@ export function applyEvent(state, e) {
         commitment: null, starts_at: null, ends_at: null, results: null,
         players: snap.players.map((p) => ({ ...p, ready: false, status: "waiting", moves: 0, home: 0,
           progress: 0, time: null })) };
+      if (e.series) snap.series = e.series;
       next.view = null;
       next.boards = {};
       next.boardMoves = {};
       next.undoable = {};
+      break;
+    case "series_end":
+      snap.series = e.series;
       break;
     default:
       break;
