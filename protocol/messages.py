@@ -136,6 +136,9 @@ CLIENT: dict[str, dict[str, F]] = {
         "practice": F(bool, False),
         "date": F(str, False, 10),  # practice a past day's daily (YYYY-MM-DD, in the archive)
     },
+    # quick match: race whoever is waiting for `game` now (rated unless `rated: false`)
+    "quick": {"game": F(str, True, 32), "name": F(str, True, 24), "rated": F(bool, False)},
+    "quick_cancel": {},
 }
 
 #: server -> client messages: type -> fields (used by tests and clients to check what they get)
@@ -184,6 +187,17 @@ SERVER: dict[str, dict[str, F]] = {
     "progress": {"from": F(int), "n": F(int), "at": F(int), "seats": F(list)},
     "board": {"seat": F(int), "moves": F(int), "view": F(dict)},
     "lobby": {"rooms": F(list), "next": F((str, type(None)), False), "ref": F(int, False)},
+    # quick match: in the queue (the reply to `quick`), then the room it found
+    "queued": {"game": F(str), "rated": F(bool), "rating": F(Num), "ref": F(int, False)},
+    "matched": {
+        "game": F(str),
+        "rated": F(bool),
+        "room": F(str),
+        "seat": F(int),
+        "token": F(str),
+        "starts_at": F(int),
+        "players": F(list),
+    },
     "hint": {
         "verdict": F(str),
         "move": F((str, type(None)), False),

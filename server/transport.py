@@ -31,6 +31,7 @@ from solrace.server.fanout import Hub, send, write
 from solrace.server.guard import EXPENSIVE, Guard, GuardLimits
 from solrace.server.lease import Leases
 from solrace.server.metrics import METRICS
+from solrace.server.quick import QuickMatch
 from solrace.server.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS, Records
 from solrace.server.redis_conn import transient
 from solrace.server.room import Room, clean_name
@@ -111,6 +112,10 @@ def build(
         service, hub, rooms, limits, records, Guard(guard or GuardLimits()), standings
     )
     transport.dailies = dailies
+    transport.quick = QuickMatch(service, rooms.proc_id, rooms.arm, standings.ratings.get)
+    transport.quick.matched_hook = lambda w: transport.guard.rated_spend(
+        w.limit_key, 1 if w.rated else 0
+    )
     return transport
 
 
@@ -144,6 +149,8 @@ class Transport:
         self.rooms = rooms
         self.limits = limits
         self.conns: set[Conn] = set()
+        #: quick match: the queue's tickets and the matcher (server/quick.py; `build` makes it)
+        self.quick: QuickMatch | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         #: tasks that drain connections' inboxes or let lost connections go (`idle`)
         self.handlers: set[asyncio.Task[Any]] = set()
@@ -153,8 +160,12 @@ class Transport:
         if self.records.signer is None:  # before the first record: each is signed
             self.records.signer = await signing_key(self.store.redis, self.store.prefix)
         await self.rooms.start()
+        if self.quick is not None:
+            self.quick.start()
 
     async def close(self) -> None:
+        if self.quick is not None:
+            await self.quick.close()
         await self.records.flush()
         await self.dailies.flush()
         await self.rooms.close()
@@ -277,6 +288,8 @@ class Transport:
         self.guard.disconnect(conn.limit_key)
         try:
             await self._end_pending(conn)
+            if self.quick is not None:
+                await self.quick.dropped(conn)
         finally:
             await self.rooms.unbind(conn)
 
@@ -679,6 +692,33 @@ class Transport:
             raise ProtocolError("not_allowed", "no hints on a deal that a daily uses today")
         answer = await hint(self.service.solver, room, seat, self.service.clock())
         await self.send(conn, m.with_ref(answer, ref))
+
+    async def on_quick(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        """Quick match: a ticket in the game's queue; `matched` follows (server/quick.py)."""
+        if self.quick is None:
+            raise ProtocolError("not_allowed", "this server has no quick match")
+        rated = msg.get("rated", True)
+        if rated:
+            self.guard.rated_check(conn.limit_key, 1)  # spent when matched
+        queued = await self.quick.ask(
+            conn,
+            msg["game"],
+            rated,
+            msg["name"],
+            conn.player,
+            conn.addr,
+            conn.bot,
+            lambda out: write(conn, out),
+            conn.limit_key,
+        )
+        await self.send(conn, m.with_ref({"type": "queued", **queued}, ref))
+
+    async def on_quick_cancel(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        if self.quick is None or not await self.quick.cancel(conn):
+            raise ProtocolError(
+                "bad_state", "no ticket of this connection is waiting (none, or matched already)"
+            )
+        await self.send(conn, m.ok(ref))
 
     async def on_resign(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         code, seat = self._player(conn)

@@ -1,0 +1,194 @@
+"""Quick match over the wire (server/quick.py): the queue in Redis, the matcher, the rooms it
+makes, cancels, and two server processes sharing one queue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+from helpers.race import until
+from helpers.servers import in_loop, serving
+from solrace.client.player_key import new_key
+from solrace.protocol import messages as m
+from solrace.server.quick import QuickConfig
+
+
+async def keyed(wire: Any, url: str, key: str | None = None) -> Any:
+    c = await wire(url, hello=False)
+    hello: dict[str, Any] = {"type": "hello", "version": m.VERSION, "client": "solrace-tests"}
+    if key is not False:
+        hello["player_key"] = key or new_key()
+    assert (await c.request(hello))["type"] == "welcome"
+    return c
+
+
+async def take_seat(wire: Any, url: str, matched: dict[str, Any]) -> Any:
+    """What a client does with `matched`: connect naming the room, resume the seat."""
+    c = await wire(f"{url}?room={matched['room']}")
+    joined = await c.request({"type": "resume", "room": matched["room"], "token": matched["token"]})
+    assert joined["type"] == "joined" and joined["seat"] == matched["seat"], joined
+    return c, joined
+
+
+def quick_keys(r: Any, prefix: str) -> Any:
+    return r.keys(f"{prefix}quick*")
+
+
+async def test_two_players_asking_within_two_seconds_race_the_same_deal(
+    redis_url: str, key_prefix: str, wire: Any
+) -> None:
+    async with in_loop(redis_url, key_prefix) as (transport, url):
+        a, b = await keyed(wire, url), await keyed(wire, url)
+        qa = await a.request({"type": "quick", "game": "puttputt", "name": "ann"})
+        assert qa["type"] == "queued" and qa["rated"] is True and qa["rating"] == 25.0, qa
+        qb = await b.request({"type": "quick", "game": "puttputt", "name": "bob"})
+        assert qb["type"] == "queued", qb
+        ma = await a.wait_for(lambda x: x["type"] == "matched")
+        mb = await b.wait_for(lambda x: x["type"] == "matched")
+        assert ma["room"] == mb["room"] and {ma["seat"], mb["seat"]} == {0, 1}
+        assert ma["token"] != mb["token"] and sorted(ma["players"]) == ["ann", "bob"]
+        assert ma["rated"] is True
+        # the room was made by this process, which owns its code, with both seated and started
+        assert transport.service.owns(ma["room"])
+        sa, ja = await take_seat(wire, url, ma)
+        sb, jb = await take_seat(wire, url, mb)
+        snap = ja["snapshot"]
+        assert snap["options"]["rated"] is True and snap["options"]["game"] == "puttputt"
+        assert [p["name"] for p in snap["players"]] == ma["players"]
+        assert snap["state"] in ("countdown", "racing")
+        for s in (sa, sb):
+            await s.wait_for(lambda x: x["type"] == "snapshot" and x["snapshot"]["you"]["view"])
+        views = [
+            [x for x in s.received if x["type"] == "snapshot"][-1]["snapshot"]["you"]["view"]
+            for s in (sa, sb)
+        ]
+        assert views[0] == views[1]  # one deal for both
+        # nothing of the queue is left but the matcher's lease
+        r = aioredis.from_url(redis_url)
+        try:
+            left = {k.decode() for k in await quick_keys(r, key_prefix)}
+            assert left <= {f"{key_prefix}quick:lease", f"{key_prefix}quickbox:{{{transport.rooms.proc_id}}}"}
+        finally:
+            await r.aclose()
+
+
+async def test_a_cancel_leaves_nothing_behind(redis_url: str, key_prefix: str, wire: Any) -> None:
+    async with in_loop(redis_url, key_prefix) as (transport, url):
+        r = aioredis.from_url(redis_url)
+        try:
+            a = await keyed(wire, url)
+            assert (await a.request({"type": "quick", "game": "manx", "name": "ann"}))[
+                "type"
+            ] == "queued"
+            tickets = f"{key_prefix}quick:{{manx.rated}}:tickets"
+            assert await r.hlen(tickets) == 1
+            assert await r.pttl(tickets) > 0  # every key a client makes expires
+            again = await a.request({"type": "quick", "game": "manx", "name": "ann"})
+            assert again["code"] == "bad_state"  # one ticket per connection
+            assert (await a.request({"type": "quick_cancel"}))["type"] == "ok"
+            assert {k.decode() for k in await quick_keys(r, key_prefix)} <= {
+                f"{key_prefix}quick:lease"
+            }
+            assert transport.quick is not None and transport.quick.waiting == {}
+            second = await a.request({"type": "quick_cancel"})
+            assert second["code"] == "bad_state"
+            # a connection that goes away takes its ticket with it
+            b = await keyed(wire, url)
+            await b.request({"type": "quick", "game": "manx", "name": "bob"})
+            assert await r.hlen(tickets) == 1
+            await b.close()
+
+            async def gone() -> bool:
+                return not await r.exists(tickets)
+
+            await until(gone, "the closed connection's ticket leaves the queue")
+            assert transport.quick.waiting == {}
+            # and the lone player who cancelled was never seated anywhere
+            assert not [x for x in a.received if x["type"] == "matched"]
+        finally:
+            await r.aclose()
+
+
+async def test_rated_needs_a_player_key_and_casual_does_not(
+    redis_url: str, key_prefix: str, wire: Any
+) -> None:
+    async with in_loop(redis_url, key_prefix) as (transport, url):
+        anon = await keyed(wire, url, key=False)  # type: ignore[arg-type]
+        refused = await anon.request({"type": "quick", "game": "manx", "name": "x"})
+        assert refused["code"] == "player_key_required", refused
+        other = await keyed(wire, url, key=False)  # type: ignore[arg-type]
+        for c, name in ((anon, "x"), (other, "y")):
+            q = await c.request({"type": "quick", "game": "manx", "name": name, "rated": False})
+            assert q["type"] == "queued" and q["rated"] is False
+        mx = await anon.wait_for(lambda x: x["type"] == "matched")
+        my = await other.wait_for(lambda x: x["type"] == "matched")
+        assert mx["room"] == my["room"] and mx["rated"] is False
+
+
+async def test_two_processes_sharing_one_redis_pair_players_who_asked_on_each(
+    redis_url: str, key_prefix: str, wire: Any
+) -> None:
+    async with serving(redis_url, key_prefix, count=2) as (one, two):
+        a = await keyed(wire, one.ws_url)
+        b = await keyed(wire, two.ws_url)
+        assert (await a.request({"type": "quick", "game": "puttputt", "name": "ann"}))[
+            "type"
+        ] == "queued"
+        assert (await b.request({"type": "quick", "game": "puttputt", "name": "bob"}))[
+            "type"
+        ] == "queued"
+        ma = await a.wait_for(lambda x: x["type"] == "matched", timeout=15)
+        mb = await b.wait_for(lambda x: x["type"] == "matched", timeout=15)
+        assert ma["room"] == mb["room"] and {ma["seat"], mb["seat"]} == {0, 1}
+        # each takes its seat (without a front, on its own process: through Redis)
+        sa, _ = await take_seat(wire, one.ws_url, ma)
+        sb, _ = await take_seat(wire, two.ws_url, mb)
+        for s in (sa, sb):
+            await s.wait_for(lambda x: x["type"] == "event" and x["kind"] == "start", timeout=15)
+
+
+async def test_players_far_apart_in_rating_wait_for_the_window_to_widen(
+    redis_url: str, key_prefix: str, wire: Any
+) -> None:
+    """The matcher uses each player's rating in the game (server/ratings.py): two players 20
+    points apart are not paired while their windows are narrow."""
+    async with in_loop(redis_url, key_prefix) as (transport, url):
+        assert transport.quick is not None
+        quick = transport.quick
+        quick.config = QuickConfig(countdown=0)
+        ratings: dict[str, float] = {}
+
+        async def rating_of(game: str, player: str) -> dict[str, Any] | None:
+            mu = ratings.get(player)
+            return None if mu is None else {"mu": mu}
+
+        quick.rating_of = rating_of
+        a, b = await keyed(wire, url), await keyed(wire, url)
+        ka, kb = a.received[0]["player"], b.received[0]["player"]
+        ratings[ka], ratings[kb] = 10.0, 30.0
+        await a.request({"type": "quick", "game": "manx", "name": "low"})
+        await b.request({"type": "quick", "game": "manx", "name": "high"})
+        # windows of 3 points widening 1 a second: about 17 s before they meet; meanwhile
+        # nobody is matched (checked over several of the matcher's rounds)
+        seen = quick.rounds
+        await until(lambda: quick.rounds >= seen + 5, "five rounds of the matcher")
+        assert not [x for x in a.received + b.received if x["type"] == "matched"]
+        # a third close to the first is paired with it at once
+        c = await keyed(wire, url)
+        ratings[c.received[0]["player"]] = 11.0
+        await c.request({"type": "quick", "game": "manx", "name": "near"})
+        ma = await a.wait_for(lambda x: x["type"] == "matched")
+        mc = await c.wait_for(lambda x: x["type"] == "matched")
+        assert ma["room"] == mc["room"]
+        assert not [x for x in b.received if x["type"] == "matched"]
+
+
+@pytest.mark.parametrize("game", ["nope"])
+async def test_an_unknown_game_is_refused(
+    redis_url: str, key_prefix: str, wire: Any, game: str
+) -> None:
+    async with in_loop(redis_url, key_prefix) as (_t, url):
+        a = await keyed(wire, url)
+        refused = await a.request({"type": "quick", "game": game, "name": "x"})
+        assert refused["code"] == "bad_options"
