@@ -156,12 +156,12 @@ class Pairing:
                 continue
             if best is not None and abs(c.rating - t.rating) > abs(best.rating - t.rating):
                 break
-            if compatible(t, c, now, self.rules) and _room_for([t], c, self.rules):
-                if best is None or (abs(c.rating - t.rating), c.at) < (
-                    abs(best.rating - t.rating),
-                    best.at,
-                ):
-                    best = c
+            closer = best is None or (abs(c.rating - t.rating), c.at) < (
+                abs(best.rating - t.rating),
+                best.at,
+            )
+            if closer and compatible(t, c, now, self.rules) and _room_for([t], c, self.rules):
+                best = c
         return best
 
     def _fill(self, g: Group, free: _Free, now: float) -> None:

@@ -32,7 +32,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
@@ -358,15 +358,13 @@ class QuickMatch:
             by_queue.setdefault(w.queue, []).append(tid)
         now = self.service.clock()
         for queue, tids in by_queue.items():
-            await self._scripts["vouch"](
-                keys=self._qkeys(queue), args=[now, QUEUE_TTL_MS, *tids]
-            )
+            await self._scripts["vouch"](keys=self._qkeys(queue), args=[now, QUEUE_TTL_MS, *tids])
 
     async def _read_inbox(self) -> None:
         box = keys.quick_inbox(self.prefix, self.proc_id)
         items = await self.redis.lpop(box, 1000)
         for raw in items or ():
-            result = json.loads(raw)
+            result = json.loads(cast(str | bytes, raw))
             w = self.waiting.pop(result.pop("ticket"), None)
             if w is None:
                 continue
@@ -399,14 +397,16 @@ class QuickMatch:
             await self._scripts["sweep"](keys=self._qkeys(q), args=[now - STALE_MS])
             raw = await self.redis.hgetall(self._qkeys(q)[0])
             tickets: dict[str, dict[str, Any]] = {}
-            for k, v in raw.items():
+            for v in raw.values():
                 t = json.loads(v)
                 tickets[t["id"]] = t
             pairing = self.pairings.get(q)
             if pairing is None:
                 rules = self.config.rules
                 if self.service.seats_per_address and not rules.per_address:
-                    rules = Rules(**{**rules.__dict__, "per_address": self.service.seats_per_address})
+                    rules = Rules(
+                        **{**rules.__dict__, "per_address": self.service.seats_per_address}
+                    )
                 pairing = self.pairings[q] = Pairing(rules)
             sealed = pairing.step(
                 [

@@ -103,7 +103,9 @@ tickets_st = st.lists(
 
 @settings(max_examples=200, deadline=None)
 @given(tickets_st, st.lists(st.floats(0, 60, allow_nan=False), min_size=1, max_size=5))
-def test_groups_always_keep_the_rules(raw: list[tuple[float, float, str]], times: list[float]) -> None:
+def test_groups_always_keep_the_rules(
+    raw: list[tuple[float, float, str]], times: list[float]
+) -> None:
     rules = Rules(base=2.0, widen=0.5, gather=1.0, max_players=5, per_address=2)
     tickets = [Ticket(f"t{i}", r, at, addr) for i, (r, at, addr) in enumerate(raw)]
     p = Pairing(rules)
@@ -121,9 +123,10 @@ def test_groups_always_keep_the_rules(raw: list[tuple[float, float, str]], times
             # every pair was within both windows when the later one joined: at the latest now
             for a in g.members:
                 for b in g.members:
-                    assert abs(a.rating - b.rating) <= min(
-                        window(a, now, rules), window(b, now, rules)
-                    ) + 1e-9
+                    assert (
+                        abs(a.rating - b.rating)
+                        <= min(window(a, now, rules), window(b, now, rules)) + 1e-9
+                    )
         for g in p.groups.values():
             assert len(g.members) >= 2 and not seen & set(g.ids())
     # and nobody who could race anyone is left alone forever: widening pairs all that wait

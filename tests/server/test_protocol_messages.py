@@ -34,6 +34,8 @@ CLIENT_EXAMPLES = {
     "lobby": {},
     "ping": {"t": 123},
     "hint": {},
+    "quick": {"game": "klondike", "name": "ann", "rated": True},
+    "quick_cancel": {},
 }
 
 

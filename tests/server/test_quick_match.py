@@ -52,7 +52,7 @@ async def test_two_players_asking_within_two_seconds_race_the_same_deal(
         # the room was made by this process, which owns its code, with both seated and started
         assert transport.service.owns(ma["room"])
         sa, ja = await take_seat(wire, url, ma)
-        sb, jb = await take_seat(wire, url, mb)
+        sb, _ = await take_seat(wire, url, mb)
         snap = ja["snapshot"]
         assert snap["options"]["rated"] is True and snap["options"]["game"] == "puttputt"
         assert [p["name"] for p in snap["players"]] == ma["players"]
@@ -68,7 +68,10 @@ async def test_two_players_asking_within_two_seconds_race_the_same_deal(
         r = aioredis.from_url(redis_url)
         try:
             left = {k.decode() for k in await quick_keys(r, key_prefix)}
-            assert left <= {f"{key_prefix}quick:lease", f"{key_prefix}quickbox:{{{transport.rooms.proc_id}}}"}
+            assert left <= {
+                f"{key_prefix}quick:lease",
+                f"{key_prefix}quickbox:{{{transport.rooms.proc_id}}}",
+            }
         finally:
             await r.aclose()
 
@@ -113,7 +116,7 @@ async def test_a_cancel_leaves_nothing_behind(redis_url: str, key_prefix: str, w
 async def test_rated_needs_a_player_key_and_casual_does_not(
     redis_url: str, key_prefix: str, wire: Any
 ) -> None:
-    async with in_loop(redis_url, key_prefix) as (transport, url):
+    async with in_loop(redis_url, key_prefix) as (_transport, url):
         anon = await keyed(wire, url, key=False)  # type: ignore[arg-type]
         refused = await anon.request({"type": "quick", "game": "manx", "name": "x"})
         assert refused["code"] == "player_key_required", refused
