@@ -20,7 +20,9 @@ from solrace.server.conn import networks
 from solrace.server.daily import DEFAULT_BOARD_DAYS
 from solrace.server.guard import GuardLimits
 from solrace.server.http import make_process_request, port_taken, quiet_request_logs
+from solrace.server.matchmaking import Rules
 from solrace.server.metrics import METRICS
+from solrace.server.quick import QuickConfig
 from solrace.server.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS
 from solrace.server.redis_process import RedisProcess
 from solrace.server.signing import ENV, signing_key
@@ -172,6 +174,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "this process serves; N >= 2: a front hands each connection to a worker, "
         "server/front.py)",
     )
+    parser.add_argument(
+        "--quick-gather",
+        type=float,
+        default=1.0,
+        help="quick match: seconds a group of two or more waits for more players before its "
+        "room is made (PROTOCOL.md, Quick match)",
+    )
+    parser.add_argument(
+        "--quick-countdown",
+        type=int,
+        default=2,
+        help="quick match: seconds between a quick room's start and its race",
+    )
     # internal: a worker of `--workers N`, taking connections from the front's Unix socket
     parser.add_argument("--worker-fd", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--worker-index", type=int, default=0, help=argparse.SUPPRESS)
@@ -321,6 +336,10 @@ async def serve_forever(
         guard=guard_limits(args),
         daily_days=args.daily_days,
     )
+    if transport.quick is not None:
+        transport.quick.config = QuickConfig(
+            rules=Rules(gather=args.quick_gather), countdown=args.quick_countdown
+        )
     store = transport.store
     await store.ready()
     if args.worker_fd is not None:  # draw room codes that the front routes back to this worker
