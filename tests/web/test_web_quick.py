@@ -5,12 +5,11 @@ Cancel takes the ticket out of the queue and leaves nothing behind."""
 
 from __future__ import annotations
 
+import pytest
 import redis
 from playwright.sync_api import expect
 from web.pages import TIMEOUT, js, new_page, state
 from web.test_web_a11y import serious_violations
-
-import pytest
 
 pytestmark = pytest.mark.browser
 
