@@ -178,8 +178,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--quick-gather",
         type=float,
         default=1.0,
-        help="quick match: seconds a group of two or more waits for more players before its "
-        "room is made (PROTOCOL.md, Quick match)",
+        help="quick match: a group of two or more waits for more players until this many seconds "
+        "after its first player asked (at least 0.25 s; PROTOCOL.md, Quick match)",
     )
     parser.add_argument(
         "--quick-countdown",

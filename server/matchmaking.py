@@ -13,8 +13,9 @@ The rule (PROTOCOL.md, Quick match):
 * the oldest ticket not yet in a group is paired first, with the closest-rated ticket its
   window allows; the group then takes every other waiting ticket close enough to all its
   members, up to `max_players`;
-* a group of two or more is sealed `gather` seconds after it formed (the short countdown:
-  more may join meanwhile), at once when full; a member that left (a cancel) leaves the
+* a group of two or more is sealed `gather` seconds after its oldest member asked, but no
+  sooner than `gather_min` after it formed (the short countdown: more may join meanwhile; a
+  player who waited alone has had its countdown already), at once when full; a member that left (a cancel) leaves the
   group, and a group left with one member breaks up (that member waits on);
 * one address holds at most `per_address` seats of a group (0: any), as a room's seats;
 * with `bots_after` set, a ticket that has waited that long alone is sealed in a group of
@@ -47,8 +48,10 @@ class Rules:
     base: float = 3.0
     widen: float = 1.0
     widest: float = math.inf
-    #: seconds a group of two or more waits for more before it is sealed
+    #: seconds after its oldest member asked that a group of two or more is sealed (more may
+    #: join until then), and the least it waits once formed
     gather: float = 1.0
+    gather_min: float = 0.25
     min_players: int = 2
     max_players: int = 8
     #: seats one address may hold in a group (0: any number)
@@ -132,7 +135,9 @@ class Pairing:
                 continue
             free.remove(t)
             free.remove(mate)
-            g = Group(self._new_id(), [t, mate], now, now + rules.gather)
+            waited = now - min(t.at, mate.at)
+            closes = now + max(rules.gather_min, rules.gather - waited)
+            g = Group(self._new_id(), [t, mate], now, closes)
             self.groups[g.id] = g
             self._fill(g, free, now)
         sealed = [

@@ -14,14 +14,30 @@ def t(i: int, rating: float = 25.0, at: float = 0.0, addr: str = "") -> Ticket:
 
 
 def test_two_close_players_form_a_group_sealed_after_the_gather_window() -> None:
-    p = Pairing(Rules(gather=1.0))
-    tickets = [t(1, at=0.0), t(2, at=0.5)]
-    assert p.step(tickets, 0.5) == []  # formed: the short countdown runs
+    p = Pairing(Rules(gather=1.0, gather_min=0.25))
+    tickets = [t(1, at=0.0), t(2, at=0.0)]
+    assert p.step(tickets, 0.0) == []  # formed: the short countdown runs
     assert [g.ids() for g in p.groups.values()] == [["t1", "t2"]]
-    assert p.step(tickets, 1.4) == []
-    sealed = p.step(tickets, 1.5)
+    assert p.step(tickets, 0.9) == []
+    sealed = p.step(tickets, 1.0)
     assert [g.ids() for g in sealed] == [["t1", "t2"]]
     assert p.groups == {}
+
+
+def test_the_countdown_counts_from_the_first_ask_but_lasts_a_moment_at_least() -> None:
+    """A player who waited alone has had its countdown: the group closes `gather` after the
+    oldest ask, and no sooner than `gather_min` after it formed."""
+    p = Pairing(Rules(gather=1.0, gather_min=0.25))
+    assert p.step([t(1, at=0.0)], 0.0) == []
+    tickets = [t(1, at=0.0), t(2, at=0.6)]
+    assert p.step(tickets, 0.6) == []
+    (g,) = p.groups.values()
+    assert g.closes == 1.0
+    p = Pairing(Rules(gather=1.0, gather_min=0.25))
+    tickets = [t(1, at=0.0), t(2, at=2.0)]
+    assert p.step(tickets, 2.0) == []
+    assert p.step(tickets, 2.2) == []
+    assert [g.ids() for g in p.step(tickets, 2.25)] == [["t1", "t2"]]
 
 
 def test_more_join_before_the_countdown_ends_and_a_full_group_seals_at_once() -> None:
@@ -45,7 +61,7 @@ def test_a_lone_player_waits_and_a_cancelled_member_breaks_the_group() -> None:
 
 
 def test_far_ratings_wait_until_the_windows_widen() -> None:
-    rules = Rules(base=2.0, widen=1.0, gather=0.0)
+    rules = Rules(base=2.0, widen=1.0, gather=0.0, gather_min=0.0)
     p = Pairing(rules)
     a, b = t(1, rating=20.0, at=0.0), t(2, rating=30.0, at=0.0)
     assert p.step([a, b], 0.0) == []
@@ -68,7 +84,7 @@ def test_the_closest_rating_is_chosen_for_the_oldest_ticket() -> None:
 
 
 def test_one_address_holds_at_most_its_seats() -> None:
-    p = Pairing(Rules(per_address=1, gather=0.0))
+    p = Pairing(Rules(per_address=1, gather=0.0, gather_min=0.0))
     assert p.step([t(1, addr="a"), t(2, addr="a")], 0.0) == []
     sealed = p.step([t(1, addr="a"), t(2, addr="a"), t(3, addr="b")], 0.1)
     assert [sorted(g.ids()) for g in sealed] == [["t1", "t3"]]
