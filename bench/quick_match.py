@@ -54,7 +54,12 @@ class Player:
     async def open(cls, url: str, key: str) -> Player:
         ws = await connect(url, compression=None, max_size=1 << 22, open_timeout=30)
         p = cls(ws)
-        hello = {"type": "hello", "version": m.VERSION, "client": "solrace-bench", "player_key": key}
+        hello = {
+            "type": "hello",
+            "version": m.VERSION,
+            "client": "solrace-bench",
+            "player_key": key,
+        }
         await p.ws.send(m.encode(hello))
         welcome = await p.pushes.get()
         assert welcome["type"] == "welcome", welcome
@@ -174,7 +179,9 @@ async def crowd(url: str, server: RaceServer, players: int) -> None:
         seated_at.append(time.monotonic() - t0)
         seats.append(racer)
 
-    await asyncio.gather(*(one(p, k, i) for i, (p, k) in enumerate(zip(queue_conns, keys))))
+    await asyncio.gather(
+        *(one(p, k, i) for i, (p, k) in enumerate(zip(queue_conns, keys, strict=True)))
+    )
     wall = time.monotonic() - t0
     cpu = {n: cpu_seconds(p) - cpu0[n] for n, p in pids.items()}
     me = time.process_time() - me0
@@ -229,12 +236,16 @@ async def run(args: argparse.Namespace, server: RaceServer) -> None:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="solrace bench quick", description=__doc__)
-    parser.add_argument("--scenario", nargs="+", choices=["pair", "crowd"], default=["pair", "crowd"])
+    parser.add_argument(
+        "--scenario", nargs="+", choices=["pair", "crowd"], default=["pair", "crowd"]
+    )
     parser.add_argument("--players", type=int, default=1000, help="the crowd's size")
     parser.add_argument("--delays", type=float, nargs="+", default=[0.0, 1.0, 2.0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", type=int, default=1, help="solrace serve --workers N")
-    parser.add_argument("--redis-url", help="a Redis to use (a unique key prefix); default: one of its own")
+    parser.add_argument(
+        "--redis-url", help="a Redis to use (a unique key prefix); default: one of its own"
+    )
     args = parser.parse_args(argv)
     prefix = f"bench-quick-{uuid.uuid4().hex[:8]}:"
     extra = ["--exempt", "127.0.0.1"]
@@ -243,8 +254,9 @@ def main(argv: list[str]) -> int:
             with RaceServer(Path(work), args.redis_url, prefix, extra, args.workers) as server:
                 asyncio.run(run(args, server))
             return 0
-        with RedisProcess() as redis, RaceServer(
-            Path(work), redis.url, prefix, extra, args.workers
-        ) as server:
+        with (
+            RedisProcess() as redis,
+            RaceServer(Path(work), redis.url, prefix, extra, args.workers) as server,
+        ):
             asyncio.run(run(args, server))
     return 0

@@ -30,6 +30,7 @@ import json
 import logging
 import secrets
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -57,9 +58,14 @@ INBOX_CAP = 100_000
 INBOX_TTL_MS = 60_000
 #: the matcher's lease, renewed every tick
 LEASE_MS = 3_000
-#: seconds between the matcher's looks at the queues, and between inbox reads
+#: seconds between the matcher's looks at the queues, and between inbox reads (while this
+#: process has tickets waiting; else IDLE_POLL_S: a room to make may come)
 TICK_S = 0.1
 POLL_S = 0.05
+IDLE_POLL_S = 0.5
+#: a ticket claimed by the matcher whose room has not come this long is told to ask again
+#: (the process making its room died)
+LOST_S = 15.0
 #: rooms the matcher makes at once
 MAKING = 16
 #: the rating (openskill's mu) of a player never rated in the game
@@ -104,16 +110,21 @@ end
 return #gone
 """
 
+# vouches for the tickets still queued; returns the ids that are not (claimed, or dropped)
 _VOUCH = """
 local tickets, seen, now, ttl = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
+local gone = {}
 for i = 3, #ARGV do
-  redis.call('ZADD', seen, 'XX', now, ARGV[i])
+  if redis.call('ZADD', seen, 'XX', 'CH', now, ARGV[i]) == 0
+     and not redis.call('ZSCORE', seen, ARGV[i]) then
+    gone[#gone + 1] = ARGV[i]
+  end
 end
 if redis.call('EXISTS', seen) == 1 then
   redis.call('PEXPIRE', tickets, ttl)
   redis.call('PEXPIRE', seen, ttl)
 end
-return 1
+return gone
 """
 
 _DELIVER = """
@@ -160,6 +171,8 @@ class Waiting:
     tell: Callable[[dict[str, Any]], None]
     rated: bool
     limit_key: str | None
+    #: when this process first found the ticket claimed (its room on the way), monotonic
+    claimed: float | None = None
 
 
 class QuickMatch:
@@ -203,6 +216,7 @@ class QuickMatch:
             )
         }
         self._task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._making = asyncio.Semaphore(MAKING)
         self._wake = asyncio.Event()
 
@@ -304,6 +318,8 @@ class QuickMatch:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="quick-match")
 
     async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -318,15 +334,16 @@ class QuickMatch:
                     await self.redis.delete(keys.quick_lease(self.prefix))
 
     async def _run(self) -> None:
-        next_tick = next_vouch = next_lease = 0.0
+        next_tick = next_vouch = next_lease = next_poll = 0.0
         while True:
             now = time.monotonic()
             try:
-                if self.waiting:
+                if self.waiting or now >= next_poll:
+                    next_poll = now + IDLE_POLL_S
                     await self._read_inbox()
-                    if now >= next_vouch:
-                        next_vouch = now + VOUCH_S
-                        await self._vouch()
+                if self.waiting and now >= next_vouch:
+                    next_vouch = now + VOUCH_S
+                    await self._vouch()
                 if now >= next_lease or self.leader:
                     next_lease = now + (TICK_S if self.leader else 0.5)
                     await self._hold_lease()
@@ -365,6 +382,9 @@ class QuickMatch:
         items = await self.redis.lpop(box, 1000)
         for raw in items or ():
             result = json.loads(cast(str | bytes, raw))
+            if "make" in result:  # the matcher chose this process to make a group's room
+                self._spawn(self._make_and_tell(result["make"]))
+                continue
             w = self.waiting.pop(result.pop("ticket"), None)
             if w is None:
                 continue
@@ -423,27 +443,51 @@ class QuickMatch:
         return seated
 
     async def _seal(self, queue: str, group: Group, members: list[dict[str, Any]]) -> int:
+        """Claim the group's tickets (all or none), then have its room made by the process
+        holding most of its members (the earliest asker's on a tie): rooms spread over the
+        processes as their players do, each made with a code its maker owns."""
         async with self._making:
             missing = await self._scripts["claim"](keys=self._qkeys(queue), args=group.ids())
             if missing:
                 return 0  # a member left: the rest wait on, paired again at the next tick
-            try:
-                results = await self._make_room(members)
-            except Exception as exc:
-                log.warning("quick match: a room could not be made", exc_info=True)
-                message = exc.message if isinstance(exc, ProtocolError) else "the room failed"
-                results = [
-                    {"ticket": t["id"], "error": f"no race: {message}; ask again"} for t in members
-                ]
-            by_proc: dict[str, list[str]] = {}
-            for t, r in zip(members, results, strict=True):
-                by_proc.setdefault(t["proc"], []).append(json.dumps(r, separators=(",", ":")))
-            for proc, items in by_proc.items():
-                await self._scripts["deliver"](
-                    keys=[keys.quick_inbox(self.prefix, proc)],
-                    args=[INBOX_CAP, INBOX_TTL_MS, *items],
-                )
+            count = Counter(t["proc"] for t in members)
+            maker = max(members, key=lambda t: count[t["proc"]])["proc"]
+            if maker == self.proc_id:
+                await self._make_and_tell(members)
+            else:
+                await self._deliver(maker, [{"make": members}])
             return len(members)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _deliver(self, proc: str, items: list[dict[str, Any]]) -> None:
+        await self._scripts["deliver"](
+            keys=[keys.quick_inbox(self.prefix, proc)],
+            args=[INBOX_CAP, INBOX_TTL_MS, *(json.dumps(i, separators=(",", ":")) for i in items)],
+        )
+
+    async def _make_and_tell(self, members: list[dict[str, Any]]) -> None:
+        """Make the room of a claimed group here, and tell each member's process."""
+        try:
+            results = await self._make_room(members)
+        except Exception as exc:
+            log.warning("quick match: a room could not be made", exc_info=True)
+            message = exc.message if isinstance(exc, ProtocolError) else "the room failed"
+            results = [
+                {"ticket": t["id"], "error": f"no race: {message}; ask again"} for t in members
+            ]
+        by_proc: dict[str, list[dict[str, Any]]] = {}
+        for t, r in zip(members, results, strict=True):
+            by_proc.setdefault(t["proc"], []).append(r)
+        for proc, items in by_proc.items():
+            try:
+                await self._deliver(proc, items)
+            except Exception:
+                log.warning("quick match: results not delivered", exc_info=True)
+        self._wake.set()  # this process's own members: read them now
 
     async def _make_room(self, members: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """A room (with a code this process owns), every member seated, the race started."""
