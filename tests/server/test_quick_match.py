@@ -3,6 +3,8 @@ makes, cancels, and two server processes sharing one queue."""
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from typing import Any
 
 import pytest
@@ -195,3 +197,59 @@ async def test_an_unknown_game_is_refused(
         a = await keyed(wire, url)
         refused = await a.request({"type": "quick", "game": game, "name": "x"})
         assert refused["code"] == "bad_options"
+
+
+async def test_with_workers_the_room_is_made_where_its_code_routes(
+    redis_url: str, key_prefix: str, wire: Any
+) -> None:
+    """`--workers 2`: the players' queue connections land on both workers (round robin); the
+    room is made by one of them with a code routed to itself, so every seat taken over a
+    connection naming the room is on that worker, and the other holds no part of it."""
+    from solrace.server.front import rendezvous
+    from solrace.server.service import new_code
+
+    def health(srv: Any, room: str) -> dict[str, Any]:
+        with urllib.request.urlopen(f"{srv.url}/healthz?room={room}", timeout=10) as r:
+            out: dict[str, Any] = json.loads(r.read())
+            return out
+
+    def code_on(worker: int) -> str:
+        while True:
+            code = new_code()
+            if rendezvous(code, [0, 1]) == worker:
+                return code
+
+    async with serving(redis_url, key_prefix, extra_args=["--workers", "2"]) as (srv,):
+        players = [await keyed(wire, srv.ws_url) for _ in range(4)]
+        for i, p in enumerate(players):
+            q = await p.request({"type": "quick", "game": "tabbycat", "name": f"p{i}"})
+            assert q["type"] == "queued", q
+        matches = [await p.wait_for(lambda x: x["type"] == "matched", timeout=15) for p in players]
+        code = matches[0]["room"]
+        assert {x["room"] for x in matches} == {code} and len(matches[0]["players"]) == 4
+        for mt in matches:
+            await take_seat(wire, srv.ws_url, mt)
+        home_worker = rendezvous(code, [0, 1])
+        home = health(srv, code)
+        assert home["worker"] == home_worker
+        assert home["rooms"] == 1  # every seat's connection is here
+        other = health(srv, code_on(1 - home_worker))
+        assert other["worker"] == 1 - home_worker and other["rooms"] == 0
+
+
+async def test_a_full_queue_refuses_busy(
+    redis_url: str, key_prefix: str, wire: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every queue is bounded (QUEUE_CAP tickets): over it, `quick` is refused and stores
+    nothing."""
+    import solrace.server.quick as quick_module
+
+    monkeypatch.setattr(quick_module, "QUEUE_CAP", 1)
+    async with in_loop(redis_url, key_prefix) as (transport, url):
+        a, b = await keyed(wire, url), await keyed(wire, url)
+        assert (await a.request({"type": "quick", "game": "leapyear", "name": "a"}))[
+            "type"
+        ] == "queued"
+        refused = await b.request({"type": "quick", "game": "leapyear", "name": "b"})
+        assert refused["code"] == "busy", refused
+        assert transport.quick is not None and len(transport.quick.waiting) == 1
