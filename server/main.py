@@ -182,6 +182,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "after its first player asked (at least 0.25 s; PROTOCOL.md, Quick match)",
     )
     parser.add_argument(
+        "--quick-bots",
+        type=float,
+        default=0.0,
+        help="quick match: seconds a player waits alone before it races the marked bots "
+        "waiting in the queue (solrace bot --quick GAME); 0: never",
+    )
+    parser.add_argument(
         "--quick-countdown",
         type=int,
         default=2,
@@ -338,7 +345,8 @@ async def serve_forever(
     )
     if transport.quick is not None:
         transport.quick.config = QuickConfig(
-            rules=Rules(gather=args.quick_gather), countdown=args.quick_countdown
+            rules=Rules(gather=args.quick_gather, bots_after=args.quick_bots),
+            countdown=args.quick_countdown,
         )
     store = transport.store
     await store.ready()

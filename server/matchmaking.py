@@ -18,8 +18,11 @@ The rule (PROTOCOL.md, Quick match):
   player who waited alone has had its countdown already), at once when full; a member that left (a cancel) leaves the
   group, and a group left with one member breaks up (that member waits on);
 * one address holds at most `per_address` seats of a group (0: any), as a room's seats;
-* with `bots_after` set, a ticket that has waited that long alone is sealed in a group of
-  its own, which the room fills with `bot_seats` marked bots.
+* marked bots (a `hello` with `bot: true`, e.g. `solrace bot --quick GAME`) wait in the queue
+  as fill-ins only: they are never paired with each other nor put in a group of players;
+  with `bots_after` set, a player who has waited that long alone is sealed at once in a group
+  with up to `bot_seats` of them (the closest rated first; ratings keep bots and players
+  apart unless a room says `rated_bots`: docs/LEADERBOARDS.md).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class Ticket:
     rating: float
     at: float
     addr: str = ""
+    bot: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ class Rules:
     max_players: int = 8
     #: seats one address may hold in a group (0: any number)
     per_address: int = 0
-    #: seconds a ticket waits alone before it races marked bots (0: never), and how many
+    #: seconds a player waits alone before it races marked bots (0: never), and how many
     bots_after: float = 0.0
     bot_seats: int = 3
 
@@ -64,13 +68,12 @@ class Rules:
 @dataclass
 class Group:
     """A group being formed: its members in the order they came, when it formed and when it
-    is sealed (unless full first); `bots`: the marked bots its room seats beside them."""
+    is sealed (unless full first)."""
 
     id: str
     members: list[Ticket]
     formed: float
     closes: float
-    bots: int = 0
 
     def ids(self) -> list[str]:
         return [t.id for t in self.members]
@@ -122,7 +125,8 @@ class Pairing:
             if len(g.members) < rules.min_players:
                 del self.groups[gid]
         taken = self.grouped()
-        free = _Free(t for t in present.values() if t.id not in taken)
+        free = _Free(t for t in present.values() if t.id not in taken and not t.bot)
+        bots = _Free(t for t in present.values() if t.bot)
         # groups forming take the free tickets close enough to all their members
         for g in sorted(self.groups.values(), key=lambda g: g.formed):
             self._fill(g, free, now)
@@ -145,10 +149,20 @@ class Pairing:
             for g in self.groups.values()
             if g.closes <= now or len(g.members) >= rules.max_players
         ]
-        if rules.bots_after > 0:
+        if rules.bots_after > 0 and bots.tickets:
             for t in sorted(free.tickets, key=lambda t: (t.at, t.id)):
-                if now - t.at >= rules.bots_after:
-                    sealed.append(Group(self._new_id(), [t], now, now, bots=rules.bot_seats))
+                if now - t.at < rules.bots_after or not bots.tickets:
+                    continue
+                members = [t]
+                for b in bots.outwards(t.rating, math.inf):
+                    if len(members) > rules.bot_seats or len(members) >= rules.max_players:
+                        break
+                    if _room_for(members, b, rules):
+                        members.append(b)
+                if len(members) > 1:
+                    for b in members[1:]:
+                        bots.remove(b)
+                    sealed.append(Group(self._new_id(), members, now, now))
         for g in sealed:
             self.groups.pop(g.id, None)
         return sealed

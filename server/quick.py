@@ -430,7 +430,7 @@ class QuickMatch:
                 pairing = self.pairings[q] = Pairing(rules)
             sealed = pairing.step(
                 [
-                    Ticket(t["id"], float(t["rating"]), t["at"] / 1000.0, t["addr"])
+                    Ticket(t["id"], float(t["rating"]), t["at"] / 1000.0, t["addr"], bool(t["bot"]))
                     for t in tickets.values()
                 ],
                 now / 1000.0,

@@ -90,11 +90,21 @@ def test_one_address_holds_at_most_its_seats() -> None:
     assert [sorted(g.ids()) for g in sealed] == [["t1", "t3"]]
 
 
-def test_bots_fill_in_for_a_ticket_alone_too_long() -> None:
-    p = Pairing(Rules(bots_after=10.0, bot_seats=3))
-    assert p.step([t(1)], 9.9) == []
-    (g,) = p.step([t(1)], 10.0)
-    assert g.ids() == ["t1"] and g.bots == 3
+def test_bots_fill_in_for_a_player_alone_too_long() -> None:
+    p = Pairing(Rules(bots_after=10.0, bot_seats=2))
+    bots = [Ticket(f"b{i}", 25.0 + i, 0.0, "", bot=True) for i in range(4)]
+    # bots never race each other, nor join players' groups
+    assert p.step(bots, 5.0) == []
+    assert p.step([t(1), t(2), *bots], 5.0) == []
+    (g,) = p.groups.values()
+    assert g.ids() == ["t1", "t2"]
+    p = Pairing(Rules(bots_after=10.0, bot_seats=2))
+    assert p.step([t(1, rating=27.2), *bots], 9.9) == []
+    (g,) = p.step([t(1, rating=27.2), *bots], 10.0)
+    assert g.ids() == ["t1", "b2", "b3"]  # the two closest in rating
+    # without bots_after, bots only wait
+    p = Pairing(Rules())
+    assert p.step([t(1), *bots], 1000.0) == []
 
 
 def test_a_thousand_at_once_are_all_grouped_in_one_step() -> None:

@@ -3,6 +3,7 @@ makes, cancels, and two server processes sharing one queue."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.request
 from typing import Any
@@ -253,3 +254,51 @@ async def test_a_full_queue_refuses_busy(
         refused = await b.request({"type": "quick", "game": "leapyear", "name": "b"})
         assert refused["code"] == "busy", refused
         assert transport.quick is not None and len(transport.quick.waiting) == 1
+
+
+async def test_marked_bots_fill_in_for_a_player_who_waited_alone(
+    redis_url: str, key_prefix: str, wire: Any
+) -> None:
+    """`--quick-bots N`: bots in the queue (`solrace bot --quick GAME`: hello with `bot: true`)
+    never race each other; a player alone for N seconds races them, each seat marked a bot's."""
+    from solrace.client.bot import run_quick_bot
+    from solrace.server.matchmaking import Rules
+
+    async with in_loop(redis_url, key_prefix) as (transport, url):
+        assert transport.quick is not None
+        quick = transport.quick
+        quick.config = QuickConfig(rules=Rules(bots_after=1.0, bot_seats=2), countdown=0)
+        stop = asyncio.Event()
+        seen: list[Any] = []
+        bots = [
+            asyncio.create_task(
+                run_quick_bot(
+                    url,
+                    "puttputt",
+                    f"robo{i}",
+                    0.02,
+                    stop,
+                    player_key=new_key(),
+                    on_matched=seen.append,
+                )
+            )
+            for i in range(2)
+        ]
+        try:
+            await until(lambda: len(quick.waiting) == 2, "both bots in the queue")
+            rounds = quick.rounds
+            await until(lambda: quick.rounds >= rounds + 15, "the matcher's rounds")
+            assert seen == []  # bots alone: nobody to fill in for
+            human = await keyed(wire, url)
+            await human.request({"type": "quick", "game": "puttputt", "name": "ann"})
+            matched = await human.wait_for(lambda x: x["type"] == "matched")
+            assert sorted(matched["players"]) == ["ann", "robo0", "robo1"]
+            _seat, joined = await take_seat(wire, url, matched)
+            marks = {p["name"]: p.get("bot", False) for p in joined["snapshot"]["players"]}
+            assert marks == {"ann": False, "robo0": True, "robo1": True}
+            results = await asyncio.wait_for(asyncio.gather(*bots), 60)
+            assert all(r.races == 1 and r.room == matched["room"] for r in results)
+        finally:
+            stop.set()
+            for b in bots:
+                b.cancel()
