@@ -510,7 +510,6 @@ class QuickMatch:
                     t["name"], token_hash(token), now, t["player"], addr=t["addr"], bot=t["bot"]
                 )
                 events += evs
-            room.doc["quick"] = True
             return events + room.start(now, seed, salt, secret=svc.secret)
 
         out = await svc.create("quick", options, False, prepare=rule)
