@@ -96,9 +96,12 @@ class Player:
         self.reader.cancel()
 
 
-async def seat(url: str, key: str, matched: dict[str, Any]) -> tuple[Player, dict[str, Any]]:
-    """What a client does with `matched`: connect naming the room, resume the seat."""
-    p = await Player.open(f"{url}?room={matched['room']}", key)
+async def seat(
+    url: str, key: str, matched: dict[str, Any], queued: Player
+) -> tuple[Player, dict[str, Any]]:
+    """What a client does with `matched`: resume the seat on the queue's connection when its
+    process serves the room (`here`), else on a new one naming the room."""
+    p = queued if matched.get("here") else await Player.open(f"{url}?room={matched['room']}", key)
     joined = await p.request({"type": "resume", "room": matched["room"], "token": matched["token"]})
     assert joined["type"] == "joined", joined
     return p, joined
@@ -114,12 +117,13 @@ async def ask_and_race(url: str, game: str, name: str, delay: float, t0: float) 
     assert q["type"] == "queued", q
     matched = await p.push("matched")
     t_matched = time.monotonic()
-    racer, joined = await seat(url, key, matched)
+    racer, joined = await seat(url, key, matched, p)
     if joined["snapshot"]["state"] != "racing":
         await racer.push("event", kind="start")
     racing = time.monotonic()
     await p.close()
-    await racer.close()
+    if racer is not p:
+        await racer.close()
     return {"asked": asked - t0, "matched": t_matched - t0, "racing": racing - t0}
 
 
@@ -168,6 +172,7 @@ async def crowd(url: str, server: RaceServer, players: int) -> None:
     matched_at: list[float] = []
     seated_at: list[float] = []
     rooms: Counter[str] = Counter()
+    resumed_elsewhere: list[int] = []
 
     async def one(p: Player, key: str, i: int) -> None:
         q = await p.request({"type": "quick", "game": "klondike", "name": f"p{i}"})
@@ -175,9 +180,11 @@ async def crowd(url: str, server: RaceServer, players: int) -> None:
         matched = await p.push("matched")
         matched_at.append(time.monotonic() - t0)
         rooms[matched["room"]] += 1
-        racer, _ = await seat(url, key, matched)
+        racer, _ = await seat(url, key, matched, p)
         seated_at.append(time.monotonic() - t0)
-        seats.append(racer)
+        if racer is not p:
+            seats.append(racer)
+            resumed_elsewhere.append(1)
 
     await asyncio.gather(
         *(one(p, k, i) for i, (p, k) in enumerate(zip(queue_conns, keys, strict=True)))
@@ -197,7 +204,8 @@ async def crowd(url: str, server: RaceServer, players: int) -> None:
     print(
         f"  {len(rooms)} rooms, by players: "
         + ", ".join(f"{k}: {v}" for k, v in sorted(sizes.items()))
-        + f"; rooms held over the server's processes: {held} (a split room counts twice)"
+        + f"; rooms held over the server's processes: {held} (a split room counts twice); "
+        f"{len(resumed_elsewhere)} players took their seat over a new connection naming the room"
     )
     total = sum(cpu.values())
     print(

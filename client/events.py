@@ -145,6 +145,8 @@ class Matched(Message):
     token: str
     starts_at: int
     players: list[str] = field(default_factory=list)
+    #: the room is served by the process of the connection that queued: resume on it
+    here: bool = False
 
 
 @dataclass(kw_only=True)

@@ -421,22 +421,24 @@ async def _main(args: argparse.Namespace) -> int:
 async def quick_match(
     client: Client, target: Any, args: argparse.Namespace
 ) -> tuple[Client, ev.Joined, str]:
-    """Queue on `client` for a race of `args.quick`; once matched, a new connection naming
-    the room (so it reaches the process serving it) takes the seat. Returns that client (the
-    queue's is closed), its `joined` and the line to say."""
+    """Queue on `client` for a race of `args.quick`; once matched, take the seat on it when its
+    process serves the room (`here`), else on a new connection naming the room (so it reaches
+    the process serving it). Returns the racing client, its `joined` and the line to say."""
     queued = await client.quick(args.quick, args.name, rated=not args.casual)
     kind = f"rated, your rating {queued.rating:.1f}" if queued.rated else "casual"
     print(f"waiting for players of {args.quick} ({kind}); Ctrl-C cancels", flush=True)
     matched = await client.wait_matched()
-    await client.close()
-    racer = Client(
-        target.url,
-        auto_resume=True,
-        client_name="solrace-terminal/0.1",
-        room=matched.room,
-        player_key=client.player_key,
-    )
-    await racer.connect()
+    racer = client
+    if not matched.here:  # the room is served elsewhere: a connection naming it reaches it
+        await client.close()
+        racer = Client(
+            target.url,
+            auto_resume=True,
+            client_name="solrace-terminal/0.1",
+            room=matched.room,
+            player_key=client.player_key,
+        )
+        await racer.connect()
     joined = await racer.resume(matched.room, matched.token)
     others = [p for i, p in enumerate(matched.players) if i != matched.seat]
     said = (

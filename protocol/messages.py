@@ -197,6 +197,7 @@ SERVER: dict[str, dict[str, F]] = {
         "token": F(str),
         "starts_at": F(int),
         "players": F(list),
+        "here": F(bool, False),  # the room is served by this connection's process
     },
     "hint": {
         "verdict": F(str),

@@ -216,6 +216,7 @@ class QuickMatch:
             )
         }
         self._task: asyncio.Task[None] | None = None
+        self._stopped = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._making = asyncio.Semaphore(MAKING)
         self._wake = asyncio.Event()
@@ -320,10 +321,10 @@ class QuickMatch:
     async def close(self) -> None:
         for task in list(self._tasks):
             task.cancel()
+        self._stopped = True
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+            await asyncio.wait({self._task}, timeout=5.0)
             self._task = None
         if self.leader:
             with contextlib.suppress(Exception):
@@ -335,7 +336,7 @@ class QuickMatch:
 
     async def _run(self) -> None:
         next_tick = next_vouch = next_lease = next_poll = 0.0
-        while True:
+        while not self._stopped:
             now = time.monotonic()
             try:
                 if self.waiting or now >= next_poll:
@@ -356,8 +357,11 @@ class QuickMatch:
                 log.warning("quick match: a round failed", exc_info=True)
                 await asyncio.sleep(0.5)
             self._wake.clear()
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancel that
+            # comes as the wait ends, and this loop would then outlive `close`
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), POLL_S)
+                async with asyncio.timeout(POLL_S):
+                    await self._wake.wait()
 
     async def _hold_lease(self) -> None:
         held = bool(
@@ -395,7 +399,9 @@ class QuickMatch:
                 continue
             if self.matched_hook is not None:
                 self.matched_hook(w)
-            w.tell({"type": "matched", **result})
+            # the room was made here (its code routes here): resume on this very connection
+            here = result.pop("maker", None) == self.proc_id
+            w.tell({"type": "matched", **result, "here": here})
 
     # --- the matcher ---------------------------------------------------------------------------
 
@@ -526,6 +532,7 @@ class QuickMatch:
                 "token": token,
                 "starts_at": doc["starts_at"],
                 "players": players,
+                "maker": self.proc_id,
             }
             for seat, (t, token) in enumerate(zip(members, tokens, strict=True))
         ]

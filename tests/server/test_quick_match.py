@@ -54,7 +54,12 @@ async def test_two_players_asking_within_two_seconds_race_the_same_deal(
         assert ma["rated"] is True
         # the room was made by this process, which owns its code, with both seated and started
         assert transport.service.owns(ma["room"])
-        sa, ja = await take_seat(wire, url, ma)
+        # made by this process: the queue's connection may take the seat (a new one naming
+        # the room may too)
+        assert ma["here"] is True and mb["here"] is True
+        ja = await a.request({"type": "resume", "room": ma["room"], "token": ma["token"]})
+        assert ja["type"] == "joined" and ja["seat"] == ma["seat"], ja
+        sa = a
         sb, _ = await take_seat(wire, url, mb)
         snap = ja["snapshot"]
         assert snap["options"]["rated"] is True and snap["options"]["game"] == "puttputt"
@@ -147,6 +152,8 @@ async def test_two_processes_sharing_one_redis_pair_players_who_asked_on_each(
         ma = await a.wait_for(lambda x: x["type"] == "matched", timeout=15)
         mb = await b.wait_for(lambda x: x["type"] == "matched", timeout=15)
         assert ma["room"] == mb["room"] and {ma["seat"], mb["seat"]} == {0, 1}
+        # one process made the room: its player may stay, the other is told to connect anew
+        assert {ma["here"], mb["here"]} == {True, False}
         # each takes its seat (without a front, on its own process: through Redis)
         sa, _ = await take_seat(wire, one.ws_url, ma)
         sb, _ = await take_seat(wire, two.ws_url, mb)

@@ -307,16 +307,19 @@ async function cancelRaceNow() {
   render();
 }
 
-/** Matched: the seat is ours; a new socket naming the room reaches the process serving it,
- * and its welcome resumes the seat as after a reload (onReady). */
+/** Matched: the seat is ours. Resumed on this socket when its process serves the room
+ * (`here`); else a new socket naming the room reaches that process, and its welcome resumes
+ * the seat as after a reload (onReady). */
 function takeMatch(msg) {
   ui.quick = { ...(ui.quick || { game: msg.game, since: Date.now() }), matched: msg };
   render();
-  saveSession({ room: msg.room, role: "player", token: msg.token, hostToken: null, lastEvent: 0 });
+  const saved = { room: msg.room, role: "player", token: msg.token, hostToken: null, lastEvent: 0 };
+  saveSession(saved);
   seats.hold(msg.room, msg.token);
   history.replaceState(null, "", `/#${msg.room}`);
   ui.form.code = msg.room;
-  conn.reconnect();
+  if (msg.here) rejoin(saved);
+  else conn.reconnect();
 }
 
 // ---- requests -----------------------------------------------------------------------
