@@ -378,8 +378,24 @@ class QuickMatch:
         for tid, w in self.waiting.items():
             by_queue.setdefault(w.queue, []).append(tid)
         now = self.service.clock()
+        mono = time.monotonic()
         for queue, tids in by_queue.items():
-            await self._scripts["vouch"](keys=self._qkeys(queue), args=[now, QUEUE_TTL_MS, *tids])
+            gone = await self._scripts["vouch"](
+                keys=self._qkeys(queue), args=[now, QUEUE_TTL_MS, *tids]
+            )
+            for raw in gone or ():
+                tid = raw.decode() if isinstance(raw, bytes) else str(raw)
+                w = self.waiting.get(tid)
+                if w is None:
+                    continue
+                if w.claimed is None:
+                    w.claimed = mono
+                elif mono - w.claimed > LOST_S:
+                    # the process making its room died after the claim: ask again
+                    self.waiting.pop(tid, None)
+                    if self.by_owner.get(id(w.owner)) == tid:
+                        self.by_owner.pop(id(w.owner), None)
+                    w.tell(m.error("busy", "the match found no room in time; ask again"))
 
     async def _read_inbox(self) -> None:
         box = keys.quick_inbox(self.prefix, self.proc_id)

@@ -95,7 +95,7 @@ async def test_a_cancel_leaves_nothing_behind(redis_url: str, key_prefix: str, w
             tickets = f"{key_prefix}quick:{{manx.rated}}:tickets"
             assert await r.hlen(tickets) == 1
             assert await r.pttl(tickets) > 0  # every key a client makes expires
-            again = await a.request({"type": "quick", "game": "manx", "name": "ann"})
+            again = await a.request_once({"type": "quick", "game": "manx", "name": "ann"})
             assert again["code"] == "bad_state"  # one ticket per connection
             assert (await a.request({"type": "quick_cancel"}))["type"] == "ok"
             assert {k.decode() for k in await quick_keys(r, key_prefix)} <= {
@@ -309,3 +309,49 @@ async def test_marked_bots_fill_in_for_a_player_who_waited_alone(
             stop.set()
             for b in bots:
                 b.cancel()
+
+
+async def test_a_claimed_ticket_whose_room_never_comes_is_told_to_ask_again(
+    redis_url: str, key_prefix: str, wire: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process making a group's room died after the claim: each member's own process,
+    finding its ticket gone from the queue and no `matched` for LOST_S, says `busy`."""
+    import solrace.server.quick as quick_module
+
+    monkeypatch.setattr(quick_module, "LOST_S", 0.5)
+    monkeypatch.setattr(quick_module, "VOUCH_S", 0.1)
+    async with in_loop(redis_url, key_prefix) as (transport, url):
+        quick = transport.quick
+        assert quick is not None
+        a = await keyed(wire, url)
+        await a.request({"type": "quick", "game": "klondike", "name": "ann"})
+        (tid,) = quick.waiting
+        # a matcher's claim, with nobody left to make the room
+        missing = await quick._scripts["claim"](keys=quick._qkeys("klondike.rated"), args=[tid])
+        assert not missing
+        told = await a.wait_for(lambda x: x["type"] == "error")
+        assert told["code"] == "busy" and "ask again" in told["message"]
+        assert quick.waiting == {} and quick.ticket_of(a) is None
+
+
+async def test_a_rated_quick_match_spends_the_addresss_rated_seats(
+    redis_url: str, key_prefix: str, wire: Any
+) -> None:
+    """Rated quick matches share the per-address budget of rated seats (server/guard.py):
+    asking needs one left, being matched spends it."""
+    from solrace.server.guard import Guard, GuardLimits
+
+    async with in_loop(redis_url, key_prefix) as (transport, url):
+        transport.guard = Guard(GuardLimits(rated_per_address=1, rated_window=3600.0))
+        a = await wire(url, hello=False, address="10.9.0.1")
+        await a.request({"type": "hello", "version": m.VERSION, "player_key": new_key()})
+        b = await wire(url, hello=False, address="10.9.0.2")
+        await b.request({"type": "hello", "version": m.VERSION, "player_key": new_key()})
+        for c, name in ((a, "ann"), (b, "bob")):
+            q = await c.request({"type": "quick", "game": "manx", "name": name})
+            assert q["type"] == "queued", q
+        await a.wait_for(lambda x: x["type"] == "matched")
+        again = await a.request_once({"type": "quick", "game": "manx", "name": "ann"})
+        assert again["code"] == "rate_limited" and again["limit"] == "rated", again
+        casual = await a.request({"type": "quick", "game": "manx", "name": "ann", "rated": False})
+        assert casual["type"] == "queued"
