@@ -385,17 +385,17 @@ class QuickMatch:
             )
             for raw in gone or ():
                 tid = raw.decode() if isinstance(raw, bytes) else str(raw)
-                w = self.waiting.get(tid)
-                if w is None:
+                lost = self.waiting.get(tid)
+                if lost is None:
                     continue
-                if w.claimed is None:
-                    w.claimed = mono
-                elif mono - w.claimed > LOST_S:
+                if lost.claimed is None:
+                    lost.claimed = mono
+                elif mono - lost.claimed > LOST_S:
                     # the process making its room died after the claim: ask again
                     self.waiting.pop(tid, None)
-                    if self.by_owner.get(id(w.owner)) == tid:
-                        self.by_owner.pop(id(w.owner), None)
-                    w.tell(m.error("busy", "the match found no room in time; ask again"))
+                    if self.by_owner.get(id(lost.owner)) == tid:
+                        self.by_owner.pop(id(lost.owner), None)
+                    lost.tell(m.error("busy", "the match found no room in time; ask again"))
 
     async def _read_inbox(self) -> None:
         box = keys.quick_inbox(self.prefix, self.proc_id)
