@@ -33,7 +33,7 @@ from typing import Any
 from solrace.bench.load_procs import RaceServer, cpu_seconds
 from solrace.client.player_key import new_key
 from solrace.protocol import messages as m
-from solrace.server.redis_process import RedisProcess
+from solrace.server.store.redis_process import RedisProcess
 from websockets.asyncio.client import ClientConnection, connect
 
 #: connections opened at once while the crowd connects (not measured)

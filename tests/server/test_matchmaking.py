@@ -1,4 +1,4 @@
-"""Quick match's pairing rule alone (server/matchmaking.py): no Redis, no sockets, no clock."""
+"""Quick match's pairing rule alone (server/rules/matchmaking.py): no Redis, no sockets, no clock."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from solrace.server.matchmaking import Pairing, Rules, Ticket, compatible, window
+from solrace.server.rules.matchmaking import Pairing, Rules, Ticket, compatible, window
 
 
 def t(i: int, rating: float = 25.0, at: float = 0.0, addr: str = "") -> Ticket:

@@ -1,4 +1,4 @@
-"""Quick match over the wire (server/quick.py): the queue in Redis, the matcher, the rooms it
+"""Quick match over the wire (server/race/quick.py): the queue in Redis, the matcher, the rooms it
 makes, cancels, and two server processes sharing one queue."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from helpers.race import until
 from helpers.servers import in_loop, serving
 from solrace.client.player_key import new_key
 from solrace.protocol import messages as m
-from solrace.server.quick import QuickConfig
+from solrace.server.race.quick import QuickConfig
 
 
 async def keyed(wire: Any, url: str, key: str | None = None) -> Any:
@@ -213,8 +213,8 @@ async def test_with_workers_the_room_is_made_where_its_code_routes(
     """`--workers 2`: the players' queue connections land on both workers (round robin); the
     room is made by one of them with a code routed to itself, so every seat taken over a
     connection naming the room is on that worker, and the other holds no part of it."""
-    from solrace.server.front import rendezvous
-    from solrace.server.service import new_code
+    from solrace.server.common.codes import new_code
+    from solrace.server.net.front import rendezvous
 
     def health(srv: Any, room: str) -> dict[str, Any]:
         with urllib.request.urlopen(f"{srv.url}/healthz?room={room}", timeout=10) as r:
@@ -250,7 +250,7 @@ async def test_a_full_queue_refuses_busy(
 ) -> None:
     """Every queue is bounded (QUEUE_CAP tickets): over it, `quick` is refused and stores
     nothing."""
-    import solrace.server.quick as quick_module
+    import solrace.server.race.quick as quick_module
 
     monkeypatch.setattr(quick_module, "QUEUE_CAP", 1)
     async with in_loop(redis_url, key_prefix) as (transport, url):
@@ -269,7 +269,7 @@ async def test_marked_bots_fill_in_for_a_player_who_waited_alone(
     """`--quick-bots N`: bots in the queue (`solrace bot --quick GAME`: hello with `bot: true`)
     never race each other; a player alone for N seconds races them, each seat marked a bot's."""
     from solrace.client.bot import run_quick_bot
-    from solrace.server.matchmaking import Rules
+    from solrace.server.rules.matchmaking import Rules
 
     async with in_loop(redis_url, key_prefix) as (transport, url):
         assert transport.quick is not None
@@ -316,7 +316,7 @@ async def test_a_claimed_ticket_whose_room_never_comes_is_told_to_ask_again(
 ) -> None:
     """The process making a group's room died after the claim: each member's own process,
     finding its ticket gone from the queue and no `matched` for LOST_S, says `busy`."""
-    import solrace.server.quick as quick_module
+    import solrace.server.race.quick as quick_module
 
     monkeypatch.setattr(quick_module, "LOST_S", 0.5)
     monkeypatch.setattr(quick_module, "VOUCH_S", 0.1)
@@ -339,7 +339,7 @@ async def test_a_rated_quick_match_spends_the_addresss_rated_seats(
 ) -> None:
     """Rated quick matches share the per-address budget of rated seats (server/guard.py):
     asking needs one left, being matched spends it."""
-    from solrace.server.guard import Guard, GuardLimits
+    from solrace.server.net.guard import Guard, GuardLimits
 
     async with in_loop(redis_url, key_prefix) as (transport, url):
         transport.guard = Guard(GuardLimits(rated_per_address=1, rated_window=3600.0))
