@@ -19,6 +19,7 @@ KINDS = {
     "records": "solrace.bench.records",
     "replay": "solrace.bench.replay",
     "leaderboards": "solrace.bench.leaderboards",
+    "quick": "solrace.bench.quick_match",
 }
 
 

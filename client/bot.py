@@ -249,6 +249,75 @@ async def run_bot(
     return result
 
 
+async def run_quick_bot(
+    url: str,
+    game: str,
+    name: str = "bot",
+    pace: float = 0.5,
+    stop_event: asyncio.Event | None = None,
+    *,
+    races: int | None = 1,
+    seed: int | str | None = None,
+    player_key: str | None = None,
+    on_matched: Callable[[ev.Matched], None] | None = None,
+) -> BotResult:
+    """A marked bot in `game`'s quick-match queue (PROTOCOL.md, Quick match): the server seats
+    it only beside a player who has waited alone for its `--quick-bots` seconds. Each match: take
+    the seat over a connection naming the room, race, and queue again; `races` matches (None:
+    until `stop_event`). Rated unless it has no `player_key` (then casual)."""
+    stop = stop_event or asyncio.Event()
+    rng = random.Random(seed)
+    result = BotResult()
+    while not stop.is_set() and (races is None or result.races < races):
+        queue = Client(url, client_name="solrace-bot/0.1", player_key=player_key, bot=True)
+        await queue.connect()
+        try:
+            await queue.quick(game, name, rated=player_key is not None)
+            matched_task = asyncio.ensure_future(queue.wait_matched())
+            stopped = asyncio.ensure_future(stop.wait())
+            await asyncio.wait({matched_task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
+            if not matched_task.done():
+                matched_task.cancel()
+                break
+            matched = matched_task.result()
+        finally:
+            await queue.close()
+        if on_matched is not None:
+            on_matched(matched)
+        client = Client(
+            url,
+            auto_resume=True,
+            throttle=True,
+            client_name="solrace-bot/0.1",
+            room=matched.room,
+            player_key=player_key,
+            bot=True,
+            connect_tries=16,
+        )
+        await client.connect()
+        try:
+            await _race_match(client, matched, pace, stop, result, rng)
+        finally:
+            await client.close()
+    return result
+
+
+async def _race_match(
+    client: Client,
+    matched: ev.Matched,
+    pace: float,
+    stop: asyncio.Event,
+    result: BotResult,
+    rng: random.Random,
+) -> None:
+    await client.resume(matched.room, matched.token)
+    result.room, result.seat = matched.room, matched.seat
+    if await _wait(client, lambda: client.room.state in (RACING, "finished"), stop):
+        result.statuses.append(await play_race(client, pace, stop, result, rng))
+        result.races += 1
+
+
 # ---- command ----------------------------------------------------------------------------
 
 
@@ -261,6 +330,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--create", metavar="GAME", help="the first bot creates a room for GAME and hosts it"
+    )
+    parser.add_argument(
+        "--quick",
+        metavar="GAME",
+        help="wait in GAME's quick-match queue as fill-ins: the server seats bots beside a "
+        "player who waited alone (solrace serve --quick-bots SECONDS); rated with --keys",
     )
     parser.add_argument(
         "--start-when",
@@ -316,12 +391,35 @@ def seed_of(seed: str | None, index: int) -> str | None:
 
 async def _main(args: argparse.Namespace) -> int:
     target = parse_target(args.target, args.server)
-    if not target.room and not args.create:
-        print("solrace bot: name a room (a link or a code), or use --create GAME")
+    if not target.room and not args.create and not args.quick:
+        print("solrace bot: name a room (a link or a code), or use --create GAME or --quick GAME")
         return 2
     stop = asyncio.Event()
     names = [args.name] if args.count == 1 else [f"{args.name}-{i + 1}" for i in range(args.count)]
     races = args.races or None
+    if args.quick:
+
+        def matched(m: ev.Matched) -> None:
+            print(f"matched in room {m.room}: {', '.join(m.players)}", flush=True)
+
+        quick_results = await asyncio.gather(
+            *(
+                run_quick_bot(
+                    target.url,
+                    args.quick,
+                    n,
+                    args.pace,
+                    stop,
+                    races=races,
+                    seed=seed_of(args.seed, i),
+                    player_key=key_of(args.keys, i),
+                    on_matched=matched,
+                )
+                for i, n in enumerate(names)
+            ),
+            return_exceptions=True,
+        )
+        return _report(names, quick_results)
     room = target.room
     tasks = []
     if args.create:
@@ -371,6 +469,10 @@ async def _main(args: argparse.Namespace) -> int:
         for i, n in enumerate(names_to_join, start=first)
     ]
     results = await asyncio.gather(*tasks, return_exceptions=True)
+    return _report(names, results)
+
+
+def _report(names: list[str], results: list[Any]) -> int:
     code = 0
     for n, r in zip(names, results, strict=False):
         if isinstance(r, BaseException):

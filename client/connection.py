@@ -580,6 +580,26 @@ class Client:
             msg["date"] = date
         return await self._joined(msg, timeout=SOLVER_TIMEOUT)  # the day's deal may be drawn now
 
+    async def quick(self, game: str, name: str, rated: bool = True) -> ev.Queued:
+        """Quick match (PROTOCOL.md): queue for a race of `game`; `matched` follows
+        (`wait_matched`), then take the seat from a connection naming the room (`take_match`)."""
+        msg = {"type": "quick", "game": game, "name": name, "rated": rated}
+        reply = await self.request(msg)
+        assert isinstance(reply, ev.Queued), reply
+        return reply
+
+    async def quick_cancel(self) -> ev.Message:
+        return await self.request({"type": "quick_cancel"})
+
+    async def wait_matched(self, timeout: float | None = None) -> ev.Matched:
+        """The `matched` push of this connection's quick-match ticket."""
+        while True:
+            msg = await self.next_event(timeout)
+            if isinstance(msg, ev.Matched):
+                return msg
+            if isinstance(msg, ev.Error):
+                raise ErrorReply(msg.code, msg.message, msg)
+
     async def join(self, room: str, name: str) -> ev.Joined:
         return await self._joined({"type": "join", "room": room, "name": name})
 

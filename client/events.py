@@ -148,6 +148,30 @@ class Pong(Message):
 
 
 @dataclass(kw_only=True)
+class Queued(Message):
+    """The reply to `quick`: in the queue, paired by `rating` (PROTOCOL.md, Quick match)."""
+
+    game: str
+    rated: bool
+    rating: float
+
+
+@dataclass(kw_only=True)
+class Matched(Message):
+    """Quick match found a race: take `seat` of `room` with `resume` (`token`)."""
+
+    game: str
+    rated: bool
+    room: str
+    seat: int
+    token: str
+    starts_at: int
+    players: list[str] = field(default_factory=list)
+    #: the room is served by the process of the connection that queued: resume on it
+    here: bool = False
+
+
+@dataclass(kw_only=True)
 class Unknown(Message):
     """A message type this client does not know (a newer server)."""
 
@@ -300,6 +324,8 @@ MESSAGE_TYPES: dict[str, type[Message]] = {
     "lobby": Lobby,
     "pong": Pong,
     "hint": Hint,
+    "queued": Queued,
+    "matched": Matched,
     "admin": Admin,
 }
 

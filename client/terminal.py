@@ -386,6 +386,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --daily: practise that past day's daily (the last 30 days)",
     )
     parser.add_argument(
+        "--quick",
+        metavar="GAME",
+        help="race now: whoever is waiting for GAME, paired by rating (rated; Ctrl-C cancels)",
+    )
+    parser.add_argument(
+        "--casual",
+        action="store_true",
+        help="with --quick: an unrated race (no player key needed)",
+    )
+    parser.add_argument(
         "--anonymous",
         action="store_true",
         help="race without the player key (kept in ~/.config/solrace/player-key: your history)",
@@ -413,10 +423,11 @@ async def _main(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"cannot connect to {target.url}: {exc}")
         return 1
-    term = Terminal(client, color)
     full_screen = not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
     try:
-        if args.create:
+        if args.quick:
+            client, joined, said = await quick_match(client, target, args)
+        elif args.create:
             joined = await client.create(
                 args.name, room_options(args.create, args.option), play=not args.spectate_only
             )
@@ -433,8 +444,9 @@ async def _main(args: argparse.Namespace) -> int:
             joined = await client.join(target.room, args.name)
             said = f"joined room {joined.room} as seat {joined.seat}"
         else:
-            print("solrace play: name a room, or use --create GAME or --daily GAME")
+            print("solrace play: name a room, or use --create GAME, --daily GAME or --quick GAME")
             return 2
+        term = Terminal(client, color)
         if full_screen:
             from .tui import RaceApp
 
@@ -454,6 +466,36 @@ async def _main(args: argparse.Namespace) -> int:
     finally:
         await client.close()
     return 0
+
+
+async def quick_match(
+    client: Client, target: Any, args: argparse.Namespace
+) -> tuple[Client, ev.Joined, str]:
+    """Queue on `client` for a race of `args.quick`; once matched, take the seat on it when its
+    process serves the room (`here`), else on a new connection naming the room (so it reaches
+    the process serving it). Returns the racing client, its `joined` and the line to say."""
+    queued = await client.quick(args.quick, args.name, rated=not args.casual)
+    kind = f"rated, your rating {queued.rating:.1f}" if queued.rated else "casual"
+    print(f"waiting for players of {args.quick} ({kind}); Ctrl-C cancels", flush=True)
+    matched = await client.wait_matched()
+    racer = client
+    if not matched.here:  # the room is served elsewhere: a connection naming it reaches it
+        await client.close()
+        racer = Client(
+            target.url,
+            auto_resume=True,
+            client_name="solrace-terminal/0.1",
+            room=matched.room,
+            player_key=client.player_key,
+        )
+        await racer.connect()
+    joined = await racer.resume(matched.room, matched.token)
+    others = [p for i, p in enumerate(matched.players) if i != matched.seat]
+    said = (
+        f"quick match: racing {', '.join(others) or 'nobody'} in room {matched.room} "
+        f"as seat {matched.seat}{' (rated)' if matched.rated else ''}"
+    )
+    return racer, joined, said
 
 
 def daily_said(joined: ev.Joined, target: Any) -> str:

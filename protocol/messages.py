@@ -140,6 +140,9 @@ CLIENT: dict[str, dict[str, F]] = {
         "practice": F(bool, False),
         "date": F(str, False, 10),  # practice a past day's daily (YYYY-MM-DD, in the archive)
     },
+    # quick match: race whoever is waiting for `game` now (rated unless `rated: false`)
+    "quick": {"game": F(str, True, 32), "name": F(str, True, 24), "rated": F(bool, False)},
+    "quick_cancel": {},
     # an operator's request (Admin): off unless the server has an admin token
     "admin": {
         "token": F(str, True, 128),
@@ -200,6 +203,18 @@ SERVER: dict[str, dict[str, F]] = {
     # board, in the order a client applies them; never a batch)
     "batch": {"messages": F(list)},
     "lobby": {"rooms": F(list), "next": F((str, type(None)), False), "ref": F(int, False)},
+    # quick match: in the queue (the reply to `quick`), then the room it found
+    "queued": {"game": F(str), "rated": F(bool), "rating": F(Num), "ref": F(int, False)},
+    "matched": {
+        "game": F(str),
+        "rated": F(bool),
+        "room": F(str),
+        "seat": F(int),
+        "token": F(str),
+        "starts_at": F(int),
+        "players": F(list),
+        "here": F(bool, False),  # the room is served by this connection's process
+    },
     # the answer to `admin`: `procs` (op rooms), `room` (room, kick, close) or `errors`
     "admin": {
         "op": F(str),

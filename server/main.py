@@ -29,6 +29,8 @@ from solrace.server.net.http import make_process_request, port_taken, quiet_requ
 from solrace.server.net.transport import SERVER_NAME, Limits, build
 from solrace.server.net.ws_limits import SendLimits
 from solrace.server.net.ws_server import serve
+from solrace.server.race.quick import QuickConfig
+from solrace.server.rules.matchmaking import Rules
 from solrace.server.store.redis_process import RedisProcess
 from solrace.server.store.store import Store
 from websockets.frames import CloseCode
@@ -181,6 +183,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "this process serves; N >= 2: a front hands each connection to a worker, "
         "server/net/front.py)",
     )
+    parser.add_argument(
+        "--quick-gather",
+        type=float,
+        default=1.0,
+        help="quick match: a group of two or more waits for more players until this many seconds "
+        "after its first player asked (at least 0.25 s; PROTOCOL.md, Quick match)",
+    )
+    parser.add_argument(
+        "--quick-bots",
+        type=float,
+        default=0.0,
+        help="quick match: seconds a player waits alone before it races the marked bots "
+        "waiting in the queue (solrace bot --quick GAME); 0: never",
+    )
+    parser.add_argument(
+        "--quick-countdown",
+        type=int,
+        default=2,
+        help="quick match: seconds between a quick room's start and its race",
+    )
     # internal: a worker of `--workers N`, taking connections from the front's Unix socket
     parser.add_argument("--worker-fd", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--worker-index", type=int, default=0, help=argparse.SUPPRESS)
@@ -332,6 +354,11 @@ async def serve_forever(
         daily_days=args.daily_days,
         admin=admin,
     )
+    if transport.quick is not None:
+        transport.quick.config = QuickConfig(
+            rules=Rules(gather=args.quick_gather, bots_after=args.quick_bots),
+            countdown=args.quick_countdown,
+        )
     store = transport.store
     await store.ready()
     if args.worker_fd is not None:  # draw room codes that the front routes back to this worker

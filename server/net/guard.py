@@ -7,7 +7,7 @@ a new room). So requests are sorted in two:
 
 * cheap: everything a racer does in its room (moves, ready, pings): only the connection's
   bucket applies;
-* expensive: `lobby`, `join`, `spectate`, `resume`, `create`, `daily`. Each takes a token from its
+* expensive: `lobby`, `join`, `spectate`, `resume`, `create`, `daily`, `quick`. Each takes a token from its
   client address's bucket and one from the server's (`server_rate`), and at most
   `server_inflight` of them wait on Redis at once, so the Redis pool always has connections
   left for the moves of the rooms already racing.
@@ -48,7 +48,7 @@ from solrace.protocol.messages import ProtocolError
 from solrace.server.net.conn import Bucket, IPNetwork, address_key, within
 
 #: message types that cost Redis work whatever the room: per-address and server budgets
-EXPENSIVE = frozenset({"lobby", "join", "spectate", "resume", "create", "daily", "admin"})
+EXPENSIVE = frozenset({"lobby", "join", "spectate", "resume", "create", "daily", "admin", "quick"})
 #: HTTP requests charged like the expensive messages: a replay built (a worker's CPU), a
 #: record or a player's page looked up (Redis reads, records unpacked)
 CHARGED_HTTP = frozenset({"replay", "record", "player"})

@@ -36,6 +36,7 @@ from solrace.server.net.fanout import Hub, send, write
 from solrace.server.net.guard import EXPENSIVE, Guard, GuardLimits
 from solrace.server.net.supervisor import RoomSupervisor
 from solrace.server.net.ws_server import WsConnection
+from solrace.server.race.quick import QuickMatch
 from solrace.server.race.service import RoomService
 from solrace.server.rules.room import Room, clean_name
 from solrace.server.solver.solving import RaceVerdicts, SolverPool, hint
@@ -113,6 +114,10 @@ def build(
         service, hub, rooms, limits, records, Guard(guard or GuardLimits()), standings
     )
     transport.dailies = dailies
+    transport.quick = QuickMatch(service, rooms.proc_id, rooms.arm, standings.ratings.get)
+    transport.quick.matched_hook = lambda w: transport.guard.rated_spend(
+        w.limit_key, 1 if w.rated else 0
+    )
     transport.admin = Admin(
         admin or AdminSettings(),
         service,
@@ -155,6 +160,8 @@ class Transport:
         self.rooms = rooms
         self.limits = limits
         self.conns: set[Conn] = set()
+        #: quick match: the queue's tickets and the matcher (server/race/quick.py; `build` makes it)
+        self.quick: QuickMatch | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         #: tasks that drain connections' inboxes or let lost connections go (`idle`)
         self.handlers: set[asyncio.Task[Any]] = set()
@@ -165,8 +172,12 @@ class Transport:
         if self.records.signer is None:  # before the first record: each is signed
             self.records.signer = await signing_key(self.store.redis, self.store.prefix)
         await self.rooms.start()
+        if self.quick is not None:
+            self.quick.start()
 
     async def close(self) -> None:
+        if self.quick is not None:
+            await self.quick.close()
         await self.admin.close()
         await self.records.flush()
         await self.dailies.flush()
@@ -291,6 +302,8 @@ class Transport:
         self.guard.disconnect(conn.limit_key)
         try:
             await self._end_pending(conn)
+            if self.quick is not None:
+                await self.quick.dropped(conn)
         finally:
             await self.rooms.unbind(conn)
 
@@ -697,6 +710,33 @@ class Transport:
             raise ProtocolError("not_allowed", "no hints on a deal that a daily uses today")
         answer = await hint(self.service.solver, room, seat, self.service.clock())
         await self.send(conn, m.with_ref(answer, ref))
+
+    async def on_quick(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        """Quick match: a ticket in the game's queue; `matched` follows (server/race/quick.py)."""
+        if self.quick is None:
+            raise ProtocolError("not_allowed", "this server has no quick match")
+        rated = msg.get("rated", True)
+        if rated:
+            self.guard.rated_check(conn.limit_key, 1)  # spent when matched
+        queued = await self.quick.ask(
+            conn,
+            msg["game"],
+            rated,
+            msg["name"],
+            conn.player,
+            conn.addr,
+            conn.bot,
+            lambda out: write(conn, out),
+            conn.limit_key,
+        )
+        await self.send(conn, m.with_ref({"type": "queued", **queued}, ref))
+
+    async def on_quick_cancel(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        if self.quick is None or not await self.quick.cancel(conn):
+            raise ProtocolError(
+                "bad_state", "no ticket of this connection is waiting (none, or matched already)"
+            )
+        await self.send(conn, m.ok(ref))
 
     async def on_admin(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         """An operator's request (server/net/admin.py): refused unless the server has an admin

@@ -26,6 +26,9 @@ master, so a Lua script may touch all of them at once (a room's move, a board's 
     P player:{PID}:counted  str      the races already counted in them (marks.py)
     P board:{NAME}[:rows]            a leaderboard: the order and the rows (boards.py)
     P daily:{DATE/GAME}:deal|live|done  a daily's deal, its live attempts, scored count (daily.py)
+    P quick:{QUEUE}:tickets|seen     a quick-match queue: its tickets, when each was vouched for
+    P quickbox:{PROC}       list     what a process's quick-match tickets became (quick.py)
+    P quick:lease           str      the quick-match matcher's lease (quick.py)
     P secret                str      the server secret (secret.py)
     P signing-key           str      the record-signing key (signing.py)
 """
@@ -40,6 +43,9 @@ __all__ = [
     "player",
     "proc",
     "processes",
+    "quick",
+    "quick_inbox",
+    "quick_lease",
     "record",
     "room",
     "secret",
@@ -94,6 +100,22 @@ def board(prefix: str, name: str) -> list[str]:
 def daily(prefix: str, daily_id: str, part: str) -> str:
     """A daily's keys (`deal`, `live`, `done`); `daily_id` is `DATE/GAME`."""
     return f"{prefix}daily:{{{daily_id}}}:{part}"
+
+
+def quick(prefix: str, queue: str, part: str) -> str:
+    """A quick-match queue's keys (`tickets`, `seen`), on one hash tag; `queue` is
+    `GAME.rated` or `GAME.casual`."""
+    return f"{prefix}quick:{{{queue}}}:{part}"
+
+
+def quick_inbox(prefix: str, proc_id: str) -> str:
+    """A server process's quick-match inbox: what its tickets became."""
+    return f"{prefix}quickbox:{{{proc_id}}}"
+
+
+def quick_lease(prefix: str) -> str:
+    """The quick-match matcher's lease: the id of the process that pairs."""
+    return f"{prefix}quick:lease"
 
 
 def secret(prefix: str) -> str:

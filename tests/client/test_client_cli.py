@@ -403,3 +403,52 @@ async def test_play_daily_scored_then_refused_then_practice(server_url, solrace_
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_play_quick_races_whoever_is_waiting(server_url, solrace_cmd, child_env):
+    """`solrace play --quick GAME`: queued, matched with a player who asked meanwhile (here a
+    Python client), seated in the room over a connection naming it, and racing."""
+    from solrace.client.player_key import new_key
+
+    other = Client(server_url, player_key=new_key())
+    await other.connect()
+    proc = await asyncio.create_subprocess_exec(
+        *solrace_cmd,
+        "play",
+        "--server",
+        server_url,
+        "--quick",
+        "leapyear",
+        "--name",
+        "ann",
+        "--no-color",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=child_env,
+    )
+    racer = None
+    try:
+        out = await read_until(proc.stdout, "waiting for players of leapyear")
+        assert "rated, your rating 25.0" in out
+        queued = await other.quick("leapyear", "bob")
+        assert queued.rated
+        matched = await other.wait_matched(timeout=15)
+        out = await read_until(proc.stdout, "quick match: racing bob")
+        assert f"room {matched.room}" in out and "(rated)" in out
+        racer = Client(server_url, room=matched.room, player_key=other.player_key)
+        await racer.connect()
+        await racer.resume(matched.room, matched.token)
+        assert racer.room.options["rated"] and racer.room.options["game"] == "leapyear"
+        assert sorted(p["name"] for p in racer.room.players.values()) == ["ann", "bob"]
+        out = await read_until(proc.stdout, "moves: ")  # the race began: ann's board is drawn
+        proc.stdin.write(b"/quit\n")
+        await proc.stdin.drain()
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        await other.close()
+        if racer is not None:
+            await racer.close()

@@ -35,6 +35,8 @@ CLIENT_EXAMPLES = {
     "lobby": {},
     "ping": {"t": 123},
     "hint": {},
+    "quick": {"game": "klondike", "name": "ann", "rated": True},
+    "quick_cancel": {},
     "admin": {"token": "t" * 20, "op": "kick", "room": "KX7QF", "seat": 1},
 }
 

@@ -15,6 +15,7 @@ import { playSound, played } from "./sound.js";
 import { measure, play as animate, animated } from "./anim.js";
 import { dailyState, loadDailies, loadBoard } from "./daily.js";
 import { seriesChange } from "./series.js";
+import { quickState, quickText } from "./quick.js";
 
 const root = document.getElementById("app");
 let state = initialState();
@@ -30,6 +31,7 @@ const ui = {
   racersOpen: false,  // the race panel, unfolded (phones fold it)
   settings: { auto: loadSetting("auto", "off"), sound: loadSetting("sound", "off") === "on" },
   daily: dailyState(), // today's dailies and their boards (daily.js)
+  quick: quickState(), // a Race now request waiting for its match (quick.js)
 };
 const auto = { busy: false, paused: false }; // one automatic move at a time; an error pauses it
 let resyncing = false;
@@ -81,6 +83,8 @@ function dispatch(msg) {
     seats.release();
   }
   announce(before, msg);
+  if (msg.type === "matched") takeMatch(msg);
+  if (msg.type === "joined") ui.quick = null; // in the room: the wait is over
   if (msg.type === "event" && msg.kind === "results" && state.snap?.daily) refreshDaily();
   maybeResync();
   autoStep();
@@ -104,6 +108,12 @@ function onStatus(s) {
  * public rooms. */
 async function onReady(welcome) {
   setState(reduce(state, welcome));
+  if (ui.quick && !ui.quick.matched) {
+    // the socket that held the ticket is gone, and so is the ticket: ask again
+    const { game } = ui.quick;
+    ui.quick = null;
+    raceNow(game);
+  }
   const saved = loadSession();
   if (!saved || !saved.room) {
     const watch = watchFromLocation(location);
@@ -275,6 +285,44 @@ async function playDaily(game, practice) {
   refreshDaily();
 }
 
+// ---- quick match (quick.js) -------------------------------------------------------------
+
+async function raceNow(game) {
+  const name = playerName();
+  if (!name || ui.quick) return;
+  ui.quick = { game, rating: null, since: Date.now(), matched: null };
+  render();
+  const reply = await ask({ type: "quick", game, name }, true);
+  if (!reply) {
+    ui.quick = null;
+    return render();
+  }
+  if (ui.quick?.game === game && !ui.quick.matched) ui.quick = { ...ui.quick, rating: reply.rating };
+  render();
+}
+
+async function cancelRaceNow() {
+  if (!ui.quick || ui.quick.matched) return;
+  const reply = await ask({ type: "quick_cancel" });
+  if (reply && !ui.quick?.matched) ui.quick = null; // refused: `matched` is on its way
+  render();
+}
+
+/** Matched: the seat is ours. Resumed on this socket when its process serves the room
+ * (`here`); else a new socket naming the room reaches that process, and its welcome resumes
+ * the seat as after a reload (onReady). */
+function takeMatch(msg) {
+  ui.quick = { ...(ui.quick || { game: msg.game, since: Date.now() }), matched: msg };
+  render();
+  const saved = { room: msg.room, role: "player", token: msg.token, hostToken: null, lastEvent: 0 };
+  saveSession(saved);
+  seats.hold(msg.room, msg.token);
+  history.replaceState(null, "", `/#${msg.room}`);
+  ui.form.code = msg.room;
+  if (msg.here) rejoin(saved);
+  else conn.reconnect();
+}
+
 // ---- requests -----------------------------------------------------------------------
 
 /** A request whose error reply is shown by the reducer; `wait`: queue it until connected. */
@@ -384,6 +432,8 @@ const actions = {
   "watch-room": (el) => watchRoom(el.dataset.room),
   lobby: refreshLobby,
   "daily-play": (el) => playDaily(el.dataset.game, Boolean(el.dataset.practice)),
+  quick: (el) => raceNow(el.dataset.game),
+  "quick-cancel": cancelRaceNow,
   "daily-board"(el) {
     ui.daily.open = ui.daily.open === el.dataset.id ? null : el.dataset.id;
     render();
@@ -675,6 +725,7 @@ function render() {
 
 function tick() {
   const texts = clockTexts(state, Date.now());
+  if (ui.quick) texts.quick = quickText(state, ui, Date.now());
   for (const el of root.querySelectorAll("[data-clock]")) {
     const t = texts[el.dataset.clock];
     if (t != null && el.textContent !== t) el.textContent = t;

@@ -180,6 +180,18 @@ export class Connection {
     });
   }
 
+  /** A new socket now, the old one closed: its URL names the room the page is in by then
+   * (a quick match's room: it reaches the process serving it). */
+  reconnect() {
+    const old = this.ws;
+    this.ready = false;
+    clearInterval(this.pingTimer);
+    for (const { reject } of this.pending.values()) reject(new Error("connection lost"));
+    this.pending.clear();
+    this._open();
+    if (old) old.close(1000);
+  }
+
   /** Drop the socket as a network failure would (used by the page's own tests). */
   dropForTest() {
     if (this.ws) this.ws.close(4000, "test drop");

@@ -8,6 +8,7 @@ import { renderBoard } from "./board.js";
 import { canUndo, gameInfo, gameTitle, isHost, me, rankedTime, serverNow } from "./state.js";
 import { currentHint, hintText, verdictLines } from "./hint.js";
 import { dailyCards, dailyPanel, dailyRank } from "./daily.js";
+import { quickPanel } from "./quick.js";
 import { STATUS_TEXT, formatTime, plural } from "./text.js";
 import { roundText, seriesActive, seriesControls, standingsTable } from "./series.js";
 
@@ -80,6 +81,7 @@ function notice(state) {
 function homeScreen(state, ui) {
   const rooms = state.lobby || [];
   return h("main.home",
+    quickPanel(state, ui),
     dailyCards(state, ui.daily),
     h("section.panel.hero",
       h("h1", "Race your friends on the same deal"),
