@@ -298,14 +298,17 @@ class RoomService:
         addr: str = "",
         bot: bool = False,
         prepare: Callable[[Room, int], list[dict[str, Any]]] | None = None,
+        code: str | None = None,
     ) -> dict[str, Any]:
         """A new room (with the creator's seat when `play`). `prepare` is a rule run on the
-        new room before it is first stored (a daily attempt deals and starts it there)."""
+        new room before it is first stored (a daily attempt deals and starts it there).
+        `code`: the one the client drew (and routed its connection by); else one is drawn."""
         host_token = new_token()
         token = new_token() if play else None
         public = bool((options or {}).get("public"))
-        for _ in range(20):
-            code = self.draw_code(public)
+        proposed = code
+        for _ in range(1 if proposed else 20):
+            code = proposed or self.draw_code(public)
             now = self.clock()
             room = Room.new(code, token_hash(host_token), options, now)
             events: list[dict[str, Any]] = []
@@ -323,6 +326,10 @@ class RoomService:
                     code, 0, room.doc, events, seats=len(room.doc["seats"])
                 )
             except Conflict:
+                if proposed:
+                    raise ProtocolError(
+                        "code_taken", "a room has that code: draw another"
+                    ) from None
                 continue  # the code is taken
             self.cache[code] = Cached(room, ver, numbers[-1] if numbers else 0)
             log.info(

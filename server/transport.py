@@ -23,7 +23,13 @@ from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server import players
 from solrace.server.boards import Boards
-from solrace.server.codes import normalize_code
+from solrace.server.codes import (
+    CODE_ALPHABET,
+    CODE_LENGTH,
+    PRIVATE_CODE_LENGTH,
+    normalize_code,
+    valid_new_code,
+)
 from solrace.server.conn import Bucket, Conn, Limits, address_key, client_address, within
 from solrace.server.daily import DEFAULT_BOARD_DAYS, Dailies
 from solrace.server.daily import ROOM_OPTIONS as DAILY_OPTIONS
@@ -561,7 +567,13 @@ class Transport:
     async def on_create(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         play = msg.get("play", True)
         out = await self.service.create(
-            msg["name"], msg.get("options"), play, conn.player, conn.addr, conn.bot
+            msg["name"],
+            msg.get("options"),
+            play,
+            conn.player,
+            conn.addr,
+            conn.bot,
+            code=proposed_code(msg),
         )
         extra = {"host_token": out["host_token"]}
         if play:
@@ -577,10 +589,18 @@ class Transport:
         game = self.dailies.check_request(msg)
         name = clean_name(msg["name"])
         practice = bool(msg.get("practice"))
-        rule, info = await self.dailies.begin(game, name, conn.player, practice, msg.get("date"))
         options = {"game": game, **DAILY_OPTIONS}
+        code = proposed_code({**msg, "options": options})  # checked before an entry is made
+        rule, info = await self.dailies.begin(game, name, conn.player, practice, msg.get("date"))
         out = await self.service.create(
-            name, options, True, conn.player, conn.addr, conn.bot, prepare=rule
+            name,
+            options,
+            True,
+            conn.player,
+            conn.addr,
+            conn.bot,
+            prepare=rule,
+            code=code,
         )
         conn.seated.add(out["room"])
         await self.dailies.started(out["room"], out["doc"])
@@ -687,6 +707,25 @@ class Transport:
 
 
 #: fields of a client message that are secrets: never written to a log
+def proposed_code(msg: dict[str, Any]) -> str | None:
+    """The room code a `create` (or `daily`) proposes, normalized; None when it names none.
+    It must fit the room: the alphabet, and the length of a public or a private room's code
+    (a private room must not get a short one: PROTOCOL.md, Room codes and links)."""
+    raw = msg.get("code")
+    if raw is None:
+        return None
+    code = normalize_code(raw)
+    public = bool((msg.get("options") or {}).get("public"))
+    if not valid_new_code(code, public):
+        raise ProtocolError(
+            "bad_message",
+            f"code: {CODE_LENGTH if public else PRIVATE_CODE_LENGTH} characters of "
+            f"{CODE_ALPHABET} for a {'public' if public else 'private'} room",
+            field="code",
+        )
+    return code
+
+
 def _peek_ref(frame: bytes | str, max_size: int) -> int | None:
     """The id of a refused request, so the client can match the refusal to it."""
     try:
