@@ -103,6 +103,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds between liveness beats in Redis; 5 missed = process dead",
     )
     parser.add_argument(
+        "--max-race",
+        type=int,
+        default=Limits().max_race,
+        help="seconds a race may last at most, time limit or not (0: no cap; default "
+        "%(default)s): every race ends then, even if a deadline was lost",
+    )
+    parser.add_argument(
         "--idle-timeout", type=float, default=60.0, help="close connections silent this long"
     )
     sends = SendLimits()
@@ -291,6 +298,7 @@ async def serve_forever(
         spectator_burst=args.spectator_burst,
         spectator_rate=args.spectator_rate,
         grace=args.grace,
+        max_race=args.max_race,
         idle_timeout=args.idle_timeout,
         heartbeat=args.heartbeat,
         lobby_burst=args.lobby_burst,

@@ -128,6 +128,8 @@ class RoomService:
         self.lobby_cache = LobbyCache(self.store.lobby_page)
         #: seats one client address may hold in one room (0: any number; set by transport.build)
         self.seats_per_address = 0
+        #: the longest race, seconds (`--max-race`; 0: none): every race ends by then
+        self.max_race = 0
         #: rooms whose unfinished business is to be settled (`recheck`), and those tasks
         self.rechecks: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -452,9 +454,11 @@ class RoomService:
             if check is not None and r.options.get("rated") and r.state == LOBBY:
                 check(len(r.seats()))
             if deal is None:
-                return r.start(now, seed, salt, secret=self.secret)
+                return r.start(now, seed, salt, secret=self.secret, max_race=self.max_race)
             deal.check(r.options)  # the host changed the game while the solver dealt: busy
-            return r.start(now, deal.seed, salt, deal.solution, secret=self.secret)
+            return r.start(
+                now, deal.seed, salt, deal.solution, secret=self.secret, max_race=self.max_race
+            )
 
         return await self.host_update(code, host_token, rule)
 

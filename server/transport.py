@@ -83,6 +83,7 @@ def build(
     store = make_store(hub)
     service = RoomService(store)
     service.seats_per_address = (limits or Limits()).seats_per_address
+    service.max_race = (limits or Limits()).max_race
     service.keep = hub.rooms.__contains__  # rooms with a connection here stay cached
     service.solver = SolverPool()  # its processes start at the first solve
     verdicts = RaceVerdicts(service.solver, service.update)

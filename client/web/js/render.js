@@ -34,7 +34,7 @@ export function clockTexts(state, now) {
     const times = rows.map((p) => p.time).filter((x) => x != null);
     out.elapsed = times.length ? formatTime(Math.max(...times)) : "done";
   }
-  if (snap.state === "racing" && snap.ends_at) out.left = formatTime(snap.ends_at - t);
+  if (snap.state === "racing" && timeLimited(snap)) out.left = formatTime(snap.ends_at - t);
   return out;
 }
 
@@ -316,6 +316,12 @@ function playSettings(state, ui) {
       "aria-pressed": String(ui.settings.sound), title: "Sound" }, ui.settings.sound ? "Sound on" : "Sound off"));
 }
 
+/** A race ends at `ends_at`: its time limit's end, or the server's longest race (hours) for
+ * one with no limit of its own, which no clock counts down. */
+function timeLimited(snap) {
+  return Boolean(snap.ends_at && snap.options?.time_limit);
+}
+
 function raceBar(state, ui, clocks) {
   const snap = state.snap;
   const mine = me(state);
@@ -323,7 +329,7 @@ function raceBar(state, ui, clocks) {
   return h("div.race-bar",
     h("span.game-name", gameTitle(state, snap.options?.game)),
     h("span.clock", { dataset: { clock: "elapsed" } }, clocks.elapsed || "0:00.0"),
-    snap.ends_at ? h("span.clock.left", "left ", h("span", { dataset: { clock: "left" } }, clocks.left || "")) : null,
+    timeLimited(snap) ? h("span.clock.left", "left ", h("span", { dataset: { clock: "left" } }, clocks.left || "")) : null,
     view ? h("span.stat", { dataset: { testid: "my-moves" } }, plural(view.moves, "move")) : null,
     view ? h("span.stat", { dataset: { testid: "my-progress" } }, pct(view.progress)) : null,
     h("span.spacer"),
