@@ -53,6 +53,8 @@ class Limits:
     #: the longest race, seconds (0: none): a race with no time limit, or a longer one, ends
     #: then (every seat still racing times out), a backstop for deadlines lost or seats stuck
     max_race: int = 7200
+    #: solver processes of this server process (0: min(4, cores)); server/solving.py
+    solver_workers: int = 0
     bad_frames: int = 3
     #: a process silent for 5 heartbeats is dead: others count out its connections
     heartbeat: float = 2.0

@@ -110,6 +110,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "%(default)s): every race ends then, even if a deadline was lost",
     )
     parser.add_argument(
+        "--solver-workers",
+        type=int,
+        default=0,
+        help="solver processes of each server process (each worker of --workers), at nice 10 "
+        "(default 0: min(4, cores)); the host's solver budget (docs/OPERATIONS.md, The solver)",
+    )
+    parser.add_argument(
         "--idle-timeout", type=float, default=60.0, help="close connections silent this long"
     )
     sends = SendLimits()
@@ -299,6 +306,7 @@ async def serve_forever(
         spectator_rate=args.spectator_rate,
         grace=args.grace,
         max_race=args.max_race,
+        solver_workers=args.solver_workers,
         idle_timeout=args.idle_timeout,
         heartbeat=args.heartbeat,
         lobby_burst=args.lobby_burst,

@@ -85,7 +85,8 @@ def build(
     service.seats_per_address = (limits or Limits()).seats_per_address
     service.max_race = (limits or Limits()).max_race
     service.keep = hub.rooms.__contains__  # rooms with a connection here stay cached
-    service.solver = SolverPool()  # its processes start at the first solve
+    # its processes start at the first solve
+    service.solver = SolverPool((limits or Limits()).solver_workers or None)
     verdicts = RaceVerdicts(service.solver, service.update)
     records = Records(
         store.redis, store.prefix, days=record_days, deadlines=store, due_ms=record_due_ms
