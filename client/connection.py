@@ -624,9 +624,14 @@ class Client:
         return await self._create_routed(msg, False, timeout=SOLVER_TIMEOUT)
 
     async def join(self, room: str, name: str) -> ev.Joined:
+        """A seat in `room`, on a socket naming it (reopened if it names none or another)."""
+        await self.route_to(room.strip().upper())
         return await self._joined({"type": "join", "room": room, "name": name})
 
     async def spectate(self, room: str, last_event: int | None = None) -> ev.Joined:
+        """Watch `room`, on a socket naming it (reopened if it names none or another)."""
+        if asyncio.current_task() is not self._setup_task:  # a reconnect's socket names it
+            await self.route_to(room.strip().upper())
         msg: dict[str, Any] = {"type": "spectate", "room": room}
         if last_event:
             msg["last_event"] = last_event
