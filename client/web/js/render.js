@@ -90,7 +90,7 @@ function homeScreen(state, ui) {
         h("button", { dataset: { action: "create-host" }, title: "Host the race without a seat and watch it" }, "Host & watch"),
         h("button.ghost", { dataset: { action: "how-to-play" } }, "How to play")),
       h("div.join-row",
-        h("input#join-code", { value: ui.form.code || "", placeholder: "Room code", "aria-label": "Room code", maxlength: "12", autocapitalize: "characters", dataset: { form: "code" } }),
+        h("input#join-code", { value: ui.form.code || "", placeholder: "Room code", "aria-label": "Room code", maxlength: "32", autocapitalize: "characters", dataset: { form: "code" } }),
         h("button.primary", { dataset: { action: "join" } }, "Join"),
         h("button", { dataset: { action: "spectate" } }, "Watch"))),
     h("section.panel.lobby-list",
