@@ -258,9 +258,11 @@ def test_a_room_is_created_and_joined_on_a_connection_naming_it(browser, web_ser
     def watch(ws) -> None:
         ws.on(
             "framesent",
-            lambda payload: sent.append((ws.url, msgpack.unpackb(payload)))
-            if isinstance(payload, bytes)
-            else None,
+            lambda payload: (
+                sent.append((ws.url, msgpack.unpackb(payload)))
+                if isinstance(payload, bytes)
+                else None
+            ),
         )
 
     errors: list[str] = []
