@@ -123,8 +123,6 @@ def local_conf(
     for listen, to in (
         ("listen 80;", f"listen 127.0.0.1:{http_port};"),
         ("listen 443 ssl;", f"listen 127.0.0.1:{tls_port} ssl;"),
-        ("listen [::]:80;", ""),
-        ("listen [::]:443 ssl;", ""),
         ("/etc/nginx/certs/fullchain.pem", str(tls[0])),
         ("/etc/nginx/certs/privkey.pem", str(tls[1])),
         ("root /var/www/certbot;", f"root {webroot};"),
