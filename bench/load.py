@@ -51,7 +51,7 @@ from solrace.bench.load_procs import (
 from solrace.bench.load_profile import Profiler, components, summarize
 from solrace.bench.load_report import Report, kib, ms
 from solrace.bench.server_process import autogroup_nice, favour_autogroup
-from solrace.server.redis_process import RedisProcess
+from solrace.server.store.redis_process import RedisProcess
 
 #: the names under which a run's measured server processes are metered (not Redis, not load)
 SERVER_NAMES = ("server", "echo", "colyseus")

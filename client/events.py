@@ -114,6 +114,17 @@ class Hint(Message):
 
 
 @dataclass(kw_only=True)
+class Admin(Message):
+    """The answer to an operator's `admin` request (only one of its parts, by `op`)."""
+
+    op: str
+    procs: list[dict[str, Any]] | None = None
+    room: dict[str, Any] | None = None
+    proc: str | None = None
+    errors: list[dict[str, Any]] | None = None
+
+
+@dataclass(kw_only=True)
 class Lobby(Message):
     rooms: list[dict[str, Any]] = field(default_factory=list)
     #: the cursor of the next page (`lobby(after=next)`), None on the last page
@@ -264,6 +275,7 @@ MESSAGE_TYPES: dict[str, type[Message]] = {
     "lobby": Lobby,
     "pong": Pong,
     "hint": Hint,
+    "admin": Admin,
 }
 
 #: client field name -> wire key, where the wire's is a Python keyword

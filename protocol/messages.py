@@ -13,7 +13,7 @@ from typing import Any, overload
 import msgpack
 import solrace.engine as engine
 
-#: the protocol version this package speaks; the web page gets it injected (server/http.py)
+#: the protocol version this package speaks; the web page gets it injected (server/net/http.py)
 VERSION = 1
 #: every version a server accepts in `hello`
 VERSIONS = (1,)
@@ -146,6 +146,13 @@ CLIENT: dict[str, dict[str, F]] = {
         "date": F(str, False, 10),  # practice a past day's daily (YYYY-MM-DD, in the archive)
         "code": F(str, False, 32),  # the attempt's room code, drawn by the client (Room codes)
     },
+    # an operator's request (Admin): off unless the server has an admin token
+    "admin": {
+        "token": F(str, True, 128),
+        "op": F(str, True, 16),
+        "room": F(str, False, 32),
+        "seat": F(int, False),
+    },
 }
 
 #: server -> client messages: type -> fields (used by tests and clients to check what they get)
@@ -194,6 +201,15 @@ SERVER: dict[str, dict[str, F]] = {
     "progress": {"from": F(int), "n": F(int), "at": F(int), "seats": F(list)},
     "board": {"seat": F(int), "moves": F(int), "view": F(dict)},
     "lobby": {"rooms": F(list), "next": F((str, type(None)), False), "ref": F(int, False)},
+    # the answer to `admin`: `procs` (op rooms), `room` (room, kick, close) or `errors`
+    "admin": {
+        "op": F(str),
+        "procs": F(list, False),
+        "room": F(dict, False),
+        "proc": F(str, False),
+        "errors": F(list, False),
+        "ref": F(int, False),
+    },
     "hint": {
         "verdict": F(str),
         "move": F((str, type(None)), False),
@@ -377,7 +393,7 @@ CODE_SHOWN = 5
 
 
 def _cut_code(code: Any) -> Any:
-    """A room code as a log may show it (server/codes.py `shown`): a private room's code is
+    """A room code as a log may show it (server/common/codes.py `shown`): a private room's code is
     its link's only key, so only its first characters."""
     if isinstance(code, str) and len(code) > CODE_SHOWN:
         return code[:CODE_SHOWN] + "…"
@@ -415,7 +431,7 @@ def with_ref(msg: dict[str, Any] | bytes, ref: int | None) -> dict[str, Any] | b
 
     A map is changed in place. An encoded map (bytes from `encode`, without a `ref` key) gets
     `ref` as one more entry without being decoded: a reply encoded once for every asker (a
-    lobby page, server/lobby.py) costs each asker only these few bytes."""
+    lobby page, server/race/lobby.py) costs each asker only these few bytes."""
     if ref is None:
         return msg
     if isinstance(msg, dict):

@@ -33,7 +33,7 @@ from helpers.race import until
 from solrace.bench.server_process import ServerProcess
 from solrace.client import Client
 from solrace.client.events import Joined
-from solrace.server.redis_process import free_port
+from solrace.server.store.redis_process import free_port
 from websockets.asyncio.client import connect
 
 CONF = Path(__file__).resolve().parents[2] / "server" / "deploy" / "nginx.conf"

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from helpers.race import start_race, until
 from helpers.servers import in_loop
-from solrace.server.conn import Limits
-from solrace.server.metrics import METRICS
-from solrace.server.room_locks import RoomLocks
-from solrace.server.solving import Budgets
-from solrace.server.transport import Transport
+from solrace.server.common.metrics import METRICS
+from solrace.server.common.room_locks import RoomLocks
+from solrace.server.net.conn import Limits
+from solrace.server.net.transport import Transport
+from solrace.server.solver.solving import Budgets
 
 BOGUS = 300
 ROOMS = 8

@@ -34,6 +34,7 @@ CLIENT_EXAMPLES = {
     "lobby": {},
     "ping": {"t": 123},
     "hint": {},
+    "admin": {"token": "t" * 20, "op": "kick", "room": "KX7QF", "seat": 1},
 }
 
 
@@ -196,6 +197,7 @@ SERVER_EXAMPLES = [
     {"type": "lobby", "ref": 3, "rooms": []},
     {"type": "hint", "ref": 4, "verdict": "won", "move": "t3-f1", "n": 7},
     {"type": "hint", "ref": 5, "verdict": "lost", "n": 7},
+    {"type": "admin", "ref": 6, "op": "rooms", "procs": [{"proc": "a1", "rooms": []}]},
     m.event(1, "player_joined", 5, seat=0, name="ann"),
     m.event(2, "player_left", 5, seat=0),
     m.event(3, "connected", 5, seat=0, connected=False),

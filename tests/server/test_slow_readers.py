@@ -21,10 +21,10 @@ from helpers.race import play, seated_room, until
 from helpers.servers import in_loop
 from helpers.views import ELSEWHERE
 from solrace.protocol import messages as m
-from solrace.server.conn import Conn, Limits
-from solrace.server.metrics import METRICS
-from solrace.server.transport import Transport
-from solrace.server.ws_limits import SendLimits
+from solrace.server.common.metrics import METRICS
+from solrace.server.net.conn import Conn, Limits
+from solrace.server.net.transport import Transport
+from solrace.server.net.ws_limits import SendLimits
 
 #: small buffers, so a few dozen frames fill them; no rate limit gets in the way
 SMALL = SendLimits(send_buffer=4096, write_limit=8192, max_buffered=1 << 20, slow_reader_s=0.5)

@@ -11,10 +11,10 @@ from collections.abc import AsyncIterator
 import pytest
 from helpers.race import until
 from helpers.views import putt_move
-from solrace.server import store as store_mod
-from solrace.server.metrics import METRICS
-from solrace.server.service import RoomService
-from solrace.server.store import Store
+from solrace.server.common.metrics import METRICS
+from solrace.server.race.service import RoomService
+from solrace.server.store import store as store_mod
+from solrace.server.store.store import Store
 
 
 @pytest.fixture

@@ -57,7 +57,7 @@ export function newRoomCode(isPublic, random = (n) => crypto.getRandomValues(new
 
 /**
  * The protocol version to say in hello: the server writes it into the page it serves
- * (<meta name="solrace-protocol">, see server/http.py), since hello goes before anything else.
+ * (<meta name="solrace-protocol">, see server/net/http.py), since hello goes before anything else.
  * 0 when the page did not come from a solrace server: that server then refuses the hello.
  */
 export function protocolVersion(doc = globalThis.document) {
