@@ -318,11 +318,12 @@ async def test_four_hundred_websockets_through_the_proxy(proxy) -> None:
 
 
 async def test_metrics_are_refused_from_elsewhere(proxy) -> None:
-    """`/metrics` through the proxy answers only the proxy's own machine: 127.0.0.2 stands for
-    the internet (another address than the proxy's, on loopback)."""
+    """`/metrics` (and the admin page) through the proxy answer only the proxy's own machine:
+    127.0.0.2 stands for the internet (another address than the proxy's, on loopback)."""
     proxy, _ = proxy
-    status, _, body = await asyncio.to_thread(proxy.get, "/metrics", "127.0.0.2")
-    assert status == 403
+    for path in ("/metrics", "/admin", "/admin.html"):
+        status, _, body = await asyncio.to_thread(proxy.get, path, "127.0.0.2")
+        assert status == 403, (path, status)
     status, _, body = await asyncio.to_thread(proxy.get, "/metrics")
     assert status == 200 and b"solrace_" in body
     # what the public may ask still answers it
