@@ -64,7 +64,10 @@ class Ack(Message):
     move: str | None = None
     undone: str | None = None
     revealed: list[str] = field(default_factory=list)
+    #: the mover's board after the move: sent whole, or derived by `Room.apply_ack` from
+    #: `change` (what the move did to the board before it) and the board the client had
     view: dict[str, Any] | None = None
+    change: dict[str, Any] | None = None
     status: str | None = None
     #: the mover's own `progress` event, folded into its ack: the event's room number and
     #: fields (None from a server that still sends that event on its own)
@@ -91,6 +94,14 @@ class Board(Message):
     seat: int
     moves: int = 0
     view: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Batch(Message):
+    """A spectator's tick: several messages in one frame, in order (the connection hands
+    each on by itself: `codec.messages`; this class is for whoever parses a frame whole)."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -272,6 +283,7 @@ MESSAGE_TYPES: dict[str, type[Message]] = {
     "error": Error,
     "board": Board,
     "progress": ProgressFrame,
+    "batch": Batch,
     "lobby": Lobby,
     "pong": Pong,
     "hint": Hint,

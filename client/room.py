@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from solrace.protocol.messages import acked_view
+
 from . import events as ev
 
 
@@ -122,7 +124,15 @@ class RoomModel:
         one): when it is the next event (`event` is one past ours) it counts as applied.
         Otherwise earlier events are still on their way and that event follows them.
         """
-        if ack.view is not None:
+        if ack.view is None and ack.change is not None:
+            raw: dict[str, Any] = {"n": ack.n, "change": ack.change}
+            if ack.undone is not None:
+                raw["undone"] = ack.undone
+            # None: the board here is not the one the change applies to (the seat moved from
+            # another connection); the connection asks for a snapshot (`_needs_board`)
+            ack.view = acked_view(self.view, raw)
+            self.view = ack.view
+        elif ack.view is not None:
             self.view = ack.view
         me = self.players.get(self.seat) if self.seat is not None else None
         if me is not None and ack.view is not None:

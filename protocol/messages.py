@@ -183,7 +183,9 @@ SERVER: dict[str, dict[str, F]] = {
     "snapshot": {"snapshot": F(dict)},
     "ack": {
         "n": F(int),
-        "view": F(dict),
+        # the mover's board: what the move changed (`change`), or the whole view
+        "view": F(dict, False),
+        "change": F(dict, False),
         "status": F(str),
         "move": F(str, False),
         "undone": F(str, False),
@@ -200,6 +202,9 @@ SERVER: dict[str, dict[str, F]] = {
     # room events `from`..`n`, all progress of racing seats, coalesced: each seat's latest line
     "progress": {"from": F(int), "n": F(int), "at": F(int), "seats": F(list)},
     "board": {"seat": F(int), "moves": F(int), "view": F(dict)},
+    # a spectator's tick: the messages of one tick in one frame (each an event, progress or
+    # board, in the order a client applies them; never a batch)
+    "batch": {"messages": F(list)},
     "lobby": {"rooms": F(list), "next": F((str, type(None)), False), "ref": F(int, False)},
     # the answer to `admin`: `procs` (op rooms), `room` (room, kick, close) or `errors`
     "admin": {
@@ -367,7 +372,47 @@ def validate_server(msg: dict[str, Any]) -> dict[str, Any]:
         _check_fields(msg, EVENT_KINDS[ek], f"event {ek}")
     if kind == "error" and msg["code"] not in ERROR_CODES:
         raise ProtocolError("bad_message", f"unknown error code {msg['code']!r}", field="code")
+    if kind == "batch":
+        for item in msg["messages"]:
+            if not isinstance(item, dict) or item.get("type") not in BATCHED:
+                raise ProtocolError(
+                    "bad_message",
+                    "batch: each message is an event, progress or board",
+                    field="messages",
+                )
+            validate_server(item)
     return msg
+
+
+#: the message types a `batch` may hold
+BATCHED = frozenset({"event", "progress", "board"})
+#: `{"type": "batch", "messages": ` as msgpack: a fixmap of 2, then the two keys' strings
+_BATCH_HEAD = b"\x82\xa4type\xa5batch\xa8messages"
+
+
+def batch_frame(frames: list[bytes]) -> bytes:
+    """Encoded messages (each from `encode`) as one `batch` frame, without decoding them: the
+    array's items are the encoded maps themselves, so a frame encoded once for a room is
+    copied, never packed again. One message alone is sent as itself."""
+    if len(frames) == 1:
+        return frames[0]
+    count = len(frames)
+    if count <= 0x0F:
+        header = bytes([0x90 | count])
+    elif count <= 0xFFFF:
+        header = b"\xdc" + count.to_bytes(2, "big")
+    else:
+        header = b"\xdd" + count.to_bytes(4, "big")
+    return b"".join((_BATCH_HEAD, header, *frames))
+
+
+def unbatch(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    """A decoded server message as the messages it stands for: a `batch`'s, in order, or
+    itself (what every client does first with each frame)."""
+    if msg.get("type") == "batch":
+        items = msg.get("messages")
+        return [x for x in items if isinstance(x, dict)] if isinstance(items, list) else []
+    return [msg]
 
 
 def parse_client(frame: bytes | str, max_size: int = MAX_FRAME) -> dict[str, Any]:
@@ -506,6 +551,66 @@ def pong(ref: int | None, t: Any = None) -> dict[str, Any]:
 
 def event(n: int, kind: str, at: int, **fields: Any) -> dict[str, Any]:
     return {"type": "event", "n": n, "kind": kind, "at": at, **fields}
+
+
+# --- an ack's change: what one move did to the mover's board -------------------------------
+
+#: view fields a change never carries: fixed for the race, or (`moves`) the ack's `n`
+_FIXED_VIEW_FIELDS = ("game", "options", "piles", "moves")
+
+
+def view_change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What turns engine view `before` into `after` (PROTOCOL.md, `ack`): `piles`, each pile
+    that changed as `[keep, *items]` (keep the first `keep` items, then add `items`), and
+    `fields`, the view's other fields that changed (omitted when none did)."""
+    old = before["piles"]
+    piles: dict[str, list[Any]] = {}
+    for name, pile in after["piles"].items():
+        was = old.get(name)
+        if was is pile or was == pile:
+            continue
+        was = was or []
+        keep, limit = 0, min(len(was), len(pile))
+        while keep < limit and was[keep] == pile[keep]:
+            keep += 1
+        piles[name] = [keep, *pile[keep:]]
+    change: dict[str, Any] = {"piles": piles}
+    fields = {
+        k: v for k, v in after.items() if k not in _FIXED_VIEW_FIELDS and before.get(k, v) != v
+    }
+    fields.update({k: v for k, v in after.items() if k not in before and k != "moves"})
+    if fields:
+        change["fields"] = fields
+    return change
+
+
+def apply_change(view: dict[str, Any], change: dict[str, Any], moves: int) -> dict[str, Any]:
+    """The view after an ack's `change` (a new dict; unchanged piles are shared): `moves` is
+    the ack's `n`."""
+    piles = dict(view["piles"])
+    for name, (keep, *items) in change["piles"].items():
+        piles[name] = [*piles.get(name, [])[:keep], *items]
+    return {**view, **change.get("fields", {}), "piles": piles, "moves": moves}
+
+
+def ack_base(ack: dict[str, Any]) -> int:
+    """The move count of the board an ack's `change` applies to: one before its `n` for a
+    move, one after it for an undo."""
+    n: int = ack["n"]
+    return n + 1 if "undone" in ack else n - 1
+
+
+def acked_view(view: dict[str, Any] | None, ack: dict[str, Any]) -> dict[str, Any] | None:
+    """The mover's board after an ack: its `view`, or `change` applied to `view` (the board
+    the client had); None when the client's board is not the one the change applies to (a
+    move made from another connection of the seat): it asks for a snapshot then."""
+    if ack.get("view") is not None:
+        full: dict[str, Any] = ack["view"]
+        return full
+    change = ack.get("change")
+    if change is None or view is None or view.get("moves") != ack_base(ack):
+        return None
+    return apply_change(view, change, ack["n"])
 
 
 # --- room options ------------------------------------------------------------------------

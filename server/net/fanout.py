@@ -11,6 +11,14 @@ as one `progress` frame when the window ends (`deliver`). Connections at the sam
 the same frames (one encoding, one `broadcast`, which frames it once and never waits on a
 slow client: server/net/ws_server.py).
 
+Spectators go per tick (`TICK_S`), not per move: what a room's spectators lack (its events
+since their place, coalesced as above, and each seat's latest board) is held and sent as one
+frame per spectator per tick (a `batch`, protocol/messages.py), encoded once for all the
+spectators at the same place, so a thousand spectators cost the room's CPU per tick, not per
+move (`_tick`). The first frame of a quiet room goes out at the end of the loop's turn, and
+so does an event that is news (a start, a seat's end, the results: `urgent`); then the room's
+next frame waits for the tick's end.
+
 Those two streams interleave when a room's seats are split across processes, so event n+1 may
 arrive before n: it is kept (each room keeps its last events) and sent right after n once n
 arrives. A connection still behind after a short wait fetches the missing events from the
@@ -27,6 +35,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import msgpack
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.server.common.codes import shown
@@ -46,6 +55,36 @@ GAP_WAIT = 0.1
 COALESCE_S = 0.05
 #: the fields of a seat's line in a coalesced `progress` frame (a progress event's, less n/at)
 SEAT_FIELDS = ("seat", "moves", "home", "progress", "status", "time")
+#: seconds between two frames to a room's spectators: one frame per spectator per tick holds
+#: the room's events since its last one and each seat's latest board (`Hub._tick`). 100 ms, the
+#: low end of what issue 21 allows: a spectator sees a move at most a tick late (a human's
+#: reaction time), and 1,000 spectators cost ~10 writes per second each, whatever the room's
+#: pace
+TICK_S = 0.1
+
+
+@dataclass
+class Tick:
+    """A room's spectator tick: the boards waiting for its next frame (one per seat, the
+    latest), and its window: after a frame, the next one waits for `timer` (`due` says one
+    is owed then); `soon` is a frame due at the end of this turn of the loop."""
+
+    boards: dict[int, bytes] = field(default_factory=dict)
+    timer: asyncio.TimerHandle | None = None
+    soon: asyncio.Handle | None = None
+    due: bool = False
+
+    def cancel(self) -> None:
+        for handle in (self.timer, self.soon):
+            if handle is not None:
+                handle.cancel()
+        self.timer = self.soon = None
+
+
+def urgent(event: dict[str, Any]) -> bool:
+    """An event the room's spectators get at the end of the turn, not at the tick's end: news
+    (a start, a seat's end, the results). Routine progress and the spectator count wait."""
+    return not coalescible(event) and event.get("kind") != "watchers"
 
 
 @dataclass
@@ -125,9 +164,20 @@ DELAYED_BOARD_S = 1.0
 
 
 def _board_seat(frame: bytes) -> int:
-    """The seat of an encoded `board` frame (only delayed boards pay for this decode)."""
-    seat = m.decode_trusted(frame).get("seat")
-    return seat if isinstance(seat, int) else -1
+    """The seat of an encoded `board` frame, read up to its `seat` field (the view after it,
+    most of the frame, is never decoded)."""
+    unpacker = msgpack.Unpacker(raw=False)
+    unpacker.feed(frame)
+    try:
+        for _ in range(unpacker.read_map_header()):
+            key = unpacker.unpack()
+            if key == "seat":
+                seat = unpacker.unpack()
+                return seat if isinstance(seat, int) else -1
+            unpacker.skip()
+    except Exception:  # not a map: no seat
+        pass
+    return -1
 
 
 class Hub:
@@ -135,6 +185,13 @@ class Hub:
 
     def __init__(self) -> None:
         self.rooms: dict[str, set[Conn]] = {}
+        #: the same connections by role: players get events as they come, spectators per tick
+        self.players: dict[str, set[Conn]] = {}
+        self.spectators: dict[str, set[Conn]] = {}
+        #: per room with spectators here: its tick (`_tick`)
+        self.ticks: dict[str, Tick] = {}
+        #: per room: the highest event number this process has heard of (spectators' top)
+        self.heard: dict[str, int] = {}
         #: per room: its last events sent (by number), the highest number sent, its window
         self.recent: dict[str, dict[int, dict[str, Any]]] = {}
         self.tops: dict[str, int] = {}
@@ -177,6 +234,8 @@ class Hub:
         if members is None:
             members = self.rooms[code] = set()
         members.add(conn)
+        by_role = self.spectators if conn.role == "spectator" else self.players
+        by_role.setdefault(code, set()).add(conn)
         return first
 
     def remove(self, code: str, conn: Conn) -> bool:
@@ -185,11 +244,22 @@ class Hub:
         if members is None:
             return False
         members.discard(conn)
+        for by_role in (self.players, self.spectators):
+            conns = by_role.get(code)
+            if conns is not None:
+                conns.discard(conn)
+                if not conns:
+                    del by_role[code]
+        if code not in self.spectators:
+            tick = self.ticks.pop(code, None)
+            if tick is not None:
+                tick.cancel()
         if members:
             return False
         del self.rooms[code]
         self.recent.pop(code, None)
         self.tops.pop(code, None)
+        self.heard.pop(code, None)
         window = self.windows.pop(code, None)
         if window is not None:
             window.timer.cancel()
@@ -226,20 +296,22 @@ class Hub:
         if self._flush_handle is None:
             self._flush_handle = asyncio.get_running_loop().call_soon(self.flush)
 
-    def flush(self) -> None:
+    def flush(self, conn: Conn | None = None) -> None:
         """Send the queued events now. Every reply but an ack calls this first, so a request's
-        own events (a `ready`'s, a `rematch`'s) reach its connection before its `ok`."""
+        own events (a `ready`'s, a `rematch`'s) reach its connection before its `ok`; a
+        spectator's (a host who watches) are sent it at once, ahead of its tick."""
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
-        if not self._outbox:
-            return
-        out, self._outbox = self._outbox, []
-        for code, event in out:
-            try:
-                self.deliver(code, event)
-            except Exception:  # one room's failure must not hold back the others' events
-                log.exception("fan-out of event %s in %s", event.get("n"), shown(code))
+        if self._outbox:
+            out, self._outbox = self._outbox, []
+            for code, event in out:
+                try:
+                    self.deliver(code, event)
+                except Exception:  # one room's failure must not hold back the others' events
+                    log.exception("fan-out of event %s in %s", event.get("n"), shown(code))
+        if conn is not None and conn.role == "spectator" and conn.room is not None:
+            self._events_now(conn.room, conn)
 
     def acked(self, conn: Conn, n: int) -> None:
         """The mover's ack carried its own progress event n: when that is the next event for
@@ -250,8 +322,9 @@ class Hub:
             conn.last_event = n
 
     def board(self, code: str, delay: int, frame: bytes) -> None:
-        """A spectator board (ours or another process's): to this room's spectators here, but
-        never to the address of a seat still in the race (judged when the board goes out).
+        """A spectator board (ours or another process's): to this room's spectators here with
+        their next tick (`_board_due`), but never to the address of a seat still in the race
+        (judged when the tick goes out).
 
         A delayed board waits in memory for `delay` seconds; so that what waits is bounded by
         seats x delay and not by how fast racers move, a seat's later board of the same
@@ -260,7 +333,7 @@ class Hub:
         if code not in self.rooms:
             return
         if delay <= 0:
-            self._board_out(code, frame)
+            self._board_due(code, frame)
             return
         key = (_board_seat(frame), int(asyncio.get_running_loop().time() // DELAYED_BOARD_S))
         waiting = self.delayed.setdefault(code, {})
@@ -273,15 +346,19 @@ class Hub:
         frame = None if waiting is None else waiting.pop(key, None)
         if waiting is not None and not waiting:
             del self.delayed[code]
-        if frame is not None and code in self.rooms:
-            self._board_out(code, frame)
+        if frame is not None:
+            self._board_due(code, frame)
 
-    def _board_out(self, code: str, frame: bytes) -> None:
-        racers = self.reader.racing_addresses(code)
-        targets = [c.ws for c in self.rooms.get(code, ()) if self._may_watch(c, racers)]
-        if targets:
-            broadcast(targets, frame)
-            METRICS.fanout_frames.inc(len(targets))
+    def _board_due(self, code: str, frame: bytes) -> None:
+        """A board for the room's next tick: it takes the place of the seat's board waiting
+        there (a board is a whole view; a spectator sees each seat's latest, once a tick)."""
+        if code not in self.spectators:
+            return
+        tick = self.ticks.get(code)
+        if tick is None:
+            tick = self.ticks[code] = Tick()
+        tick.boards[_board_seat(frame)] = frame
+        self._spectators_due(code, tick, now=False)
 
     @staticmethod
     def _may_watch(conn: Conn, racers: frozenset[str] | None) -> bool:
@@ -336,6 +413,12 @@ class Hub:
         if code not in self.rooms:
             return
         self._release_withheld(code, event)
+        self._heard(code, event)
+        if code in self.spectators:
+            tick = self.ticks.get(code)
+            if tick is None:
+                tick = self.ticks[code] = Tick()
+            self._spectators_due(code, tick, now=urgent(event))
         if coalescible(event):
             window = self.windows.get(code)
             if window is not None:
@@ -365,20 +448,30 @@ class Hub:
             held, window.held = window.held, []
             self._send(code, held)
 
+    def _heard(self, code: str, event: dict[str, Any]) -> None:
+        """Keep a room event (by number) for whoever lacks it: players now or at the window's
+        end, spectators at the tick's."""
+        recent = self.recent.setdefault(code, {})
+        recent[event["n"]] = event
+        if event["n"] > self.heard.get(code, 0):
+            self.heard[code] = event["n"]
+        if len(recent) > 2 * RECENT:  # keep the newest (numbers far apart after a resync)
+            for old in sorted(recent)[:-RECENT]:
+                del recent[old]
+
     def _send(self, code: str, events: list[dict[str, Any]]) -> None:
-        """Give each connection of the room the events it lacks, from the one after its last.
+        """Give each player of the room the events it lacks, from the one after its last
+        (spectators get theirs per tick: `_tick`).
 
         Connections at the same place share the same frames (one encoding, one broadcast): a
         run of two or more progress events of racing seats is one `progress` frame, anything
         else one frame per event. Kept events (`recent`) also carry a connection past events
         that arrived out of order; one still behind after GAP_WAIT fetches what it missed.
         """
-        members = self.rooms.get(code)
+        members = self.players.get(code)
         if not members:
             return
         recent = self.recent.setdefault(code, {})
-        for event in events:
-            recent[event["n"]] = event
         top = max(self.tops.get(code, 0), *(e["n"] for e in events))
         self.tops[code] = top
         at: dict[int, list[Conn]] = {}
@@ -404,22 +497,133 @@ class Hub:
                     conn.last_event = run[-1]["n"]
             if last + len(run) < top:
                 behind = True
-        if len(recent) > 2 * RECENT:  # keep the newest (numbers far apart after a resync)
-            for old in sorted(recent)[:-RECENT]:
-                del recent[old]
-        if behind and code not in self.gap_timers:
+        if behind:
+            self._gap_wait(code)
+
+    def _gap_wait(self, code: str) -> None:
+        if code not in self.gap_timers:
             self.gap_timers[code] = asyncio.get_running_loop().call_later(
                 GAP_WAIT, self._gap_check, code
             )
 
     def _gap_check(self, code: str) -> None:
-        """Whoever is still behind the newest event sent after the wait fetches what it missed."""
+        """Whoever is still behind the newest event sent after the wait fetches what it missed:
+        a player behind the newest event sent, a spectator whose next event is not here (one
+        whose next is here only waits for its tick)."""
         self.gap_timers.pop(code, None)
         top = self.tops.get(code, 0)
-        for conn in self.rooms.get(code, ()):
+        heard = self.heard.get(code, 0)
+        recent = self.recent.get(code, {})
+        for conn in self.players.get(code, ()):
             if conn.last_event < top:
                 conn.dirty = True
                 self.spawn(self.catch_up(conn))
+        for conn in self.spectators.get(code, ()):
+            if conn.last_event < heard and conn.last_event + 1 not in recent:
+                conn.dirty = True
+                self.spawn(self.catch_up(conn))
+
+    # --- spectators, per tick ----------------------------------------------------------------
+
+    def _spectators_due(self, code: str, tick: Tick, *, now: bool) -> None:
+        """Something for the room's spectators: their frame goes at the end of this turn when
+        the room's window is closed (or `now`: news), else at the window's end."""
+        if tick.soon is not None:
+            return  # a frame is due this turn: it takes this too
+        if tick.timer is None or now:
+            if tick.timer is not None:
+                tick.timer.cancel()
+                tick.timer = None
+            tick.due = False
+            tick.soon = asyncio.get_running_loop().call_soon(self._tick, code)
+        else:
+            tick.due = True
+
+    def _tick_end(self, code: str) -> None:
+        """The window closed: send what waited for it (which opens the next), else rest."""
+        tick = self.ticks.get(code)
+        if tick is None:
+            return
+        tick.timer = None
+        if tick.due:
+            tick.due = False
+            self._tick(code)
+
+    def _tick(self, code: str) -> None:
+        """One frame to each spectator of the room: the events after its place (each run of
+        racing seats' progress one `progress`) and, to those allowed boards, each seat's latest
+        board; one encoding and one `broadcast` per place. Then the room's window opens."""
+        tick = self.ticks.get(code)
+        if tick is None:
+            return
+        tick.soon = None
+        tick.timer = asyncio.get_running_loop().call_later(TICK_S, self._tick_end, code)
+        boards = [tick.boards[seat] for seat in sorted(tick.boards)]
+        tick.boards = {}
+        try:
+            self._to_spectators(code, boards)
+        except Exception:  # one room's failure must not stop its ticks
+            log.exception("spectator tick of %s", shown(code))
+
+    def _to_spectators(self, code: str, boards: list[bytes]) -> None:
+        conns = self.spectators.get(code)
+        if not conns:
+            return
+        heard = self.heard.get(code, 0)
+        racers = self.reader.racing_addresses(code) if boards else None
+        places: dict[tuple[int, bool], list[Conn]] = {}
+        boards_only: list[Conn] = []
+        for conn in conns:
+            watch = bool(boards) and self._may_watch(conn, racers)
+            if conn.catching_up:  # its events come from the catch-up, in order
+                if conn.last_event < heard:
+                    conn.dirty = True
+                    self.spawn(self.catch_up(conn))
+                if watch:
+                    boards_only.append(conn)
+                continue
+            if conn.last_event < heard or watch:
+                places.setdefault((conn.last_event, watch), []).append(conn)
+        if boards_only:
+            self._frame_out(boards_only, boards)
+        recent = self.recent.get(code, {})
+        runs: dict[int, tuple[list[dict[str, Any]], list[bytes]]] = {}
+        behind = False
+        for (last, watch), group in places.items():
+            got = runs.get(last)
+            if got is None:
+                run: list[dict[str, Any]] = []
+                while (following := recent.get(last + 1 + len(run))) is not None:
+                    run.append(following)
+                got = runs[last] = (run, frames(run))
+            run, encoded = got
+            if last + len(run) < heard:
+                behind = True
+            self._frame_out(group, encoded + boards if watch else encoded)
+            if run:
+                for conn in group:
+                    conn.last_event = run[-1]["n"]
+        if behind:
+            self._gap_wait(code)
+
+    @staticmethod
+    def _frame_out(conns: list[Conn], messages: list[bytes]) -> None:
+        """Messages to connections at one place: one frame (a `batch` of two or more)."""
+        if messages:
+            broadcast([c.ws for c in conns], m.batch_frame(messages))
+            METRICS.fanout_frames.inc(len(conns))
+
+    def _events_now(self, code: str, conn: Conn) -> None:
+        """A spectator's own request is answered: the room's events it lacks go first."""
+        if conn.catching_up:
+            return
+        recent = self.recent.get(code, {})
+        run: list[dict[str, Any]] = []
+        while (following := recent.get(conn.last_event + 1 + len(run))) is not None:
+            run.append(following)
+        if run:
+            self._frame_out([conn], frames(run))
+            conn.last_event = run[-1]["n"]
 
     # --- catch-up -------------------------------------------------------------------------
 
@@ -483,5 +687,8 @@ class Hub:
         for window in self.windows.values():
             window.timer.cancel()
         self.windows.clear()
+        for tick in self.ticks.values():
+            tick.cancel()
+        self.ticks.clear()
         for task in list(self.tasks):
             task.cancel()

@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from solrace.server.net.conn import IPNetwork, networks, within
+
 log = logging.getLogger("solrace.front")
 
 #: bytes of the request peeked at most: the request line is all the routing needs
@@ -184,8 +186,18 @@ class Front:
         host: str,
         port: int,
         command: Callable[[int, int], list[str]],
+        *,
+        peek_cap: int = 20,
+        uncapped: tuple[IPNetwork, ...] = (),
     ) -> None:
         self.workers = [Worker(i) for i in range(count)]
+        #: sockets of one address the front waits on for a request line (`peek`) at once; more
+        #: go to a worker at once, unrouted, where the same address's pre-handshake cap (429)
+        #: applies: idle sockets cannot pile up in the front, holding its descriptors
+        self.peek_cap = peek_cap
+        #: addresses without that cap (trusted proxies, `--exempt`: one address, many clients)
+        self.uncapped = uncapped
+        self.peeking: dict[str, int] = {}
         self.host = host
         self.port = port
         self.command = command  # (index, fd) -> the worker's argv
@@ -290,8 +302,7 @@ class Front:
 
     async def route(self, sock: socket.socket) -> None:
         try:
-            head = await peek(sock)
-            code = room_of(head)
+            code = room_of(await self._peek(sock))
             deadline = time.monotonic() + WAIT_FOR_WORKER
             while True:
                 w = self.pick(code)
@@ -307,6 +318,24 @@ class Front:
                 await asyncio.sleep(0.05)
         finally:
             sock.close()  # the worker has its own copy of the descriptor
+
+    async def _peek(self, sock: socket.socket) -> bytes:
+        """`peek`, unless the socket's address has `peek_cap` sockets being peeked already."""
+        try:
+            host = str(sock.getpeername()[0])
+        except OSError:
+            return b""
+        if within(host, self.uncapped):
+            return await peek(sock)
+        if self.peeking.get(host, 0) >= self.peek_cap:
+            return b""
+        self.peeking[host] = self.peeking.get(host, 0) + 1
+        try:
+            return await peek(sock)
+        finally:
+            self.peeking[host] -= 1
+            if not self.peeking[host]:
+                del self.peeking[host]
 
     # --- the process ----------------------------------------------------------------------
 
@@ -438,7 +467,17 @@ def run_front(args: Any, redis_url: str, argv: Sequence[str]) -> int:
             str(index),
         ]
 
-    front = Front(args.workers, args.host, args.port, command)
+    uncapped = networks(args.trusted_proxies) + tuple(
+        net for spec in args.exempt for net in networks(spec)
+    )
+    front = Front(
+        args.workers,
+        args.host,
+        args.port,
+        command,
+        peek_cap=args.handshakes_per_address,
+        uncapped=uncapped,
+    )
     asyncio.run(front.run())
     return front.exit_code
 

@@ -191,7 +191,7 @@ class Transport:
     async def send(self, conn: Conn, msg: dict[str, Any]) -> None:
         """A reply (or error): the room events its request made go out first (`Hub.flush`).
         Acks are written by `_ack` instead, ahead of their move's fan-out."""
-        self.hub.flush()
+        self.hub.flush(conn)
         await send(conn, msg)
 
     def serve_options(self) -> dict[str, Any]:
@@ -484,7 +484,7 @@ class Transport:
 
     async def on_lobby(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         frame = await self.service.lobby_frame(msg.get("after", ""), ref)
-        self.hub.flush()
+        self.hub.flush(conn)
         await conn.ws.send(frame)
 
     def _player_of(self, conn: Conn, key: str | None) -> str | None:

@@ -96,6 +96,10 @@ class Cached:
     room: Room
     ver: int
     seq: int
+    #: the fence's counter when this copy was loaded (`Loaded.sync`; b"": unknown). While this
+    #: process holds the room's lease, a move is stored by the lean append that carries it
+    #: (`Store.append_owned`): equal counters say nobody else wrote the room since.
+    sync: bytes = b""
 
 
 class RoomService:
@@ -210,7 +214,7 @@ class RoomService:
         for seat, race in room.races.items():
             entries = [Entry.decode(raw) for raw in loaded.logs.get(seat, [])]
             race.load(entries, loaded.revs.get(seat, 0))
-        cached = Cached(room, loaded.ver, loaded.seq)
+        cached = Cached(room, loaded.ver, loaded.seq, loaded.sync)
         self.cache[code] = cached
         if recheck and self.unfinished(room, self.clock()):
             self.recheck(code)  # e.g. a process died between a race's last move and its end
@@ -278,7 +282,11 @@ class RoomService:
                     cached.room.state,
                     room.state,
                 )
-            self.cache[code] = Cached(room, ver, numbers[-1] if numbers else cached.seq)
+            # the copy stays as good as the one loaded above: a write by another process
+            # since then moved the fence's counter, and the next lean append reloads
+            self.cache[code] = Cached(
+                room, ver, numbers[-1] if numbers else cached.seq, cached.sync
+            )
             if finishing and self.finished is not None:
                 self.finished(room)
             # never raises: a stored final move must not answer `busy` for a lobby write
@@ -535,6 +543,10 @@ class RoomService:
     ) -> dict[str, Any]:
         """Validate with the engine, store with the atomic append, and only then build the ack."""
         cached, fresh = await self._cached(code)
+        if not cached.sync and not fresh and self.store.fences.get(code):
+            # a copy this process made without a load (a room it created): the lease holder
+            # loads it once, for the fence's counter its lean appends carry
+            cached, fresh = await self._load(code), True
         for attempt in range(RETRIES):
             if attempt > 1:
                 await CONFLICT_PAUSES.sleep(
@@ -556,7 +568,7 @@ class RoomService:
             boards = room.options["spectator_view"] == "boards" and room.options["spectators"]
             board = self._board(room, seat) if boards and self.watched.get(code, 0) > 0 else b""
             try:
-                stored, recovered = await self._store(code, cached.ver, plan, board, room)
+                stored, recovered = await self._store(code, cached, plan, board, room)
             except Conflict:
                 room.rollback(plan)
                 cached, fresh = await self._load(code), True
@@ -581,9 +593,14 @@ class RoomService:
         raise too_busy("seat")
 
     async def _store(
-        self, code: str, ver: int, plan: MovePlan, board: bytes, room: Room
+        self, code: str, cached: Cached, plan: MovePlan, board: bytes, room: Room
     ) -> tuple[Appended, bool]:
         """Store the plan: (what the append left, whether Redis's answer to it was lost).
+
+        The lease holder (this process writes the room with an epoch) whose copy was loaded
+        under the fence's current counter is the room's one writer: its move is one lean
+        fenced append (`Store.append_owned`). Without the lease, or with a copy of unknown
+        standing, the append checks the version, the log's length and its revision.
 
         A timeout or a dropped connection leaves the append's fate open: it may have run. Then
         Redis is asked (`Store.outcome`) until it answers, which also makes sure that a lost
@@ -591,19 +608,26 @@ class RoomService:
         Only when Redis answers nothing for OUTCOME_WAIT_S does the error stand (`busy`; the
         same move sent again with its `n` is then `out_of_sync` if it was stored after all)."""
         entry = plan.entry.encode()
+        delay = room.options["spectator_delay"]
         try:
-            stored = await self.store.append(
-                code,
-                ver,
-                plan.seat,
-                plan.expected_len,
-                plan.expected_rev,
-                entry,
-                plan.event,
-                board,
-                delay=room.options["spectator_delay"],
-                pop=plan.undone,
-            )
+            if cached.sync and self.store.fences.get(code):
+                stored = await self.store.append_owned(
+                    code, cached.sync, plan.seat, entry, plan.event, board, delay=delay,
+                    pop=plan.undone,
+                )  # fmt: skip
+            else:
+                stored = await self.store.append(
+                    code,
+                    cached.ver,
+                    plan.seat,
+                    plan.expected_len,
+                    plan.expected_rev,
+                    entry,
+                    plan.event,
+                    board,
+                    delay=delay,
+                    pop=plan.undone,
+                )
         except Exception as exc:
             if not transient(exc):
                 raise
@@ -649,13 +673,15 @@ class RoomService:
 
     @staticmethod
     def _ack(room: Room, seat: int, plan: MovePlan, stored: Appended) -> dict[str, Any]:
-        """The mover's answer: its board, and its own progress event folded in (`event` is that
-        event's room number), so the mover needs no separate frame for its own move."""
+        """The mover's answer: what the move did to its board (`change`; the whole `view` when
+        this process did not build the board before it), and its own progress event folded in
+        (`event` is that event's room number), so the mover needs no separate frame for it."""
         event = plan.event
+        race = room.races[seat]
+        change = race.change()
         ack: dict[str, Any] = {
             "type": "ack",
             "n": stored.length,
-            "view": projection.own_view(room, seat),
             "status": room.status(seat),
             "event": stored.n,
             "at": event["at"],
@@ -663,6 +689,10 @@ class RoomService:
             "progress": event["progress"],
             "time": event["time"],
         }
+        if change is None:
+            ack["view"] = race.view()
+        else:
+            ack["change"] = change
         if plan.undone:
             ack["undone"] = plan.entry.move
         else:

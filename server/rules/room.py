@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solrace.engine import BadOptions, Effect, Game, IllegalMove, new_game
-from solrace.protocol.messages import DEFAULT_OPTIONS, ProtocolError, merge_options
+from solrace.protocol.messages import (
+    DEFAULT_OPTIONS,
+    ProtocolError,
+    merge_options,
+    view_change,
+)
 from solrace.protocol.records import OUT_STATUSES, commitment, day_end_ms, rank, record_id
 from solrace.server.common.derive import ROOM_TEXT_SEED, derive_seed
 
@@ -85,6 +90,10 @@ class SeatRace:
         self.rev = 0  # bumped on every stored append or pop; guards against a stale cache
         self.state = 0  # bumped on every change of the game: the key of the cached view
         self._view: tuple[int, dict[str, Any]] | None = None
+        #: the view built before `_view` (an ack sends what changed since: `change`)
+        self._before: tuple[int, dict[str, Any]] | None = None
+        #: each pile's state as `_view` was built (`Game.view_since`)
+        self._pile_states: list[Any] = []
 
     def play(self, text: str, at: int) -> Effect:
         eff = self.game.play(text)
@@ -126,8 +135,20 @@ class SeatRace:
         Callers must not change the returned dict: it is shared until the next move.
         """
         if self._view is None or self._view[0] != self.state:
-            self._view = (self.state, self.game.view())
+            self._before = self._view
+            before = self._view[1] if self._view is not None else None
+            # only the piles the game changed since the last view are built again
+            self._view = (self.state, self.game.view_since(before, self._pile_states))
         return self._view[1]
+
+    def change(self) -> dict[str, Any] | None:
+        """What the last change of the game (a move, an undo) did to the view
+        (`protocol.messages.view_change`), or None when the view before it was not built."""
+        after = self.view()
+        before = self._before
+        if before is None or before[0] != self.state - 1:
+            return None
+        return view_change(before[1], after)
 
     def won(self) -> bool:
         return self.game.is_won()

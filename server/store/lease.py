@@ -19,6 +19,14 @@ it cached once another process took the room over. The refusal is a `Conflict("f
 store forgets the epoch, the service drops its cached room, reloads it from Redis and judges
 the command again, now as a process without the lease.
 
+The holder is the room's one writer: it judges moves on its copy in memory and stores each
+with the store's lean append (`Store.append_owned`), which checks the fence's epoch and its
+`sync` counter instead of the room's version, log length and revision. `sync` moves with
+every acquisition here and with every write made without the lease (and every `outcome` of a
+lost answer: store.py), so a holder whose copy was loaded under the current `sync` knows that
+nobody else wrote the room since; when the counter moved, its append is refused
+(`Conflict("sync")`) and it reloads, keeping its lease.
+
 A process without the lease still serves a connection that reached it (epoch 0: no fence
 check). That is the documented slow path (a client that did not put the room in its URL, a
 proxy that hashes differently, a worker that was down): it works through Redis as any two
@@ -49,6 +57,7 @@ if cur then
   local ep, who = string.match(cur, '^(%d+):(.*)$')
   if who == ARGV[1] then
     redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+    redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
     return {tonumber(ep), 0}
   end
   return {0, 0}
@@ -56,6 +65,7 @@ end
 local prev = redis.call('HGET', KEYS[2], 'owner')
 local released = redis.call('HGET', KEYS[2], 'released')
 local ep = redis.call('HINCRBY', KEYS[2], 'epoch', 1)
+redis.call('HINCRBY', KEYS[2], 'sync', 1)
 redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'released', '0')
 redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
 redis.call('SET', KEYS[1], ep .. ':' .. ARGV[1], 'PX', tonumber(ARGV[2]))

@@ -11,7 +11,9 @@ hash tag `{C}` so a room lives in one Redis Cluster slot and Lua may touch it al
     P room:{C}:conn      hash  seat -> live connections; "spectators" -> live spectator connections
     P room:{C}:lease     str   "<epoch>:<process>" with a TTL: the process serving the room
     P room:{C}:fence     hash  epoch (the commit and append scripts refuse an older one), owner,
-                               released: leases and fencing are server/store/lease.py's
+                               released, sync (moved by every acquisition, every write without
+                               the lease and every `outcome`; the lease holder's lean appends
+                               carry the value they loaded the room with): server/store/lease.py's
     P room:{C}:pub       pub/sub channel (a shard channel on a cluster, same slot as the room):
                                b"e<origin><n>:<msgpack event>" and b"b<origin><delay>:<board frame>",
                                origin = the publishing Store's 8-byte id (its own process skips them)
@@ -46,9 +48,12 @@ succeed: a Redis node that fails over briefly makes nobody resign live players.
 On a Redis Cluster every multi-key write is one Lua script on one hash tag (no MULTI),
 and the scripts publish with SPUBLISH (the channel shares the room's hash tag).
 
-Redis is the source of truth: a move is stored by a Lua script that checks the
-document's version, the log's length and its revision in one step, so two
-processes (or two connections of one seat) can never both store move N.
+Redis is the source of truth. The process holding a room's lease is its one writer: it
+judges moves on its copy in memory and stores each with one lean script (`_OWNED`) that
+checks only the fence (its epoch, and the `sync` counter the copy was loaded under) and
+appends. Any other writer uses the checked script (`_APPEND`: the document's version, the
+log's length and its revision in one step) and moves the fence's counter, so two processes
+(or two connections of one seat) can never both store move N.
 
 Every event a script stores is also handed, once the script has answered, to the
 store's event sink (given to its constructor; the fan-out hub): the process fans its
@@ -93,6 +98,8 @@ _COMMIT = """
 -- KEYS: meta seq events revs conn fence log0..logN ; ARGV: ver doc channel maxlen ttl flags origin nrev epoch (seat rev)* events*
 -- flags: 'c' clears the logs (a new round), 't' trims the stream to this commit's events (finished)
 -- epoch: the writer's lease epoch (server/store/lease.py), 0 = written without the lease
+-- A write without the lease (epoch 0) to a room with a fence bumps the fence's `sync`: the
+-- lease holder's lean appends (`_OWNED`) check it, so its copy in memory is reloaded first.
 local epoch = tonumber(ARGV[9])
 local fence = tonumber(redis.call('HGET', KEYS[6], 'epoch') or '0')
 if epoch > 0 and fence ~= epoch then return {-5, fence} end
@@ -105,6 +112,7 @@ for i = 0, nrev - 1 do
   local have = tonumber(redis.call('HGET', KEYS[4], seat) or '0')
   if have ~= want then return {-3, tonumber(seat), have} end
 end
+if epoch == 0 and fence > 0 then redis.call('HINCRBY', KEYS[6], 'sync', 1) end
 redis.call('HSET', KEYS[1], 'doc', ARGV[2], 'ver', ver + 1)
 if string.find(ARGV[6], 'c', 1, true) then
   for k = 7, #KEYS do redis.call('DEL', KEYS[k]) end
@@ -153,6 +161,7 @@ else
   redis.call('RPOP', KEYS[2])
   len = len - 1
 end
+if epoch == 0 and fence > 0 then redis.call('HINCRBY', KEYS[7], 'sync', 1) end
 rev = redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
 local n = redis.call('INCR', KEYS[4])
 redis.call('XADD', KEYS[5], 'MAXLEN', MAXLEN, n .. '-0', 'd', ARGV[7])
@@ -173,17 +182,65 @@ return {len, rev, n, watching}
 """
 
 
+_OWNED = """
+-- The lease holder's append: the room's one writer, judging moves on its copy in memory.
+-- KEYS: fence log revs seq events here conn ; ARGV: sync seat op entry event board origin epoch
+-- epoch: the writer's lease epoch (fencing: refused once another process took the room over).
+-- sync: the fence's counter as the holder loaded the room with it (`Store.load`): every
+-- acquisition of the lease and every write without it bumps it, so an equal `sync` says that
+-- nobody else wrote the room since the copy was loaded.
+-- No version, length or revision check is needed: the holder's copy is the room.
+-- Refused: {-5, epoch} (the caller's lease or copy is stale: it reloads).
+-- MAXLEN and TTL as in _APPEND (`owned_script`).
+local fence = redis.call('HMGET', KEYS[1], 'sync', 'epoch')
+if fence[1] ~= ARGV[1] or fence[2] ~= ARGV[8] then
+  return {-5, tonumber(fence[2] or '0')}
+end
+local len
+if ARGV[3] == 'push' then
+  len = redis.call('RPUSH', KEYS[2], ARGV[4])
+else
+  redis.call('RPOP', KEYS[2])
+  len = redis.call('LLEN', KEYS[2])
+end
+local rev = redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
+local n = redis.call('INCR', KEYS[4])
+redis.call('XADD', KEYS[5], 'MAXLEN', MAXLEN, n .. '-0', 'd', ARGV[5])
+-- another process listens when `here` holds an origin other than ours (one read of two members)
+local here = redis.call('SRANDMEMBER', KEYS[6], 2)
+local others = #here > 1 or (#here == 1 and here[1] ~= ARGV[7])
+local watching = tonumber(redis.call('HGET', KEYS[7], 'spectators') or '0')
+if others then
+  local channel = string.sub(KEYS[1], 1, -6) .. 'pub'
+  redis.call('PUBLISH', channel, 'e' .. ARGV[7] .. n .. ':' .. ARGV[5])
+  if ARGV[6] ~= '' and watching > 0 then redis.call('PUBLISH', channel, 'b' .. ARGV[7] .. ARGV[6]) end
+end
+if rev == 1 and TTL > 0 then
+  redis.call('PEXPIRE', KEYS[2], TTL)
+  redis.call('PEXPIRE', KEYS[3], TTL)
+end
+return {len, rev, n, watching}
+"""
+
+
 def append_script(max_events: int, ttl_ms: int) -> str:
     """The append script with this store's stream length and key lifetime written in."""
     return f"local MAXLEN, TTL = {int(max_events)}, {int(ttl_ms)}\n" + _APPEND
 
 
+def owned_script(max_events: int, ttl_ms: int) -> str:
+    """The lease holder's append script, the same way."""
+    return f"local MAXLEN, TTL = {int(max_events)}, {int(ttl_ms)}\n" + _OWNED
+
+
 _OUTCOME = """
--- KEYS: log revs events conn ; ARGV: seat len rev op entry event
+-- KEYS: log revs events conn fence ; ARGV: seat len rev op entry event
 -- Whether an append whose answer was lost (a timeout, a dropped connection) is stored. When it
 -- is not, it never will be: the seat's revision moves on, so that append, if it is still on its
--- way or queued behind a busy Redis, is refused when it runs. Returns {0} (not stored) or
--- {1, n, watching}: n is its event's number (0 if the stream no longer has it).
+-- way or queued behind a busy Redis, is refused when it runs; and the fence's `sync` moves on,
+-- which refuses a lease holder's lean append (`_OWNED`) the same way. Returns {0} (not stored)
+-- or {1, n, watching}: n is its event's number (0 if the stream no longer has it).
+if redis.call('EXISTS', KEYS[5]) == 1 then redis.call('HINCRBY', KEYS[5], 'sync', 1) end
 local want = tonumber(ARGV[3])
 local rev = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 if rev == want then
@@ -231,12 +288,14 @@ return {after, 0}
 
 
 _LOAD = """
--- KEYS: meta revs seq log0..logN ; ARGV: ver (as the caller read it with the document)
--- One consistent cut of a room without MULTI (which redis-py runs in threads on a cluster).
+-- KEYS: meta revs seq fence log0..logN ; ARGV: ver (as the caller read it with the document)
+-- One consistent cut of a room without MULTI (which redis-py runs in threads on a cluster),
+-- with the fence's `sync` as of that cut (the lease holder's appends carry it: `_OWNED`).
 local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
 if ver ~= tonumber(ARGV[1]) then return {-1} end
-local out = {1, redis.call('HGETALL', KEYS[2]), redis.call('GET', KEYS[3]) or '0'}
-for k = 4, #KEYS do out[#out + 1] = redis.call('LRANGE', KEYS[k], 0, -1) end
+local out = {1, redis.call('HGETALL', KEYS[2]), redis.call('GET', KEYS[3]) or '0',
+  redis.call('HGET', KEYS[4], 'sync') or ''}
+for k = 5, #KEYS do out[#out + 1] = redis.call('LRANGE', KEYS[k], 0, -1) end
 return out
 """
 
@@ -432,6 +491,9 @@ class Loaded:
     logs: dict[int, list[bytes]]
     revs: dict[int, int]
     seq: int
+    #: the fence's `sync` as of this cut (b"": the room has no fence yet): what the lease
+    #: holder's lean appends carry (`Store.append_owned`)
+    sync: bytes = b""
 
 
 def _text(value: bytes | str) -> str:
@@ -468,6 +530,7 @@ class Store:
         self._scripts: list[Any] = []
         self._commit = self._script(_COMMIT)
         self._append = self._script(append_script(max_events, ACTIVE_TTL_MS))
+        self._owned = self._script(owned_script(max_events, ACTIVE_TTL_MS))
         self._presence = self._script(_PRESENCE)
         self._outcome = self._script(_OUTCOME)
         self._load = self._script(_LOAD)
@@ -719,7 +782,12 @@ class Store:
             doc = decode_trusted(_raw(meta[b"doc"]))
             ver = int(meta[b"ver"])
             seats = len(doc["seats"])
-            keys = [self.key(code, "meta"), self.key(code, "revs"), self.key(code, "seq")]
+            keys = [
+                self.key(code, "meta"),
+                self.key(code, "revs"),
+                self.key(code, "seq"),
+                self.key(code, "fence"),
+            ]
             got = await self._load(
                 keys=keys + [self.log_key(code, s) for s in range(seats)], args=[ver]
             )
@@ -727,8 +795,8 @@ class Store:
                 continue  # changed between the two reads: read again
             flat = got[1]
             revs = {int(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
-            logs = {s: list(got[3 + s]) for s in range(seats)}
-            return Loaded(doc, ver, logs, revs, int(got[2] or 0))
+            logs = {s: list(got[4 + s]) for s in range(seats)}
+            return Loaded(doc, ver, logs, revs, int(got[2] or 0), _raw(got[3]))
 
     async def doc(self, code: str) -> dict[str, Any] | None:
         """The room's document alone (no logs): enough to check a token, one small read."""
@@ -787,6 +855,57 @@ class Store:
             raise Conflict(
                 {-1: "version", -2: "length", -3: "revision", -4: "entry"}[code_], int(out[1])
             )
+        return self._appended(code, out, event, board, delay)
+
+    async def append_owned(
+        self,
+        code: str,
+        sync: bytes,
+        seat: int,
+        entry: str,
+        event: dict[str, Any],
+        board: bytes = b"",
+        *,
+        delay: int = 0,
+        pop: bool = False,
+    ) -> Appended:
+        """The lease holder's append (or pop) of one move it judged on its copy in memory,
+        loaded when the fence's counter was `sync` (`Loaded.sync`): one lean script that
+        checks that counter and stores the move, nothing else (`_OWNED`).
+
+        Raises Conflict("fence") when another process has taken the room over (the lease is
+        forgotten, as `append`'s fencing does), Conflict("sync") when the copy is stale (a
+        write without the lease since, a lost answer's `outcome`): the caller reloads."""
+        keys = [
+            self.key(code, "fence"),
+            self.log_key(code, seat),
+            self.key(code, "revs"),
+            self.key(code, "seq"),
+            self.key(code, "events"),
+            self.key(code, "here"),
+            self.key(code, "conn"),
+        ]
+        args: list[ScriptArg] = [
+            sync,
+            seat,
+            b"pop" if pop else b"push",
+            entry,
+            encode(event),
+            b"%d:%s" % (delay, board) if board else b"",
+            self.origin,
+            self.fences.get(code, 0),
+        ]
+        out = await self.batcher.evalsha(self._owned, keys, args)
+        if int(out[0]) == -5:
+            epoch = int(out[1])
+            if epoch != self.fences.get(code, 0):
+                raise self._fenced(code, epoch)
+            raise Conflict("sync", epoch)
+        return self._appended(code, out, event, board, delay)
+
+    def _appended(
+        self, code: str, out: list[Any], event: dict[str, Any], board: bytes, delay: int
+    ) -> Appended:
         stored = Appended(int(out[0]), int(out[1]), int(out[2]), int(out[3]))
         self._fan_event(code, stored.n, event)
         if board and stored.spectators > 0:
@@ -813,6 +932,7 @@ class Store:
             self.key(code, "revs"),
             self.key(code, "events"),
             self.key(code, "conn"),
+            self.key(code, "fence"),
         ]
         args: list[ScriptArg] = [
             seat,

@@ -194,6 +194,24 @@ SERVER_EXAMPLES = [
             {"seat": 1, "moves": 13, "home": 5, "progress": 0.1, "status": "racing", "time": 9}
         ],
     },
+    {
+        "type": "batch",
+        "messages": [
+            {"type": "progress", "from": 41, "n": 42, "at": 5, "seats": []},
+            m.event(
+                43,
+                "results",
+                5,
+                ranking=[],
+                seed=1,
+                salt="00",
+                game="puttputt",
+                game_options={},
+                moves={"0": []},
+            ),
+            {"type": "board", "seat": 0, "moves": 13, "view": {}},
+        ],
+    },
     {"type": "lobby", "ref": 3, "rooms": []},
     {"type": "hint", "ref": 4, "verdict": "won", "move": "t3-f1", "n": 7},
     {"type": "hint", "ref": 5, "verdict": "lost", "n": 7},
@@ -334,3 +352,25 @@ def test_with_ref_on_an_encoded_map_equals_with_ref_on_the_map(size: int) -> Non
     assert msgpack.unpackb(m.with_ref(frame, 12345), raw=False) == m.with_ref(dict(msg), 12345)
     with pytest.raises(ValueError):
         m.with_ref(m.encode([1, 2]), 1)
+
+
+def test_a_batch_frame_is_its_encoded_messages_without_packing_them_again() -> None:
+    """The hub encodes each message once for a room and joins the bytes (`batch_frame`): the
+    frame decodes as a `batch` of exactly those messages; one message alone is itself."""
+    msgs = [{"type": "board", "seat": i, "moves": i, "view": {"moves": i}} for i in range(20)]
+    frames = [m.encode(x) for x in msgs]
+    for count in (2, 15, 16, 20):
+        got = m.validate_server(m.decode(m.batch_frame(frames[:count]), 1 << 20))
+        assert got == {"type": "batch", "messages": msgs[:count]}
+        assert m.unbatch(got) == msgs[:count]
+    assert m.batch_frame(frames[:1]) == frames[0]
+    assert m.unbatch(msgs[0]) == [msgs[0]]
+
+
+@pytest.mark.parametrize(
+    "item",
+    [{"type": "ack", "n": 1, "view": {}, "status": "racing"}, {"type": "batch", "messages": []}],
+)
+def test_a_batch_holds_only_events_progress_and_boards(item: dict) -> None:
+    with pytest.raises(ProtocolError):
+        m.validate_server({"type": "batch", "messages": [item]})

@@ -119,6 +119,11 @@ async def test_a_spectator_that_stops_reading_is_dropped_at_the_buffer_cap(
         if not acks or acks[-1]["status"] != "racing":
             racing.remove(mover)
         moves += 1
+        if acks:  # spectators get a frame per tick: each move its own, so frames pile up
+            await until(
+                lambda n=acks[-1]["event"]: conn.last_event >= n or conn not in srv.transport.conns,
+                "the move went out to the spectator",
+            )
     assert conn.ws.dropped and moves > 1
 
 

@@ -192,7 +192,7 @@ function watchInstead() {
 
 /** A toast when someone else finishes, and the optional sounds of one's own race. */
 function announce(before, msg) {
-  if (msg.type === "ack" && msg.view) {
+  if (msg.type === "ack" && (msg.view || msg.change)) {
     if (ui.settings.sound) playSound(msg.status === "won" ? "won" : "move");
     return;
   }

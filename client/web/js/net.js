@@ -126,6 +126,16 @@ export class Connection {
       console.warn("undecodable frame", err);
       return;
     }
+    // A spectator's tick is one `batch` frame: its messages are handled one by one, in order.
+    if (msg.type === "batch") {
+      for (const item of Array.isArray(msg.messages) ? msg.messages : []) this._message(item);
+      return;
+    }
+    this._message(msg);
+  }
+
+  _message(msg) {
+    if (!msg || typeof msg !== "object") return;
     if (msg.type === "welcome") {
       this.ready = true;
       this.backoff = 250;

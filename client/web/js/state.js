@@ -148,9 +148,27 @@ export function applyProgress(state, frame) {
   return next;
 }
 
+/**
+ * The player's board after an ack: its whole `view`, or its `change` (what the move did:
+ * each changed pile as [keep, ...items], the other fields that changed) applied to the board
+ * we had; null when ours is not the board the change applies to (moves made elsewhere).
+ */
+export function ackedView(view, ack) {
+  if (ack.view) return ack.view;
+  const base = ack.undone ? ack.n + 1 : ack.n - 1;
+  if (!ack.change || !view || view.moves !== base) return null;
+  const piles = { ...view.piles };
+  for (const [name, [keep, ...items]] of Object.entries(ack.change.piles || {})) {
+    piles[name] = [...(piles[name] || []).slice(0, keep), ...items];
+  }
+  return { ...view, ...(ack.change.fields || {}), piles, moves: ack.n };
+}
+
 /** Take the player's own board (and own progress line) from a move or undo reply. */
-function applyAck(state, ack) {
-  if (!ack.view) return state;
+function applyAck(state, msg) {
+  const view = ackedView(state.view, msg);
+  if (!view) return (msg.change && state.room) ? { ...state, needResync: true } : state;
+  const ack = { ...msg, view };
   // Undo takes back only a last move that revealed no card: remember which moves those are,
   // so the page offers undo only when the server would do it.
   const undoable = { ...state.undoable };

@@ -1,7 +1,7 @@
 // The WebSocket link's pure parts (run by tests/web/test_web_units.py).
 import test from "node:test";
 import assert from "node:assert/strict";
-import { protocolVersion, encodeMessage, decodeFrame, newRoomCode, CODE_ALPHABET } from "../../../client/web/js/net.js";
+import { protocolVersion, encodeMessage, decodeFrame, Connection, newRoomCode, CODE_ALPHABET } from "../../../client/web/js/net.js";
 
 /** A stand-in for the page's document holding the served <meta> tag (or none). */
 function page(content) {
@@ -41,4 +41,22 @@ test("a drawn room code has the protocol's shape: 5 characters public, 20 privat
   // every byte maps into the alphabet, the last letters too
   assert.equal(newRoomCode(true, (n) => new Uint8Array(n).fill(255)), "99999");
   assert.equal(newRoomCode(true, (n) => new Uint8Array(n).fill(32)), "AAAAA");
+});
+
+test("a spectator's batch frame is handled as its messages, one by one, in order", () => {
+  const seen = [];
+  const conn = new Connection("ws://x/ws", { onMessage: (msg) => seen.push(msg) });
+  const items = [
+    { type: "event", n: 7, kind: "progress", at: 1, seat: 0, moves: 3, home: 0, progress: 0, status: "racing", time: 5 },
+    { type: "progress", from: 8, n: 9, at: 2, seats: [] },
+    { type: "board", seat: 0, moves: 3, view: { moves: 3 } },
+  ];
+  const frame = encodeMessage({ type: "batch", messages: items });
+  conn._receive(frame.buffer.slice(frame.byteOffset, frame.byteOffset + frame.byteLength));
+  assert.deepEqual(seen, items);
+  // a frame that is one message stays one message
+  const one = encodeMessage(items[2]);
+  conn._receive(one.buffer.slice(one.byteOffset, one.byteOffset + one.byteLength));
+  assert.deepEqual(seen.at(-1), items[2]);
+  assert.equal(seen.length, 4);
 });
