@@ -36,6 +36,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, cast
 
+from solrace.protocol.codes import code_for
 from solrace.protocol.messages import VERSION
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
@@ -57,6 +58,8 @@ CONNECT_ERRORS = (OSError, TimeoutError, InvalidHandshake, ConnectionClosed)
 #: how long a request the server answers with the solver's help (a winnable start, a daily's
 #: first draw) is waited for: past the server's own bound (30 s of drawing, then `busy`)
 SOLVER_TIMEOUT = 45.0
+#: codes drawn for one `create` before giving up (a drawn code is taken about never)
+CODE_TRIES = 5
 
 
 class ErrorReply(Exception):
@@ -150,6 +153,8 @@ class Client:
         self.source = source
         #: the room the first connection is for (later ones: the room this client is in)
         self.route_room = room
+        #: the room the open socket's URL names (`/ws?room=CODE`), None for none
+        self._socket_room: str | None = None
         self.auto_resume = auto_resume
         self.reconnect_tries = reconnect_tries
         #: tries of the first connection (a server restarting refuses it for a moment)
@@ -218,10 +223,11 @@ class Client:
             with contextlib.suppress(Exception):
                 await self._ws.close()
 
-    async def _open(self) -> None:
+    async def _open(self, room: str | None = None) -> None:
         extra: dict[str, Any] = {"local_addr": (self.source, 0)} if self.source else {}
+        self._socket_room = room or self.room.room or self.route_room
         self._ws = await connect(
-            with_room(self.url, self.room.room or self.route_room),
+            with_room(self.url, self._socket_room),
             compression=None,
             max_size=2**24,
             open_timeout=self.open_timeout,
@@ -564,10 +570,57 @@ class Client:
     async def create(
         self, name: str, options: dict[str, Any] | None = None, play: bool = True
     ) -> ev.Joined:
+        """A new room. Its code is drawn here and the socket reopened naming it
+        (`/ws?room=CODE`) before `create` goes out, so the room's first connection reaches the
+        host and worker its later ones will (PROTOCOL.md, Room codes and links)."""
         msg: dict[str, Any] = {"type": "create", "name": name, "play": play}
         if options:
             msg["options"] = options
-        return await self._joined(msg)
+        return await self._create_routed(msg, bool((options or {}).get("public")))
+
+    async def _create_routed(
+        self, msg: dict[str, Any], public: bool, timeout: float = 15.0
+    ) -> ev.Joined:
+        for attempt in range(CODE_TRIES):
+            code = code_for(public)
+            await self.route_to(code)
+            try:
+                return await self._joined({**msg, "code": code}, timeout=timeout)
+            except ErrorReply as exc:
+                if exc.code != "code_taken" or attempt + 1 >= CODE_TRIES:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def route_to(self, room: str) -> None:
+        """Reopen the socket naming `room` in its URL, unless it names it already: the proxy
+        and the front send a connection to the process of the room its URL names. Requests
+        made meanwhile wait for the new socket's hello."""
+        self.route_room = room
+        if self._ws is None or self._socket_room == room or self._closing:
+            return
+        self._ready.clear()
+        self._resuming = True  # the old socket's end starts no reconnect
+        self._setup_task = asyncio.current_task()
+        try:
+            await self._discard()
+            if self._reader is not None:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._reader
+            for attempt in range(self.connect_tries):
+                try:
+                    await self._open(room)
+                    await self._hello()
+                    break
+                except CONNECT_ERRORS as exc:
+                    await self._discard()
+                    if attempt == self.connect_tries - 1 or self._closing:
+                        raise
+                    log.info("connect attempt %d failed: %s", attempt + 1, exc)
+                    await asyncio.sleep(backoff(attempt))
+        finally:
+            self._resuming = False
+            self._setup_task = None
+            self._ready.set()
 
     async def daily(
         self, game: str, name: str, practice: bool = False, date: str | None = None
@@ -578,7 +631,8 @@ class Client:
         msg: dict[str, Any] = {"type": "daily", "game": game, "name": name, "practice": practice}
         if date is not None:
             msg["date"] = date
-        return await self._joined(msg, timeout=SOLVER_TIMEOUT)  # the day's deal may be drawn now
+        # routed by its code as `create` is; the day's deal may be drawn now
+        return await self._create_routed(msg, False, timeout=SOLVER_TIMEOUT)
 
     async def quick(self, game: str, name: str, rated: bool = True) -> ev.Queued:
         """Quick match (PROTOCOL.md): queue for a race of `game`; `matched` follows
@@ -601,9 +655,14 @@ class Client:
                 raise ErrorReply(msg.code, msg.message, msg)
 
     async def join(self, room: str, name: str) -> ev.Joined:
+        """A seat in `room`, on a socket naming it (reopened if it names none or another)."""
+        await self.route_to(room.strip().upper())
         return await self._joined({"type": "join", "room": room, "name": name})
 
     async def spectate(self, room: str, last_event: int | None = None) -> ev.Joined:
+        """Watch `room`, on a socket naming it (reopened if it names none or another)."""
+        if asyncio.current_task() is not self._setup_task:  # a reconnect's socket names it
+            await self.route_to(room.strip().upper())
         msg: dict[str, Any] = {"type": "spectate", "room": room}
         if last_event:
             msg["last_event"] = last_event

@@ -176,7 +176,9 @@ def header(room: RoomModel, now_ms: float | None = None, color: bool = True) -> 
     elif elapsed is not None:
         parts.append(f"clock {clock_text(elapsed)}")
     remaining = room.time_left(now_ms)
-    if remaining is not None:
+    # a race with no time limit of its own ends too, at the server's longest race (hours): no
+    # clock counts that down
+    if remaining is not None and room.options.get("time_limit"):
         parts.append(f"time left {clock_text(remaining)}")
     parts.append(f"{room.spectators} watching")
     return "  ".join(parts)

@@ -48,6 +48,10 @@ ERROR_CODES: dict[str, str] = {
     "illegal_move": "the game's rules refuse the move (the message says why)",
     "out_of_sync": "`n` is not the move number the server expects (`expected` is)",
     "undo_refused": "undo is off, there is nothing to take back, or the move revealed a card",
+    "code_taken": (
+        "a room has the code `create` or `daily` proposed: draw another and send it again "
+        "(on a connection naming it)"
+    ),
     "daily_played": "the player's scored attempt at that daily is taken; `practice: true` (a past day's daily) is allowed",
     "busy": "the server could not do it now; send the same request again after a short pause",
     "internal": "a server fault",
@@ -114,7 +118,12 @@ CLIENT: dict[str, dict[str, F]] = {
         "player_key": F(str, False, 128),  # the client's secret player key (Identity)
         "bot": F(bool, False),  # this client is a program (Identity: bots)
     },
-    "create": {"name": F(str, True, 24), "options": F(dict, False), "play": F(bool, False)},
+    "create": {
+        "name": F(str, True, 24),
+        "options": F(dict, False),
+        "play": F(bool, False),
+        "code": F(str, False, 32),  # the room's code, drawn by the client (Room codes)
+    },
     "join": {"room": F(str, True, 32), "name": F(str, True, 24)},
     "spectate": {"room": F(str, True, 32), "last_event": F(int, False)},
     "resume": {"room": F(str, True, 32), "token": F(str, True, 128), "last_event": F(int, False)},
@@ -139,6 +148,7 @@ CLIENT: dict[str, dict[str, F]] = {
         "game_options": F(dict, False),
         "practice": F(bool, False),
         "date": F(str, False, 10),  # practice a past day's daily (YYYY-MM-DD, in the archive)
+        "code": F(str, False, 32),  # the attempt's room code, drawn by the client (Room codes)
     },
     # quick match: race whoever is waiting for `game` now (rated unless `rated: false`)
     "quick": {"game": F(str, True, 32), "name": F(str, True, 24), "rated": F(bool, False)},

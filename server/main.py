@@ -108,6 +108,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds between liveness beats in Redis; 5 missed = process dead",
     )
     parser.add_argument(
+        "--max-race",
+        type=int,
+        default=Limits().max_race,
+        help="seconds a race may last at most, time limit or not (0: no cap; default "
+        "%(default)s): every race ends then, even if a deadline was lost",
+    )
+    parser.add_argument(
+        "--solver-workers",
+        type=int,
+        default=0,
+        help="solver processes of each server process (each worker of --workers), at nice 10 "
+        "(default 0: min(4, cores)); the host's solver budget (docs/OPERATIONS.md, The solver)",
+    )
+    parser.add_argument(
         "--idle-timeout", type=float, default=60.0, help="close connections silent this long"
     )
     sends = SendLimits()
@@ -322,6 +336,8 @@ async def serve_forever(
         spectator_burst=args.spectator_burst,
         spectator_rate=args.spectator_rate,
         grace=args.grace,
+        max_race=args.max_race,
+        solver_workers=args.solver_workers,
         idle_timeout=args.idle_timeout,
         heartbeat=args.heartbeat,
         lobby_burst=args.lobby_burst,

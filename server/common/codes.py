@@ -9,17 +9,30 @@ limited per address besides (server/net/guard.py).
 from __future__ import annotations
 
 import re
-import secrets
 
-CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
-#: a public room's code: short, easy to read out (the lobby lists it anyway)
-CODE_LENGTH = 5
-#: a private room's code: the link is its only key, so 20 characters (100 bits) nobody guesses
-PRIVATE_CODE_LENGTH = 20
+# the shape of a code is the protocol's: a client may draw the code of a room it creates
+from solrace.protocol.codes import (
+    CODE_ALPHABET,
+    CODE_LENGTH,
+    PRIVATE_CODE_LENGTH,
+    code_for,
+    new_code,
+    valid_new_code,
+)
 
-
-def new_code(length: int = CODE_LENGTH) -> str:
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(length))
+__all__ = [
+    "CODE_ALPHABET",
+    "CODE_LENGTH",
+    "PRIVATE_CODE_LENGTH",
+    "PRIVATE_CODE_SHAPE",
+    "code_for",
+    "guessable",
+    "new_code",
+    "normalize_code",
+    "shown",
+    "shown_in",
+    "valid_new_code",
+]
 
 
 def shown(code: str) -> str:

@@ -50,6 +50,11 @@ class Limits:
     max_frame: int = m.MAX_FRAME
     idle_timeout: float = 60.0
     grace: float = 30.0
+    #: the longest race, seconds (0: none): a race with no time limit, or a longer one, ends
+    #: then (every seat still racing times out), a backstop for deadlines lost or seats stuck
+    max_race: int = 7200
+    #: solver processes of this server process (0: min(4, cores)); server/solving.py
+    solver_workers: int = 0
     bad_frames: int = 3
     #: a process silent for 5 heartbeats is dead: others count out its connections
     heartbeat: float = 2.0

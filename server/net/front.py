@@ -13,9 +13,11 @@ connection.
 Which worker: rendezvous hashing of the code over the workers that are up. A worker that
 dies is started again; meanwhile its rooms hash to the others (and only its rooms move), and
 its clients, resuming with the room in their URL, land there and resume from Redis. A request
-with no room (the page, `/healthz`, a `create`) goes round robin; the worker that creates a
-room draws codes until one hashes to itself (`owns`), so the room's later connections, which
-carry the code, come back to it. A connection that reached the wrong worker (no room in its
+with no room (the page, `/healthz`) goes round robin. The clients draw the code of a room they
+create and connect naming it before `create` (PROTOCOL.md, Room codes and links), so the
+creator lands where the room's later connections will, here and behind a proxy hashing the
+code over hosts; for a `create` with no code the worker draws codes until one hashes to
+itself (`owns`), so the room's later connections come back to it. A connection that reached the wrong worker (no room in its
 URL, a worker that was down) still works: the worker serves it through Redis, like two
 processes sharing a room, only slower (server/store/lease.py).
 

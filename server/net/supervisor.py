@@ -429,7 +429,10 @@ class RoomSupervisor:
         have given them (its unbind never ran): one in its lobby lives `lobby_ttl` with nobody
         connected, a finished one its finished lifetime, instead of the day an active room
         keeps; a racing one gets its grace periods, so a race nobody is connected to ends
-        (and is then kept as a finished room). A room someone is connected to is left alone."""
+        (and is then kept as a finished room), and its clock's deadline again (the dead
+        process's local timer died with it; its deadline in Redis may never have been stored):
+        the race's end (its time limit, or the server's longest race) fires whatever happened to
+        the grace periods. A room someone is connected to is left alone."""
         for code in sorted(codes):
             try:
                 if any(n > 0 for n in (await self.store.connections(code)).values()):
@@ -437,6 +440,9 @@ class RoomSupervisor:
                 room = (await self.service.load(code)).room
                 if room.state in (COUNTDOWN, RACING):
                     await self._absent_grace(room)
+                    clock = room.doc["starts_at" if room.state == COUNTDOWN else "ends_at"]
+                    if clock:  # the one pending stays (a sooner one, set by the room's owner)
+                        await self.store.add_deadline(f"tick|{code}", clock + 500, keep=True)
                     continue
                 lobby = room.state == LOBBY
                 idle_ms = int(self.limits.lobby_ttl * 1000) if lobby else self.store.finished_ttl_ms

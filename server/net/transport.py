@@ -21,7 +21,13 @@ from typing import Any
 from solrace import __version__
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
-from solrace.server.common.codes import normalize_code
+from solrace.server.common.codes import (
+    CODE_ALPHABET,
+    CODE_LENGTH,
+    PRIVATE_CODE_LENGTH,
+    normalize_code,
+    valid_new_code,
+)
 from solrace.server.common.metrics import METRICS
 from solrace.server.league import players
 from solrace.server.league.boards import Boards
@@ -80,8 +86,10 @@ def build(
     store = make_store(hub)
     service = RoomService(store)
     service.seats_per_address = (limits or Limits()).seats_per_address
+    service.max_race = (limits or Limits()).max_race
     service.keep = hub.rooms.__contains__  # rooms with a connection here stay cached
-    service.solver = SolverPool()  # its processes start at the first solve
+    # its processes start at the first solve
+    service.solver = SolverPool((limits or Limits()).solver_workers or None)
     verdicts = RaceVerdicts(service.solver, service.update)
     records = Records(
         store.redis, store.prefix, days=record_days, deadlines=store, due_ms=record_due_ms
@@ -588,7 +596,13 @@ class Transport:
     async def on_create(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         play = msg.get("play", True)
         out = await self.service.create(
-            msg["name"], msg.get("options"), play, conn.player, conn.addr, conn.bot
+            msg["name"],
+            msg.get("options"),
+            play,
+            conn.player,
+            conn.addr,
+            conn.bot,
+            code=proposed_code(msg),
         )
         extra = {"host_token": out["host_token"]}
         if play:
@@ -604,10 +618,18 @@ class Transport:
         game = self.dailies.check_request(msg)
         name = clean_name(msg["name"])
         practice = bool(msg.get("practice"))
-        rule, info = await self.dailies.begin(game, name, conn.player, practice, msg.get("date"))
         options = {"game": game, **DAILY_OPTIONS}
+        code = proposed_code({**msg, "options": options})  # checked before an entry is made
+        rule, info = await self.dailies.begin(game, name, conn.player, practice, msg.get("date"))
         out = await self.service.create(
-            name, options, True, conn.player, conn.addr, conn.bot, prepare=rule
+            name,
+            options,
+            True,
+            conn.player,
+            conn.addr,
+            conn.bot,
+            prepare=rule,
+            code=code,
         )
         conn.seated.add(out["room"])
         await self.dailies.started(out["room"], out["doc"])
@@ -748,6 +770,25 @@ class Transport:
         code, seat = self._player(conn)
         await self.service.resign(code, seat)
         await self.send(conn, m.ok(ref))
+
+
+def proposed_code(msg: dict[str, Any]) -> str | None:
+    """The room code a `create` (or `daily`) proposes, normalized; None when it names none.
+    It must fit the room: the alphabet, and the length of a public or a private room's code
+    (a private room must not get a short one: PROTOCOL.md, Room codes and links)."""
+    raw = msg.get("code")
+    if raw is None:
+        return None
+    code = normalize_code(raw)
+    public = bool((msg.get("options") or {}).get("public"))
+    if not valid_new_code(code, public):
+        raise ProtocolError(
+            "bad_message",
+            f"code: {CODE_LENGTH if public else PRIVATE_CODE_LENGTH} characters of "
+            f"{CODE_ALPHABET} for a {'public' if public else 'private'} room",
+            field="code",
+        )
+    return code
 
 
 #: fields of a client message that are secrets: never written to a log

@@ -132,6 +132,8 @@ class RoomService:
         self.lobby_cache = LobbyCache(self.store.lobby_page)
         #: seats one client address may hold in one room (0: any number; set by transport.build)
         self.seats_per_address = 0
+        #: the longest race, seconds (`--max-race`; 0: none): every race ends by then
+        self.max_race = 0
         #: rooms whose unfinished business is to be settled (`recheck`), and those tasks
         self.rechecks: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -306,14 +308,17 @@ class RoomService:
         addr: str = "",
         bot: bool = False,
         prepare: Callable[[Room, int], list[dict[str, Any]]] | None = None,
+        code: str | None = None,
     ) -> dict[str, Any]:
         """A new room (with the creator's seat when `play`). `prepare` is a rule run on the
-        new room before it is first stored (a daily attempt deals and starts it there)."""
+        new room before it is first stored (a daily attempt deals and starts it there).
+        `code`: the one the client drew (and routed its connection by); else one is drawn."""
         host_token = new_token()
         token = new_token() if play else None
         public = bool((options or {}).get("public"))
-        for _ in range(20):
-            code = self.draw_code(public)
+        proposed = code
+        for _ in range(1 if proposed else 20):
+            code = proposed or self.draw_code(public)
             now = self.clock()
             room = Room.new(code, token_hash(host_token), options, now)
             events: list[dict[str, Any]] = []
@@ -331,6 +336,10 @@ class RoomService:
                     code, 0, room.doc, events, seats=len(room.doc["seats"])
                 )
             except Conflict:
+                if proposed:
+                    raise ProtocolError(
+                        "code_taken", "a room has that code: draw another"
+                    ) from None
                 continue  # the code is taken
             self.cache[code] = Cached(room, ver, numbers[-1] if numbers else 0)
             log.info(
@@ -453,9 +462,11 @@ class RoomService:
             if check is not None and r.options.get("rated") and r.state == LOBBY:
                 check(len(r.seats()))
             if deal is None:
-                return r.start(now, seed, salt, secret=self.secret)
+                return r.start(now, seed, salt, secret=self.secret, max_race=self.max_race)
             deal.check(r.options)  # the host changed the game while the solver dealt: busy
-            return r.start(now, deal.seed, salt, deal.solution, secret=self.secret)
+            return r.start(
+                now, deal.seed, salt, deal.solution, secret=self.secret, max_race=self.max_race
+            )
 
         return await self.host_update(code, host_token, rule)
 

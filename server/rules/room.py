@@ -463,10 +463,13 @@ class Room:
         solution: int | None = None,
         *,
         secret: bytes = b"",
+        max_race: int = 0,
     ) -> list[dict[str, Any]]:
         """Host starts: countdown. `seed` is the fresh secret seed, used unless a text seed is set
         (then the seed is `text_deal_seed(secret, text)`: the server's secret is required);
-        `solution` is the length of the solver's win when the seed was drawn winnable."""
+        `solution` is the length of the solver's win when the seed was drawn winnable.
+        `max_race`: the server's longest race, seconds (0: none), the backstop that ends a race
+        with no time limit (or a longer one) even if no player finishes, resigns or leaves."""
         if self.state != LOBBY:
             raise ProtocolError("bad_state", f"the room is in {self.state}, not the lobby")
         players = self.seats()
@@ -481,11 +484,10 @@ class Room:
         d["solution"] = solution
         d["commitment"] = commitment(seed, salt)
         d["starts_at"] = now + self.options["countdown"] * 1000
-        d["ends_at"] = (
-            d["starts_at"] + self.options["time_limit"] * 1000
-            if self.options["time_limit"]
-            else None
-        )
+        limit = self.options["time_limit"]
+        if max_race and (not limit or limit > max_race):
+            limit = max_race
+        d["ends_at"] = d["starts_at"] + limit * 1000 if limit else None
         d["state"] = COUNTDOWN
         for s in players:
             s["in_race"], s["status"], s["ready"] = True, "racing", False

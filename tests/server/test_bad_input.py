@@ -266,3 +266,33 @@ async def test_silent_connection_is_closed_1001(redis_url, key_prefix, wire) -> 
         code, _ = await asyncio.wait_for(c.closed, 5)
         assert code == 1001
         await asyncio.to_thread(srv.stop)
+
+
+async def test_a_create_takes_the_code_its_client_drew(shared_server, wire) -> None:
+    """A client draws its room's code (to route its connection by it, PROTOCOL.md Room codes):
+    the room gets exactly that code; a taken one is `code_taken` and nothing is made; one of
+    the wrong shape (a short code for a private room) is `bad_message` naming `code`."""
+    from solrace.protocol.codes import code_for
+
+    c = await wire(shared_server.ws_url)
+    private, public = code_for(False), code_for(True)
+    r = await c.request({"type": "create", "name": "a", "code": private.lower()})
+    assert r["type"] == "joined" and r["room"] == private
+    c2 = await wire(shared_server.ws_url)
+    r = await c2.request(
+        {"type": "create", "name": "b", "code": public, "options": {"public": True}}
+    )
+    assert r["type"] == "joined" and r["room"] == public
+    c3 = await wire(shared_server.ws_url)
+    taken = await c3.request({"type": "create", "name": "eve", "code": private})
+    assert taken["code"] == "code_taken"
+    seats = (await c3.request({"type": "spectate", "room": private}))["snapshot"]["players"]
+    assert [p["name"] for p in seats] == ["a"]  # the room is the first creator's still
+    for code, options in (
+        (public, {}),  # a private room must not get a short code
+        (code_for(False), {"public": True}),
+        ("I" * 20, {}),  # not of the alphabet
+    ):
+        c4 = await wire(shared_server.ws_url)
+        r = await c4.request({"type": "create", "name": "x", "code": code, "options": options})
+        assert (r["code"], r.get("field")) == ("bad_message", "code"), (code, r)

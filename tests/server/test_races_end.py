@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 import redis.asyncio as aioredis
-from helpers.race import current_view, play, start_race, until, until_refused
+from helpers.race import current_view, play, seated_room, start_race, until, until_refused
 from helpers.servers import serving
 from helpers.tcp_proxy import AnswerLosingProxy
 from helpers.views import putt_move
@@ -91,10 +91,11 @@ async def test_a_race_left_unfinished_by_a_dead_server_ends_when_its_room_is_loa
     tmp_path, key_prefix, wire
 ) -> None:
     """As above, and the server dies before it could try again (SIGKILL), with no deadline in
-    Redis to remind anyone: the next process that loads the room finishes the race."""
+    Redis to remind anyone: the next process that loads the room finishes the race. (With no
+    longest race, `--max-race 0`: else the race's clock at its end is a deadline in Redis.)"""
     with RedisProcess(data_dir=str(tmp_path)) as redis:
         direct = aioredis.Redis.from_url(redis.url)
-        async with serving(redis.url, key_prefix) as (srv,):
+        async with serving(redis.url, key_prefix, extra_args=["--max-race", "0"]) as (srv,):
             (a,), (token,), code, _ = await start_race(srv.ws_url, wire, players=1)
             deadlines = f"{key_prefix}deadlines:*"
 
@@ -118,3 +119,22 @@ async def test_a_race_left_unfinished_by_a_dead_server_ends_when_its_room_is_loa
             if joined["snapshot"]["state"] != "finished":
                 await b.wait_event("results", timeout=60)
         await direct.aclose()
+
+
+async def test_every_race_ends_by_the_servers_longest_race(redis_url, key_prefix, wire) -> None:
+    """`--max-race` (issue 22): a race with no time limit, whose racers stay connected and do
+    nothing, ends when the server's longest race is over (every seat `timeout`), and a time
+    limit longer than that is cut to it: no race can stay racing for good."""
+    async with serving(redis_url, key_prefix, extra_args=["--max-race", "1"]) as (srv,):
+        for limit in (0, 600):
+            clients, _, _, host_token = await seated_room(
+                srv.ws_url, wire, players=2, time_limit=limit
+            )
+            started = await clients[0].request({"type": "start", "host_token": host_token})
+            assert started["type"] == "ok", started
+            start = await clients[0].wait_event("start")
+            assert start["ends_at"] == start["starts_at"] + 1000, (limit, start)
+            results = await clients[0].wait_event("results", timeout=20)
+            assert [row["status"] for row in results["ranking"]] == ["timeout", "timeout"]
+            for c in clients:
+                await c.close()

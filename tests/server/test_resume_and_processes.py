@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-from helpers.race import current_view, play, reached, sent_to, start_race
+import pytest
+import redis.asyncio as aioredis
+from helpers.race import current_view, play, reached, seated_room, sent_to, start_race, until
 from helpers.servers import serving
 from helpers.views import ELSEWHERE, putt_move
+from solrace.protocol.messages import decode_trusted as decode
 
 
 def progress(msg: dict, seat: int, moves: int) -> bool:
@@ -175,3 +178,41 @@ async def test_sigterm_closes_with_1001(race_server, wire) -> None:
     assert await asyncio.to_thread(race_server.stop) == 0
     code, _ = await asyncio.wait_for(c.closed, 5)
     assert code == 1001
+
+
+@pytest.mark.timing
+async def test_a_dead_processs_race_ends_by_its_clock_though_its_deadline_was_lost(
+    redis_url, key_prefix, wire
+) -> None:
+    """Issue 22, the longest race as a backstop: a race nobody finishes on a process that is
+    SIGKILLed, with its clock's deadline lost from Redis and grace periods far off, still
+    ends at `ends_at` (here the server's longest race, 3 s): the process that counts the dead
+    one out sets the clock's deadline again. Without that the race stayed racing until the
+    grace periods (600 s) ended."""
+    args = ["--heartbeat", "0.2", "--grace", "600", "--max-race", "3"]
+    async with serving(redis_url, key_prefix, count=2, extra_args=args) as (sa, _sb):
+        (a,), _, code, host_token = await seated_room(sa.ws_url, wire, players=1)
+        assert (await a.request({"type": "start", "host_token": host_token}))["type"] == "ok"
+        await a.wait_event("start")
+        direct = aioredis.Redis.from_url(redis_url)
+        try:
+            tick = f"tick|{code}"
+            buckets = [f"{key_prefix}deadlines:{{dl{i}}}" for i in range(8)]
+
+            async def clock_pending() -> bool:
+                return any([await direct.zscore(b, tick) is not None for b in buckets])
+
+            await until(clock_pending, "the race's clock deadline in Redis")
+            sa.kill()
+            for b in buckets:  # the deadline is lost, with the process that armed its timer
+                await direct.zrem(b, tick)
+
+            async def finished() -> bool:
+                raw = await direct.hget(f"{key_prefix}room:{{{code}}}:meta", "doc")
+                return decode(raw)["state"] == "finished"
+
+            await until(finished, "the race over by its clock", timeout=30)
+            doc = decode(await direct.hget(f"{key_prefix}room:{{{code}}}:meta", "doc"))
+            assert [s["status"] for s in doc["seats"] if s] == ["timeout"]
+        finally:
+            await direct.aclose()

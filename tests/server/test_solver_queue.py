@@ -205,3 +205,16 @@ async def test_pending_slow_requests_are_bounded_per_connection(
         for answer in await asyncio.gather(*hints):
             assert answer["type"] == "hint"
         await until(lambda: not any(x.pending for x in transport.conns), "none pending")
+
+
+async def test_the_solver_budget_is_the_servers_setting(redis_url, key_prefix) -> None:
+    """`--solver-workers` (Limits.solver_workers): a host's solver budget, per server process;
+    0 keeps the default of min(4, cores)."""
+    async with in_loop(redis_url, key_prefix, Limits(solver_workers=1)) as (transport, _):
+        assert transport.service.solver is not None
+        assert transport.service.solver.workers == 1
+        assert transport.service.max_race == Limits().max_race == 7200
+    async with in_loop(redis_url, key_prefix, Limits(max_race=60)) as (transport, _):
+        assert transport.service.solver is not None
+        assert transport.service.solver.workers == SolverPool().workers
+        assert transport.service.max_race == 60

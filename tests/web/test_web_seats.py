@@ -244,3 +244,48 @@ def test_every_printed_link_opens_the_room(browser, web_server):
         assert errors == []
     finally:
         page.context.close()
+
+
+def test_a_room_is_created_and_joined_on_a_connection_naming_it(browser, web_server):
+    """Issue 22 item 5: the page draws a new room's code and reopens its connection naming it
+    (`/ws?room=CODE`) before it sends `create`, as it does before a `join` typed on the home
+    page: a proxy hashing the code then sends the room's first connection where its later
+    ones go. Read off the frames the browser sent, socket by socket."""
+    import msgpack
+
+    sent: list[tuple[str, dict]] = []
+
+    def watch(ws) -> None:
+        ws.on(
+            "framesent",
+            lambda payload: (
+                sent.append((ws.url, msgpack.unpackb(payload)))
+                if isinstance(payload, bytes)
+                else None
+            ),
+        )
+
+    errors: list[str] = []
+    host, guest = new_page(browser, errors, "host"), new_page(browser, errors, "guest")
+    try:
+        for page in (host, guest):
+            page.on("websocket", watch)
+        code = create_room(host, web_server.url, "Ann")
+        created = [(url, m) for url, m in sent if m["type"] == "create"]
+        assert len(created) == 1, created
+        url, msg = created[0]
+        assert msg["code"] == code and len(code) == 20, msg  # a private room's long code
+        assert url.endswith(f"/ws?room={code}"), url
+        # the home page's first socket named no room: it was left for the room's
+        assert any(u.endswith("/ws") for u, _ in sent), sent
+        guest.goto(web_server.url + "/")
+        guest.fill("#name", "Bo")
+        guest.fill("#join-code", code)
+        guest.click("[data-action=join]")
+        expect(guest.locator("[data-testid=ready]")).to_be_visible(timeout=TIMEOUT)
+        joins = [url for url, m in sent if m["type"] == "join"]
+        assert joins == [web_server.ws_url + f"?room={code}"], joins
+    finally:
+        for page in (host, guest):
+            page.context.close()
+    assert not errors, errors

@@ -1,7 +1,7 @@
 // Glue: the connection feeds server messages to the reducer, the reducer's state and the
 // page's ui state are rendered, and clicks / drags / form changes become requests.
 
-import { Connection } from "./net.js";
+import { Connection, newRoomCode } from "./net.js";
 import { initialState, reduce, me, isHost, gameOptionValue, canUndo } from "./state.js";
 import { markHint } from "./hint.js";
 import { renderApp, clockTexts, finishText } from "./render.js";
@@ -27,6 +27,7 @@ const ui = {
   lastClick: null,
   seatConflict: null, // a saved seat that another open tab plays: the player chooses
   movedAway: false,   // another tab took this tab's seat
+  routeRoom: null,    // the room a create, join or watch from the home page is about to enter
   help: null,         // the game whose "How to play" is open
   racersOpen: false,  // the race panel, unfolded (phones fold it)
   settings: { auto: loadSetting("auto", "off"), sound: loadSetting("sound", "off") === "on" },
@@ -38,7 +39,10 @@ let resyncing = false;
 
 const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
 // Each (re)connection names the room it is for, so it reaches the process serving the room.
-const roomToConnect = () => state.room || loadSession()?.room || roomFromLocation(location);
+// A room about to be created, joined or watched from here is named before its request goes
+// (ui.routeRoom, then conn.reroute()): the room's first connection reaches its process too.
+const roomToConnect = () =>
+  state.room || loadSession()?.room || ui.routeRoom || roomFromLocation(location);
 const conn = new Connection(wsUrl, { onMessage: dispatch, onStatus, onReady, room: roomToConnect });
 const seats = seatGuard({ onTaken: seatTaken });
 
@@ -106,8 +110,9 @@ function onStatus(s) {
 
 /** After every (re)connect: learn the server's games, then take the seat back or look at the
  * public rooms. */
-async function onReady(welcome) {
+async function onReady(welcome, { rerouted = false } = {}) {
   setState(reduce(state, welcome));
+  if (rerouted) return; // reopened for a room about to be entered: its request follows
   if (ui.quick && !ui.quick.matched) {
     // the socket that held the ticket is gone, and so is the ticket: ask again
     const { game } = ui.quick;
@@ -268,10 +273,13 @@ async function refreshDaily() {
 async function playDaily(game, practice) {
   const name = playerName();
   if (!name) return;
-  const msg = { type: "daily", game, name, ...(practice ? { practice: true } : {}) };
+  const code = newRoomCode(false); // the attempt's room, routed by its code as `create` is
+  const msg = { type: "daily", game, name, code, ...(practice ? { practice: true } : {}) };
   if (!conn.ready) notify("Connecting to the server…", "info", "connecting");
   let reply;
   try {
+    ui.routeRoom = code;
+    await conn.reroute();
     reply = await conn.request(msg, { wait: true });
   } catch (err) {
     return notify(err.message);
@@ -326,9 +334,13 @@ function takeMatch(msg) {
 // ---- requests -----------------------------------------------------------------------
 
 /** A request whose error reply is shown by the reducer; `wait`: queue it until connected. */
-async function ask(msg, wait = false) {
+async function ask(msg, wait = false, route = null) {
   if (wait && !conn.ready) notify("Connecting to the server…", "info", "connecting");
   try {
+    if (route) {
+      ui.routeRoom = route;
+      await conn.reroute();
+    }
     const reply = await conn.request(msg, { wait });
     if (wait && state.notice?.code === "connecting") setState({ ...state, notice: null });
     return reply.type === "error" ? null : reply;
@@ -379,6 +391,7 @@ function leaveRoom() {
   if (state.room && !ui.movedAway) conn.send({ type: "leave" });
   saveSession(null);
   seats.release();
+  ui.routeRoom = null;
   history.replaceState(null, "", "/");
   ui.sel = null;
   ui.seatConflict = null;
@@ -395,7 +408,9 @@ function leaveRoom() {
 async function createRoom(play, options) {
   const name = playerName();
   if (!name) return;
-  enteredRoom(await ask({ type: "create", name, play, ...(options ? { options } : {}) }, true));
+  // the page draws the code (a rare `code_taken` is shown; the next try draws another)
+  const code = newRoomCode(Boolean(options?.public));
+  enteredRoom(await ask({ type: "create", name, play, code, ...(options ? { options } : {}) }, true, code));
 }
 
 /** A non-host after the results: a new room with this room's settings, this player hosting. */
@@ -414,12 +429,12 @@ async function joinRoom(code) {
   const name = playerName();
   const room = joinCode(code);
   if (!name || !room) return;
-  enteredRoom(await ask({ type: "join", room, name }, true));
+  enteredRoom(await ask({ type: "join", room, name }, true, room));
 }
 
 async function watchRoom(code) {
   const room = joinCode(code);
-  if (room) enteredRoom(await ask({ type: "spectate", room }, true));
+  if (room) enteredRoom(await ask({ type: "spectate", room }, true, room));
 }
 
 /** Click handlers by data-action; each gets the clicked element. */

@@ -41,6 +41,20 @@ export function urlWithRoom(url, room) {
   return `${url}${url.includes("?") ? "&" : "?"}room=${encodeURIComponent(room)}`;
 }
 
+/** Room codes (PROTOCOL.md, Room codes and links; protocol/codes.py): this alphabet, 5
+ * characters for a public room, 20 for a private one (its link's only secret). */
+export const CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+
+/**
+ * A fresh code for a room this page is about to create: the page names it in its connection's
+ * URL before `create`, so the room's first connection reaches the process its later ones will.
+ * 32 letters: a random byte's low 5 bits pick one without bias.
+ */
+export function newRoomCode(isPublic, random = (n) => crypto.getRandomValues(new Uint8Array(n))) {
+  const bytes = random(isPublic ? 5 : 20);
+  return Array.from(bytes, (b) => CODE_ALPHABET[b & 31]).join("");
+}
+
 /**
  * The protocol version to say in hello: the server writes it into the page it serves
  * (<meta name="solrace-protocol">, see server/net/http.py), since hello goes before anything else.
@@ -68,6 +82,8 @@ export class Connection {
     this.stopped = false;
     this.pingTimer = null;
     this.readyWaiters = [];
+    this.socketRoom = null; // the room the open socket's URL names
+    this.rerouted = false; // the socket was reopened for another room (reroute)
   }
 
   start() {
@@ -86,7 +102,8 @@ export class Connection {
 
   _open() {
     this._status("connecting");
-    const ws = new WebSocket(urlWithRoom(this.url, this.handlers.room?.()));
+    this.socketRoom = this.handlers.room?.() || null;
+    const ws = new WebSocket(urlWithRoom(this.url, this.socketRoom));
     ws.binaryType = "arraybuffer";
     this.ws = ws;
     ws.onopen = () => {
@@ -125,7 +142,9 @@ export class Connection {
       this._status("open");
       clearInterval(this.pingTimer);
       this.pingTimer = setInterval(() => this.send({ type: "ping", t: Date.now() }), 15000);
-      this.handlers.onReady?.(msg);
+      const rerouted = this.rerouted;
+      this.rerouted = false;
+      this.handlers.onReady?.(msg, { rerouted });
       for (const resolve of this.readyWaiters.splice(0)) resolve();
       return;
     }
@@ -155,6 +174,26 @@ export class Connection {
     if (!this.ready || this.ws.readyState !== WebSocket.OPEN) return false;
     this.ws.send(encodeMessage(msg));
     return true;
+  }
+
+  /**
+   * Make the link name the room `handlers.room()` names now: unless its socket's URL does
+   * already, it is closed and another opened at once (the server and its proxy send each
+   * connection to the process of the room its URL names). Resolves at the new welcome.
+   */
+  reroute() {
+    const room = this.handlers.room?.() || null;
+    if (this.stopped || !this.ws || this.socketRoom === room) return this.whenReady();
+    const old = this.ws;
+    this.ws = null; // its close is not a loss to recover from (_closed ignores it)
+    old.close(1000);
+    this.ready = false;
+    clearInterval(this.pingTimer);
+    for (const { reject } of this.pending.values()) reject(new Error("connection lost"));
+    this.pending.clear();
+    this.rerouted = true;
+    this._open();
+    return this.whenReady();
   }
 
   /** Resolves at the next welcome (at once when the link is up). */

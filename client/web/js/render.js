@@ -36,7 +36,7 @@ export function clockTexts(state, now) {
     const times = rows.map((p) => p.time).filter((x) => x != null);
     out.elapsed = times.length ? formatTime(Math.max(...times)) : "done";
   }
-  if (snap.state === "racing" && snap.ends_at) out.left = formatTime(snap.ends_at - t);
+  if (snap.state === "racing" && timeLimited(snap)) out.left = formatTime(snap.ends_at - t);
   return out;
 }
 
@@ -93,7 +93,7 @@ function homeScreen(state, ui) {
         h("button", { dataset: { action: "create-host" }, title: "Host the race without a seat and watch it" }, "Host & watch"),
         h("button.ghost", { dataset: { action: "how-to-play" } }, "How to play")),
       h("div.join-row",
-        h("input#join-code", { value: ui.form.code || "", placeholder: "Room code", "aria-label": "Room code", maxlength: "12", autocapitalize: "characters", dataset: { form: "code" } }),
+        h("input#join-code", { value: ui.form.code || "", placeholder: "Room code", "aria-label": "Room code", maxlength: "32", autocapitalize: "characters", dataset: { form: "code" } }),
         h("button.primary", { dataset: { action: "join" } }, "Join"),
         h("button", { dataset: { action: "spectate" } }, "Watch"))),
     h("section.panel.lobby-list",
@@ -335,6 +335,12 @@ function playSettings(state, ui) {
       "aria-pressed": String(ui.settings.sound), title: "Sound" }, ui.settings.sound ? "Sound on" : "Sound off"));
 }
 
+/** A race ends at `ends_at`: its time limit's end, or the server's longest race (hours) for
+ * one with no limit of its own, which no clock counts down. */
+function timeLimited(snap) {
+  return Boolean(snap.ends_at && snap.options?.time_limit);
+}
+
 function raceBar(state, ui, clocks) {
   const snap = state.snap;
   const mine = me(state);
@@ -344,7 +350,7 @@ function raceBar(state, ui, clocks) {
     seriesActive(snap) && snap.state !== "finished"
       ? h("span.chip.series-chip", { dataset: { testid: "race-round" } }, roundText(snap.series, snap.series.played + 1)) : null,
     h("span.clock", { dataset: { clock: "elapsed" } }, clocks.elapsed || "0:00.0"),
-    snap.ends_at ? h("span.clock.left", "left ", h("span", { dataset: { clock: "left" } }, clocks.left || "")) : null,
+    timeLimited(snap) ? h("span.clock.left", "left ", h("span", { dataset: { clock: "left" } }, clocks.left || "")) : null,
     view ? h("span.stat", { dataset: { testid: "my-moves" } }, plural(view.moves, "move")) : null,
     view ? h("span.stat", { dataset: { testid: "my-progress" } }, pct(view.progress)) : null,
     h("span.spacer"),

@@ -1,7 +1,7 @@
 // The WebSocket link's pure parts (run by tests/web/test_web_units.py).
 import test from "node:test";
 import assert from "node:assert/strict";
-import { protocolVersion, encodeMessage, decodeFrame, Connection } from "../../../client/web/js/net.js";
+import { protocolVersion, encodeMessage, decodeFrame, Connection, newRoomCode, CODE_ALPHABET } from "../../../client/web/js/net.js";
 
 /** A stand-in for the page's document holding the served <meta> tag (or none). */
 function page(content) {
@@ -31,6 +31,16 @@ test("frames are msgpack maps; 64-bit integers that fit a double come back as nu
   const u64 = (...bytes) => new Uint8Array([0x81, 0xa1, 0x73, 0xcf, ...bytes]);
   assert.strictEqual(decodeFrame(u64(0, 0, 0, 0, 0, 0, 1, 2)).s, 258);
   assert.strictEqual(decodeFrame(u64(0x80, 0, 0, 0, 0, 0, 0, 0)).s, 2n ** 63n);
+});
+
+test("a drawn room code has the protocol's shape: 5 characters public, 20 private", () => {
+  const shape = (n) => new RegExp(`^[${CODE_ALPHABET}]{${n}}$`);
+  assert.match(newRoomCode(true), shape(5));
+  assert.match(newRoomCode(false), shape(20));
+  assert.notEqual(newRoomCode(false), newRoomCode(false));
+  // every byte maps into the alphabet, the last letters too
+  assert.equal(newRoomCode(true, (n) => new Uint8Array(n).fill(255)), "99999");
+  assert.equal(newRoomCode(true, (n) => new Uint8Array(n).fill(32)), "AAAAA");
 });
 
 test("a spectator's batch frame is handled as its messages, one by one, in order", () => {

@@ -119,7 +119,7 @@ test("a coalesced progress frame updates every seat it carries and counts as its
 });
 
 test("a race that starts without our board asks for it; a resume reply without snapshot brings it", () => {
-  let s = joined({ state: "countdown", starts_at: 13_000 });
+  let s = joined({ state: "countdown", starts_at: 13_000, options: { game: "puttputt", undo: "none", time_limit: 60 } });
   s = reduce(s, { type: "event", n: 3, kind: "start", starts_at: 13_000, ends_at: 73_000 });
   assert.equal(s.needResync, true);
   s = reduce(s, { type: "joined", ref: 4, room: "KX7QF", role: "player", seat: 0, event: 3, you: { seat: 0, view: view(0) } });
@@ -127,6 +127,14 @@ test("a race that starts without our board asks for it; a resume reply without s
   assert.equal(s.needResync, false);
   assert.equal(s.snap.state, "racing", "the snapshot kept from before stays");
   assert.equal(clockTexts(s, 22_000).left, "0:50.0", "server clock = local + 1 s offset");
+});
+
+test("a race with no time limit of its own shows no time left (it ends at the server's longest race)", () => {
+  let s = joined({ state: "countdown", starts_at: 13_000 });
+  s = reduce(s, { type: "event", n: 3, kind: "start", starts_at: 13_000, ends_at: 13_000 + 7_200_000 });
+  assert.equal(s.snap.ends_at, 13_000 + 7_200_000);
+  assert.equal(clockTexts(s, 22_000).left, undefined);
+  assert.equal(clockTexts(s, 22_000).elapsed, "0:10.0");
 });
 
 test("spectators keep every board they are sent", () => {
