@@ -108,22 +108,51 @@ def pytest_report_header(config: pytest.Config) -> str:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """With SOLRACE_TEST_PROFILE=FILE, one line per test: wall seconds, then CPU seconds of
-    this process and of the children it reaped meanwhile (the test's servers, not the
-    session's Redis). A test whose wall time is mostly neither is waiting on real time."""
+    this process and of every process below it (the test's servers, and the processes the
+    browser's driver started: Chromium's, which outlive the test), setup and teardown
+    included. A test whose wall time is mostly not CPU is waiting on real time."""
     path = os.environ.get("SOLRACE_TEST_PROFILE")
     if not path:
         yield
         return
-    import resource
     import time
 
-    def cpu() -> tuple[float, float]:
-        me = resource.getrusage(resource.RUSAGE_SELF)
-        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
-
-    wall0, (me0, kids0) = time.monotonic(), cpu()
+    wall0, (me0, tree0) = time.monotonic(), _tree_cpu()
     yield
-    wall, (me, kids) = time.monotonic() - wall0, cpu()
+    wall, (me, tree) = time.monotonic() - wall0, _tree_cpu()
     with open(path, "a") as out:
-        out.write(f"{wall:.2f}\t{me - me0:.2f}\t{kids - kids0:.2f}\t{item.nodeid}\n")
+        out.write(f"{wall:.2f}\t{me - me0:.2f}\t{tree - me - tree0 + me0:.2f}\t{item.nodeid}\n")
+
+
+def _tree_cpu() -> tuple[float, float]:
+    """CPU seconds of this process, and of it and all its descendants: its own and its reaped
+    children's (rusage), and each live descendant's with the children that one reaped (/proc;
+    a process that exits moves from there into its parent's count, so nothing counts twice)."""
+    import resource
+
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    own = me.ru_utime + me.ru_stime
+    total = own + kids.ru_utime + kids.ru_stime
+    tick = os.sysconf("SC_CLK_TCK")
+    parent: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(entry)] = int(fields[1])
+        cpu[int(entry)] = sum(int(x) for x in fields[11:15]) / tick  # utime stime cutime cstime
+    below = {os.getpid()}
+    grew = True
+    while grew:
+        grew = False
+        for pid, ppid in parent.items():
+            if ppid in below and pid not in below:
+                below.add(pid)
+                grew = True
+    return own, total + sum(cpu[pid] for pid in below if pid != os.getpid())

@@ -10,11 +10,13 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import queue
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from helpers.timing import scaled
@@ -33,24 +35,177 @@ LAUNCH_ARGS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """One Chromium per test module, not per session: Playwright's sync API runs an event loop
-    in this thread while it is open, and an asyncio test that runs after a browser module in
-    the same process (as pytest-xdist may schedule it) could not start its own loop."""
-    if not Path(CHROMIUM).exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing: apt-get install -y chromium (the browser tests need it)"
-        )
-    from playwright.sync_api import expect, sync_playwright
+class PlaywrightThread:
+    """Playwright's sync API and one headless Chromium, run in a thread of their own.
 
-    expect.set_options(timeout=scaled(5) * 1000)  # expect()'s own bound (5 s), stretched
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+    The sync API runs its event loop in the thread that started it and marks that loop as the
+    thread's running loop between calls, so in pytest's thread an asyncio test after a
+    browser test (pytest-xdist runs both kinds on one worker) could not start its own loop.
+    Here the loop, the driver and the browser live in `playwright-N`; a test's calls (every
+    sync call goes through `SyncBase._sync`, patched below) are handed to that thread and
+    waited for, one at a time, as the sync API itself runs them. pytest's thread keeps no
+    loop, and the browser lives for the whole worker session: one Chromium start per worker.
+
+    A call that does not come back within `CALL_BOUND` (Playwright's own bounds are shorter;
+    `evaluate` has none) fails the test and retires this thread: the next test gets a new
+    thread and a new browser, so one hung Chromium fails one test, not the run.
+    """
+
+    #: seconds a single call may take before it counts as hung
+    CALL_BOUND = scaled(120)
+    _count = 0
+
+    def __init__(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        PlaywrightThread._count += 1
+        self._calls: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = (
+            queue.SimpleQueue()
+        )
+        self.broken = False
+        self.thread = threading.Thread(
+            target=self._serve, name=f"playwright-{self._count}", daemon=True
+        )
+        self.thread.start()
+        self.playwright = self.call(lambda: sync_playwright().start())
+        _OWNERS[self.playwright._loop] = self
+        self.browser = self.call(
+            lambda: self.playwright.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS
+            )
+        )
+
+    def _serve(self) -> None:
+        while (item := self._calls.get()) is not None:
+            fn, done = item
+            if not done.set_running_or_notify_cancel():
+                continue
+            try:
+                done.set_result(fn())
+            except BaseException as exc:
+                done.set_exception(exc)
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        """Run `fn` in the Playwright thread and return what it returned (or raise)."""
+        if threading.current_thread() is self.thread:
+            return fn()
+        if self.broken:
+            raise RuntimeError("this Playwright thread hung before; the next test gets another")
+        done: Future[Any] = Future()
+        self._calls.put((fn, done))
         try:
-            yield StillBrowser(b)
-        finally:
-            b.close()
+            return done.result(timeout=self.CALL_BOUND)
+        except BaseException:
+            if not done.done():  # hung, or the test was stopped (pytest-timeout) meanwhile
+                self.broken = True
+                self._calls.put(None)
+            raise
+
+    def close(self) -> None:
+        if not self.broken:
+            try:
+                self.call(self.browser.close)
+            finally:
+                self.call(self.playwright.stop)
+                self._calls.put(None)
+                self.thread.join(timeout=scaled(10))
+
+
+#: the Playwright thread that owns each event loop (see `_sync`)
+_OWNERS: dict[object, PlaywrightThread] = {}
+
+
+def _install_thread_hop() -> None:
+    """Every sync call (and listener change: it may tell the driver) of an object whose loop
+    a `PlaywrightThread` owns runs in that thread."""
+    from playwright._impl._sync_base import SyncBase
+
+    if getattr(SyncBase._sync, "hops_threads", False):
+        return
+
+    def hop(method: Callable[..., Any]) -> Callable[..., Any]:
+        def in_owner(self: Any, *args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            owner = _OWNERS.get(self._loop)
+            if owner is None or threading.current_thread() is owner.thread:
+                return method(self, *args, **kwargs)
+            return owner.call(lambda: method(self, *args, **kwargs))
+
+        in_owner.hops_threads = True  # type: ignore[attr-defined]
+        return in_owner
+
+    for name in ("_sync", "on", "once", "remove_listener"):
+        setattr(SyncBase, name, hop(getattr(SyncBase, name)))
+
+
+def _install_interval_polling() -> None:
+    """`wait_for_function` polls every 25 ms unless a test says otherwise, not on every
+    animation frame (Playwright's default): a frame-paced poll makes Chromium produce a frame
+    for each check, ~0.15 s of CPU per second of waiting and page, and on a loaded machine
+    the waits, and so that cost, grow long (measured: 5 s of waiting, 1.1 s of CPU per
+    frame against 0.4 s every 50 ms)."""
+    from playwright.sync_api import Frame, Page
+
+    for cls in (Page, Frame):
+        wait = cls.wait_for_function
+        if getattr(wait, "interval_polling", False):
+            continue
+
+        def wait_for_function(
+            self: Any, expression: str, *, wait: Any = wait, polling: Any = 25, **kwargs: Any
+        ) -> Any:
+            return wait(self, expression, polling=polling, **kwargs)
+
+        wait_for_function.interval_polling = True  # type: ignore[attr-defined]
+        cls.wait_for_function = wait_for_function  # type: ignore[method-assign]
+
+
+class _Chromium:
+    """The worker's one browser: started by the first test that asks for it, replaced when
+    its thread hung, closed when the session ends."""
+
+    current: PlaywrightThread | None = None
+
+    @classmethod
+    def get(cls) -> PlaywrightThread:
+        if cls.current is None or cls.current.broken:
+            if not Path(CHROMIUM).exists():
+                pytest.fail(
+                    f"{CHROMIUM} is missing: apt-get install -y chromium (the browser tests need it)"
+                )
+            from playwright.sync_api import expect
+
+            _install_thread_hop()
+            _install_interval_polling()
+            expect.set_options(timeout=scaled(5) * 1000)  # expect()'s own bound (5 s), stretched
+            cls.current = PlaywrightThread()
+        return cls.current
+
+    @classmethod
+    def close(cls) -> None:
+        if cls.current is not None:
+            cls.current.close()
+            cls.current = None
+
+
+@pytest.fixture(scope="session")
+def _chromium_session() -> Iterator[None]:
+    try:
+        yield
+    finally:
+        _Chromium.close()
+
+
+@pytest.fixture
+def browser(_chromium_session: None) -> Iterator[object]:
+    """Headless Chromium, one per worker session (`PlaywrightThread`); each test makes its own
+    contexts (another person's browser: its own storage), and whatever it leaves open is
+    closed after it, so the next test starts with none."""
+    chromium = _Chromium.get()
+    yield StillBrowser(chromium.browser)
+    if not chromium.broken:
+        for context in list(chromium.browser.contexts):
+            context.close()
 
 
 class StillBrowser:

@@ -269,7 +269,10 @@ def test_the_phone_race_panel_folds_to_one_line(browser, web_server):
         assert folded < 60, folded
         assert bob.locator(".racers .racer").first.is_hidden()
         expect(toggle).to_contain_text("you 0%")
-        # a tap while the race redraws the page: the host moves between press and release
+        # a tap while the race redraws the page: the host moves between press and release.
+        # The page holds its redraws for a pressed button 1 s at most; here the press lasts
+        # as long as the host's move takes to reach it, longer on a loaded machine.
+        bob.evaluate(f"solrace.ui.holdMs = {TIMEOUT}")
         seen = len(bob.evaluate("solrace.received"))
         toggle.hover()
         bob.mouse.down()
@@ -289,3 +292,29 @@ def test_the_phone_race_panel_folds_to_one_line(browser, web_server):
     finally:
         host.context.close()
         bob.context.close()
+
+
+def test_requests_refused_for_the_rate_are_sent_again(browser, web_server):
+    """A request the server refuses `rate_limited` (or `busy`) did nothing: the page sends it
+    again after a pause, as the Python client does (client/retry.py), instead of dropping it
+    with a notice. 100 requests at once overrun a racer's budget (60 at once, then 20 a
+    second; PROTOCOL.md, Limits), and every one of them is answered."""
+    errors: list[str] = []
+    page = new_page(browser, errors)
+    try:
+        create_room(page, web_server.url, "Rita")
+        out = page.evaluate(
+            """async () => {
+                const conn = window.solrace.conn;
+                const asks = Array.from({length: 100}, (_, i) => conn.request({type: 'ping', t: i}));
+                const replies = await Promise.all(asks);
+                return {replies: replies.map(r => r.type + ':' + (r.t ?? r.code)), retries: conn.retries};
+            }"""
+        )
+        assert out["replies"] == [f"pong:{i}" for i in range(100)]
+        assert out["retries"] > 0  # some were refused, and sent again
+        expect(page.locator("[data-testid=notice]")).to_have_count(0)
+        js(page, "S.conn === 'open' && S.snap.state === 'lobby'")
+        assert errors == []
+    finally:
+        page.context.close()

@@ -58,7 +58,7 @@ def make_move(page: Page, view: dict, move: str, drag: bool) -> None:
 
 
 @pytest.mark.parametrize("game_name", ["puttputt", "tabbycat", "manx", "leapyear", "klondike"])
-def test_solo_race_moves_match_the_engine(browser, race_server, game_name: str) -> None:
+def test_solo_race_moves_match_the_engine(browser, web_server, game_name: str) -> None:
     seed = f"web-solo-{game_name}"
     game = new_game(
         game_name, seed=dealt(seed), options={"moves": "build"} if game_name == "klondike" else None
@@ -68,7 +68,7 @@ def test_solo_race_moves_match_the_engine(browser, race_server, game_name: str) 
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
-        page.goto(race_server.url + "/")
+        page.goto(web_server.url + "/")
         page.fill("#name", "Solo")
         page.click("[data-action=create]")
         expect(page.locator("[data-testid=share-code]")).to_be_visible(timeout=TIMEOUT)

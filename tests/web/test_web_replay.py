@@ -83,6 +83,7 @@ def test_replay_viewer_and_player_page_of_a_real_race(browser, web_server):
     top = tops()
     ann, bob, rid = race(browser, web_server.url, errors)
     try:
+        ann_id = state(ann, "S.player")
         # the results link to the replay and to the record's text file
         links = ann.locator("[data-testid=record-links]")
         expect(links.locator("a", has_text="Download the record")).to_have_attribute(
@@ -186,18 +187,18 @@ def test_replay_viewer_and_player_page_of_a_real_race(browser, web_server):
         expect(bob.locator("[data-testid=my-page]")).to_have_attribute(
             "href", f"/player/{pid}", timeout=TIMEOUT
         )
+        # the per-game figures when the server sends them (Ann's page, the winner's)
+        player_page_with_games(ann, web_server.url, ann_id, rid)
         assert errors == []
     finally:
         ann.context.close()
         bob.context.close()
 
 
-def test_player_page_shows_per_game_figures_when_sent(browser, web_server):
+def player_page_with_games(page: Page, url: str, pid: str, rid: str) -> None:
     """The per-game figures (`games` of /api/player/ID), every field of them: the real page of
     a real race's player, its `games` replaced by figures with a rating and a best time (a
     test race is neither rated nor won)."""
-    errors: list[str] = []
-    ann, bob, rid = race(browser, web_server.url, errors)
     games = {
         "klondike": {
             "races": 12,
@@ -219,33 +220,27 @@ def test_player_page_shows_per_game_figures_when_sent(browser, web_server):
 
     def with_games(route: Route) -> None:
         real = route.fetch()
-        page = real.json()
-        assert page["games"] == {}  # the server's own (rated races only): replaced
-        page["games"] = games
-        route.fulfill(response=real, body=json.dumps(page))
+        body = real.json()
+        assert body["games"] == {}  # the server's own (rated races only): replaced
+        body["games"] = games
+        route.fulfill(response=real, body=json.dumps(body))
 
-    try:
-        pid = state(ann, "S.player")
-        ann.route("**/api/player/*", with_games)
-        ann.goto(f"{web_server.url}/player/{pid}")
-        expect(ann.locator(f'tr[data-race="{rid}"]')).to_contain_text("1st of 2", timeout=TIMEOUT)
-        table = ann.locator("[data-testid=player-games]")
-        klondike = table.locator('tr[data-game="klondike"]')
-        expect(klondike).to_contain_text("Klondike")
-        expect(klondike.locator("td").nth(1)).to_have_text("12")
-        expect(klondike.locator("td").nth(2)).to_have_text("5")
-        expect(klondike.locator("td.time")).to_have_text("1:33.0")
-        expect(klondike.locator("td.rating")).to_have_text("8.5 (30 rated races)")
-        tabby = table.locator('tr[data-game="tabbycat"]')
-        expect(tabby.locator("td.rating")).to_have_text("0.0? (2 rated races)")
-        putt = table.locator('tr[data-game="puttputt"]')
-        expect(putt).to_contain_text("Putt Putt")
-        expect(putt.locator("td.time")).to_have_text("–")
-        expect(putt.locator("td.rating")).to_have_text("–")
-        assert errors == []
-    finally:
-        ann.context.close()
-        bob.context.close()
+    page.route("**/api/player/*", with_games)
+    page.goto(f"{url}/player/{pid}")
+    expect(page.locator(f'tr[data-race="{rid}"]')).to_contain_text("1st of 2", timeout=TIMEOUT)
+    table = page.locator("[data-testid=player-games]")
+    klondike = table.locator('tr[data-game="klondike"]')
+    expect(klondike).to_contain_text("Klondike")
+    expect(klondike.locator("td").nth(1)).to_have_text("12")
+    expect(klondike.locator("td").nth(2)).to_have_text("5")
+    expect(klondike.locator("td.time")).to_have_text("1:33.0")
+    expect(klondike.locator("td.rating")).to_have_text("8.5 (30 rated races)")
+    tabby = table.locator('tr[data-game="tabbycat"]')
+    expect(tabby.locator("td.rating")).to_have_text("0.0? (2 rated races)")
+    putt = table.locator('tr[data-game="puttputt"]')
+    expect(putt).to_contain_text("Putt Putt")
+    expect(putt.locator("td.time")).to_have_text("–")
+    expect(putt.locator("td.rating")).to_have_text("–")
 
 
 def save_screenshot(page: Page) -> None:

@@ -1,5 +1,6 @@
 // The WebSocket link to the server: msgpack binary frames, the hello handshake, request ids,
-// an application ping (browsers cannot send WebSocket pings) and reconnection with backoff.
+// an application ping (browsers cannot send WebSocket pings), reconnection with backoff, and
+// requests refused `busy` or `rate_limited` sent again after a pause (as client/retry.py).
 // It knows nothing of rooms: app.js decides what to send once the link is (re)established.
 
 import { encode, Decoder } from "../node_modules/@msgpack/msgpack/dist.esm/index.mjs";
@@ -30,6 +31,34 @@ export function encodeMessage(msg) {
 }
 
 export const CLIENT_NAME = "solrace-web/0.1";
+
+// What the server calls normal (PROTOCOL.md, Errors): a request refused `busy` or
+// `rate_limited` did nothing, so it is sent again, as it was, after the server's `retry_after`
+// (plus up to a fifth, as jitter) or else a backoff of 0.1 s doubling up to 3 s, the upper
+// half jittered: the Python client's numbers (client/retry.py, protocol/retry.py's Backoff).
+/** the codes a request is sent again for */
+export const RETRYABLE = new Set(["busy", "rate_limited"]);
+/** tries of a request refused with a retryable code (the first included) */
+export const REQUEST_TRIES = 8;
+const FIRST_MS = 100;
+const CAP_MS = 3000;
+/** the longest `retry_after` waited out (a longer one is the server saying no) */
+const MAX_RETRY_AFTER_MS = 10000;
+
+/**
+ * Milliseconds to wait before sending a refused request again (`attempt` counts from 0), or
+ * null not to: the reply is not a retryable refusal, the tries are spent, or the server's
+ * `retry_after` is too long to wait for.
+ */
+export function retryDelay(reply, attempt, random = Math.random) {
+  if (reply?.type !== "error" || !RETRYABLE.has(reply.code) || attempt + 1 >= REQUEST_TRIES) return null;
+  const after = reply.retry_after;
+  if (typeof after === "number" && after > 0) {
+    return after > MAX_RETRY_AFTER_MS ? null : after * (1 + 0.2 * random());
+  }
+  const top = Math.min(CAP_MS, FIRST_MS * 2 ** attempt);
+  return top * (0.5 + 0.5 * random());
+}
 
 /**
  * The WebSocket URL naming the room this page is in (or about to join, resume or watch):
@@ -84,6 +113,7 @@ export class Connection {
     this.readyWaiters = [];
     this.socketRoom = null; // the room the open socket's URL names
     this.rerouted = false; // the socket was reopened for another room (reroute)
+    this.retries = 0; // requests sent again after a `busy` or `rate_limited` (for the tests)
   }
 
   start() {
@@ -149,9 +179,17 @@ export class Connection {
       return;
     }
     if (msg.ref != null && this.pending.has(msg.ref)) {
-      const { resolve } = this.pending.get(msg.ref);
+      const req = this.pending.get(msg.ref);
       this.pending.delete(msg.ref);
-      resolve(msg);
+      const delay = retryDelay(msg, req.attempt);
+      if (delay != null) {
+        // nothing was done: ask again later; the page hears of the refusal only if it lasts
+        req.attempt += 1;
+        this.retries += 1;
+        setTimeout(() => this._ask(req), delay);
+        return;
+      }
+      req.resolve(msg);
     }
     if (msg.type !== "pong") this.handlers.onMessage?.(msg);
   }
@@ -208,15 +246,19 @@ export class Connection {
    * pressing Create expects); without, it fails at once (a move must not land later).
    */
   request(msg, { wait = false } = {}) {
+    return new Promise((resolve, reject) => this._ask({ msg, wait, resolve, reject, attempt: 0 }));
+  }
+
+  /** Send one try of a request (a retry gets a new id: a late reply to the old one is not its). */
+  _ask(req) {
     if (!this.ready || this.ws.readyState !== WebSocket.OPEN) {
-      if (wait && !this.stopped) return this.whenReady().then(() => this.request(msg, { wait }));
-      return Promise.reject(new Error("not connected to the server"));
+      if (req.wait && !this.stopped) this.whenReady().then(() => this._ask(req));
+      else req.reject(new Error("not connected to the server"));
+      return;
     }
     const id = ++this.seq;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.ws.send(encodeMessage({ ...msg, id }));
-    });
+    this.pending.set(id, req);
+    this.ws.send(encodeMessage({ ...req.msg, id }));
   }
 
   /** A new socket now, the old one closed: its URL names the room the page is in by then
