@@ -419,7 +419,9 @@ async function raceAgainElsewhere() {
   const mine = me(state);
   const { text_seed, seed, ...options } = state.snap?.options || {};
   if (mine?.name) ui.form.name = mine.name;
-  if (state.room) conn.send({ type: "leave" });
+  // answered before the socket is reopened for the new room's process: a leave still in
+  // flight as its socket closes would be lost, and the seat would stay in the old room
+  if (state.room) await conn.request({ type: "leave" }).catch(() => null);
   saveSession(null);
   seats.release();
   state = { ...initialState(), conn: state.conn, games: state.games, server: state.server, player: state.player };
