@@ -46,12 +46,13 @@ from typing import Any
 from solrace.engine import game_titles
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
+from solrace.protocol.names import clean_name
 from solrace.protocol.records import commitment, day_end_ms, record_id
 from solrace.server import keys
 from solrace.server.boards import Boards
 from solrace.server.derive import DAILY_CANDIDATE, derive_seed
 from solrace.server.redis_conn import Client
-from solrace.server.room import Room, check_game_options, clean_name
+from solrace.server.room import Room, check_game_options
 from solrace.server.shared import Shared
 from solrace.server.solving import WON, SolverPool, draw_solve
 

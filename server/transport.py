@@ -21,6 +21,7 @@ from typing import Any
 from solrace import __version__
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
+from solrace.protocol.names import clean_name
 from solrace.server import players
 from solrace.server.boards import Boards
 from solrace.server.codes import normalize_code
@@ -33,7 +34,7 @@ from solrace.server.lease import Leases
 from solrace.server.metrics import METRICS
 from solrace.server.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS, Records
 from solrace.server.redis_conn import transient
-from solrace.server.room import Room, clean_name
+from solrace.server.room import Room
 from solrace.server.service import RoomService
 from solrace.server.signing import signing_key
 from solrace.server.solving import RaceVerdicts, SolverPool, hint

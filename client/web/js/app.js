@@ -14,6 +14,7 @@ import { keyIntent } from "./keys.js";
 import { playSound, played } from "./sound.js";
 import { measure, play as animate, animated } from "./anim.js";
 import { dailyState, loadDailies, loadBoard } from "./daily.js";
+import { fitName } from "./text.js";
 
 const root = document.getElementById("app");
 let state = initialState();
@@ -298,7 +299,7 @@ function enteredRoom(reply) {
 }
 
 function playerName() {
-  const name = (ui.form.name || "").trim();
+  const name = fitName((ui.form.name || "").trim().split(/\s+/).join(" "));
   if (!name) {
     notify("Choose a name first.", "error", "name");
     return null;
@@ -499,6 +500,11 @@ window.addEventListener("hashchange", () => {
 
 root.addEventListener("input", (e) => {
   const key = e.target.dataset.form;
+  if (key === "name") {
+    // the server's rule (protocol/names.py): 1 to NAME_MAX user-perceived characters
+    const fitted = fitName(e.target.value);
+    if (fitted !== e.target.value) e.target.value = fitted;
+  }
   if (key) ui.form[key] = e.target.value;
 });
 

@@ -8,7 +8,7 @@ import { renderBoard } from "./board.js";
 import { canUndo, gameInfo, gameTitle, isHost, me, rankedTime, serverNow } from "./state.js";
 import { currentHint, hintText, verdictLines } from "./hint.js";
 import { dailyCards, dailyPanel, dailyRank } from "./daily.js";
-import { STATUS_TEXT, formatTime, plural } from "./text.js";
+import { NAME_CODE_POINTS, NAME_MAX, STATUS_TEXT, formatTime, plural } from "./text.js";
 
 // Games, their titles and their rule options come from the server's welcome; the page only
 // words the options it knows (any other option shows its own name and values).
@@ -84,7 +84,9 @@ function homeScreen(state, ui) {
       h("h1", "Race your friends on the same deal"),
       h("p.lead", "Patience games, one shuffle for everyone, live progress bars. First to clear the table wins."),
       h("label.field", h("span", "Your name"),
-        h("input#name", { value: ui.form.name || "", maxlength: "24", autocomplete: "nickname", placeholder: "e.g. Ann", dataset: { form: "name" } })),
+        h("input#name", { value: ui.form.name || "", maxlength: String(2 * NAME_CODE_POINTS), // UTF-16 units: the exact rule is fitName's (app.js)
+           "aria-describedby": "name-rule", autocomplete: "nickname", placeholder: "e.g. Ann", dataset: { form: "name" } }),
+        h("small#name-rule.muted", `Up to ${NAME_MAX} characters; emoji welcome.`)),
       h("div.actions",
         h("button.primary", { dataset: { action: "create" } }, "Create a room"),
         h("button", { dataset: { action: "create-host" }, title: "Host the race without a seat and watch it" }, "Host & watch"),
