@@ -394,6 +394,7 @@ class Transport:
                 "rate": int(lim.rate),
                 "lobby_burst": min(lim.lobby_burst, lim.burst),
                 "lobby_rate": min(lim.lobby_rate, lim.rate),
+                "grace": lim.grace,  # s a disconnected racer keeps the seat ("resigns in N s")
             }
             await self.send(conn, m.with_ref(m.welcome(SERVER_NAME, limits, player), ref))
             return

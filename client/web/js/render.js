@@ -32,10 +32,26 @@ export function clockTexts(state, now) {
     // The race's length is the last ranked time, as the results table shows it.
     const rows = snap.results?.ranking || snap.players;
     const times = rows.map((p) => p.time).filter((x) => x != null);
-    out.elapsed = times.length ? formatTime(Math.max(...times)) : "done";
+    out.elapsed = times.length ? formatTime(Math.max(...times)) : null;
   }
   if (snap.state === "racing" && snap.ends_at) out.left = formatTime(snap.ends_at - t);
+  if (snap.state === "racing") {
+    for (const p of snap.players || []) {
+      if (!p.connected && p.status === "racing") out[`grace-${p.seat}`] = graceText(state, p, t);
+    }
+  }
   return out;
+}
+
+/** A disconnected racer keeps the seat for the server's grace period (welcome's limits), then
+ * counts as resigned: "resigns in 23 s" from the `connected` event's time. */
+export function graceText(state, p, serverTime) {
+  const grace = state.grace;
+  if (grace == null) return "disconnected";
+  if (p.offAt == null) return `disconnected · resigns within ${Math.round(grace)} s unless back`;
+  // (clamped: the local estimate of server time may be a moment off)
+  const left = Math.min(Math.round(grace), Math.max(0, Math.ceil((p.offAt + grace * 1000 - serverTime) / 1000)));
+  return `disconnected · resigns in ${left} s`;
 }
 
 /** The toast when another player finishes: "Bob cleared the table in 1:05.3". */
@@ -236,7 +252,10 @@ function racerRow(state, p) {
     h("div.bar", h("div.fill", { style: { width: pct(p.progress) } })),
     h("div.racer-meta", h("span", plural(p.moves, "move")), h("span", `${p.home} home`),
       h("span.status", STATUS_TEXT[p.status] || p.status),
-      time != null && p.status !== "racing" ? h("span.time", formatTime(time)) : null));
+      time != null && p.status !== "racing" ? h("span.time", formatTime(time)) : null),
+    !p.connected && p.status === "racing" && state.snap.state === "racing"
+      ? h("div.racer-grace", { dataset: { clock: `grace-${p.seat}`, testid: "grace" } }, graceText(state, p, serverNow(state, Date.now())))
+      : null);
 }
 
 const RANK_RULE = "Ranking: whoever cleared the table comes first, fastest first. Everyone else follows by "
@@ -324,8 +343,14 @@ function raceBar(state, ui, clocks) {
   const view = state.view;
   return h("div.race-bar",
     h("span.game-name", gameTitle(state, snap.options?.game)),
-    h("span.clock", { dataset: { clock: "elapsed" } }, clocks.elapsed || "0:00.0"),
-    snap.ends_at ? h("span.clock.left", "left ", h("span", { dataset: { clock: "left" } }, clocks.left || "")) : null,
+    snap.state === "finished"
+      // after the race: its length (the last ranked time), no clock counting down
+      ? h("span.stat", { dataset: { testid: "race-over" } }, "Race over",
+        clocks.elapsed ? [" · ", h("span.clock", { title: "race time" }, clocks.elapsed)] : null)
+      : h("span.clock", { dataset: { clock: "elapsed" } }, clocks.elapsed || "0:00.0"),
+    snap.ends_at && snap.state !== "finished"
+      ? h("span.clock.left", { dataset: { testid: "time-left" } }, h("span", { dataset: { clock: "left" } }, clocks.left || ""), " left")
+      : null,
     view ? h("span.stat", { dataset: { testid: "my-moves" } }, plural(view.moves, "move")) : null,
     view ? h("span.stat", { dataset: { testid: "my-progress" } }, pct(view.progress)) : null,
     h("span.spacer"),
@@ -346,9 +371,15 @@ function spectatorBoards(state) {
   if (!seats.length) {
     if (snap.state === "countdown") return h("p.muted.center", "The race is about to start…");
     // the server keeps a race's boards from the network of anyone still racing in it
-    return h("p.muted.center", snap.state === "racing"
-      ? "No boards here while someone on your network is still racing in this room."
-      : "Waiting for boards…");
+    if (snap.state !== "racing") return h("p.muted.center", "Waiting for boards…");
+    const delay = snap.options?.spectator_delay ?? 0;
+    return h("section.panel.no-boards", { dataset: { testid: "no-boards" } },
+      h("h2", "No boards on this network during the race"),
+      h("p", "Someone on your network (the same Wi-Fi or address) is racing in this room. Every racer plays the same deal, ",
+        "so another racer's board would show their hidden cards: the server sends no board here until they finish."),
+      h("p", delay > 0
+        ? `Then the boards appear ${delay} s late (this room's spectator delay), as every spectator sees them. Progress stays live.`
+        : "Then the boards appear live. Progress stays live meanwhile."));
   }
   const delay = snap.options?.spectator_delay ?? 0;
   const late = snap.state === "racing" && delay > 0
