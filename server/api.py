@@ -11,6 +11,10 @@
                              (docs/LEADERBOARDS.md); `options` the game options of the board
                              (`draw=3,moves=build`; missing ones are the defaults; ignored
                              for rating, which is per game), `start` 0.., `count` 1-100 (50)
+    GET /api/ratings/GAME?players=ID,ID,...
+                             the ratings of up to RATINGS_MAX players in one game, as shown
+                             beside their names (rating, provisional, rated races, the change
+                             of their latest rated race); players never rated are left out
     GET /api/daily           today's dailies with their live figures (server/daily.py)
     GET /api/daily/DATE/GAME a daily's board (`?start=N&count=M`, `&player=ID`: their entry)
     GET /api/replay/ID       the race move by move for the web replay viewer (server/replay.py)
@@ -52,6 +56,7 @@ from solrace.server.daily import Dailies
 from solrace.server.guard import Guard
 from solrace.server.http import API_PREFIX, response
 from solrace.server.players import is_player_id
+from solrace.server.ratings import rating_view, shown
 from solrace.server.records import Records
 from solrace.server.replay import Busy, Replays
 from solrace.server.standings import KINDS, Standings, board_name, board_options
@@ -65,6 +70,8 @@ JSON = "application/json"
 BOARD_MAX_AGE = 10
 #: the longest `start` a leaderboard page may ask for (boards hold at most 1,000,000)
 START_MAX = 10_000_000
+#: the most players one /api/ratings request may name (a room's seats)
+RATINGS_MAX = 16
 
 
 def _json(status: HTTPStatus, body: Any, extra: dict[str, str] | None = None) -> Response:
@@ -185,6 +192,8 @@ class Api:
             return await self.player(request, parts[1], parse_qs(url.query), peer)
         if len(parts) == 2 and parts[0] == "replay":
             return await self.replay(request, parts[1], peer)
+        if len(parts) == 2 and parts[0] == "ratings" and self.standings is not None:
+            return await self.ratings(request, parts[1], parse_qs(url.query))
         if len(parts) == 3 and parts[0] == "leaderboard" and self.standings is not None:
             return await self.leaderboard(request, parts[1], parts[2], parse_qs(url.query))
         if parts[0] == "daily" and self.dailies is not None:
@@ -284,12 +293,29 @@ class Api:
             page: dict[str, Any] = {"total": 0, "entries": [], "next": None}
         else:
             page = await self.standings.boards.page(board_name(kind, game, opts), start, count)
+        if kind == "rating":  # the rating as shown beside names (ratings.shown)
+            for entry in page["entries"]:
+                entry["rating"] = shown(entry["ordinal"])
         body = json.dumps(
             {"game": game, "kind": kind, "options": None if kind == "rating" else opts, **page},
             separators=(",", ":"),
         ).encode()
         cache = f"public, max-age={BOARD_MAX_AGE}"
         return _cached(request, body, JSON, _digest_etag(body), cache)
+
+    async def ratings(self, request: Request, game: str, query: dict[str, list[str]]) -> Response:
+        """Players' ratings in one game, as shown beside their names (one HMGET)."""
+        assert self.standings is not None
+        if game not in GAMES:
+            return not_found("game")
+        ids = list(dict.fromkeys(filter(None, (query.get("players") or [""])[0].split(","))))
+        if not 1 <= len(ids) <= RATINGS_MAX or not all(is_player_id(p) for p in ids):
+            return bad_request(f"players is 1 to {RATINGS_MAX} player ids separated by commas")
+        rows = await self.standings.redis.hmget(self.standings.ratings.keys(game)[1], ids)
+        players = {
+            pid: rating_view(json.loads(data)) for pid, data in zip(ids, rows, strict=True) if data
+        }
+        return _revalidated(request, {"game": game, "players": players})
 
     async def daily_listing(self, request: Request, query: dict[str, list[str]]) -> Response:
         assert self.dailies is not None
