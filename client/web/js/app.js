@@ -15,6 +15,7 @@ import { playSound, played } from "./sound.js";
 import { measure, play as animate, animated } from "./anim.js";
 import { dailyState, loadDailies, loadBoard } from "./daily.js";
 import { fitName } from "./text.js";
+import { refreshRatings } from "./ratings.js";
 
 const root = document.getElementById("app");
 let state = initialState();
@@ -658,6 +659,7 @@ function render() {
   const moved = state.view && drawnMoves != null && state.view.moves !== drawnMoves;
   const before = moved && !ui.dropped ? measure(root) : null;
   root.replaceChildren(renderApp(state, ui, Date.now()));
+  if (state.snap) refreshRatings(state.snap, render);
   if (before) animate(root, before, state.view.game);
   drawnMoves = state.view ? state.view.moves : null;
   if (moved) ui.dropped = false;

@@ -8,6 +8,7 @@ import { renderBoard } from "./board.js";
 import { canUndo, gameInfo, gameTitle, isHost, me, rankedTime, serverNow } from "./state.js";
 import { currentHint, hintText, verdictLines } from "./hint.js";
 import { dailyCards, dailyPanel, dailyRank } from "./daily.js";
+import { changeChip, ratingChip } from "./ratings.js";
 import { NAME_CODE_POINTS, NAME_MAX, STATUS_TEXT, formatTime, plural } from "./text.js";
 
 // Games, their titles and their rule options come from the server's welcome; the page only
@@ -190,7 +191,7 @@ function playerRow(state, p) {
   const host = state.snap.host_seat === p.seat;
   return h("li.player", { dataset: { seat: String(p.seat), ready: String(p.ready) } },
     h(`span.dot.${p.connected ? "on" : "off"}`, { title: p.connected ? "connected" : "disconnected" }),
-    h("span.name", p.name || `seat ${p.seat}`), host ? h("span.chip", "host") : null,
+    h("span.name", p.name || `seat ${p.seat}`), ratingChip(p.player), host ? h("span.chip", "host") : null,
     p.seat === state.seat && state.role === "player" ? h("span.chip.you", "you") : null,
     p.bot ? h("span.chip", "bot") : null,
     h("span.spacer"),
@@ -246,7 +247,7 @@ function racerRow(state, p) {
   return h(`li.racer.${p.status}`, { dataset: { seat: String(p.seat), status: p.status, progress: String(p.progress) } },
     h("div.racer-head",
       h(`span.dot.${p.connected ? "on" : "off"}`),
-      h("span.name", p.name || `seat ${p.seat}`, mine ? " (you)" : ""),
+      h("span.name", p.name || `seat ${p.seat}`, mine ? " (you)" : ""), ratingChip(p.player),
       h("span.spacer"),
       h("span.pct", pct(p.progress))),
     h("div.bar", h("div.fill", { style: { width: pct(p.progress) } })),
@@ -309,11 +310,14 @@ function resultsTable(state, ui) {
   if (!r || !r.ranking) return null;
   return h("section.panel.results", { dataset: { testid: "results" } },
     h("h2", "Results"),
+    state.snap.options?.rated ? h("p.muted", { dataset: { testid: "rated-note" } }, "A rated race: ratings move by place. ",
+      h("a", { href: "/ratings" }, "How ratings work")) : null,
     h("table.ranking",
       h("thead", h("tr", h("th", { scope: "col" }, "#"), h("th", { scope: "col" }, "Name"), h("th", { scope: "col" }, "Result"),
         h("th", { scope: "col" }, "Time"), h("th", { scope: "col" }, "Progress"), h("th.col-moves", { scope: "col" }, "Moves"))),
       h("tbody", r.ranking.map((x) => h(`tr.${x.seat === state.seat && state.role === "player" ? "me" : "other"}`, { dataset: { seat: String(x.seat) } },
-        h("td", String(x.place)), h("td.name", x.name), h("td", STATUS_TEXT[x.status] || x.status),
+        h("td", String(x.place)), h("td.name", x.name, " ", ratingChip(x.player), changeChip(x.player, r.record)),
+        h("td", STATUS_TEXT[x.status] || x.status),
         h("td.time", formatTime(x.time)), h("td", pct(x.progress)), h("td.col-moves", String(x.moves ?? "")))))),
     h("p.muted.rank-rule", { dataset: { testid: "rank-rule" } }, RANK_RULE),
     recordLinks(r),
