@@ -16,6 +16,7 @@
                              beside their names (rating, provisional, rated races, the change
                              of their latest rated race); players never rated are left out
     GET /api/daily           today's dailies with their live figures (server/daily.py)
+    GET /api/daily/archive   the past days whose dailies can be practised (`date`)
     GET /api/daily/DATE/GAME a daily's board (`?start=N&count=M`, `&player=ID`: their entry)
     GET /api/replay/ID       the race move by move for the web replay viewer (server/replay.py)
 
@@ -197,6 +198,8 @@ class Api:
         if len(parts) == 3 and parts[0] == "leaderboard" and self.standings is not None:
             return await self.leaderboard(request, parts[1], parts[2], parse_qs(url.query))
         if parts[0] == "daily" and self.dailies is not None:
+            if parts == ["daily", "archive"]:
+                return _revalidated(request, await self.dailies.archive())
             if len(parts) == 1:
                 return await self.daily_listing(request, parse_qs(url.query))
             if len(parts) == 3:
@@ -260,12 +263,14 @@ class Api:
             return refused
         if self.standings is None:
             page = await self.records.player(pid, int(limit_text))
-        else:  # both reads at once: one round trip's wait
+        else:  # the reads at once: one round trip's wait
             page, games = await asyncio.gather(
                 self.records.player(pid, int(limit_text)), self.standings.player_games(pid)
             )
             if page is not None:
                 page["games"] = games
+        if page is not None and self.dailies is not None:
+            page["streak"] = await self.dailies.streak(pid)
         if page is None:
             return not_found("player")
         page["titles"] = game_titles()  # the page has no welcome to read them from
@@ -297,7 +302,13 @@ class Api:
             for entry in page["entries"]:
                 entry["rating"] = shown(entry["ordinal"])
         body = json.dumps(
-            {"game": game, "kind": kind, "options": None if kind == "rating" else opts, **page},
+            {
+                "game": game,
+                "kind": kind,
+                "options": None if kind == "rating" else opts,
+                **page,
+                "titles": game_titles(),  # the page has no welcome to read them from
+            },
             separators=(",", ":"),
         ).encode()
         cache = f"public, max-age={BOARD_MAX_AGE}"
