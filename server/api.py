@@ -15,6 +15,9 @@
                              the ratings of up to RATINGS_MAX players in one game, as shown
                              beside their names (rating, provisional, rated races, the change
                              of their latest rated race); players never rated are left out
+    GET /api/room/CODE       what an invite link shows before one joins: the room's game,
+                             host, seats and state (charged like `spectate`, a miss spends
+                             a guess: a private code is the key to its room)
     GET /api/daily           today's dailies with their live figures (server/daily.py)
     GET /api/daily/archive   the past days whose dailies can be practised (`date`)
     GET /api/daily/DATE/GAME a daily's board (`?start=N&count=M`, `&player=ID`: their entry)
@@ -40,7 +43,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -171,8 +174,11 @@ class Api:
         clock: Callable[[], int] | None = None,
         guard: Guard | None = None,
         trusted_proxies: tuple[IPNetwork, ...] = (),
+        rooms: Callable[[str], Awaitable[dict[str, Any] | None]] | None = None,
     ) -> None:
         self.records = records
+        #: a room's document by code (Store.doc), for /api/room/CODE
+        self.rooms = rooms
         #: per-address budgets (the WebSocket side's, so one address has one budget)
         self.guard = guard or Guard()
         self.trusted_proxies = trusted_proxies
@@ -193,6 +199,8 @@ class Api:
             return await self.player(request, parts[1], parse_qs(url.query), peer)
         if len(parts) == 2 and parts[0] == "replay":
             return await self.replay(request, parts[1], peer)
+        if len(parts) == 2 and parts[0] == "room" and self.rooms is not None:
+            return await self.room(request, parts[1], peer)
         if len(parts) == 2 and parts[0] == "ratings" and self.standings is not None:
             return await self.ratings(request, parts[1], parse_qs(url.query))
         if len(parts) == 3 and parts[0] == "leaderboard" and self.standings is not None:
@@ -313,6 +321,46 @@ class Api:
         ).encode()
         cache = f"public, max-age={BOARD_MAX_AGE}"
         return _cached(request, body, JSON, _digest_etag(body), cache)
+
+    async def room(self, request: Request, code: str, peer: str = "") -> Response:
+        """An invite link's room, as its page shows it before anyone joins (no token, no
+        seat's address, no text seed): charged like `spectate`; a code that names no room
+        spends one of the address's guesses, as at `join`."""
+        assert self.rooms is not None
+        code = code.upper()
+        if not code.isalnum() or not 1 <= len(code) <= 32:
+            return not_found("room")
+        host = forwarded_for(peer, request.headers.get("X-Forwarded-For"), self.trusted_proxies)
+        key = self.guard.key_of(host)
+        refused = self.charge(request, peer, "spectate")
+        if refused is not None:
+            return refused
+        doc = await self.rooms(code)
+        if doc is None:
+            self.guard.missed(key, "no_room")
+            return not_found("room")
+        opts = doc["options"]
+        seats = [s for s in doc["seats"] if s]
+        host_seat = doc.get("host_seat")
+        hosts = [s["name"] for s in seats if s.get("seat") == host_seat]
+        body = {
+            "room": doc["code"],
+            "game": opts["game"],
+            "title": game_titles().get(opts["game"], opts["game"]),
+            "state": doc["state"],
+            "host": hosts[0] if hosts else None,
+            "players": [
+                {"name": s["name"], "player": s.get("player"), "bot": bool(s.get("bot"))}
+                for s in seats
+            ],
+            "max_players": opts["max_players"],
+            "spectators": bool(opts.get("spectators", True)),
+            "public": bool(opts.get("public")),
+            "rated": bool(opts.get("rated")),
+            "time_limit": opts.get("time_limit", 0),
+            "daily": doc.get("daily") is not None,
+        }
+        return _json(HTTPStatus.OK, body, {"Cache-Control": "no-store"})
 
     async def ratings(self, request: Request, game: str, query: dict[str, list[str]]) -> Response:
         """Players' ratings in one game, as shown beside their names (one HMGET)."""

@@ -355,6 +355,7 @@ async def serve_forever(
                     dailies=transport.dailies,
                     guard=transport.guard,
                     trusted_proxies=transport.limits.trusted_proxies,
+                    rooms=transport.store.doc,  # /api/room/CODE: an invite link's room
                 ).handle,
             ),
             # frames over max_frame get `frame_too_large`, then 1009; slow readers are dropped

@@ -31,7 +31,32 @@ const ui = {
   racersOpen: false,  // the race panel, unfolded (phones fold it)
   settings: { auto: loadSetting("auto", "off"), sound: loadSetting("sound", "off") === "on" },
   daily: dailyState(), // today's dailies and their boards (daily.js)
+  invite: null,        // a room link opened: {code, info (GET /api/room/CODE), missing}
+  practice: practiceFromLocation(), // /?practice=DATE/GAME: an archived daily to play
 };
+
+function practiceFromLocation() {
+  const m = /^(\d{4}-\d{2}-\d{2})\/([a-z]+)$/.exec(new URLSearchParams(location.search).get("practice") || "");
+  return m ? { date: m[1], game: m[2] } : null;
+}
+
+/** A room link (`/#CODE`, `/r/CODE`) opened with no seat in that room: its invite page. */
+async function openInvite(code) {
+  if (!code || watchFromLocation(location)) return;
+  ui.invite = { code, info: null, missing: false };
+  render();
+  try {
+    const res = await fetch(`/api/room/${encodeURIComponent(code)}`, { cache: "no-store" });
+    if (ui.invite?.code !== code) return;
+    if (res.ok) ui.invite.info = await res.json();
+    else if (res.status === 404) ui.invite.missing = true;
+    else ui.invite = null; // rate-limited or an older server: the plain landing page with the code
+  } catch {
+    ui.invite = null;
+  }
+  render();
+}
+let openedAtRoot = location.pathname === "/" && !location.hash && !location.search;
 const auto = { busy: false, paused: false }; // one automatic move at a time; an error pauses it
 let resyncing = false;
 
@@ -152,6 +177,13 @@ async function rejoin(saved) {
     }
     if (player) seats.hold(saved.room, saved.token);
     persist();
+    // The site root typed in (no room in the address) is the landing page: a finished room
+    // kept from last time is left, not shown again (a reload keeps /#CODE, so stays).
+    if (openedAtRoot && state.snap?.state === "finished") {
+      openedAtRoot = false;
+      return leaveRoom();
+    }
+    openedAtRoot = false;
   } catch (err) {
     /* the link dropped again; onReady runs on the next welcome */
   }
@@ -256,10 +288,10 @@ async function refreshDaily() {
   if (state.room === room) render(); // the page has not moved on to another room meanwhile
 }
 
-async function playDaily(game, practice) {
+async function playDaily(game, practice, date = null) {
   const name = playerName();
   if (!name) return;
-  const msg = { type: "daily", game, name, ...(practice ? { practice: true } : {}) };
+  const msg = { type: "daily", game, name, ...(practice ? { practice: true } : {}), ...(date ? { date } : {}) };
   if (!conn.ready) notify("Connecting to the server…", "info", "connecting");
   let reply;
   try {
@@ -293,6 +325,8 @@ async function ask(msg, wait = false) {
 
 function enteredRoom(reply) {
   if (!reply) return;
+  ui.invite = null;
+  ui.practice = null;
   history.replaceState(null, "", `/#${reply.room}`); // also drops a ?watch= link's query
   ui.form.code = reply.room;
   if (reply.role === "player") seats.hold(reply.room, state.token);
@@ -335,6 +369,8 @@ function leaveRoom() {
   history.replaceState(null, "", "/");
   ui.sel = null;
   ui.seatConflict = null;
+  ui.form.code = ""; // no stale code (a daily's private one) left in the Join box
+  ui.invite = null;
   state = { ...initialState(), conn: state.conn, games: state.games, server: state.server, player: state.player };
   if (ui.movedAway) {
     ui.movedAway = false;
@@ -385,6 +421,17 @@ const actions = {
   "watch-room": (el) => watchRoom(el.dataset.room),
   lobby: refreshLobby,
   "daily-play": (el) => playDaily(el.dataset.game, Boolean(el.dataset.practice)),
+  "practice-past": () => ui.practice && playDaily(ui.practice.game, true, ui.practice.date),
+  landing() {
+    // the landing page itself, whatever link opened this one
+    ui.invite = null;
+    ui.practice = null;
+    ui.form.code = "";
+    history.replaceState(null, "", "/");
+    render();
+    refreshLobby();
+    refreshDaily();
+  },
   "daily-board"(el) {
     ui.daily.open = ui.daily.open === el.dataset.id ? null : el.dataset.id;
     render();
@@ -496,7 +543,7 @@ window.addEventListener("hashchange", () => {
   const code = roomFromLocation(location);
   if (!code || state.room) return;
   ui.form.code = code;
-  render();
+  openInvite(code);
 });
 
 root.addEventListener("input", (e) => {
@@ -682,6 +729,11 @@ function tick() {
     const t = texts[el.dataset.clock];
     if (t != null && el.textContent !== t) el.textContent = t;
   }
+}
+
+{
+  const code = roomFromLocation(location);
+  if (code && loadSession()?.room !== code) openInvite(code);
 }
 
 setInterval(tick, 100);

@@ -93,17 +93,75 @@ function notice(state) {
 
 // ---- home: create, join, public rooms -------------------------------------------------
 
+const nameField = (ui) => h("label.field", h("span", "Your name"),
+  h("input#name", { value: ui.form.name || "", maxlength: String(2 * NAME_CODE_POINTS), // UTF-16 units: the exact rule is fitName's (app.js)
+    "aria-describedby": "name-rule", autocomplete: "nickname", placeholder: "e.g. Ann", dataset: { form: "name" } }),
+  h("small#name-rule.muted", `Up to ${NAME_MAX} characters; emoji welcome.`));
+
+const ROOM_STATE = { lobby: "waiting for players", countdown: "about to start", racing: "racing now", finished: "finished" };
+
+/** A room link's page: who invites you to what, before you join (GET /api/room/CODE). */
+function invitePanel(state, ui) {
+  const inv = ui.invite;
+  const info = inv.info;
+  const racing = info && info.state !== "lobby";
+  const full = info && info.players.length >= info.max_players;
+  const title = info
+    ? `${info.host || "Someone"} invites you to ${info.title}`
+    : inv.missing ? "This room link leads nowhere" : "You are invited to a race";
+  const facts = info ? [`${info.players.length}/${info.max_players} seated`, ROOM_STATE[info.state] || info.state,
+    info.rated ? "rated" : null, info.time_limit ? `${Math.round(info.time_limit / 60)} min limit` : null].filter(Boolean).join(" · ") : null;
+  return h("section.panel.hero.invite", { dataset: { testid: "invite", state: info?.state || (inv.missing ? "missing" : "loading") } },
+    h("h1", title),
+    h("p.lead", info ? facts : inv.missing ? "No such room (or it has ended): ask for a new link, or start your own from the landing page." : "Looking the room up…"),
+    info && info.players.length ? h("p.muted", { dataset: { testid: "invite-players" } }, "Seated: ",
+      info.players.map((p, i) => [i ? ", " : "", p.name, ratingChip(p.player)])) : null,
+    inv.missing ? null : [nameField(ui),
+      h("div.join-row",
+        h("input#join-code", { value: ui.form.code || "", "aria-label": "Room code", readonly: true, dataset: { form: "code" } }),
+        h(racing || full ? "button" : "button.primary", { dataset: { action: "join" }, disabled: Boolean(racing || full),
+          title: racing ? "The race has started: watch it, or wait for the rematch" : full ? "Every seat is taken" : null }, "Join"),
+        info && !info.spectators ? null : h(racing ? "button.primary" : "button", { dataset: { action: "spectate" } }, "Watch"))],
+    h("p", h("a", { href: "/", dataset: { action: "landing" } }, "Not this room: to the landing page")));
+}
+
+/** Practice of an archived daily (`/?practice=DATE/GAME`, linked from /dailies). */
+function practicePanel(state, ui) {
+  const { date, game } = ui.practice;
+  return h("section.panel.hero.practice", { dataset: { testid: "practice-past" } },
+    h("h1", `Practise the ${gameTitle(state, game)} daily of ${date}`),
+    h("p.lead", "The deal everyone raced that day, alone against the clock. Practice is never on a board."),
+    nameField(ui),
+    h("div.actions",
+      h("button.primary", { dataset: { action: "practice-past" } }, "Play it"),
+      h("a", { href: "/", dataset: { action: "landing" } }, "Not now")));
+}
+
+/** Public races going on now, to watch ("Live now"). */
+function liveNow(state) {
+  const live = (state.lobby || []).filter((r) => r.state === "racing" || r.state === "countdown");
+  return h("section.panel.live-list", { dataset: { testid: "live-now" } },
+    h("div.panel-head", h("h2", "Live now")),
+    live.length
+      ? h("ul", live.map((r) => h("li", { dataset: { room: r.room } },
+        `${gameTitle(state, r.game)} · ${r.players} racing${r.rated ? " · rated" : ""}${r.spectators ? ` · ${r.spectators} watching` : ""} `,
+        h("button.small", { dataset: { action: "watch-room", room: r.room } }, "Watch"))))
+      : h("p.muted", "No public race right now. Start one and tick “public” to appear here."));
+}
+
 function homeScreen(state, ui) {
   const rooms = state.lobby || [];
+  if (ui.invite) return h("main.home", invitePanel(state, ui));
   return h("main.home",
+    ui.practice ? practicePanel(state, ui) : null,
     dailyCards(state, ui.daily),
+    h("p.page-links", h("a", { href: "/leaderboard" }, "Leaderboards"), " · ", h("a", { href: "/dailies" }, "Past dailies"),
+      " · ", h("a", { href: "/ratings" }, "How ratings work")),
+    liveNow(state),
     h("section.panel.hero",
       h("h1", "Race your friends on the same deal"),
       h("p.lead", "Patience games, one shuffle for everyone, live progress bars. First to clear the table wins."),
-      h("label.field", h("span", "Your name"),
-        h("input#name", { value: ui.form.name || "", maxlength: String(2 * NAME_CODE_POINTS), // UTF-16 units: the exact rule is fitName's (app.js)
-           "aria-describedby": "name-rule", autocomplete: "nickname", placeholder: "e.g. Ann", dataset: { form: "name" } }),
-        h("small#name-rule.muted", `Up to ${NAME_MAX} characters; emoji welcome.`)),
+      ui.practice ? null : nameField(ui), // (the practice panel above has it)
       h("div.actions",
         h("button.primary", { dataset: { action: "create" } }, "Create a room"),
         h("button", { dataset: { action: "create-host" }, title: "Host the race without a seat and watch it" }, "Host & watch"),
