@@ -5,11 +5,18 @@ the leaderboard, live and invite pages (each test its own rooms; one server for 
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from helpers.deals import KLONDIKE_TEXT
 from playwright.sync_api import expect
+from solrace.server.boards import Boards
+from solrace.server.records import Records
+from solrace.server.redis_conn import connect
+from solrace.server.standings import Finisher, Outcome, Standings
 from web.pages import (
     TIMEOUT,
     configure,
@@ -22,6 +29,7 @@ from web.pages import (
     start,
     state,
 )
+from web.test_web_a11y import serious_violations
 
 pytestmark = pytest.mark.browser
 
@@ -68,6 +76,7 @@ def test_a_card_sliding_home_does_not_take_the_clicks_of_the_pile_it_left(browse
     try:
         solo_klondike(page, web_server.url)
         ace = '.board-wrap.mine .pile[data-pile="t3"] .card[data-card="AH"]'
+        expect(page.locator(ace)).to_be_visible(timeout=TIMEOUT)
         box = page.locator(ace).bounding_box()
         assert box is not None
         page.evaluate(
@@ -157,3 +166,134 @@ def test_a_disconnected_racer_shows_when_they_resign(browser, web_server):
         assert errors == []
     finally:
         ada.context.close()
+
+
+def test_ratings_beside_names_and_their_change_after_a_rated_race(browser, web_server):
+    """Ratings shown: after a rated race the results show each player's rating (with ? while
+    provisional) and its change; the racers' panel and the lobby of the rematch show them."""
+    errors: list[str] = []
+    ada = new_page(browser, errors, "ada")
+    bob = new_page(browser, errors, "bob")
+    try:
+        code = create_room(ada, web_server.url, "Ada")
+        configure(ada, game="klondike", countdown=0, rated=True)
+        join_room(bob, web_server.url, code, "Bob")
+        start(ada)
+        racing_with_board(ada)
+        js(bob, "S.snap.state === 'racing' && S.view !== null")
+        bob.click("[data-action=resign]")
+        js(bob, "S.snap.players.find(p => p.seat === S.seat).status === 'resigned'")
+        ada.click("[data-action=resign]")
+        js(ada, "S.snap.state === 'finished'")
+        results = ada.locator("[data-testid=results]")
+        expect(results.locator("[data-testid=rated-note]")).to_contain_text("rated race")
+        for seat in (0, 1):
+            row = results.locator(f'tr[data-seat="{seat}"]')
+            expect(row.locator("[data-testid=rating-change]")).to_have_text(
+                re.compile(r"^(\+\d+|−\d+|±0)$"), timeout=TIMEOUT
+            )
+            expect(row.locator("[data-testid=rating]")).to_have_text(re.compile(r"^\d+\?$"))
+        # the server's figures, as shown: the chips are /api/ratings' answer
+        shown = ada.evaluate(
+            """async () => {
+            const ids = window.solrace.state.snap.players.map(p => p.player).join(",");
+            return (await (await fetch(`/api/ratings/klondike?players=${ids}`)).json()).players;
+        }"""
+        )
+        record = state(ada, "S.snap.results.record")
+        for seat, pid in enumerate(state(ada, "S.snap.players.map(p => p.player)")):
+            row = results.locator(f'tr[data-seat="{seat}"]')
+            assert shown[pid]["last"]["race"] == record
+            assert row.locator("[data-testid=rating]").inner_text() == f"{shown[pid]['rating']}?"
+        expect(ada.locator('.racer[data-seat="1"] [data-testid=rating]')).to_be_visible()
+        ada.click("[data-action=rematch]")
+        js(ada, "S.snap.state === 'lobby'")
+        expect(ada.locator('li.player[data-seat="1"] [data-testid=rating]')).to_have_text(
+            re.compile(r"^\d+\?$"), timeout=TIMEOUT
+        )
+
+        # the player's page: the same rating, and the daily streak (none yet), on a phone
+        pid = state(ada, "S.player")
+        bob.goto(f"{web_server.url}/player/{pid}")
+        games = bob.locator("[data-testid=player-games]")
+        expect(games.locator("td.rating")).to_have_text(
+            f"{shown[pid]['rating']}? (1 rated race)", timeout=TIMEOUT
+        )
+        expect(bob.locator("[data-testid=streak]")).to_contain_text("No daily streak")
+        bob.set_viewport_size({"width": 390, "height": 844})
+        assert fits(bob) and serious_violations(bob) == []
+        assert errors == []
+    finally:
+        ada.context.close()
+        bob.context.close()
+
+
+PIDS = [c * 16 for c in "abcdefgh"]
+
+
+def put_on_boards(server) -> None:
+    """Races counted the standings' own way (Standings.apply on the server's Redis): wins
+    and best times of Putt Putt (a game without options) for three players."""
+
+    async def main() -> None:
+        redis = connect(server.redis_url, max_connections=4, pool_timeout=5)
+        try:
+            standings = Standings(Records(redis, server.prefix), Boards(redis, server.prefix))
+            now = int(time.time() * 1000)
+            for n, (winner, ms) in enumerate(
+                [(PIDS[0], 61_000), (PIDS[0], 65_500), (PIDS[1], 72_300), (PIDS[2], 99_000)]
+            ):
+                loser = PIDS[3]
+                players = (
+                    Finisher(winner, f"Player {winner[0].upper()}", False, 1, "won", ms, 40 + n),
+                    Finisher(loser, "Dee", False, 2, "dead", None, 12),
+                )
+                race = Outcome(
+                    f"{n + 1:016x}", "puttputt", "", now - 1000 + n, False, True, players
+                )
+                await standings.apply(race, now)
+        finally:
+            await redis.aclose()
+
+    with ThreadPoolExecutor(1) as pool:  # Playwright's own loop runs in this thread
+        pool.submit(asyncio.run, main()).result()
+
+
+def test_the_leaderboard_page_lists_the_boards_with_links_to_players(browser, web_server):
+    """Pages: /leaderboard/GAME/KIND shows a board (wins, best time), each name a link to the
+    player's page; an empty board says so; it fits a phone and axe finds nothing serious."""
+    put_on_boards(web_server)
+    errors: list[str] = []
+    page = new_page(browser, errors, viewport={"width": 390, "height": 844})
+    try:
+        page.goto(f"{web_server.url}/leaderboard/puttputt/wins")
+        table = page.locator("[data-testid=board-table]")
+        expect(table.locator("tbody tr")).to_have_count(3, timeout=TIMEOUT)
+        first = table.locator("tbody tr").first
+        expect(first).to_contain_text("Player A")
+        expect(first.locator("td").nth(2)).to_have_text("2")
+        link = first.locator("[data-testid=player-link]")
+        assert link.get_attribute("href") == f"/player/{PIDS[0]}"
+        assert fits(page) and serious_violations(page) == []
+
+        page.click("nav.tabs >> text=Best time")
+        expect(page.locator("[data-testid=leaderboard]")).to_have_attribute("data-kind", "time")
+        expect(table.locator("tbody tr").first).to_contain_text("1:01.0")
+        page.click("nav.tabs >> text=Rating")
+        expect(page.locator("[data-testid=board-empty]")).to_be_visible(timeout=TIMEOUT)
+        link_to_help = page.locator("main a[href='/ratings']")
+        link_to_help.click()
+        expect(page.locator("[data-testid=ratings-help]")).to_contain_text("provisional")
+        assert fits(page) and serious_violations(page) == []
+
+        page.goto(f"{web_server.url}/dailies")
+        expect(page.locator("[data-testid=archive]")).to_contain_text("Past dailies")
+        assert fits(page) and serious_violations(page) == []
+        assert errors == []
+    finally:
+        page.context.close()
+
+
+def fits(page) -> bool:
+    """Nothing wider than the viewport (390 px on a phone): no sideways scrolling."""
+    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
