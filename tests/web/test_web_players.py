@@ -18,6 +18,7 @@ from solrace.server.records import Records
 from solrace.server.redis_conn import connect
 from solrace.server.standings import Finisher, Outcome, Standings
 from web.pages import (
+    SPECTATOR,
     TIMEOUT,
     configure,
     create_room,
@@ -297,3 +298,63 @@ def test_the_leaderboard_page_lists_the_boards_with_links_to_players(browser, we
 def fits(page) -> bool:
     """Nothing wider than the viewport (390 px on a phone): no sideways scrolling."""
     return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def test_an_invite_link_says_who_invites_to_what_and_the_root_is_the_landing_page(
+    browser, web_server
+):
+    """Invite page: a room link shows the game, the host and the seats, with Join and Watch;
+    a link to no room says so. The site root typed in after a finished race is the landing
+    page (not the old room), and the Join box holds no stale code; Live now lists a public
+    race to watch."""
+    errors: list[str] = []
+    ada = new_page(browser, errors, "ada")
+    bob = new_page(browser, errors, "bob", viewport={"width": 390, "height": 844})
+    try:
+        code = create_room(ada, web_server.url, "Ada")
+        configure(ada, game="puttputt", countdown=0, public=True)
+        bob.goto(f"{web_server.url}/r/{code}")
+        invite = bob.locator("[data-testid=invite]")
+        expect(invite).to_have_attribute("data-state", "lobby", timeout=TIMEOUT)
+        expect(invite.locator("h1")).to_have_text("Ada invites you to Putt Putt")
+        expect(invite).to_contain_text("1/8 seated")
+        expect(invite.locator("[data-testid=invite-players]")).to_contain_text("Ada")
+        assert fits(bob) and serious_violations(bob) == []
+        bob.fill("#name", "Bob")
+        bob.click("[data-action=join]")
+        expect(bob.locator("[data-testid=ready]")).to_be_visible(timeout=TIMEOUT)
+
+        # a race going on: Live now on a third person's landing page, the invite offers Watch
+        start(ada)
+        fan = new_page(browser, errors, "fan", **SPECTATOR)
+        try:
+            fan.goto(web_server.url + "/")
+            live = fan.locator(f'[data-testid=live-now] li[data-room="{code}"]')
+            js(fan, "S.conn === 'open'")
+            fan.evaluate("window.solrace.conn.request({type: 'lobby'})")
+            expect(live).to_contain_text("Putt Putt", timeout=TIMEOUT)
+            live.locator("[data-action=watch-room]").click()
+            js(fan, f"S.room === '{code}' && S.role === 'spectator'")
+        finally:
+            fan.context.close()
+        for page in (ada, bob):
+            page.click("[data-action=resign]")
+        js(ada, "S.snap.state === 'finished'")
+
+        # the site root typed in: the landing page, no room, an empty Join box
+        ada.goto(web_server.url + "/")
+        expect(ada.locator("section.hero")).to_be_visible(timeout=TIMEOUT)
+        js(ada, "S.conn === 'open' && S.room === null")
+        expect(ada.locator("#join-code")).to_have_value("")
+
+        bob.goto("about:blank")  # a link opened afresh (a new hash alone would not load)
+        bob.goto(f"{web_server.url}/#{'A' * 20}")
+        missing = bob.locator("[data-testid=invite]")
+        expect(missing).to_have_attribute("data-state", "missing", timeout=TIMEOUT)
+        missing.locator("[data-action=landing]").click()
+        expect(bob.locator("section.hero")).to_be_visible()
+        expect(bob.locator("#join-code")).to_have_value("")
+        assert errors == []
+    finally:
+        ada.context.close()
+        bob.context.close()

@@ -56,7 +56,10 @@ async function openInvite(code) {
   }
   render();
 }
-let openedAtRoot = location.pathname === "/" && !location.hash && !location.search;
+/** A room link opened (or the bare root): a finished room saved from last time is left. */
+const linkedRoom = roomFromLocation(location);
+let openedAtRoot = (location.pathname === "/" && !location.hash && !location.search)
+  || Boolean(linkedRoom && linkedRoom !== loadSession()?.room);
 const auto = { busy: false, paused: false }; // one automatic move at a time; an error pauses it
 let resyncing = false;
 
@@ -179,9 +182,16 @@ async function rejoin(saved) {
     persist();
     // The site root typed in (no room in the address) is the landing page: a finished room
     // kept from last time is left, not shown again (a reload keeps /#CODE, so stays).
+    // So is a link to another room: its invite page, not the finished room.
     if (openedAtRoot && state.snap?.state === "finished") {
       openedAtRoot = false;
-      return leaveRoom();
+      leaveRoom();
+      if (linkedRoom) {
+        history.replaceState(null, "", `/#${linkedRoom}`);
+        ui.form.code = linkedRoom;
+        openInvite(linkedRoom);
+      }
+      return;
     }
     openedAtRoot = false;
   } catch (err) {
