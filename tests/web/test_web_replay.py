@@ -235,7 +235,9 @@ def test_player_page_shows_per_game_figures_when_sent(browser, web_server):
         expect(klondike.locator("td").nth(1)).to_have_text("12")
         expect(klondike.locator("td").nth(2)).to_have_text("5")
         expect(klondike.locator("td.time")).to_have_text("1:33.0")
-        expect(klondike.locator("td.rating")).to_have_text("1340 (30 rated races)")  # 1000 + 40 x 8.5
+        expect(klondike.locator("td.rating")).to_have_text(
+            "1340 (30 rated races)"
+        )  # 1000 + 40 x 8.5
         tabby = table.locator('tr[data-game="tabbycat"]')
         expect(tabby.locator("td.rating")).to_have_text("1000? (2 rated races)")
         putt = table.locator('tr[data-game="puttputt"]')
