@@ -125,7 +125,7 @@ APP_PAGE = re.compile(
     r"^/(?:(?:replay|player)/[A-Za-z0-9_-]{1,64}"
     r"|leaderboard(?:/[a-z]{1,32}(?:/[a-z]{1,16})?)?"
     r"|daily/\d{4}-\d{2}-\d{2}/[a-z]{1,32}"
-    r"|dailies|ratings)/?$"
+    r"|dailies|ratings)$"
 )
 #: the HTML of those pages: index.html's head, with js/boot.js (which picks the page by the
 #: path) instead of the racing app

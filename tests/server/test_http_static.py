@@ -97,6 +97,19 @@ def test_replay_and_player_pages_are_the_app_with_assets_one_folder_up(shared_se
         assert body == page.replace(b"<head>", b'<head>\n  <base href="../">', 1)
     for path in ("/replay/", "/replay/a/b", "/player/x.y", "/replay/0123456789abcdef/"):
         assert get(shared_server, path)[0] == 404
+    # issue 23's pages: the same page, its base as many folders up as the path is deep
+    for path, base in (
+        ("/leaderboard", "./"),
+        ("/leaderboard/klondike/wins", "../../"),
+        ("/daily/2026-11-23/klondike", "../../"),
+        ("/dailies", "./"),
+        ("/ratings", "./"),
+    ):
+        status, _, body = get(shared_server, path)
+        assert status == 200
+        assert body == page.replace(b"<head>", f'<head>\n  <base href="{base}">'.encode(), 1)
+    for path in ("/leaderboard/Klondike", "/daily/today/klondike", "/ratings/x"):
+        assert get(shared_server, path)[0] == 404
 
 
 def cache_controls(server, path: str) -> tuple[int, list[str]]:
