@@ -155,7 +155,7 @@ function homeScreen(state, ui) {
   return h("main.home",
     ui.practice ? practicePanel(state, ui) : null,
     dailyCards(state, ui.daily),
-    h("p.page-links", h("a", { href: "/leaderboard" }, "Leaderboards"), " · ", h("a", { href: "/dailies" }, "Past dailies"),
+    h("nav.panel.page-links", { "aria-label": "More of solrace" }, h("a", { href: "/leaderboard" }, "Leaderboards"), " · ", h("a", { href: "/dailies" }, "Past dailies"),
       " · ", h("a", { href: "/ratings" }, "How ratings work")),
     liveNow(state),
     h("section.panel.hero",
