@@ -358,3 +358,51 @@ def test_an_invite_link_says_who_invites_to_what_and_the_root_is_the_landing_pag
     finally:
         ada.context.close()
         bob.context.close()
+
+
+def test_an_identity_is_carried_to_another_browser_by_its_code_or_its_qr_link(browser, web_server):
+    """Carry your identity: the key shown as a code and a QR code (with the warning that it
+    is a secret), taken by another browser by typing the code or opening the QR's link
+    (#key=..., dropped from the address at once): both are then the same player."""
+    errors: list[str] = []
+    laptop = new_page(browser, errors, "laptop")
+    phone = new_page(browser, errors, "phone", viewport={"width": 390, "height": 844})
+    tablet = new_page(browser, errors, "tablet")
+    try:
+        laptop.goto(web_server.url + "/")
+        js(laptop, "S.conn === 'open' && S.player !== null")
+        me = state(laptop, "S.player")
+        laptop.click("[data-testid=identity-show]")
+        shown = laptop.locator("[data-testid=identity-key]")
+        expect(shown).to_contain_text("secret")
+        code = laptop.locator("[data-testid=identity-code]").inner_text()
+        assert " " in code  # in groups of four
+        expect(shown.locator("[data-testid=identity-qr] svg")).to_have_count(1)
+        assert serious_violations(laptop) == []
+
+        phone.goto(web_server.url + "/")
+        js(phone, "S.conn === 'open' && S.player !== null")
+        assert state(phone, "S.player") != me
+        phone.fill("#identity-input", code)
+        phone.click("[data-testid=identity-use]")  # confirm: accepted
+        same_player(phone, me)
+        assert fits(phone)
+
+        key = code.replace(" ", "")
+        tablet.goto(f"{web_server.url}/#key={key}")
+        expect(tablet.locator("[data-action=identity-use-offered]")).to_be_visible(timeout=TIMEOUT)
+        assert key not in tablet.url  # the secret left the address at once
+        tablet.click("[data-action=identity-use-offered]")
+        same_player(tablet, me)
+        assert errors == []
+    finally:
+        for page in (laptop, phone, tablet):
+            page.context.close()
+
+
+def same_player(page, pid: str) -> None:
+    """The page has reloaded (a new key) and said hello as `pid`."""
+    page.wait_for_function(
+        f"window.solrace && window.solrace.state.conn === 'open' && window.solrace.state.player === '{pid}'",
+        timeout=TIMEOUT,
+    )

@@ -16,6 +16,8 @@ import { measure, play as animate, animated } from "./anim.js";
 import { dailyState, loadDailies, loadBoard } from "./daily.js";
 import { fitName } from "./text.js";
 import { refreshRatings } from "./ratings.js";
+import { keyFromCode, keyFromLocation, validKey } from "./identity.js";
+import { playerKey, setPlayerKey } from "./session.js";
 
 const root = document.getElementById("app");
 let state = initialState();
@@ -33,7 +35,19 @@ const ui = {
   daily: dailyState(), // today's dailies and their boards (daily.js)
   invite: null,        // a room link opened: {code, info (GET /api/room/CODE), missing}
   practice: practiceFromLocation(), // /?practice=DATE/GAME: an archived daily to play
+  identity: { shown: false, key: null, offered: keyFromLocation(location) }, // identity.js
 };
+// a key handed over by a link (#key=...): out of the address bar and history at once
+if (ui.identity.offered) history.replaceState(null, "", "/");
+
+/** Take another device's key: this browser is that player from the next connection on. */
+function useKey(key) {
+  if (!validKey(key)) return notify("That is not a player key (22 to 128 letters, digits and signs, as shown on the other device).", "error", "identity");
+  if (key === playerKey()) return notify("This browser already has that key.", "info", "identity");
+  if (!confirm("Use this key here? This browser's own key is replaced: its races stay with the old key.")) return;
+  if (!setPlayerKey(key)) return notify("This browser keeps no storage (private mode?): the key cannot be kept.", "error", "identity");
+  location.reload(); // the next hello says the new key
+}
 
 function practiceFromLocation() {
   const m = /^(\d{4}-\d{2}-\d{2})\/([a-z]+)$/.exec(new URLSearchParams(location.search).get("practice") || "");
@@ -431,6 +445,22 @@ const actions = {
   "watch-room": (el) => watchRoom(el.dataset.room),
   lobby: refreshLobby,
   "daily-play": (el) => playDaily(el.dataset.game, Boolean(el.dataset.practice)),
+  "identity-show"() {
+    ui.identity.key = playerKey();
+    ui.identity.shown = true;
+    render();
+  },
+  "identity-hide"() {
+    ui.identity.shown = false;
+    ui.identity.key = null;
+    render();
+  },
+  "identity-use": () => useKey(keyFromCode(ui.form.identityInput)),
+  "identity-use-offered": () => useKey(ui.identity.offered),
+  "identity-dismiss"() {
+    ui.identity.offered = null;
+    render();
+  },
   "practice-past": () => ui.practice && playDaily(ui.practice.game, true, ui.practice.date),
   landing() {
     // the landing page itself, whatever link opened this one

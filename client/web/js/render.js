@@ -9,6 +9,7 @@ import { canUndo, gameInfo, gameTitle, isHost, me, rankedTime, serverNow } from 
 import { currentHint, hintText, verdictLines } from "./hint.js";
 import { dailyCards, dailyPanel, dailyRank } from "./daily.js";
 import { changeChip, ratingChip } from "./ratings.js";
+import { identityPanel } from "./identity.js";
 import { NAME_CODE_POINTS, NAME_MAX, STATUS_TEXT, formatTime, plural } from "./text.js";
 
 // Games, their titles and their rule options come from the server's welcome; the page only
@@ -178,7 +179,8 @@ function homeScreen(state, ui) {
           h("td", `${r.players}/${r.max_players}`),
           h("td.act", h("button.small", { dataset: { action: "join-room", room: r.room } }, "Join"),
             h("button.small", { dataset: { action: "watch-room", room: r.room } }, "Watch"))))))
-        : h("p.muted", "No public rooms right now. Create one and tick “public”.")));
+        : h("p.muted", "No public rooms right now. Create one and tick “public”.")),
+    identityPanel(ui, ui.identity?.key, ui.origin));
 }
 
 // ---- room lobby ---------------------------------------------------------------------
