@@ -173,3 +173,30 @@ def test_web_root_does_not_import_the_python_client() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+async def test_an_invite_links_room_over_http(shared_server, wire) -> None:
+    """/api/room/CODE: what a room link's invite page shows (game, host, seats, state), and
+    nothing secret (no token); an unknown code is 404 (issue 23, invite page)."""
+    from helpers.http_get import aget
+
+    host = await wire(shared_server.ws_url)
+    joined = await host.request(
+        {"type": "create", "name": "Ann", "options": {"game": "puttputt", "max_players": 4}}
+    )
+    code = joined["room"]
+    status, headers, body = await aget(shared_server.port, f"/api/room/{code}")
+    assert status == 200, body
+    room = json.loads(body)
+    assert (room["room"], room["game"], room["title"], room["state"]) == (
+        code,
+        "puttputt",
+        "Putt Putt",
+        "lobby",
+    )
+    assert room["host"] == "Ann" and room["max_players"] == 4
+    assert [p["name"] for p in room["players"]] == ["Ann"]
+    assert joined["token"].encode() not in body and joined["host_token"].encode() not in body
+    assert {k.lower(): v for k, v in headers.items()}["cache-control"] == "no-store"
+    for missing in ("A" * 20, "NOT-A-CODE"):
+        assert (await aget(shared_server.port, f"/api/room/{missing}"))[0] == 404
