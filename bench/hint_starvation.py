@@ -23,7 +23,7 @@ from typing import Any
 
 from solrace.bench.server_process import ServerProcess
 from solrace.protocol import messages as m
-from solrace.server.redis_process import RedisProcess
+from solrace.server.store.redis_process import RedisProcess
 from websockets.asyncio.client import ClientConnection, connect
 
 

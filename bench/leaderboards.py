@@ -1,8 +1,8 @@
 """`solrace bench leaderboards`: a leaderboard page read with 100,000 entries (issue 13: p99
 <= 5 ms), and the Redis memory a board of that size takes.
 
-A board (server/boards.py) is filled with `--entries` players, each with a best-time row as
-the server writes it (server/standings.py), in a Redis of its own (an embedded redis-server;
+A board (server/league/boards.py) is filled with `--entries` players, each with a best-time row as
+the server writes it (server/league/standings.py), in a Redis of its own (an embedded redis-server;
 or `--redis-url`, under a unique key prefix deleted afterwards). Then, `--rounds` times, each
 of three reads is timed `--reads` times, one request at a time (the latency a single reader
 sees, not a throughput):
@@ -32,17 +32,17 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from solrace.server.boards import Boards
-from solrace.server.redis_conn import Client, connect
-from solrace.server.redis_process import RedisProcess
-from solrace.server.standings import time_score
+from solrace.server.league.boards import Boards
+from solrace.server.league.standings import time_score
+from solrace.server.store.redis_conn import Client, connect
+from solrace.server.store.redis_process import RedisProcess
 
 BOARD = "time:klondike:draw=1,moves=top,passes=0"
 FILL_BATCH = 2_000
 
 
 def player_id(i: int) -> str:
-    """A 16-character id in the player ids' alphabet, as `server/players.py` makes them."""
+    """A 16-character id in the player ids' alphabet, as `server/league/players.py` makes them."""
     alphabet = "abcdefghijklmnopqrstuvwxyz234567"
     out = []
     for _ in range(16):

@@ -51,7 +51,7 @@ from solrace.bench.load_procs import (
 from solrace.bench.load_profile import Profiler, components, summarize
 from solrace.bench.load_report import Report, kib, ms
 from solrace.bench.server_process import autogroup_nice, favour_autogroup
-from solrace.server.redis_process import RedisProcess
+from solrace.server.store.redis_process import RedisProcess
 
 #: the names under which a run's measured server processes are metered (not Redis, not load)
 SERVER_NAMES = ("server", "echo", "colyseus")
@@ -90,6 +90,8 @@ class Sizes:
     spec_players: int = 8
     spec_count: int = 1000
     spec_duration: float = 20.0
+    #: moves per second of each player in the spectators scenario
+    spec_moves: float = 1.0
     idle_conns: int = 2000
     mem_rooms: int = 50
     mem_players: int = 8
@@ -622,7 +624,7 @@ class Bench:
     def scenario_spectators(self) -> None:
         s, r = self.sizes, self.report
         r.heading(
-            f"spectators: one room, {s.spec_players} players moving once a second, "
+            f"spectators: one room, {s.spec_players} players making {s.spec_moves:g} moves/s each, "
             f"{s.spec_count} spectators (boards live); {s.spec_duration:.0f} s"
         )
         assert self.pool is not None
@@ -636,7 +638,9 @@ class Bench:
                     for c in split(s.spec_count, self.pool.size)
                 ],
             )
-            bres = self.run_load({"echo": base.pid}, 1.0, s.spec_duration, track_sends=True)
+            bres = self.run_load(
+                {"echo": base.pid}, s.spec_moves, s.spec_duration, track_sends=True
+            )
             bhist, _bmissing, bworst = self.spectator_latency(bres["sends"], bres["t0"], bres["t1"])
             self.close_all()
         r.figure("bare broadcast baseline frames/s delivered", f"{bres['frames_rate']:.0f}")
@@ -662,9 +666,17 @@ class Bench:
                 ],
             )
             self.pool.all("start")
-            res = self.run_load(server.pids(), 1.0, s.spec_duration, track_sends=True)
+            res = self.run_load(server.pids(), s.spec_moves, s.spec_duration, track_sends=True)
             hist, missing, worst = self.spectator_latency(res["sends"], res["t0"], res["t1"])
             self.print_load("race server", res)
+            # spectators go per tick (server/net/fanout.py TICK_S): their cost is per second, not
+            # per move; the window's server CPU over the window's length
+            busy = sum(v for k, v in res["cpu_used"].items() if k.startswith(SERVER_NAMES))
+            window = max(1e-9, res["t1"] - res["t0"])
+            r.figure("race server CPU per second of the window", f"{busy / window:.3f} core")
+            r.figure(
+                "race server CPU per 100 ms (a spectator tick)", f"{busy / window * 1e5:.0f} us"
+            )
             r.latency("move-to-spectator latency", hist)
             r.figure("spectator deliveries missing", str(missing))
             r.figure(
@@ -672,13 +684,13 @@ class Bench:
                 " ".join(f"{w * 1000:.0f}" for w in worst),
             )
             p99, base99 = hist.percentile(99), bhist.percentile(99)
-            met = hist.count > 0 and bhist.count > 0 and p99 <= 1.2 * base99
+            met = hist.count > 0 and bhist.count > 0 and p99 <= base99
             r.goal(
                 f"{s.spec_count} spectators, move-to-spectator p99",
                 f"{ms(p99)} ({p99 / base99:.2f}x the bare broadcast's {ms(base99)})"
                 if base99
                 else ms(p99),
-                "<= 1.2x the bare-broadcast baseline's, same run",
+                "<= the bare-broadcast baseline's, same run (issue 21; issue 9 had 1.2x)",
                 met,
             )
             self.close_all()
@@ -1005,6 +1017,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="smaller player counts run before the full one, e.g. 500,1000 ('' for none)",
     )
     p.add_argument("--spectators", dest="spec_count", type=int)
+    p.add_argument(
+        "--spectator-moves",
+        dest="spec_moves",
+        type=float,
+        help="moves per second of each player in the spectators scenario (1)",
+    )
+    p.add_argument(
+        "--spectator-duration",
+        dest="spec_duration",
+        type=float,
+        help="seconds measured in the spectators scenario (20)",
+    )
     p.add_argument("--idle-conns", dest="idle_conns", type=int)
     p.add_argument("--mem-rooms", dest="mem_rooms", type=int)
     p.add_argument("--hostiles", dest="hostiles", type=int, help="hostile connections (300)")

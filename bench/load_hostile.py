@@ -28,7 +28,7 @@ from typing import Any
 from solrace.bench.load_hist import Histogram
 from solrace.bench.load_policy import next_move
 from solrace.client.codec import decode, encode
-from solrace.protocol.messages import VERSION
+from solrace.protocol.messages import VERSION, acked_view
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -232,7 +232,7 @@ class Victim:
             reply = await self._request({"type": "move", "move": move, "n": self.n + 1})
             if reply["type"] == "ack":
                 hist.record(time.monotonic() - t)
-                self.n, self.view = reply["n"], reply["view"]
+                self.n, self.view = reply["n"], acked_view(self.view, reply)
             else:
                 self.errors[reply.get("code", "?")] += 1
                 if reply.get("code") == "out_of_sync":

@@ -116,7 +116,7 @@ def children(pid: int) -> list[int]:
 
 def worker_codes(count: int) -> list[str]:
     """A room code routed to each of `count` workers (to ask each worker for its /healthz)."""
-    from solrace.server.front import owns
+    from solrace.server.net.front import owns
 
     return [
         next(f"W{k}" for k in range(10_000) if owns(index, count)(f"W{k}"))

@@ -28,8 +28,8 @@ from typing import Any
 from solrace.bench.load_hist import Histogram
 from solrace.bench.load_policy import next_move
 from solrace.bench.server_process import favour_autogroup
-from solrace.client.codec import decode, encode
-from solrace.protocol.messages import VERSION
+from solrace.client.codec import encode, messages
+from solrace.protocol.messages import VERSION, acked_view
 from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
@@ -116,7 +116,10 @@ class Conn:
     def on_frame(self, frame: bytes | str) -> None:
         t = now()
         FRAMES[0] += 1
-        msg = decode(frame)
+        for msg in messages(frame):  # a spectator's tick: one frame of several
+            self.on_message(msg, t)
+
+    def on_message(self, msg: dict[str, Any], t: float) -> None:
         ref = msg.get("ref")
         if ref is None and msg.get("type") == "welcome":
             ref = 1  # the protocol gives `welcome` no ref; hello is always request 1
@@ -489,6 +492,16 @@ class Worker:
                 break
             if ts >= t1 + 600:
                 break
+            if c.view is None and c.token is not None and c.room != FANOUT_ROOM:
+                # no board (the race began before its snapshot came, or an ack's change did
+                # not fit): acks carry changes, so the board comes from a snapshot (resume)
+                try:
+                    got = await c.request({"type": "resume", "room": c.room, "token": c.token})
+                except (BenchError, ConnectionError, TimeoutError):
+                    stats["errors"]["resync"] += 1
+                    break
+                c._absorb_snapshot(got.get("snapshot") or {})
+                c.n = c.view["moves"] if c.view is not None else c.n
             move = next_move(self.game, c.view)
             message: dict[str, Any] = {"type": "move", "move": move}
             if c.use_n:
@@ -512,8 +525,8 @@ class Worker:
                     hist.record(tr - ts)
                     stats["acks"] += 1
                 c.n = reply.get("n", c.n + 1)
-                if reply.get("view") is not None:
-                    c.view = reply["view"]
+                # the ack's change applied to the board the bot had (or its whole view)
+                c.view = acked_view(c.view, reply)
                 c.status = reply.get("status", "racing")
                 if c.status != "racing":
                     stats["finished"] += 1
@@ -527,7 +540,7 @@ class Worker:
                 elif code == "bad_state" or bad > 20:
                     break
                 elif code == "illegal_move":
-                    c.view = None  # fall back to `deal`, whose ack brings a fresh view
+                    c.view = None  # a bot whose board is wrong: a snapshot brings it back
                 if not period:
                     await asyncio.sleep(0.01)  # never spin on a refusing server
             if period:

@@ -2,11 +2,11 @@
 8-player Klondike race), what packing and unpacking it costs, and (`--redis N`) how much Redis
 memory N records with their players' histories take.
 
-Each race is played by the room rules themselves (server/room.py, no network): N seats on one
+Each race is played by the room rules themselves (server/rules/room.py, no network): N seats on one
 deal, each a bot (client/strategy.py, its own tie-break generator, and a share `--noise` of
 its moves a random legal move instead, so that the seats play apart as people do), each move
 timed a human-like pause after the last (log-normal, median `--pause` seconds). The record is
-built and packed exactly as the server stores it (server/records.py), in the stored form of
+built and packed exactly as the server stores it (server/league/records.py), in the stored form of
 now (2) and, in the same run, the first form (1: moves as text) as the baseline.
 
 `--redis N`: a Redis of its own (a child process on a free port, gone afterwards) gets N
@@ -31,9 +31,9 @@ from solrace.client.moves import Board
 from solrace.client.strategy import choose_move
 from solrace.protocol.record_text import export
 from solrace.protocol.records import pack, unpack
-from solrace.server.players import key_hash, player_id
-from solrace.server.records import Records, build_record
-from solrace.server.room import Room, token_hash
+from solrace.server.league.players import key_hash, player_id
+from solrace.server.league.records import Records, build_record
+from solrace.server.rules.room import Room, token_hash
 
 T0 = 1_795_350_000_000
 MOVE_CAP = 400
@@ -136,7 +136,7 @@ def measure(game: str, options: dict[str, Any], args: argparse.Namespace) -> lis
 async def redis_memory(count: int, packed: list[bytes], seats: int) -> None:
     """`count` records (and their players' histories) into a Redis of its own: bytes each."""
     import redis.asyncio as aioredis
-    from solrace.server.redis_process import RedisProcess
+    from solrace.server.store.redis_process import RedisProcess
 
     with RedisProcess() as server:
         client = aioredis.Redis.from_url(server.url)

@@ -15,7 +15,7 @@ the store's cost per move with each client.
 Options:
 * `redispy`: redis-py as the server used it: one EVALSHA per move on a BlockingConnectionPool;
 * `redispy-tick`: redis-py, one non-transactional pipeline per loop turn: the server's own
-  `server/batch.py` Batcher, as the store uses it;
+  `server/store/batch.py` Batcher, as the store uses it;
 * `coredis`, `coredis-tick`: coredis (anyio-based, multiplexed connections), per move / per turn;
 * `glide`, `glide-tick`: valkey-glide (a Rust core over FFI), per move / a Batch per turn;
   (these two need `pip install coredis valkey-glide`; they are skipped when absent);
@@ -40,9 +40,9 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import redis.asyncio as aioredis
-from solrace.server.batch import Batcher
-from solrace.server.redis_process import RedisProcess
-from solrace.server.store import Store
+from solrace.server.store.batch import Batcher
+from solrace.server.store.redis_process import RedisProcess
+from solrace.server.store.store import Store
 
 OPTIONS = ("redispy", "redispy-tick", "coredis", "coredis-tick", "glide", "glide-tick", "resp-tick")
 
@@ -87,7 +87,7 @@ def _b(value: Any) -> bytes:
 
 class TurnBatcher:
     """Collects the calls of one loop turn and sends them with `send_batch` at its end (the
-    same scheme as server/batch.py, for the clients other than redis-py)."""
+    same scheme as server/store/batch.py, for the clients other than redis-py)."""
 
     def __init__(self, send_batch: Callable[[list[Call]], Awaitable[list[Any]]]) -> None:
         self.send_batch = send_batch
@@ -154,7 +154,7 @@ async def opt_redispy(stack: AsyncExitStack, url: str, source: str) -> Any:
 
 
 async def opt_redispy_tick(stack: AsyncExitStack, url: str, source: str) -> Any:
-    """The server's own batcher (server/batch.py) on the server's own kind of pool."""
+    """The server's own batcher (server/store/batch.py) on the server's own kind of pool."""
     return Batcher(_pool(stack, url))
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from solrace.bench.records import race
 from solrace.engine import new_game
 from solrace.protocol.replay import build_replay
-from solrace.server.records import build_record
+from solrace.server.league.records import build_record
 
 
 def plain_replay(record: dict[str, Any]) -> None:

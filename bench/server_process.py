@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Self
 
-from solrace.server.redis_process import free_port
+from solrace.server.store.redis_process import free_port
 
 #: the nice value of a measured process's autogroup (sched_autogroup: a session's share of CPU)
 AUTOGROUP_NICE = -10

@@ -20,7 +20,7 @@ from typing import Any
 
 from solrace.engine import GAMES
 from solrace.protocol.messages import ProtocolError
-from solrace.server.solving import Budgets, SolverPool
+from solrace.server.solver.solving import Budgets, SolverPool
 
 
 def quantile(xs: list[float], q: float) -> float:

@@ -8,6 +8,11 @@ on that deal, each seat's result and place. With the server's public key (`--key
 (protocol/record_sign.py): only that tells the server's record from a made-up race that
 checks out. Without a key it says so: "consistent, signature NOT checked".
 
+A series record (`/api/series/ID`, docs/RECORDS.md) is checked with every round's race record:
+each fetched from `--server URL` (its /api/record/ID) or read from the `--race FILE`s given;
+each race record checked as above (and signed, given a key), then the series' own checks
+(protocol/series.py `verify_series`: the rounds are those races, the standings follow).
+
 Exits 0 when everything it checked holds, 1 when something does not (a bad signature, or,
 given a key, no signature at all), 2 when FILE is not a record or the key cannot be had.
 """
@@ -26,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from solrace.protocol.record_sign import BadKey, check, parse_public_key
 from solrace.protocol.record_text import RecordFormatError, parse
 from solrace.protocol.record_verify import verify
+from solrace.protocol.series import is_series_record, verify_series
 
 #: the most of /api/key's answer read (it is ~200 bytes)
 KEY_ANSWER_MAX = 64 * 1024
@@ -41,6 +47,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     key.add_argument(
         "--key-file",
         help="a file holding the public key: as --key, the JSON of /api/key, or a PEM key",
+    )
+    parser.add_argument(
+        "--race",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a series record's round: its race record (text or JSON); once per round",
     )
     key.add_argument(
         "--server",
@@ -120,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
             with open(args.file, encoding="utf-8") as f:
                 text = f.read()
         record = read_record(text)
+        if is_series_record(record):
+            return run_series(args, record, key)
         fails = verify(record)
     except (OSError, ValueError, TypeError) as exc:  # RecordFormatError, NotARecord: ValueError
         print(f"solrace verify: {args.file}: not a race record: {exc}", file=sys.stderr)
@@ -150,4 +165,64 @@ def run(args: argparse.Namespace) -> int:
             f"consistent, unsigned (signature NOT checked: there is none): {race}: {facts}; "
             "a record stored before records were signed, or not the server's"
         )
+    return 0
+
+
+def fetch_race(server: str, rid: str, timeout: float = 10.0) -> dict[str, Any] | None:
+    """A race record from the server's /api/record/ID (None: not there)."""
+    url = key_url(server).removesuffix("/api/key") + f"/api/record/{rid}"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as answer:
+            return read_record(answer.read().decode("utf-8", errors="replace"))
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
+def run_series(
+    args: argparse.Namespace, record: dict[str, Any], key: Ed25519PublicKey | None
+) -> int:
+    """A series record: every round's race record checked, then the standings."""
+    races: dict[str, dict[str, Any] | None] = {}
+    for path in getattr(args, "race", []) or []:
+        try:
+            with open(path, encoding="utf-8") as f:
+                given = read_record(f.read())
+        except (OSError, ValueError) as exc:
+            print(f"solrace verify: {path}: not a race record: {exc}", file=sys.stderr)
+            return 2
+        races[str(given.get("id"))] = given
+    fails: list[str] = []
+    found = record.get("rounds")
+    rounds: list[Any] = found if isinstance(found, list) else []
+    for rnd in rounds:
+        rid = rnd.get("record") if isinstance(rnd, dict) else None
+        if not isinstance(rid, str):
+            continue
+        if rid not in races and getattr(args, "server", None):
+            races[rid] = fetch_race(args.server, rid)
+        race = races.get(rid)
+        if race is None:
+            continue  # verify_series says it is missing
+        try:
+            fails += [f"race {rid}: {line}" for line in verify(race)]
+        except ValueError as exc:
+            fails.append(f"race {rid}: not a race record: {exc}")
+        if key is not None:
+            sig = check(race, key)
+            if not sig.ok:
+                fails.append(f"race {rid}: signature: {sig.message}")
+    fails += verify_series(record, races)
+    signature = None if key is None else check(record, key)
+    if signature is not None and not signature.ok:
+        print(f"FAIL signature: {signature.message}")
+    for line in fails:
+        print(f"FAIL {line}")
+    if fails or (signature is not None and not signature.ok):
+        return 1
+    what = f"series {record['id']} ({len(rounds)} rounds, {len(record['standings'])} players)"
+    facts = "every round's race record checks out, the standings follow from their results"
+    if signature is not None:
+        print(f"ok: {what}: {signature.message}; {facts}")
+    else:
+        print(f"consistent, signature NOT checked: {what}: {facts}; give the server's key")
     return 0

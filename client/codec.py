@@ -14,6 +14,7 @@ from typing import Any
 from solrace.protocol.messages import ProtocolError
 from solrace.protocol.messages import decode as _proto_decode
 from solrace.protocol.messages import encode as _proto_encode
+from solrace.protocol.messages import unbatch as _proto_unbatch
 
 #: server frames may exceed the 8 KiB client limit (a spectator snapshot with boards)
 MAX_SERVER_FRAME = 2**24
@@ -36,3 +37,10 @@ def decode(frame: bytes | str) -> dict[str, Any]:
         return _proto_decode(frame, MAX_SERVER_FRAME)
     except ProtocolError as exc:
         raise FrameError(f"{exc.code}: {exc.message}") from exc
+
+
+def messages(frame: bytes | str) -> list[dict[str, Any]]:
+    """The messages of one server frame, in order: a spectator's tick comes as one `batch`
+    frame of several (PROTOCOL.md, `batch`); any other frame is one message (FrameError as
+    `decode`)."""
+    return _proto_unbatch(decode(frame))

@@ -41,7 +41,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from . import events as ev
-from .codec import FrameError, decode, encode
+from .codec import FrameError, encode, messages
 from .retry import REQUEST_TRIES, RETRYABLE, backoff, retry_delay
 from .room import RoomModel
 from .urls import with_room
@@ -284,17 +284,12 @@ class Client:
         try:
             async for frame in ws:
                 try:
-                    raw = decode(frame)
-                    if self.received is not None:
-                        self.received.append(raw)
-                    msg = ev.parse_message(raw)
-                except (FrameError, TypeError) as exc:
+                    raws = messages(frame)  # a spectator's tick: several in one frame
+                except FrameError as exc:
                     log.warning("bad frame from server: %s", exc)
                     continue
-                try:
-                    self._dispatch(msg)
-                except Exception:  # one odd message must not stop the reader
-                    log.exception("could not handle %r", msg)
+                for raw in raws:
+                    self._received(raw)
         except ConnectionClosed:
             pass
         finally:
@@ -306,6 +301,20 @@ class Client:
                 self._spawn(self._reconnect())
             elif not self._resuming:
                 self._end(ws.close_code, ws.close_reason or "")
+
+    def _received(self, raw: dict[str, Any]) -> None:
+        """One server message (of a frame, or of a spectator's `batch`)."""
+        if self.received is not None:
+            self.received.append(raw)
+        try:
+            msg = ev.parse_message(raw)
+        except TypeError as exc:
+            log.warning("bad message from server: %s", exc)
+            return
+        try:
+            self._dispatch(msg)
+        except Exception:  # one odd message must not stop the reader
+            log.exception("could not handle %r", msg)
 
     def _end(self, code: int | None, reason: str) -> None:
         """Tell `events()` the connection is over (once)."""
@@ -334,6 +343,8 @@ class Client:
             # spectators get boards as moves are made; a board still missing after a
             # moment (an older server, a lost frame, nobody moved yet) comes by resync
             self._spawn(self._resync(after=BOARD_GRACE))
+        if isinstance(msg, ev.Ack) and self._needs_board() and not self._resyncing:
+            self._spawn(self._resync())  # its change did not fit the board here
         if isinstance(msg, ev.Joined):
             self._take_identity(msg)
         fut = self._pending.pop(msg.ref, None) if msg.ref is not None else None
@@ -628,6 +639,10 @@ class Client:
 
     async def rematch(self) -> ev.Message:
         return await self.request({"type": "rematch", "host_token": self._host()})
+
+    async def end_series(self) -> ev.Message:
+        """End the room's series under way (between races): its standings are final."""
+        return await self.request({"type": "end_series", "host_token": self._host()})
 
     async def move(self, move: str, n: int | None = None) -> ev.Ack:
         """Play a move; `n` (the 1-based number it will be) makes a retry safe."""

@@ -64,7 +64,10 @@ class Ack(Message):
     move: str | None = None
     undone: str | None = None
     revealed: list[str] = field(default_factory=list)
+    #: the mover's board after the move: sent whole, or derived by `Room.apply_ack` from
+    #: `change` (what the move did to the board before it) and the board the client had
     view: dict[str, Any] | None = None
+    change: dict[str, Any] | None = None
     status: str | None = None
     #: the mover's own `progress` event, folded into its ack: the event's room number and
     #: fields (None from a server that still sends that event on its own)
@@ -94,6 +97,14 @@ class Board(Message):
 
 
 @dataclass(kw_only=True)
+class Batch(Message):
+    """A spectator's tick: several messages in one frame, in order (the connection hands
+    each on by itself: `codec.messages`; this class is for whoever parses a frame whole)."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
 class ProgressFrame(Message):
     """Room events `first`..`n` (the wire's `from`..`n`), all progress of racing seats,
     coalesced by the server into one frame: each seat's latest line."""
@@ -111,6 +122,17 @@ class Hint(Message):
     verdict: str
     move: str | None = None
     n: int | None = None
+
+
+@dataclass(kw_only=True)
+class Admin(Message):
+    """The answer to an operator's `admin` request (only one of its parts, by `op`)."""
+
+    op: str
+    procs: list[dict[str, Any]] | None = None
+    room: dict[str, Any] | None = None
+    proc: str | None = None
+    errors: list[dict[str, Any]] | None = None
 
 
 @dataclass(kw_only=True)
@@ -189,6 +211,8 @@ class Countdown(Event):
     starts_at: int | None = None
     commitment: str | None = None
     players: list[int] = field(default_factory=list)
+    #: in a series: its id, this race's round and the rounds (0: until the host ends it)
+    series: dict[str, Any] | None = None
 
 
 @dataclass(kw_only=True)
@@ -220,11 +244,21 @@ class Results(Event):
     moves: dict[str, list[str]] = field(default_factory=dict)
     #: the race record's id (/api/record/ID)
     record: str | None = None
+    #: in a series: the series and its standings after this race (PROTOCOL.md, Series)
+    series: dict[str, Any] | None = None
 
 
 @dataclass(kw_only=True)
 class Rematch(Event):
     options: dict[str, Any] = field(default_factory=dict)
+    series: dict[str, Any] | None = None
+
+
+@dataclass(kw_only=True)
+class SeriesEnd(Event):
+    """The room's series ended: its final standings (PROTOCOL.md, Series)."""
+
+    series: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -249,6 +283,7 @@ EVENT_KINDS: dict[str, type[Event]] = {
     "progress": Progress,
     "results": Results,
     "rematch": Rematch,
+    "series_end": SeriesEnd,
     "solved": Solved,
 }
 
@@ -261,9 +296,11 @@ MESSAGE_TYPES: dict[str, type[Message]] = {
     "error": Error,
     "board": Board,
     "progress": ProgressFrame,
+    "batch": Batch,
     "lobby": Lobby,
     "pong": Pong,
     "hint": Hint,
+    "admin": Admin,
 }
 
 #: client field name -> wire key, where the wire's is a Python keyword

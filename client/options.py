@@ -13,7 +13,10 @@ from typing import Any
 #: keys that belong to the game's rules, sent under `game_options`
 GAME_OPTION_KEYS = {"draw", "moves", "passes"}
 #: keys whose values stay strings
-STRING_OPTIONS = {"seed", "undo", "spectator_view", "moves", "game"}
+STRING_OPTIONS = {"seed", "undo", "spectator_view", "moves", "game", "scoring", "points"}
+#: keys that make up the `series` option (`-o series=5 -o scoring=time -o points=10,7,5`;
+#: `series=open`: until the host ends it)
+SERIES_KEYS = {"series", "scoring", "points"}
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -40,8 +43,18 @@ def room_options(game: str, pairs: list[tuple[str, Any]] | None) -> dict[str, An
     """Room options for `--create GAME -o k=v ...`: game rule options go under `game_options`."""
     opts: dict[str, Any] = {"game": game}
     game_opts: dict[str, Any] = {}
+    series: dict[str, Any] = {}
     for key, value in pairs or []:
-        (game_opts if key in GAME_OPTION_KEYS else opts)[key] = value
+        if key == "series":
+            series["rounds"] = 0 if value == "open" else value
+        elif key == "scoring":
+            series["scoring"] = value
+        elif key == "points":
+            series["points"] = [int(p) for p in str(value).split(",") if p.strip()]
+        else:
+            (game_opts if key in GAME_OPTION_KEYS else opts)[key] = value
     if game_opts:
         opts["game_options"] = game_opts
+    if series:
+        opts["series"] = series
     return opts

@@ -206,6 +206,35 @@ def render_results(room: RoomModel) -> str:
         lines.append(f"  the daily's seed and salt are revealed at {at}")
     elif "seed" in results:
         lines.append(f"  seed {results['seed']} salt {results.get('salt')}")
+    if results.get("series"):
+        # the room's copy is the newer one once the host ended the series after this race
+        newer = (
+            room.series if (room.series or {}).get("id") == results["series"].get("id") else None
+        )
+        lines.append(render_standings(newer or results["series"]))
+    return "\n".join(lines)
+
+
+def render_standings(series: dict[str, Any] | None) -> str:
+    """A series' standings as `solrace play` prints them (PROTOCOL.md, Series)."""
+    if not series:
+        return ""
+    played, rounds = series.get("played", 0), series.get("rounds", 0)
+    if series.get("ended"):
+        title = f"final standings ({played} rounds):"
+    else:
+        title = f"standings after round {played}" + (f" of {rounds}" if rounds else "") + ":"
+    lines = [title]
+    for r in series.get("standings", []):
+        if series.get("scoring") == "time":
+            score = f"{r.get('wins', 0)} won" + (
+                f", {clock_text(r['time'] / 1000)}" if r.get("wins") else ""
+            )
+        else:
+            score = f"{r.get('points', 0)} pts"
+        marks = (" [bot]" if r.get("bot") else "") + (" (left)" if r.get("left") else "")
+        rounds_text = " ".join("-" if x is None else str(x) for x in r.get("rounds", []))
+        lines.append(f"  {r.get('place')}. {r.get('name', '')}{marks} {score}  [{rounds_text}]")
     return "\n".join(lines)
 
 
@@ -220,6 +249,8 @@ def render_player_screen(
         out.append(render_players(room, color))
     if room.state == "finished" and room.results:
         out.append(render_results(room))
+    elif room.series:  # the standings so far, in the lobby and while racing
+        out.append(render_standings(room.series))
     if moves:
         out.append("moves: " + "  ".join(f"{i}){m}" for i, m in enumerate(moves, 1)))
     return "\n".join(out)
@@ -236,6 +267,8 @@ def render_spectator_screen(
         out.append(render_view(view, color))
     if room.state == "finished" and room.results:
         out.append(render_results(room))
+    elif room.series:
+        out.append(render_standings(room.series))
     return "\n".join(out)
 
 

@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from solrace.protocol.messages import acked_view
+
 from . import events as ev
 
 
@@ -48,6 +50,8 @@ class RoomModel:
     view: dict[str, Any] | None = None
     boards: dict[int, dict[str, Any]] = field(default_factory=dict)
     results: dict[str, Any] | None = None
+    #: the room's series (under way, or the last one ended), with its standings
+    series: dict[str, Any] | None = None
     #: server clock minus local clock, in ms (from the snapshot's `now` and events' `at`)
     clock_offset: float = 0.0
     #: numbers of events that arrived after a gap (a resync is then advisable)
@@ -98,6 +102,7 @@ class RoomModel:
             self.view = you.get("view")
         self.boards = {int(k): v for k, v in (snap.get("boards") or {}).items()}
         self.results = snap.get("results")
+        self.series = snap.get("series")
         if snap.get("now") is not None:
             local = time.time() * 1000 if local_ms is None else local_ms
             self.clock_offset = snap["now"] - local
@@ -122,7 +127,15 @@ class RoomModel:
         one): when it is the next event (`event` is one past ours) it counts as applied.
         Otherwise earlier events are still on their way and that event follows them.
         """
-        if ack.view is not None:
+        if ack.view is None and ack.change is not None:
+            raw: dict[str, Any] = {"n": ack.n, "change": ack.change}
+            if ack.undone is not None:
+                raw["undone"] = ack.undone
+            # None: the board here is not the one the change applies to (the seat moved from
+            # another connection); the connection asks for a snapshot (`_needs_board`)
+            ack.view = acked_view(self.view, raw)
+            self.view = ack.view
+        elif ack.view is not None:
             self.view = ack.view
         me = self.players.get(self.seat) if self.seat is not None else None
         if me is not None and ack.view is not None:
@@ -244,11 +257,18 @@ class RoomModel:
     def _on_results(self, e: ev.Results) -> None:
         self.state = "finished"
         self.results = {k: v for k, v in e.raw.items() if k not in ("type", "n", "kind", "at")}
+        if e.series is not None:
+            self.series = e.series
+
+    def _on_series_end(self, e: ev.SeriesEnd) -> None:
+        self.series = e.series
 
     def _on_rematch(self, e: ev.Rematch) -> None:
         self.state = "lobby"
         if e.options:
             self.options = dict(e.options)
+        if e.series is not None:
+            self.series = e.series
         self.commitment = self.starts_at = self.ends_at = None
         self.results = None
         self.view = None

@@ -9,7 +9,9 @@ plain lines from a pipe) in a worker thread, so server pushes keep arriving
 while the player types. A line is a move in canonical notation, the number
 of a move in the printed list, or a command:
 /ready /unready /start /resign /undo /hint /rematch /kick N /board /moves /quit
-(/hint: the next move of a solution, in a solo room with hints on).
+(/hint: the next move of a solution, in a solo room with hints on), and the host's series
+controls: /series N|open|off [places|time] [points,...] (a series of N rounds, or until
+/endseries), /endseries, /standings.
 
 Decision on legal moves: the list offered (numbers and tab completion) is
 computed from the player's own view by `moves.legal_moves`, which is exact
@@ -38,6 +40,7 @@ from .render import (
     render_player_screen,
     render_results,
     render_spectator_screen,
+    render_standings,
 )
 from .urls import DEFAULT_SERVER, parse_target, share_link
 from .verdicts import hint_line, solved_line
@@ -51,6 +54,9 @@ COMMANDS = [
     "/hint",
     "/rematch",
     "/kick",
+    "/series",
+    "/endseries",
+    "/standings",
     "/board",
     "/moves",
     "/help",
@@ -79,6 +85,31 @@ def current_moves(client: Client) -> list[str]:
     if view is None or client.room.state != "racing" or view.get("won") or view.get("dead"):
         return []
     return legal_moves(view)
+
+
+def series_option(arg: str, current: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`/series N|open|off [places|time] [10,7,5,...]` as the room's `series` option (None: off);
+    what is not said stays as it was."""
+    words = arg.split()
+    if not words:
+        raise ValueError("usage: /series N|open|off [places|time] [points,...]")
+    if words[0] == "off":
+        return None
+    series: dict[str, Any] = dict(current or {})
+    if words[0] == "open":
+        series["rounds"] = 0
+    elif words[0].isdigit():
+        series["rounds"] = int(words[0])
+    else:
+        raise ValueError("/series takes a number of rounds, open (until /endseries) or off")
+    for word in words[1:]:
+        if word in ("places", "time"):
+            series["scoring"] = word
+        elif all(part.isdigit() for part in word.split(",")):
+            series["points"] = [int(part) for part in word.split(",")]
+        else:
+            raise ValueError(f"/series: {word!r} is not places, time or a list of points")
+    return series
 
 
 class Terminal:
@@ -207,6 +238,18 @@ class Terminal:
             await c.rematch()
         elif cmd == "/kick":
             await c.kick(int(arg))
+        elif cmd == "/series":
+            try:
+                series = series_option(arg, c.room.options.get("series"))
+            except ValueError as exc:
+                self.print(str(exc))
+                return True
+            await c.configure({"series": series})
+            self.print("series: " + ("off" if series is None else str(series)))
+        elif cmd == "/endseries":
+            await c.end_series()
+        elif cmd == "/standings":
+            self.print(render_standings(c.room.series) or "no series in this room")
         elif cmd in ("/board", "/moves"):
             self.draw()
         else:
@@ -233,6 +276,8 @@ class Terminal:
             self.print("GO!")
         elif isinstance(msg, ev.Results):
             self.print(render_results(room))
+        elif isinstance(msg, ev.SeriesEnd):
+            self.print("the series is over: " + render_standings(msg.series))
         elif isinstance(
             msg,
             (

@@ -243,6 +243,38 @@ class Game:
             "dead": self.is_dead(),
         }
 
+    def _pile_state(self, i: int) -> Any:
+        """What pile i's view is built from, as a value kept to compare (``view_since``)."""
+        return tuple(self.piles[i])
+
+    def view_since(self, before: dict[str, Any] | None, states: list[Any]) -> dict[str, Any]:
+        """The same view as ``view()``, built from ``before``, an earlier view of this game:
+        only the piles whose state changed since are built again (the others are shared with
+        ``before``; views are never changed in place). ``states`` holds each pile's state as
+        ``before`` was built (``_pile_state``), and is brought up to date here; empty (or
+        ``before`` None): the whole view is built."""
+        names = self.PILE_NAMES
+        if before is None or len(states) != len(names):
+            states[:] = [self._pile_state(i) for i in range(len(names))]
+            return self.view()
+        piles = dict(before["piles"])
+        for i, name in enumerate(names):
+            state = self._pile_state(i)
+            if state != states[i]:
+                states[i] = state
+                piles[name] = self._view_pile(i)
+        view = dict(before)
+        view["piles"] = piles
+        view["stock"] = len(self.piles[self.STOCK])
+        view["deals_left"] = self._view_deals_left()
+        view["passes_left"] = self.passes_left
+        view["moves"] = len(self.history)
+        view["home"] = self.home()
+        view["progress"] = self.progress()
+        view["won"] = self.is_won()
+        view["dead"] = self.is_dead()
+        return view
+
     def _view_deals_left(self) -> int | None:
         return self.deals_left
 

@@ -9,7 +9,7 @@ draw three the dealt fan, see docs/RULES.md section 7) and
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .cards import RANK, RED, SUIT, TEXT
 from .deal import shuffled_deck
@@ -202,6 +202,13 @@ class Klondike(Game):
             return head + [TEXT[c] for c in p[hidden:]]
         return super()._view_pile(i)
 
+    def _pile_state(self, i: int) -> Any:
+        if i < T:
+            return (tuple(self.piles[i]), self._down[i])
+        if i == W:
+            return (tuple(self.piles[i]), self._wvis)
+        return tuple(self.piles[i])
+
     def _view_deals_left(self) -> int | None:
         return None
 
@@ -307,9 +314,54 @@ class Klondike(Game):
 
     def is_dead(self) -> bool:
         """No move but deal/recycle, and no stock or waste card could ever become a playable waste top."""
-        if self._home == 52 or self._legal_moves(False):
+        if self._home == 52 or self._any_move():
             return False
         return not self._cycle_finds_play()
+
+    def _any_move(self) -> bool:
+        """Whether ``_legal_moves(False)`` would find a move, stopping at the first one (the
+        dead check runs after every move a server stores: most positions have one early)."""
+        piles = self.piles
+        found = piles[F : F + 4]
+        w = piles[W]
+        if w:
+            c = w[-1]
+            for y in range(T):
+                if _tab_ok(c, piles[y]):
+                    return True
+            for k in range(4):
+                if _found_ok(c, found[k]):
+                    return True
+        for x in range(T):
+            p = piles[x]
+            if not p:
+                continue
+            top = p[-1]
+            for k in range(4):
+                if _found_ok(top, found[k]):
+                    return True
+            rt = RANK[top]
+            run = self._run(x) if self._build else 1
+            for y in range(T):
+                if y == x:
+                    continue
+                q = piles[y]
+                if not q:
+                    if 14 - rt <= run:
+                        return True
+                else:
+                    d = q[-1]
+                    n = RANK[d] - rt
+                    if 1 <= n <= run and RED[p[-n]] != RED[d]:
+                        return True
+        for k in range(4):
+            f = found[k]
+            if f:
+                c = f[-1]
+                for y in range(T):
+                    if _tab_ok(c, piles[y]):
+                        return True
+        return False
 
     def _cycle_finds_play(self) -> bool:
         """Simulate dealing (and recycling, within the pass limit) with no other move.

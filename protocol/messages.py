@@ -12,8 +12,10 @@ from typing import Any, overload
 
 import msgpack
 import solrace.engine as engine
+from solrace.protocol.series import BadSeries
+from solrace.protocol.series import check_option as check_series
 
-#: the protocol version this package speaks; the web page gets it injected (server/http.py)
+#: the protocol version this package speaks; the web page gets it injected (server/net/http.py)
 VERSION = 1
 #: every version a server accepts in `hello`
 VERSIONS = (1,)
@@ -130,6 +132,8 @@ CLIENT: dict[str, dict[str, F]] = {
     "start": {"host_token": F(str, True, 128)},
     "kick": {"host_token": F(str, True, 128), "seat": F(int)},
     "rematch": {"host_token": F(str, True, 128)},
+    # the host ends the room's series between races (PROTOCOL.md, Series)
+    "end_series": {"host_token": F(str, True, 128)},
     "move": {"move": F(str, True, 32), "n": F(int, False)},
     "undo": {"n": F(int, False)},
     "resign": {},
@@ -143,6 +147,13 @@ CLIENT: dict[str, dict[str, F]] = {
         "game_options": F(dict, False),
         "practice": F(bool, False),
         "date": F(str, False, 10),  # practice a past day's daily (YYYY-MM-DD, in the archive)
+    },
+    # an operator's request (Admin): off unless the server has an admin token
+    "admin": {
+        "token": F(str, True, 128),
+        "op": F(str, True, 16),
+        "room": F(str, False, 32),
+        "seat": F(int, False),
     },
 }
 
@@ -174,7 +185,9 @@ SERVER: dict[str, dict[str, F]] = {
     "snapshot": {"snapshot": F(dict)},
     "ack": {
         "n": F(int),
-        "view": F(dict),
+        # the mover's board: what the move changed (`change`), or the whole view
+        "view": F(dict, False),
+        "change": F(dict, False),
         "status": F(str),
         "move": F(str, False),
         "undone": F(str, False),
@@ -191,7 +204,19 @@ SERVER: dict[str, dict[str, F]] = {
     # room events `from`..`n`, all progress of racing seats, coalesced: each seat's latest line
     "progress": {"from": F(int), "n": F(int), "at": F(int), "seats": F(list)},
     "board": {"seat": F(int), "moves": F(int), "view": F(dict)},
+    # a spectator's tick: the messages of one tick in one frame (each an event, progress or
+    # board, in the order a client applies them; never a batch)
+    "batch": {"messages": F(list)},
     "lobby": {"rooms": F(list), "next": F((str, type(None)), False), "ref": F(int, False)},
+    # the answer to `admin`: `procs` (op rooms), `room` (room, kick, close) or `errors`
+    "admin": {
+        "op": F(str),
+        "procs": F(list, False),
+        "room": F(dict, False),
+        "proc": F(str, False),
+        "errors": F(list, False),
+        "ref": F(int, False),
+    },
     "hint": {
         "verdict": F(str),
         "move": F((str, type(None)), False),
@@ -214,7 +239,12 @@ EVENT_KINDS: dict[str, dict[str, F]] = {
     "options": {"options": F(dict)},
     "kicked": {"seat": F(int)},
     "watchers": {"count": F(int)},
-    "countdown": {"starts_at": F(int), "commitment": F(str), "players": F(list)},
+    "countdown": {
+        "starts_at": F(int),
+        "commitment": F(str),
+        "players": F(list),
+        "series": F(dict, False),  # a series' round: its id, round and rounds
+    },
     "start": {"starts_at": F(int), "ends_at": F((int, type(None)))},
     "progress": {
         "seat": F(int),
@@ -235,8 +265,10 @@ EVENT_KINDS: dict[str, dict[str, F]] = {
         "game_options": F(dict),
         "moves": F(dict),
         "record": F(str, False),  # the race record's id (/api/record/ID)
+        "series": F(dict, False),  # a series' standings after this race (PROTOCOL.md, Series)
     },
-    "rematch": {"options": F(dict)},
+    "rematch": {"options": F(dict), "series": F(dict, False)},
+    "series_end": {"series": F(dict)},
     "solved": {"deal": F(str), "deal_moves": F((int, type(None))), "seats": F(dict)},
 }
 
@@ -349,7 +381,47 @@ def validate_server(msg: dict[str, Any]) -> dict[str, Any]:
         _check_fields(msg, EVENT_KINDS[ek], f"event {ek}")
     if kind == "error" and msg["code"] not in ERROR_CODES:
         raise ProtocolError("bad_message", f"unknown error code {msg['code']!r}", field="code")
+    if kind == "batch":
+        for item in msg["messages"]:
+            if not isinstance(item, dict) or item.get("type") not in BATCHED:
+                raise ProtocolError(
+                    "bad_message",
+                    "batch: each message is an event, progress or board",
+                    field="messages",
+                )
+            validate_server(item)
     return msg
+
+
+#: the message types a `batch` may hold
+BATCHED = frozenset({"event", "progress", "board"})
+#: `{"type": "batch", "messages": ` as msgpack: a fixmap of 2, then the two keys' strings
+_BATCH_HEAD = b"\x82\xa4type\xa5batch\xa8messages"
+
+
+def batch_frame(frames: list[bytes]) -> bytes:
+    """Encoded messages (each from `encode`) as one `batch` frame, without decoding them: the
+    array's items are the encoded maps themselves, so a frame encoded once for a room is
+    copied, never packed again. One message alone is sent as itself."""
+    if len(frames) == 1:
+        return frames[0]
+    count = len(frames)
+    if count <= 0x0F:
+        header = bytes([0x90 | count])
+    elif count <= 0xFFFF:
+        header = b"\xdc" + count.to_bytes(2, "big")
+    else:
+        header = b"\xdd" + count.to_bytes(4, "big")
+    return b"".join((_BATCH_HEAD, header, *frames))
+
+
+def unbatch(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    """A decoded server message as the messages it stands for: a `batch`'s, in order, or
+    itself (what every client does first with each frame)."""
+    if msg.get("type") == "batch":
+        items = msg.get("messages")
+        return [x for x in items if isinstance(x, dict)] if isinstance(items, list) else []
+    return [msg]
 
 
 def parse_client(frame: bytes | str, max_size: int = MAX_FRAME) -> dict[str, Any]:
@@ -375,7 +447,7 @@ CODE_SHOWN = 5
 
 
 def _cut_code(code: Any) -> Any:
-    """A room code as a log may show it (server/codes.py `shown`): a private room's code is
+    """A room code as a log may show it (server/common/codes.py `shown`): a private room's code is
     its link's only key, so only its first characters."""
     if isinstance(code, str) and len(code) > CODE_SHOWN:
         return code[:CODE_SHOWN] + "…"
@@ -413,7 +485,7 @@ def with_ref(msg: dict[str, Any] | bytes, ref: int | None) -> dict[str, Any] | b
 
     A map is changed in place. An encoded map (bytes from `encode`, without a `ref` key) gets
     `ref` as one more entry without being decoded: a reply encoded once for every asker (a
-    lobby page, server/lobby.py) costs each asker only these few bytes."""
+    lobby page, server/race/lobby.py) costs each asker only these few bytes."""
     if ref is None:
         return msg
     if isinstance(msg, dict):
@@ -490,6 +562,66 @@ def event(n: int, kind: str, at: int, **fields: Any) -> dict[str, Any]:
     return {"type": "event", "n": n, "kind": kind, "at": at, **fields}
 
 
+# --- an ack's change: what one move did to the mover's board -------------------------------
+
+#: view fields a change never carries: fixed for the race, or (`moves`) the ack's `n`
+_FIXED_VIEW_FIELDS = ("game", "options", "piles", "moves")
+
+
+def view_change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What turns engine view `before` into `after` (PROTOCOL.md, `ack`): `piles`, each pile
+    that changed as `[keep, *items]` (keep the first `keep` items, then add `items`), and
+    `fields`, the view's other fields that changed (omitted when none did)."""
+    old = before["piles"]
+    piles: dict[str, list[Any]] = {}
+    for name, pile in after["piles"].items():
+        was = old.get(name)
+        if was is pile or was == pile:
+            continue
+        was = was or []
+        keep, limit = 0, min(len(was), len(pile))
+        while keep < limit and was[keep] == pile[keep]:
+            keep += 1
+        piles[name] = [keep, *pile[keep:]]
+    change: dict[str, Any] = {"piles": piles}
+    fields = {
+        k: v for k, v in after.items() if k not in _FIXED_VIEW_FIELDS and before.get(k, v) != v
+    }
+    fields.update({k: v for k, v in after.items() if k not in before and k != "moves"})
+    if fields:
+        change["fields"] = fields
+    return change
+
+
+def apply_change(view: dict[str, Any], change: dict[str, Any], moves: int) -> dict[str, Any]:
+    """The view after an ack's `change` (a new dict; unchanged piles are shared): `moves` is
+    the ack's `n`."""
+    piles = dict(view["piles"])
+    for name, (keep, *items) in change["piles"].items():
+        piles[name] = [*piles.get(name, [])[:keep], *items]
+    return {**view, **change.get("fields", {}), "piles": piles, "moves": moves}
+
+
+def ack_base(ack: dict[str, Any]) -> int:
+    """The move count of the board an ack's `change` applies to: one before its `n` for a
+    move, one after it for an undo."""
+    n: int = ack["n"]
+    return n + 1 if "undone" in ack else n - 1
+
+
+def acked_view(view: dict[str, Any] | None, ack: dict[str, Any]) -> dict[str, Any] | None:
+    """The mover's board after an ack: its `view`, or `change` applied to `view` (the board
+    the client had); None when the client's board is not the one the change applies to (a
+    move made from another connection of the seat): it asks for a snapshot then."""
+    if ack.get("view") is not None:
+        full: dict[str, Any] = ack["view"]
+        return full
+    change = ack.get("change")
+    if change is None or view is None or view.get("moves") != ack_base(ack):
+        return None
+    return apply_change(view, change, ack["n"])
+
+
 # --- room options ------------------------------------------------------------------------
 
 DEFAULT_OPTIONS: dict[str, Any] = {
@@ -529,6 +661,8 @@ _OPTION_TYPES: dict[str, Any] = {
     "hints": bool,
     "rated": bool,
     "rated_bots": bool,
+    # a series of races with standings (protocol/series.py); absent: one race at a time
+    "series": dict,
 }
 
 _INT_RANGES = {
@@ -555,8 +689,8 @@ def merge_options(current: dict[str, Any], change: dict[str, Any]) -> dict[str, 
     for key, value in change.items():
         if key not in _OPTION_TYPES:
             raise ProtocolError("bad_options", f"unknown option {key!r}")
-        if key == "seed" and (value is None or value == ""):
-            out.pop("seed", None)
+        if key in ("seed", "series") and (value is None or value == ""):
+            out.pop(key, None)
             continue
         if not _is(value, _OPTION_TYPES[key]):
             raise ProtocolError("bad_options", f"option {key!r} has the wrong type")
@@ -574,6 +708,11 @@ def merge_options(current: dict[str, Any], change: dict[str, Any]) -> dict[str, 
             for k, v in value.items():
                 if not isinstance(k, str) or not (_is(v, (int, str)) or isinstance(v, bool)):
                     raise ProtocolError("bad_options", "game_options maps names to ints or strings")
+        if key == "series":
+            try:
+                value = check_series(value)
+            except BadSeries as exc:
+                raise ProtocolError("bad_options", str(exc), field="series") from None
         if key == "game" and value != out.get("game") and "game_options" not in change:
             out["game_options"] = {}
         out[key] = value
@@ -583,6 +722,9 @@ def merge_options(current: dict[str, Any], change: dict[str, Any]) -> dict[str, 
     if out.get("rated") and out.get("hints"):
         # hints are the solver's help: a rated race is played unaided
         raise ProtocolError("bad_options", "a rated room cannot have hints")
+    if out.get("series") and out.get("seed"):
+        # every round of a series is a fresh deal; a text seed would deal the same one again
+        raise ProtocolError("bad_options", "a series deals a fresh seed every round: no text seed")
     if out.get("rated") and out.get("seed"):
         # whoever chose a text seed knows the deal before the race
         raise ProtocolError("bad_options", "a rated room cannot have a text seed")

@@ -1,6 +1,6 @@
 """A race record as a browser replays it: each seat's first board and what each move changed.
 
-The web client has no engine, so `/api/replay/ID` (server/replay.py) sends what the engine
+The web client has no engine, so `/api/replay/ID` (server/league/replay.py) sends what the engine
 computes: for every seat, in ranking order, the engine view at the start (the same view a
 racer's own board is drawn from, so a face-down card stays face-down) and one frame per
 stored move, `[t, move, piles]` or `[t, move, piles, fields]`:

@@ -1,1 +1,8 @@
-"""solrace.server: the race server (room rules, Redis store, WebSocket transport, HTTP)."""
+"""solrace.server: the race server, in subsystems (each package's docstring says its job and what
+it may import; tests/test_repository.py enforces it):
+
+    common  small shared parts        store   Redis plumbing        rules   race rules (sans-I/O)
+    solver  the engine's solvers      league  dailies, boards, ratings, records
+    race    the room service          net     sockets, handlers, fan-out, HTTP
+
+`main` is the `solrace serve` command that builds them all."""

@@ -14,20 +14,23 @@ from collections import Counter
 from typing import Any
 
 from solrace.protocol.record_sign import key_info
-from solrace.server import front, redact
-from solrace.server.api import Api
-from solrace.server.conn import networks
-from solrace.server.daily import DEFAULT_BOARD_DAYS
-from solrace.server.guard import GuardLimits
-from solrace.server.http import make_process_request, port_taken, quiet_request_logs
-from solrace.server.metrics import METRICS
-from solrace.server.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS
-from solrace.server.redis_process import RedisProcess
-from solrace.server.signing import ENV, signing_key
-from solrace.server.store import Store
-from solrace.server.transport import SERVER_NAME, Limits, build
-from solrace.server.ws_limits import SendLimits
-from solrace.server.ws_server import serve
+from solrace.server.common import redact
+from solrace.server.common.metrics import METRICS
+from solrace.server.league.daily import DEFAULT_BOARD_DAYS
+from solrace.server.league.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS
+from solrace.server.league.signing import ENV, signing_key
+from solrace.server.net import front
+from solrace.server.net.admin import DEFAULT_NETWORKS, AdminSettings
+from solrace.server.net.admin import ENV as ADMIN_ENV
+from solrace.server.net.api import Api
+from solrace.server.net.conn import networks
+from solrace.server.net.guard import GuardLimits
+from solrace.server.net.http import make_process_request, port_taken, quiet_request_logs
+from solrace.server.net.transport import SERVER_NAME, Limits, build
+from solrace.server.net.ws_limits import SendLimits
+from solrace.server.net.ws_server import serve
+from solrace.server.store.redis_process import RedisProcess
+from solrace.server.store.store import Store
 from websockets.frames import CloseCode
 
 log = logging.getLogger("solrace.server")
@@ -140,6 +143,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seats one client address may hold in one room (0: no limit)",
     )
     parser.add_argument(
+        "--admin-from",
+        default=DEFAULT_NETWORKS,
+        help="comma-separated networks the admin page (/admin) is served to; the page is on "
+        f"only when ${ADMIN_ENV} holds the admin token (at least 16 characters)",
+    )
+    parser.add_argument(
         "--trusted-proxies",
         default="127.0.0.1,::1",
         help="comma-separated peer addresses or networks whose X-Forwarded-For names the "
@@ -170,7 +179,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=1,
         help="worker processes on the one port, connections routed by room (default 1: "
         "this process serves; N >= 2: a front hands each connection to a worker, "
-        "server/front.py)",
+        "server/net/front.py)",
     )
     # internal: a worker of `--workers N`, taking connections from the front's Unix socket
     parser.add_argument("--worker-fd", type=int, default=None, help=argparse.SUPPRESS)
@@ -178,7 +187,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
-    """Per-address caps and the server's budget (server/guard.py, docs/OPERATIONS.md)."""
+    """Per-address caps and the server's budget (server/net/guard.py, docs/OPERATIONS.md)."""
     g = GuardLimits()
     add = parser.add_argument
     add("--lobby-burst", type=int, default=20, help="messages at once of a connection in no room")
@@ -306,6 +315,7 @@ async def serve_forever(
             slow_reader_s=args.slow_reader_timeout,
         ),
     )
+    admin = AdminSettings.from_env(args.admin_from)
     transport = build(
         lambda sink: Store.from_url(
             redis_url,
@@ -320,6 +330,7 @@ async def serve_forever(
         record_due_ms=int(args.record_due * 1000),
         guard=guard_limits(args),
         daily_days=args.daily_days,
+        admin=admin,
     )
     store = transport.store
     await store.ready()
@@ -330,6 +341,9 @@ async def serve_forever(
         rooms_by_state=lambda: Counter(c.room.state for c in transport.service.cache.values()),
         rooms_owned=lambda: len(transport.store.fences),  # the leases it holds (lease.py)
     )
+    # the secret that keys client addresses and the key that signs records, loaded before the
+    # port opens: the first connection's address and the first /api/key answer need them
+    await transport.start()
     stop = asyncio.get_running_loop().create_future()
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, AttributeError):
@@ -357,6 +371,9 @@ async def serve_forever(
                     trusted_proxies=transport.limits.trusted_proxies,
                     rooms=transport.store.doc,  # /api/room/CODE: an invite link's room
                 ).handle,
+                admin=lambda peer, forwarded: admin.allows_request(
+                    peer, forwarded, transport.limits.trusted_proxies
+                ),
             ),
             # frames over max_frame get `frame_too_large`, then 1009; slow readers are dropped
             **transport.serve_options(),
@@ -375,7 +392,6 @@ async def serve_forever(
         )
         if args.worker_fd is None:
             print(f"solrace serving on http://{args.host}:{args.port}", flush=True)
-        await transport.start()
         if args.predraw_daily and not args.worker_index:  # one worker draws for all
             transport.dailies.predraw()
         handover = None

@@ -15,7 +15,7 @@ import pytest
 from helpers.deals import TEST_SECRET
 from helpers.timing import FACTOR
 from solrace.bench.server_process import ServerProcess
-from solrace.server.redis_process import RedisProcess
+from solrace.server.store.redis_process import RedisProcess
 
 # every server the tests start keys text seeds with one known secret, so tests can mirror a
 # text-seed deal (helpers/deals.py); tests of the secret itself give their servers their own

@@ -69,7 +69,7 @@ def test_every_server_module_is_named_in_the_architecture() -> None:
 
 
 def test_every_redis_key_is_named_in_the_key_map() -> None:
-    """server/keys.py is the one map of the server's Redis keys: a module that builds a key
+    """server/store/keys.py is the one map of the server's Redis keys: a module that builds a key
     from the prefix itself (an f-string starting with it) adds a key the map does not show."""
     built_here = re.compile(r"""f["']\{(self\.)?(records\.)?prefix\}""")
     offenders = [
@@ -79,4 +79,4 @@ def test_every_redis_key_is_named_in_the_key_map() -> None:
         for n, line in enumerate(p.read_text().splitlines(), 1)
         if built_here.search(line)
     ]
-    assert not offenders, f"keys built outside server/keys.py: {offenders}"
+    assert not offenders, f"keys built outside server/store/keys.py: {offenders}"

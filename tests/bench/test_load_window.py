@@ -12,8 +12,8 @@ from solrace.bench.load import DEFAULT_SERVER_ARGS, Bench, parse_args
 from solrace.bench.load_procs import EchoServer, cpu_seconds
 from solrace.bench.load_report import Report
 from solrace.bench.loadgen import SPECTATOR_SOURCE
-from solrace.server.guard import Guard
 from solrace.server.main import add_arguments, guard_limits
+from solrace.server.net.guard import Guard
 
 
 def test_bench_servers_exempt_every_address_the_bots_connect_from() -> None:

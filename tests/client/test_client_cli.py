@@ -7,7 +7,7 @@ import datetime
 from pathlib import Path
 
 from solrace.client import Client
-from solrace.server.players import key_hash, player_id
+from solrace.server.league.players import key_hash, player_id
 
 #: where the racers of these tests connect from: the watching command runs at 127.0.0.1
 RACERS = "127.0.0.3"

@@ -16,7 +16,7 @@ from solrace.client import Client
 from solrace.client.bot import run_bot
 from solrace.client.connection import ConnectionLost
 from solrace.client.moves import legal_moves
-from solrace.server.redis_process import RedisProcess
+from solrace.server.store.redis_process import RedisProcess
 
 
 class Front:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from solrace.client import Client
 from solrace.client.player_key import default_path, load_or_create
-from solrace.server.players import key_hash, player_id
+from solrace.server.league.players import key_hash, player_id
 
 
 def test_the_key_is_made_once_and_kept_owner_only(tmp_path, monkeypatch) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from solrace.bench.server_process import ServerProcess
 from solrace.client import Client
-from solrace.server.redis_process import free_port
+from solrace.server.store.redis_process import free_port
 
 CONF = Path(__file__).resolve().parents[2] / "server" / "deploy" / "nginx.conf"
 

@@ -1,6 +1,6 @@
 """The deal a test server makes of a text seed, for tests that mirror a racer's game.
 
-A racer cannot compute it: the server keys the text with its secret (server/secret.py). Every
+A racer cannot compute it: the server keys the text with its secret (server/store/secret.py). Every
 server the tests start runs with TEST_SECRET (tests/conftest.py sets SOLRACE_SECRET), so a
 test can, and the texts below are deals the web and client tests script moves on (found by
 trying `web-N` and `web-bugs-N` for N = 1, 2, ...: a change of the derivation needs new ones).
@@ -8,7 +8,7 @@ trying `web-N` and `web-bugs-N` for N = 1, 2, ...: a change of the derivation ne
 
 from __future__ import annotations
 
-from solrace.server.room import text_deal_seed
+from solrace.server.rules.room import text_deal_seed
 
 #: SOLRACE_SECRET of every server the tests start (a test that needs another sets its own)
 TEST_SECRET = "solrace-tests"

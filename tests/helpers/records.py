@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from solrace.server.room import FINISHED, Room, token_hash
+from solrace.server.rules.room import FINISHED, Room, token_hash
 
 T0 = 1_795_350_000_000
 

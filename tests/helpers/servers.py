@@ -13,11 +13,11 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 
 from solrace.bench.server_process import ServerProcess
-from solrace.server.conn import networks
-from solrace.server.guard import GuardLimits
-from solrace.server.store import Store
-from solrace.server.transport import Limits, Transport, build
-from solrace.server.ws_server import serve
+from solrace.server.net.conn import networks
+from solrace.server.net.guard import GuardLimits
+from solrace.server.net.transport import Limits, Transport, build
+from solrace.server.net.ws_server import serve
+from solrace.server.store.store import Store
 
 
 @contextlib.asynccontextmanager

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from solrace.server.redis_process import free_port
+from solrace.server.store.redis_process import free_port
 
 
 class AnswerLosingProxy:

@@ -30,6 +30,8 @@ class WireClient:
         self.failure: Exception | None = None
         self.rate_limited = 0
         self.last_event = 0
+        #: this connection's own board, kept from snapshots and acks (`_own_board`)
+        self.own_view: dict[str, Any] | None = None
         self.closed: asyncio.Future[tuple[int | None, str | None]] = (
             asyncio.get_running_loop().create_future()
         )
@@ -40,18 +42,9 @@ class WireClient:
             async for frame in self.ws:
                 assert isinstance(frame, bytes), "the server sends binary frames only"
                 self.frames.append(frame)
-                msg = m.decode(frame, max_size=1 << 22)
-                m.validate_server(msg)
-                self.received.append(msg)
-                if msg["type"] in ("event", "progress"):  # progress: coalesced events
-                    self.last_event = max(self.last_event, msg["n"])
-                ref = msg.get("ref")
-                if ref is not None and ref in self.replies:
-                    self.replies.pop(ref).set_result(msg)
-                elif ref is not None:
-                    self.unmatched.append(msg)
-                else:
-                    await self.pushes.put(msg)
+                # a spectator's tick is one `batch` frame: its messages count one by one
+                for msg in m.unbatch(m.validate_server(m.decode(frame, max_size=1 << 22))):
+                    await self._message(msg)
         except Exception as exc:  # a bad server message fails every waiting request loudly
             self.failure = exc
             for fut in self.replies.values():
@@ -60,6 +53,34 @@ class WireClient:
         finally:
             if not self.closed.done():
                 self.closed.set_result((self.ws.close_code, self.ws.close_reason))
+
+    async def _message(self, msg: dict[str, Any]) -> None:
+        self._own_board(msg)
+        self.received.append(msg)
+        if msg["type"] in ("event", "progress"):  # progress: coalesced events
+            self.last_event = max(self.last_event, msg["n"])
+        ref = msg.get("ref")
+        if ref is not None and ref in self.replies:
+            self.replies.pop(ref).set_result(msg)
+        elif ref is not None:
+            self.unmatched.append(msg)
+        else:
+            await self.pushes.put(msg)
+
+    def _own_board(self, msg: dict[str, Any]) -> None:
+        """Keep this connection's own board as a client must (PROTOCOL.md, `ack`): an ack
+        carries what its move changed, applied here to the board before it; the derived board
+        is put in the ack as `view`, so tests read every ack's board the same way."""
+        kind = msg["type"]
+        if kind == "ack":
+            view = m.acked_view(self.own_view, msg)
+            if view is not None:
+                msg["view"] = view
+            self.own_view = view
+        elif kind in ("joined", "snapshot"):
+            you = (msg.get("snapshot") or {}).get("you") or msg.get("you")
+            if you and you.get("view") is not None:
+                self.own_view = you["view"]
 
     async def request(self, msg: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
         """Send and wait for the reply; a rate_limited refusal is retried after a pause (its

@@ -1,4 +1,4 @@
-"""The move path's per-turn pipeline (server/batch.py) on real Redis servers: one Redis, a
+"""The move path's per-turn pipeline (server/store/batch.py) on real Redis servers: one Redis, a
 Redis that goes away and comes back, and a Redis Cluster whose slots move under it (MOVED and
 ASK redirections). No mocks: every failure here is a real server's."""
 
@@ -14,9 +14,9 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
-from solrace.server.batch import Batcher
-from solrace.server.redis_conn import connect
-from solrace.server.redis_process import RedisClusterProcess, RedisProcess
+from solrace.server.store.batch import Batcher
+from solrace.server.store.redis_conn import connect
+from solrace.server.store.redis_process import RedisClusterProcess, RedisProcess
 
 #: these tests wait on real time (Redis away and back): one at a time (tests/conftest.py)
 pytestmark = pytest.mark.timing
@@ -45,7 +45,7 @@ async def run_turn(batcher: Batcher, script: Any, calls: list[tuple[str, str]]) 
 
 def test_hiredis_packing_is_byte_for_byte_redis_pys_own() -> None:
     from redis.exceptions import DataError
-    from solrace.server.batch import PackedConnection
+    from solrace.server.store.batch import PackedConnection
 
     ours, theirs = PackedConnection(), aioredis.Connection()
     for args in [
@@ -243,9 +243,9 @@ async def test_a_move_while_redis_is_away_is_answered_busy_and_can_be_sent_again
 ) -> None:
     from helpers.race import current_view, start_race
     from helpers.views import putt_move
-    from solrace.server.store import Store
-    from solrace.server.transport import build
-    from solrace.server.ws_server import serve
+    from solrace.server.net.transport import build
+    from solrace.server.net.ws_server import serve
+    from solrace.server.store.store import Store
 
     (tmp_path / "redis").mkdir()
     proc = RedisProcess(data_dir=str(tmp_path / "redis"), persist=True).start()

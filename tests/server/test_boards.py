@@ -4,8 +4,8 @@ rows, the cap and the expiry, exact packed scores, and one round trip per page."
 from __future__ import annotations
 
 import pytest
-from solrace.server.boards import PAGE_MAX, Boards
-from solrace.server.redis_conn import connect
+from solrace.server.league.boards import PAGE_MAX, Boards
+from solrace.server.store.redis_conn import connect
 
 
 @pytest.fixture

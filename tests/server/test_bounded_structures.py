@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from helpers.race import start_race, until
 from helpers.servers import in_loop
-from solrace.server.conn import Limits
-from solrace.server.metrics import METRICS
-from solrace.server.room_locks import RoomLocks
-from solrace.server.solving import Budgets
-from solrace.server.transport import Transport
+from solrace.server.common.metrics import METRICS
+from solrace.server.common.room_locks import RoomLocks
+from solrace.server.net.conn import Limits
+from solrace.server.net.transport import Transport
+from solrace.server.solver.solving import Budgets
 
 BOGUS = 300
 ROOMS = 8
@@ -55,6 +55,11 @@ def sizes(t: Transport) -> dict[str, int]:
         "hub.recent": len(hub.recent),
         "hub.tops": len(hub.tops),
         "hub.windows": len(hub.windows),
+        "hub.players": len(hub.players),
+        "hub.spectators": len(hub.spectators),
+        "hub.ticks": len(hub.ticks),
+        "hub.heard": len(hub.heard),
+        "hub.delayed": len(hub.delayed),
         "hub.gap_timers": len(hub.gap_timers),
         "hub.tasks": len(hub.tasks),
         "supervisor.timers": len(rooms.timers),

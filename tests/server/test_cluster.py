@@ -24,11 +24,11 @@ from helpers.records import finished_room
 from helpers.servers import serving
 from helpers.views import putt_move
 from redis.asyncio.cluster import RedisCluster
-from solrace.server.pubsub import ShardedReader, channels_of
-from solrace.server.records import Records, build_record
-from solrace.server.redis_conn import connect
-from solrace.server.redis_process import RedisClusterProcess, RedisProcess, find_redis_server
-from solrace.server.store import Store
+from solrace.server.league.records import Records, build_record
+from solrace.server.store.pubsub import ShardedReader, channels_of
+from solrace.server.store.redis_conn import connect
+from solrace.server.store.redis_process import RedisClusterProcess, RedisProcess, find_redis_server
+from solrace.server.store.store import Store
 
 #: these tests wait on real time (failovers and resharding wait on the cluster's own timeouts): one at a time (tests/conftest.py)
 pytestmark = pytest.mark.timing

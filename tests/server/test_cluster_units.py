@@ -10,8 +10,8 @@ import pytest
 import redis.asyncio as aioredis
 from helpers.race import until
 from redis.asyncio.cluster import RedisCluster
-from solrace.server.pubsub import PlainReader, channels_of
-from solrace.server.redis_conn import (
+from solrace.server.store.pubsub import PlainReader, channels_of
+from solrace.server.store.redis_conn import (
     TRANSIENT_ERRORS,
     ClusterURL,
     connect,

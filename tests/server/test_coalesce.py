@@ -13,10 +13,10 @@ import pytest
 from helpers.race import current_view, start_race, until
 from helpers.views import putt_move
 from solrace.protocol import messages as m
-from solrace.server.fanout import coalescible, frames, progress_frame
-from solrace.server.store import Store
-from solrace.server.transport import build
-from solrace.server.ws_server import serve
+from solrace.server.net.fanout import coalescible, frames, progress_frame
+from solrace.server.net.transport import build
+from solrace.server.net.ws_server import serve
+from solrace.server.store.store import Store
 
 
 def progress(n: int, seat: int, moves: int, status: str = "racing") -> dict[str, Any]:

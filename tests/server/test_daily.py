@@ -24,10 +24,8 @@ from solrace.protocol.record_sign import check
 from solrace.protocol.record_text import export, parse
 from solrace.protocol.record_verify import verify
 from solrace.protocol.records import day_end_ms, hidden_until
-from solrace.server.api import Api
-from solrace.server.boards import Boards
-from solrace.server.conn import networks
-from solrace.server.daily import (
+from solrace.server.league.boards import Boards
+from solrace.server.league.daily import (
     Dailies,
     board_name,
     board_score,
@@ -36,13 +34,15 @@ from solrace.server.daily import (
     previous_date,
     utc_date,
 )
-from solrace.server.guard import Guard, GuardLimits
-from solrace.server.http import make_process_request
-from solrace.server.redis_conn import connect
-from solrace.server.room import text_deal_seed
-from solrace.server.store import Store
-from solrace.server.transport import build
-from solrace.server.ws_server import serve
+from solrace.server.net.api import Api
+from solrace.server.net.conn import networks
+from solrace.server.net.guard import Guard, GuardLimits
+from solrace.server.net.http import make_process_request
+from solrace.server.net.transport import build
+from solrace.server.net.ws_server import serve
+from solrace.server.rules.room import text_deal_seed
+from solrace.server.store.redis_conn import connect
+from solrace.server.store.store import Store
 
 GAME = "puttputt"  # the solver wins most of its deals at once: a daily is dealt in moments
 

@@ -10,8 +10,8 @@ import redis.asyncio as aioredis
 from helpers.race import start_race, until
 from helpers.servers import serving
 from helpers.timing import scaled
-from solrace.server.redis_process import RedisProcess
-from solrace.server.store import DEADLINE_BUCKETS
+from solrace.server.store.redis_process import RedisProcess
+from solrace.server.store.store import DEADLINE_BUCKETS
 
 #: these tests wait on real time (deadlines fire, fail and fire again): one at a time (tests/conftest.py)
 pytestmark = pytest.mark.timing

@@ -1,5 +1,5 @@
 """Issue 20: every value derived from the server secret has its own key and an unambiguous
-input (server/derive.py), so no text seed deals a daily or yields any other derived value."""
+input (server/common/derive.py), so no text seed deals a daily or yields any other derived value."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from solrace.protocol import messages as m
-from solrace.server import derive
-from solrace.server.daily import candidate_seed, default_options
-from solrace.server.room import text_deal_seed
+from solrace.server.common import derive
+from solrace.server.league.daily import candidate_seed, default_options
+from solrace.server.rules.room import text_deal_seed
 
 SECRET = b"a deployment's secret"
 DATES = ["2026-11-26", "2026-11-27", "2027-01-01"]

@@ -9,8 +9,8 @@ from helpers.race import current_view, start_race
 from helpers.servers import in_loop
 from helpers.views import putt_move
 from redis.exceptions import ConnectionError as RedisConnectionError
-from solrace.server.redis_conn import TRANSIENT_ERRORS, transient
-from solrace.server.redis_process import RedisProcess
+from solrace.server.store.redis_conn import TRANSIENT_ERRORS, transient
+from solrace.server.store.redis_process import RedisProcess
 
 
 class ForgetfulNode:

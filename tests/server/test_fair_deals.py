@@ -1,6 +1,6 @@
 """Issue 10 item 2: a text seed (a daily deal) must not let a racer compute the deal.
 
-The deal's seed is HMAC-SHA256 of the server's secret and the text (server/secret.py): two
+The deal's seed is HMAC-SHA256 of the server's secret and the text (server/store/secret.py): two
 deployments with different secrets deal the same text differently, the processes of one
 deployment deal it the same, the results' seed still verifies against the commitment, and the
 board is never the one the public text alone gives."""

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 from helpers.race import play, start_race
-from solrace.server.room import FINISHED
-from solrace.server.service import RoomService
-from solrace.server.store import Store
+from solrace.server.race.service import RoomService
+from solrace.server.rules.room import FINISHED
+from solrace.server.store.store import Store
 
 #: the text seed of the room's deal (see the memory test)
 DEAL = "finished-room-5"  # 49 greedy moves a seat (finished-room-1 deals 51 since the seed derivation got its own key)

@@ -34,8 +34,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
-from solrace.server.conn import Limits
-from solrace.server.solving import Budgets
+from solrace.server.net.conn import Limits
+from solrace.server.solver.solving import Budgets
 
 EXAMPLES = int(os.environ.get("SOLRACE_FUZZ_EXAMPLES", "150"))
 CONVERSATIONS = max(5, EXAMPLES // 10)

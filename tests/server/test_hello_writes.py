@@ -1,6 +1,6 @@
 """A `hello` with a player key writes nothing to Redis (issue 20 item 6): a stranger makes
 keys for free, and each hello with a fresh one used to store a `player:{PID}` entry kept 90
-days. The entry is written with the player's first finished keyed race (server/records.py
+days. The entry is written with the player's first finished keyed race (server/league/records.py
 `queue`), which the room budgets bound. Over real sockets on a real Redis; the clients
 connect from 127.0.0.2 (the test servers exempt 127.0.0.1), so the per-address limits apply."""
 
@@ -13,7 +13,7 @@ import redis.asyncio as aioredis
 from helpers.race import play, until
 from solrace.bench.server_process import ServerProcess
 from solrace.protocol import messages as m
-from solrace.server.players import key_hash, player_id
+from solrace.server.league.players import key_hash, player_id
 
 A = "127.0.0.2"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from solrace.engine import new_game, replay
 from solrace.engine.solve import solve_deal
-from solrace.server.solving import SolverPool
+from solrace.server.solver.solving import SolverPool
 
 
 async def room(url: str, wire, players: int = 1, **options):

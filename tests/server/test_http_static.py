@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from solrace.protocol.messages import VERSION
-from solrace.server.http import PROTOCOL_PLACEHOLDER, resolve_static, web_root
-from solrace.server.transport import SERVER_NAME
+from solrace.server.net.http import PROTOCOL_PLACEHOLDER, resolve_static, web_root
+from solrace.server.net.transport import SERVER_NAME
 
 
 def get(server, path: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
@@ -129,8 +129,8 @@ async def test_each_kind_of_answer_has_exactly_one_cache_control(shared_server, 
 
     import redis.asyncio as aioredis
     from helpers.records import finished_room
-    from solrace.server.api import BOARD_MAX_AGE, IMMUTABLE
-    from solrace.server.records import Records, build_record
+    from solrace.server.league.records import Records, build_record
+    from solrace.server.net.api import BOARD_MAX_AGE, IMMUTABLE
 
     r = aioredis.Redis.from_url(redis_url)
     try:
@@ -164,7 +164,7 @@ def test_web_root_does_not_import_the_python_client() -> None:
 
     code = (
         "import sys\n"
-        "from solrace.server.http import web_root\n"
+        "from solrace.server.net.http import web_root\n"
         "root = web_root()\n"
         "assert (root / 'index.html').is_file() and (root / 'js' / 'app.js').is_file(), root\n"
         "print(sorted(m for m in sys.modules if m.startswith('solrace.client')))\n"

@@ -11,9 +11,9 @@ import pytest
 import redis.asyncio as aioredis
 from helpers.race import play, reached, sent_to, start_race
 from helpers.servers import serving
-from solrace.server.lease import Leases
-from solrace.server.metrics import METRICS
-from solrace.server.store import Conflict, Store
+from solrace.server.common.metrics import METRICS
+from solrace.server.store.lease import Leases
+from solrace.server.store.store import Conflict, Store
 
 DOC = {"code": "FENCE", "seats": [{"seat": 0}], "state": "racing"}
 CODE = "FENCE"

@@ -11,9 +11,9 @@ import pytest
 import redis.asyncio as aioredis
 from helpers.race import until
 from solrace.bench.server_process import ServerProcess
-from solrace.server.codes import CODE_LENGTH, PRIVATE_CODE_LENGTH
-from solrace.server.conn import address_key, forwarded_for, networks
-from solrace.server.guard import Guard, GuardLimits
+from solrace.server.common.codes import CODE_LENGTH, PRIVATE_CODE_LENGTH
+from solrace.server.net.conn import address_key, forwarded_for, networks
+from solrace.server.net.guard import Guard, GuardLimits
 
 A, B, C = "127.0.0.2", "127.0.0.3", "127.0.0.4"
 

@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from solrace.server.redis_process import RedisProcess
-from solrace.server.service import RoomService
-from solrace.server.store import Store
+from solrace.server.race.service import RoomService
+from solrace.server.store.redis_process import RedisProcess
+from solrace.server.store.store import Store
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 import redis.asyncio as aioredis
 from helpers.race import play, until
 from helpers.servers import serving
-from solrace.server.store import ORIGIN_LEN, Store
+from solrace.server.store.store import ORIGIN_LEN, Store
 
 DOC = {"code": "LOCAL", "seats": [{"seat": 0}, {"seat": 1}], "state": "lobby"}
 

@@ -16,9 +16,9 @@ from helpers.race import current_view, play, start_race
 from helpers.views import putt_move
 from solrace.bench.server_process import ServerProcess
 from solrace.protocol import messages as m
-from solrace.server.codes import PRIVATE_CODE_LENGTH, shown
-from solrace.server.redact import SecretFilter
-from solrace.server.redis_process import RedisProcess
+from solrace.server.common.codes import PRIVATE_CODE_LENGTH, shown
+from solrace.server.common.redact import SecretFilter
+from solrace.server.store.redis_process import RedisProcess
 
 SECRET = "log-test-secret-do-not-print"
 
@@ -132,7 +132,7 @@ async def test_a_private_room_code_is_never_logged_whole(wire, tmp_path) -> None
     still follows each room), never a whole code."""
     redis = RedisProcess(data_dir=str(tmp_path))
     redis.start()
-    # a short read timeout: a frozen Redis is "no answer" in 1 s (server/redis_conn.py)
+    # a short read timeout: a frozen Redis is "no answer" in 1 s (server/store/redis_conn.py)
     url = f"{redis.url}?socket_timeout=1"
     server = ServerProcess(url, "codes:", extra_args=["--log-level", "DEBUG"])
     try:
@@ -175,12 +175,12 @@ async def test_a_private_room_code_is_never_logged_whole(wire, tmp_path) -> None
 
 
 async def test_the_signing_key_is_blanked_in_logs_in_every_form(caplog) -> None:
-    """The record-signing key (server/signing.py) is a secret too: once loaded, a log line
+    """The record-signing key (server/league/signing.py) is a secret too: once loaded, a log line
     holding its seed as hex or base64 shows neither."""
     import base64
 
-    from solrace.server.redact import SECRETS
-    from solrace.server.signing import ENV, signing_key
+    from solrace.server.common.redact import SECRETS
+    from solrace.server.league.signing import ENV, signing_key
 
     seed = bytes(range(100, 132))
     given = base64.urlsafe_b64encode(seed).decode().rstrip("=")  # a form an operator may use

@@ -1,13 +1,13 @@
-"""server/lru.py: the one bounded cache type, and every bounded cache of the server uses it."""
+"""server/common/lru.py: the one bounded cache type, and every bounded cache of the server uses it."""
 
 from __future__ import annotations
 
 import pytest
-from solrace.server.lobby import MAX_PAGES, LobbyCache
-from solrace.server.lru import LRU
-from solrace.server.replay import Replays
-from solrace.server.shared import Shared
-from solrace.server.solving import HINTS_KEPT, SolverPool
+from solrace.server.common.lru import LRU
+from solrace.server.common.shared import Shared
+from solrace.server.league.replay import Replays
+from solrace.server.race.lobby import MAX_PAGES, LobbyCache
+from solrace.server.solver.solving import HINTS_KEPT, SolverPool
 
 
 def test_forgets_the_least_recently_used_first() -> None:

@@ -39,8 +39,9 @@ async def test_metrics_count_a_race(race_server, wire) -> None:
     assert after[("solrace_connections", ())] == 3
     assert after[("solrace_rooms", (("state", "racing"),))] == 1
     assert after[("solrace_rooms_owned", ())] == 1
-    # every move's progress event went to the room's other two connections at least
-    assert after[("solrace_fanout_frames_total", ())] >= 2 * len(acks)
+    # the moves went out to the room's other two connections (coalesced: fewer frames than
+    # moves; the spectator's per tick)
+    assert after[("solrace_fanout_frames_total", ())] >= 2
     assert ("solrace_redis_errors_total", (("where", "request"),)) not in after or (
         after[("solrace_redis_errors_total", (("where", "request"),))] == 0
     )

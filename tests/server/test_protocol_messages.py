@@ -28,12 +28,14 @@ CLIENT_EXAMPLES = {
     "start": {"host_token": "h"},
     "kick": {"host_token": "h", "seat": 2},
     "rematch": {"host_token": "h"},
+    "end_series": {"host_token": "h"},
     "move": {"move": "t1-f1", "n": 3},
     "undo": {"n": 3},
     "resign": {},
     "lobby": {},
     "ping": {"t": 123},
     "hint": {},
+    "admin": {"token": "t" * 20, "op": "kick", "room": "KX7QF", "seat": 1},
 }
 
 
@@ -193,9 +195,28 @@ SERVER_EXAMPLES = [
             {"seat": 1, "moves": 13, "home": 5, "progress": 0.1, "status": "racing", "time": 9}
         ],
     },
+    {
+        "type": "batch",
+        "messages": [
+            {"type": "progress", "from": 41, "n": 42, "at": 5, "seats": []},
+            m.event(
+                43,
+                "results",
+                5,
+                ranking=[],
+                seed=1,
+                salt="00",
+                game="puttputt",
+                game_options={},
+                moves={"0": []},
+            ),
+            {"type": "board", "seat": 0, "moves": 13, "view": {}},
+        ],
+    },
     {"type": "lobby", "ref": 3, "rooms": []},
     {"type": "hint", "ref": 4, "verdict": "won", "move": "t3-f1", "n": 7},
     {"type": "hint", "ref": 5, "verdict": "lost", "n": 7},
+    {"type": "admin", "ref": 6, "op": "rooms", "procs": [{"proc": "a1", "rooms": []}]},
     m.event(1, "player_joined", 5, seat=0, name="ann"),
     m.event(2, "player_left", 5, seat=0),
     m.event(3, "connected", 5, seat=0, connected=False),
@@ -218,6 +239,7 @@ SERVER_EXAMPLES = [
         moves={"0": []},
     ),
     m.event(11, "rematch", 5, options={}),
+    m.event(11, "series_end", 5, series={"id": "ab", "ended": True, "standings": []}),
     m.event(12, "solved", 5, deal="won", deal_moves=51, seats={"1": "lost"}),
 ]
 
@@ -332,3 +354,25 @@ def test_with_ref_on_an_encoded_map_equals_with_ref_on_the_map(size: int) -> Non
     assert msgpack.unpackb(m.with_ref(frame, 12345), raw=False) == m.with_ref(dict(msg), 12345)
     with pytest.raises(ValueError):
         m.with_ref(m.encode([1, 2]), 1)
+
+
+def test_a_batch_frame_is_its_encoded_messages_without_packing_them_again() -> None:
+    """The hub encodes each message once for a room and joins the bytes (`batch_frame`): the
+    frame decodes as a `batch` of exactly those messages; one message alone is itself."""
+    msgs = [{"type": "board", "seat": i, "moves": i, "view": {"moves": i}} for i in range(20)]
+    frames = [m.encode(x) for x in msgs]
+    for count in (2, 15, 16, 20):
+        got = m.validate_server(m.decode(m.batch_frame(frames[:count]), 1 << 20))
+        assert got == {"type": "batch", "messages": msgs[:count]}
+        assert m.unbatch(got) == msgs[:count]
+    assert m.batch_frame(frames[:1]) == frames[0]
+    assert m.unbatch(msgs[0]) == [msgs[0]]
+
+
+@pytest.mark.parametrize(
+    "item",
+    [{"type": "ack", "n": 1, "view": {}, "status": "racing"}, {"type": "batch", "messages": []}],
+)
+def test_a_batch_holds_only_events_progress_and_boards(item: dict) -> None:
+    with pytest.raises(ProtocolError):
+        m.validate_server({"type": "batch", "messages": [item]})

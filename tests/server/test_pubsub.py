@@ -14,7 +14,7 @@ import asyncio
 
 import redis.asyncio as aioredis
 from helpers.race import until
-from solrace.server.pubsub import PlainReader, channels_of
+from solrace.server.store.pubsub import PlainReader, channels_of
 
 
 async def test_concurrent_subscribes_share_one_connection(redis_url: str, key_prefix: str) -> None:

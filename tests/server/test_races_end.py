@@ -11,7 +11,7 @@ from helpers.race import current_view, play, start_race, until, until_refused
 from helpers.servers import serving
 from helpers.tcp_proxy import AnswerLosingProxy
 from helpers.views import putt_move
-from solrace.server.redis_process import RedisProcess
+from solrace.server.store.redis_process import RedisProcess
 
 #: these tests wait on real time (grace periods and retried ends): one at a time (tests/conftest.py)
 pytestmark = pytest.mark.timing

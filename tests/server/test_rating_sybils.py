@@ -13,8 +13,8 @@ import time
 from collections.abc import AsyncIterator, Sequence
 
 import pytest
-from solrace.server.boards import Boards
-from solrace.server.ratings import (
+from solrace.server.league.boards import Boards
+from solrace.server.league.ratings import (
     ESTABLISHED_OPPONENTS,
     FIELD_BOUND,
     PROVISIONAL_RACES,
@@ -22,7 +22,7 @@ from solrace.server.ratings import (
     Seat,
     rating_view,
 )
-from solrace.server.redis_conn import connect
+from solrace.server.store.redis_conn import connect
 
 GAME = "puttputt"
 NOW = int(time.time() * 1000)

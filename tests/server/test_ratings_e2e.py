@@ -19,11 +19,11 @@ from helpers.race import play, until
 from solrace.client.bot import run_bot
 from solrace.client.connection import ErrorReply
 from solrace.protocol import messages as m
-from solrace.server.boards import Boards
-from solrace.server.players import key_hash, player_id
-from solrace.server.ratings import PROVISIONAL_RACES, Ratings
-from solrace.server.records import Records
-from solrace.server.standings import Finisher, Outcome, Standings, board_options
+from solrace.server.league.boards import Boards
+from solrace.server.league.players import key_hash, player_id
+from solrace.server.league.ratings import PROVISIONAL_RACES, Ratings
+from solrace.server.league.records import Records
+from solrace.server.league.standings import Finisher, Outcome, Standings, board_options
 
 KEYS = ["R" * 20 + f"-rated-player-key-{i}-0123456789" for i in range(3)]
 

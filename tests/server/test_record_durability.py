@@ -1,6 +1,6 @@
 """A race's record outlives the process that finished the race: a reminder in Redis, set
 before the results are committed, is fired by whichever process is alive and writes the
-record from the room (server/records.py `owe`, server/service.py `owed_record`)."""
+record from the room (server/league/records.py `owe`, server/race/service.py `owed_record`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from helpers.race import play, start_race, until, until_refused
 from helpers.servers import serving
 from solrace.protocol import messages as m
 from solrace.protocol.records import unpack
-from solrace.server.records import RECORD_DUE_MS
-from solrace.server.redis_process import RedisProcess
+from solrace.server.common.codes import shown
+from solrace.server.league.records import RECORD_DUE_MS
+from solrace.server.store.redis_process import RedisProcess
 
 #: these tests wait on real time (record reminders come due): one at a time (tests/conftest.py)
 pytestmark = pytest.mark.timing
@@ -45,7 +46,8 @@ async def test_a_record_is_written_after_its_writer_was_killed(tmp_path, key_pre
                 lambda: direct.exists(key), "the owed record written", RECORD_DUE_MS / 1000 + 30
             )
         record = unpack(await direct.get(key))
-        assert record["room"] == code and record["moves"] == results["moves"]
+        # the room as logs show it (a private code is the room's key; records are public)
+        assert record["room"] == shown(code) and record["moves"] == results["moves"]
         assert [p["status"] for p in record["players"]] == ["resigned"]
         deadlines = [k async for k in direct.scan_iter(match=f"{key_prefix}deadlines:*")]
         for k in deadlines:  # the reminder is gone once paid

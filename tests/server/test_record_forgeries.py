@@ -33,8 +33,8 @@ from solrace.protocol import record_sign, record_text
 from solrace.protocol.record_sign import check, key_info, signed
 from solrace.protocol.record_verify import NotARecord, _replay_seat, structure, verify
 from solrace.protocol.records import commitment, pack, rank, record_id, unpack
-from solrace.server.records import build_record
-from solrace.server.signing import ENV, signing_key, signing_key_key
+from solrace.server.league.records import build_record
+from solrace.server.league.signing import ENV, signing_key, signing_key_key
 
 SERVER_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 FORGER_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))

@@ -12,8 +12,8 @@ import pytest
 from helpers.records import finished_room
 from solrace.protocol import record_text, record_times, records
 from solrace.protocol.record_verify import verify
-from solrace.server.players import check_key, is_player_id, key_hash, player_id
-from solrace.server.records import build_record
+from solrace.server.league.players import check_key, is_player_id, key_hash, player_id
+from solrace.server.league.records import build_record
 
 
 def test_a_finished_race_makes_a_record_that_verifies() -> None:

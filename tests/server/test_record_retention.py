@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 import redis.asyncio as aioredis
-from solrace.server.records import HISTORY_MAX, Records
+from solrace.server.league.records import HISTORY_MAX, Records
 
 PID = "mfrggzdfmztwq2lk"
 DAY = 86_400_000

@@ -61,7 +61,7 @@ async def race(wire: Any, url: str) -> tuple[list[Any], dict[str, Any]]:
         done = await c.request({"type": "resign"})
         assert done["type"] in ("ok", "error"), done  # error: the seat had already ended
     results = await ann.wait_event("results")
-    return clients, {**results, "keys": (wa["player"], wb["player"])}
+    return clients, {**results, "keys": (wa["player"], wb["player"]), "code": code}
 
 
 async def fetch_record(port: int, rid: str) -> dict[str, Any]:
@@ -274,3 +274,17 @@ async def test_a_real_record_verifies_with_the_servers_key_and_one_edited_byte_f
     assert printed.returncode == 0 and json.loads(printed.stdout) == info, printed
     await asyncio.to_thread(race_server.restart)
     assert json.loads((await aget(port, "/api/key"))[2]) == info  # kept in Redis
+
+
+async def test_a_private_rooms_record_does_not_publish_its_code(race_server, wire) -> None:
+    """Records are public (/api/record) and a private room's 20-character code is the key to
+    the room (its next rounds, its seats): the record names the room only by the start logs
+    show, in the JSON and in the text file."""
+    port = race_server.port
+    _, results = await race(wire, race_server.ws_url)
+    code = results["code"]
+    assert len(code) == 20, code  # the race helper's room is private
+    record = await fetch_record(port, results["record"])
+    text = (await aget(port, f"/api/record/{results['record']}.txt"))[2].decode()
+    assert code not in json.dumps(record) and code not in text
+    assert record["room"] == code[:5] + "…"

@@ -23,13 +23,13 @@ from helpers.views import putt_move
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from solrace.bench.server_process import ServerProcess
-from solrace.server.redis_conn import (
+from solrace.server.store.redis_conn import (
     CONNECT_TIMEOUT,
     SOCKET_TIMEOUT,
     TRANSIENT_ERRORS,
     connect,
 )
-from solrace.server.redis_process import RedisProcess
+from solrace.server.store.redis_process import RedisProcess
 
 #: these tests wait on real time (a frozen Redis answers nothing until the client's timeouts): one at a time (tests/conftest.py)
 pytestmark = pytest.mark.timing
@@ -101,7 +101,7 @@ async def test_a_move_to_a_frozen_redis_answers_busy_and_loses_nothing(
 ) -> None:
     """The move answers `busy` instead of hanging; every move acked before is kept, the
     room stays consistent, and the player goes on. (The `busy` move itself may be stored once
-    Redis wakes: a timeout cannot tell, see server/redis_conn.py.)"""
+    Redis wakes: a timeout cannot tell, see server/store/redis_conn.py.)"""
     prefix = f"solrace-test-{uuid.uuid4().hex[:12]}:"
     server = ServerProcess(own_redis.url + "?socket_timeout=1", prefix)
     await asyncio.to_thread(server.start)
@@ -139,7 +139,7 @@ async def test_a_move_to_a_frozen_redis_answers_busy_and_loses_nothing(
 async def test_the_pubsub_reader_outlives_a_frozen_redis(own_redis: RedisProcess) -> None:
     """The reader's blocking read has its own wait (it is idle, not failing), and after a
     freeze it still delivers messages."""
-    from solrace.server.pubsub import PlainReader
+    from solrace.server.store.pubsub import PlainReader
 
     client = connect(own_redis.url + "?socket_timeout=0.3", max_connections=4, pool_timeout=1)
     assert isinstance(client, aioredis.Redis)

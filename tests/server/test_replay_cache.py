@@ -1,4 +1,4 @@
-"""server/replay.py's cache: a record's replay is built once however many ask at once, kept
+"""server/league/replay.py's cache: a record's replay is built once however many ask at once, kept
 in a bounded LRU, and too many distinct builds waiting at once are refused `busy`."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import json
 import pytest
 from helpers.records import finished_room
 from solrace.protocol.replay import build_replay
-from solrace.server.records import build_record
-from solrace.server.replay import Busy, Replays
+from solrace.server.league.records import build_record
+from solrace.server.league.replay import Busy, Replays
 
 
 def records(n: int) -> list[dict]:

@@ -21,7 +21,7 @@ from helpers.views import CARD, strings
 from solrace.engine import new_game
 from solrace.protocol.records import day_end_ms, hidden_until, pack
 from solrace.protocol.replay import apply_frame
-from solrace.server.records import build_record
+from solrace.server.league.records import build_record
 
 TEXT = "replay-check-1"
 

@@ -1,5 +1,5 @@
 """A replay that is not kept costs a Redis read and a worker's CPU to build, so it is charged
-to the client address's budget of expensive requests (server/guard.py): one address asking
+to the client address's budget of expensive requests (server/net/guard.py): one address asking
 for replay after replay is refused 429 with Retry-After, and another address is still served.
 Kept replays cost nothing and are never refused."""
 
@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 from helpers.records import finished_room
-from solrace.server.api import Api
-from solrace.server.conn import networks
-from solrace.server.guard import Guard, GuardLimits
-from solrace.server.http import make_process_request
-from solrace.server.records import build_record
-from solrace.server.store import Store
-from solrace.server.transport import build
-from solrace.server.ws_server import serve
+from solrace.server.league.records import build_record
+from solrace.server.net.api import Api
+from solrace.server.net.conn import networks
+from solrace.server.net.guard import Guard, GuardLimits
+from solrace.server.net.http import make_process_request
+from solrace.server.net.transport import build
+from solrace.server.net.ws_server import serve
+from solrace.server.store.store import Store
 
 BURST = 3
 A, B = "10.1.0.1", "10.2.0.2"

@@ -8,7 +8,7 @@ import asyncio
 import re
 
 from helpers.race import start_race
-from solrace.server.codes import shown
+from solrace.server.common.codes import shown
 
 
 async def test_room_lifecycle_is_logged_at_info_without_secrets(race_server, wire) -> None:

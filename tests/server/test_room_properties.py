@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from solrace.engine import replay
 from solrace.protocol.messages import ProtocolError
-from solrace.server.room import FINISHED, Room, commitment, token_hash
+from solrace.server.rules.room import FINISHED, Room, commitment, token_hash
 
 # weighted so that races start, run and end often within a short script
 COMMANDS = st.sampled_from(

@@ -8,7 +8,7 @@ import hashlib
 import pytest
 from solrace.engine import new_game, replay
 from solrace.protocol.messages import ProtocolError
-from solrace.server.room import FINISHED, LOBBY, RACING, Room, commitment, token_hash
+from solrace.server.rules.room import FINISHED, LOBBY, RACING, Room, commitment, token_hash
 
 T0 = 1_000_000
 
@@ -85,13 +85,13 @@ def test_every_seat_gets_the_identical_deal() -> None:
 def test_text_seed_is_keyed_with_the_server_secret() -> None:
     """Issue 10 item 2: the deal of a text seed is keyed with the server secret, never the
     text's own seed (which anyone can compute); the commitment covers the seed actually dealt.
-    Issue 20: under the room text seeds' own key (server/derive.py), the text length-prefixed,
+    Issue 20: under the room text seeds' own key (server/common/derive.py), the text length-prefixed,
     so no other value derived from the secret (a daily's deal) can be a text seed's."""
     import hashlib
     import hmac
 
     from solrace.engine import seed_from_text
-    from solrace.server.room import commitment
+    from solrace.server.rules.room import commitment
 
     room = make_room(1, seed="2026-11-22")
     room.start(T0, 123, b"\0" * 16, secret=b"s3cret")
@@ -280,8 +280,8 @@ def test_room_document_is_plain_data() -> None:
 def test_a_racers_addresses_see_no_board_until_the_seat_is_done() -> None:
     """Issue 10 item 1, the rule: every address that took or resumed a seat is the racer's;
     while that seat races, spectators there get no board (nobody's, its own included)."""
-    from solrace.server import projection
-    from solrace.server.room import MAX_SEAT_ADDRS
+    from solrace.server.rules import projection
+    from solrace.server.rules.room import MAX_SEAT_ADDRS
 
     room = make_room(0)
     room.join("ann", token_hash("a"), T0, None, addr="home")

@@ -9,8 +9,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from solrace.engine import new_game
-from solrace.server import projection
-from solrace.server.room import Entry, Room, SeatRace, token_hash
+from solrace.server.rules import projection
+from solrace.server.rules.room import Entry, Room, SeatRace, token_hash
 
 T0 = 1_000_000
 

@@ -10,8 +10,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from solrace.server.codes import PRIVATE_CODE_LENGTH
-from solrace.server.redis_process import free_port
+from solrace.server.common.codes import PRIVATE_CODE_LENGTH
+from solrace.server.store.redis_process import free_port
 
 
 def _start_serve(port: int, redis_port: int, data_dir: Path) -> subprocess.Popen[bytes]:

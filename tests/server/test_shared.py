@@ -1,4 +1,4 @@
-"""server/shared.py: one fetch for everyone asking at once, a kept value for `ttl`, a bounded
+"""server/common/shared.py: one fetch for everyone asking at once, a kept value for `ttl`, a bounded
 table, and a failed fetch's error for every waiter with nothing kept."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from solrace.server.shared import Shared
+from solrace.server.common.shared import Shared
 
 
 async def test_askers_at_once_share_one_fetch_and_the_value_is_kept() -> None:

@@ -21,10 +21,10 @@ from helpers.race import play, seated_room, until
 from helpers.servers import in_loop
 from helpers.views import ELSEWHERE
 from solrace.protocol import messages as m
-from solrace.server.conn import Conn, Limits
-from solrace.server.metrics import METRICS
-from solrace.server.transport import Transport
-from solrace.server.ws_limits import SendLimits
+from solrace.server.common.metrics import METRICS
+from solrace.server.net.conn import Conn, Limits
+from solrace.server.net.transport import Transport
+from solrace.server.net.ws_limits import SendLimits
 
 #: small buffers, so a few dozen frames fill them; no rate limit gets in the way
 SMALL = SendLimits(send_buffer=4096, write_limit=8192, max_buffered=1 << 20, slow_reader_s=0.5)
@@ -119,6 +119,11 @@ async def test_a_spectator_that_stops_reading_is_dropped_at_the_buffer_cap(
         if not acks or acks[-1]["status"] != "racing":
             racing.remove(mover)
         moves += 1
+        if acks:  # spectators get a frame per tick: each move its own, so frames pile up
+            await until(
+                lambda n=acks[-1]["event"]: conn.last_event >= n or conn not in srv.transport.conns,
+                "the move went out to the spectator",
+            )
     assert conn.ws.dropped and moves > 1
 
 

@@ -18,10 +18,10 @@ from helpers.race import play, start_race, until
 from helpers.servers import in_loop
 from solrace.engine import new_game
 from solrace.protocol.messages import ProtocolError
-from solrace.server.conn import Limits
-from solrace.server.metrics import METRICS
-from solrace.server.solver_jobs import DRAW, HINT, VERDICT, QueueBounds
-from solrace.server.solving import UNKNOWN, WON, SolverPool, draw_solve
+from solrace.server.common.metrics import METRICS
+from solrace.server.net.conn import Limits
+from solrace.server.solver.solver_jobs import DRAW, HINT, VERDICT, QueueBounds
+from solrace.server.solver.solving import UNKNOWN, WON, SolverPool, draw_solve
 
 
 def _count(metric: Any, label: str) -> float:

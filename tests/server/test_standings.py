@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from helpers.http_get import aget
 from openskill.models import PlackettLuce
-from solrace.server.boards import Boards
-from solrace.server.ratings import Seat
-from solrace.server.records import Records
-from solrace.server.redis_conn import connect
-from solrace.server.standings import Finisher, Outcome, Standings, board_options, time_score
+from solrace.server.league.boards import Boards
+from solrace.server.league.ratings import Seat
+from solrace.server.league.records import Records
+from solrace.server.league.standings import Finisher, Outcome, Standings, board_options, time_score
+from solrace.server.store.redis_conn import connect
 
 NOW = int(time.time() * 1000)
 KLONDIKE = board_options("klondike", {})

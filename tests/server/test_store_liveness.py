@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 from helpers.race import play, sent_to, start_race
 from helpers.servers import serving
-from solrace.server import store as store_mod
-from solrace.server.redis_process import free_port
-from solrace.server.store import Store
+from solrace.server.store import store as store_mod
+from solrace.server.store.redis_process import free_port
+from solrace.server.store.store import Store
 
 #: these tests wait on real time (heartbeats, paused processes and grace periods): one at a time (tests/conftest.py)
 pytestmark = pytest.mark.timing

@@ -11,9 +11,9 @@ import redis
 import redis.asyncio as aioredis
 from redis.exceptions import MaxConnectionsError
 from solrace.protocol.messages import ProtocolError
-from solrace.server import service as service_mod
-from solrace.server.service import RoomService
-from solrace.server.store import Store
+from solrace.server.race import service as service_mod
+from solrace.server.race.service import RoomService
+from solrace.server.store.store import Store
 
 
 async def _burst(store: Store, n: int) -> list[int]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from solrace.server.store import ACTIVE_TTL_MS, Conflict, Store
+from solrace.server.store.store import ACTIVE_TTL_MS, Conflict, Store
 
 
 @pytest.fixture

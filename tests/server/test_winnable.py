@@ -15,7 +15,7 @@ import pytest
 from solrace.engine import new_game, replay
 from solrace.engine.solve import solve_deal, solve_text
 from solrace.protocol.messages import ProtocolError
-from solrace.server.solving import Budgets, SolverPool
+from solrace.server.solver.solving import Budgets, SolverPool
 
 
 async def room(url: str, wire, players: int = 1, **options):

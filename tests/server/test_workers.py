@@ -10,22 +10,24 @@ import asyncio
 import json
 import os
 import secrets
+import select
 import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.request
 
 from helpers.race import current_view, play
 from helpers.servers import serving
 from solrace.client import Client
 from solrace.client.urls import with_room
-from solrace.server.front import owns, rendezvous, room_of, worker_argv
-from solrace.server.redis_process import free_port
-from solrace.server.service import new_code
-from solrace.server.store import Store
-from solrace.server.transport import build
-from solrace.server.ws_server import serve
+from solrace.server.net.front import owns, rendezvous, room_of, worker_argv
+from solrace.server.net.transport import build
+from solrace.server.net.ws_server import serve
+from solrace.server.race.service import new_code
+from solrace.server.store.redis_process import free_port
+from solrace.server.store.store import Store
 from websockets.exceptions import InvalidMessage, InvalidStatus
 
 WORKERS = ["--workers", "2"]
@@ -250,3 +252,38 @@ async def test_workers_do_not_outlive_a_killed_front(redis_url, key_prefix) -> N
                 break
             await asyncio.sleep(0.05)
         assert all(gone(p) for p in pids), pids
+
+
+def answered_within(socks: list[socket.socket], seconds: float) -> int:
+    """How many of the sockets got an HTTP 429 within `seconds` of now (all waited on at once)."""
+    deadline = time.monotonic() + seconds
+    waiting, answered = list(socks), 0
+    while waiting and (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select(waiting, [], [], left)
+        for s in readable:
+            waiting.remove(s)
+            answered += s.recv(200).startswith(b"HTTP/1.1 429")
+    return answered
+
+
+async def test_idle_sockets_of_one_address_do_not_pile_up_in_the_front(
+    redis_url, key_prefix
+) -> None:
+    """The front waits up to 5 s for a socket's request line (to route it by its room), but
+    only for `--handshakes-per-address` sockets of one address at once: the others go to a
+    worker at once, whose own cap answers them 429. Before, every idle socket was held in the
+    front for the whole 5 s (a stranger could hold its descriptors), and none was answered."""
+    args = (*WORKERS, "--handshakes-per-address", "3")
+    async with serving(redis_url, key_prefix, extra_args=args) as (srv,):
+        socks = []
+        try:
+            for _ in range(20):
+                s = socket.create_connection((srv.host, srv.port), source_address=("127.0.0.2", 0))
+                socks.append(s)
+            answered = await asyncio.to_thread(answered_within, socks, 2.5)
+            # 3 held in the front, 3 in each worker's handshake (its own cap), the rest refused
+            assert answered >= len(socks) - 3 * 3, answered
+            assert health(srv)["ok"]  # and others are served meanwhile
+        finally:
+            for s in socks:
+                s.close()

@@ -1,4 +1,4 @@
-"""The WebSocket layer (server/ws_server.py) over real sockets: what one loop turn sends a
+"""The WebSocket layer (server/net/ws_server.py) over real sockets: what one loop turn sends a
 connection leaves in one write; frames are framed as websockets frames them; a client that
 stops answering pings is failed with 1011."""
 
@@ -13,10 +13,10 @@ import pytest
 from helpers.race import until
 from helpers.servers import in_loop
 from solrace.protocol import messages as m
-from solrace.server.conn import Limits, networks
-from solrace.server.guard import GuardLimits
-from solrace.server.store import Store
-from solrace.server.transport import build
+from solrace.server.net.conn import Limits, networks
+from solrace.server.net.guard import GuardLimits
+from solrace.server.net.transport import build
+from solrace.server.store.store import Store
 from websockets.frames import BINARY, TEXT, Frame
 
 
@@ -68,7 +68,7 @@ async def test_the_replies_of_one_turn_leave_in_one_write(redis_url, key_prefix,
 
 @pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65535, 65536, 70000])
 def test_a_frame_is_framed_as_websockets_frames_it(size: int) -> None:
-    from solrace.server.ws_server import frame_bytes
+    from solrace.server.net.ws_server import frame_bytes
 
     data = bytes(range(256)) * (size // 256) + bytes(size % 256)
     assert frame_bytes(data) == Frame(BINARY, data).serialize(mask=False)
@@ -78,7 +78,7 @@ def test_a_frame_is_framed_as_websockets_frames_it(size: int) -> None:
 async def test_a_client_that_stops_answering_pings_is_failed_1011(
     redis_url, key_prefix, wire
 ) -> None:
-    from solrace.server.ws_server import serve
+    from solrace.server.net.ws_server import serve
 
     guard = GuardLimits(exempt=networks("127.0.0.1"))
     transport = build(lambda sink: Store.from_url(redis_url, key_prefix, sink=sink), guard=guard)

@@ -5,7 +5,7 @@ browser gets another, and the other players see it."""
 from __future__ import annotations
 
 import pytest
-from solrace.server.players import key_hash, player_id
+from solrace.server.league.players import key_hash, player_id
 from web.pages import create_room, join_room, js, new_page, state
 
 pytestmark = pytest.mark.browser

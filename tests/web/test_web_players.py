@@ -13,10 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from helpers.deals import KLONDIKE_TEXT
 from playwright.sync_api import expect
-from solrace.server.boards import Boards
-from solrace.server.records import Records
-from solrace.server.redis_conn import connect
-from solrace.server.standings import Finisher, Outcome, Standings
+from solrace.server.league.boards import Boards
+from solrace.server.league.records import Records
+from solrace.server.league.standings import Finisher, Outcome, Standings
+from solrace.server.store.redis_conn import connect
 from web.pages import (
     SPECTATOR,
     TIMEOUT,

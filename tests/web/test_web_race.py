@@ -63,6 +63,27 @@ def center(page: Page, selector: str) -> tuple[float, float]:
     return box["x"] + box["width"] / 2, box["y"] + min(box["height"] / 2, 20)
 
 
+#: counts the `batch` frames a page receives (a spectator's tick: PROTOCOL.md, `batch`): those
+#: whose bytes begin with the msgpack of {"type": "batch", ...}
+COUNT_BATCHES = """
+(() => {
+  const head = [0x82, 0xa4, 0x74, 0x79, 0x70, 0x65, 0xa5, 0x62, 0x61, 0x74, 0x63, 0x68];
+  window.__batches = 0;
+  const Real = window.WebSocket;
+  window.WebSocket = class extends Real {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (ev) => {
+        if (!(ev.data instanceof ArrayBuffer) || ev.data.byteLength < head.length) return;
+        const bytes = new Uint8Array(ev.data, 0, head.length);
+        if (head.every((x, i) => bytes[i] === x)) window.__batches += 1;
+      });
+    }
+  };
+})();
+"""
+
+
 def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:
     tops = expected_plan()
     errors: list[str] = []
@@ -77,6 +98,7 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:
         viewport={"width": 1280, "height": 900},
         extra_http_headers={"X-Forwarded-For": "198.51.100.7"},
     )
+    ctx_s.add_init_script(COUNT_BATCHES)
     a, b, s = ctx_a.new_page(), ctx_b.new_page(), ctx_s.new_page()
     for name, page in (("A", a), ("B", b), ("S", s)):
         page.on("pageerror", lambda e, n=name: errors.append(f"{n}: {e}"))
@@ -216,6 +238,8 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:
             s.locator(f'.watch[data-seat="0"] .pile[data-pile=f1] [data-card="{tops["t3"]}"]')
         ).to_be_visible()
         expect(s.locator('.racer[data-seat="0"] .pct')).to_have_text("2%")
+        # what it shows came per tick: a move's progress and board in one `batch` frame
+        assert s.evaluate("window.__batches") >= 1
 
         # A screenshot of the race in progress (README picture when asked for).
         ARTIFACTS.mkdir(exist_ok=True)

@@ -18,6 +18,7 @@ import { fitName } from "./text.js";
 import { refreshRatings } from "./ratings.js";
 import { keyFromCode, keyFromLocation, validKey } from "./identity.js";
 import { playerKey, setPlayerKey } from "./session.js";
+import { seriesChange } from "./series.js";
 
 const root = document.getElementById("app");
 let state = initialState();
@@ -245,7 +246,7 @@ function watchInstead() {
 
 /** A toast when someone else finishes, and the optional sounds of one's own race. */
 function announce(before, msg) {
-  if (msg.type === "ack" && msg.view) {
+  if (msg.type === "ack" && (msg.view || msg.change)) {
     if (ui.settings.sound) playSound(msg.status === "won" ? "won" : "move");
     return;
   }
@@ -515,6 +516,9 @@ const actions = {
     render();
   },
   rematch: () => ask({ type: "rematch", host_token: state.hostToken }),
+  "end-series"() {
+    if (confirm("End the series now? The standings so far are final.")) ask({ type: "end_series", host_token: state.hostToken });
+  },
   kick: (el) => ask({ type: "kick", host_token: state.hostToken, seat: Number(el.dataset.seat) }),
   leave: leaveRoom,
   home: leaveRoom,
@@ -615,6 +619,7 @@ root.addEventListener("change", (e) => {
   const el = e.target;
   const value = el.type === "checkbox" ? el.checked : el.type === "number" ? Number(el.value) : el.value;
   if (key === "game") return configure({ game: value, game_options: {} });
+  if (key.startsWith("series.")) return configure({ series: seriesChange(state.snap.options.series, key, value) });
   if (key === "seed") ui.form.seed = value;
   if (key.startsWith("game_options.")) {
     const sub = key.slice("game_options.".length);

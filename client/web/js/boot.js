@@ -1,12 +1,15 @@
 // The entry of the pages with their own address (page.html, which the server answers for
-// /replay/ID, /player/ID, /leaderboard[/GAME[/KIND]], /daily/DATE/GAME, /dailies and /ratings):
-// no room and no socket, only the page the path names. The racing app (index.html) starts
-// from app.js.
+// /replay/ID, /player/ID, /broadcast/CODE, /leaderboard[/GAME[/KIND]], /daily/DATE/GAME,
+// /dailies and /ratings): only the page the path names (the broadcast view is a spectator of
+// its room; the others need no socket). The racing app (index.html) starts from app.js.
 
 const path = location.pathname.replace(/\/$/, "");
 const root = document.getElementById("app");
-const page = path.match(/\/(replay|player)\/([A-Za-z0-9_-]+)$/);
-if (page && page[1] === "replay") {
+const page = path.match(/\/(replay|player|broadcast)\/([A-Za-z0-9_-]+)$/);
+if (page && page[1] === "broadcast") {
+  const { start } = await import("./broadcast.js");
+  await start(root, page[2]);
+} else if (page && page[1] === "replay") {
   const { start } = await import("./replay.js");
   await start(root, page[2]);
 } else if (page) {

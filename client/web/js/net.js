@@ -43,7 +43,7 @@ export function urlWithRoom(url, room) {
 
 /**
  * The protocol version to say in hello: the server writes it into the page it serves
- * (<meta name="solrace-protocol">, see server/http.py), since hello goes before anything else.
+ * (<meta name="solrace-protocol">, see server/net/http.py), since hello goes before anything else.
  * 0 when the page did not come from a solrace server: that server then refuses the hello.
  */
 export function protocolVersion(doc = globalThis.document) {
@@ -109,6 +109,16 @@ export class Connection {
       console.warn("undecodable frame", err);
       return;
     }
+    // A spectator's tick is one `batch` frame: its messages are handled one by one, in order.
+    if (msg.type === "batch") {
+      for (const item of Array.isArray(msg.messages) ? msg.messages : []) this._message(item);
+      return;
+    }
+    this._message(msg);
+  }
+
+  _message(msg) {
+    if (!msg || typeof msg !== "object") return;
     if (msg.type === "welcome") {
       this.ready = true;
       this.backoff = 250;

@@ -11,6 +11,7 @@ import { dailyCards, dailyPanel, dailyRank } from "./daily.js";
 import { changeChip, ratingChip } from "./ratings.js";
 import { identityPanel } from "./identity.js";
 import { NAME_CODE_POINTS, NAME_MAX, STATUS_TEXT, formatTime, plural } from "./text.js";
+import { roundText, seriesActive, seriesControls, standingsTable } from "./series.js";
 
 // Games, their titles and their rule options come from the server's welcome; the page only
 // words the options it knows (any other option shows its own name and values).
@@ -244,7 +245,16 @@ function optionsPanel(state, ui) {
       optionControl("Deal", "deal", select("deal", o.deal ?? "any", [["any", "any shuffle"], ["winnable", "winnable (solver-checked)"]], off)),
       optionControl("Hints (solo practice)", "hints", checkbox("hints", o.hints ?? false, off)),
       // rated: every seat needs a player key (the web client always has one); not with hints
-      optionControl("Rated", "rated", checkbox("rated", o.rated ?? false, off))));
+      optionControl("Rated", "rated", checkbox("rated", o.rated ?? false, off))),
+    h("h2", "Series"),
+    h("div.opt-grid", { dataset: { testid: "series-options" } }, seriesControls(o, off, optionControl)));
+}
+
+/** The host's button that ends the series under way (between races). */
+function endSeriesButton(state) {
+  const series = seriesActive(state.snap);
+  if (!isHost(state) || !series || !series.played) return null;
+  return h("div.actions", h("button", { dataset: { action: "end-series", testid: "end-series" } }, "End the series"));
 }
 
 function playerRow(state, p) {
@@ -287,6 +297,8 @@ function roomLobby(state, ui) {
     h("section.panel.players",
       h("div.panel-head", h("h2", `Players ${players.length}/${state.snap.options?.max_players ?? 8}`),
         h("span.muted", { dataset: { testid: "watching" } }, `${state.snap.spectators || 0} watching`)),
+      seriesActive(state.snap) ? h("p.series-round", { dataset: { testid: "series-round" } },
+        `${roundText(state.snap.series, state.snap.series.played + 1)} is next`) : null,
       h("ul.player-list", players.map((p) => playerRow(state, p))),
       h("p.muted.start-hint", { dataset: { testid: "start-hint" } }, startHint(state, players)),
       h("div.actions",
@@ -295,6 +307,7 @@ function roomLobby(state, ui) {
           players.length && readyCount < players.length ? `Start race (${readyCount}/${players.length} ready)` : "Start race") : null,
         h("button.ghost", { dataset: { action: "how-to-play" } }, "How to play"),
         h("button.ghost", { dataset: { action: "leave" } }, "Leave"))),
+    state.snap.series ? standingsTable(state, { links: true, actions: endSeriesButton(state) }) : null,
     optionsPanel(state, ui));
 }
 
@@ -346,8 +359,11 @@ function verifyBox(state, r) {
 }
 
 function rematchBox(state) {
+  const series = seriesActive(state.snap);
   if (isHost(state)) {
-    return h("div.actions", h("button.primary", { dataset: { action: "rematch", testid: "rematch" } }, "Rematch (new deal)"));
+    return h("div.actions", h("button.primary", { dataset: { action: "rematch", testid: "rematch" } },
+      series ? `Next: ${roundText(series, series.played + 1).toLowerCase()} (new deal)` : "Rematch (new deal)"),
+    endSeriesButton(state)?.firstChild || null);
   }
   const host = state.snap.players.find((p) => p.seat === state.snap.host_seat);
   return h("div.actions.rematch-ask",
@@ -381,6 +397,7 @@ function resultsTable(state, ui) {
         h("td.time", formatTime(x.time)), h("td", pct(x.progress)), h("td.col-moves", String(x.moves ?? "")))))),
     h("p.muted.rank-rule", { dataset: { testid: "rank-rule" } }, RANK_RULE),
     recordLinks(r),
+    r.series ? standingsTable(state, { links: true }) : null,
     h("div.verdicts", { dataset: { testid: "verdicts" } },
       (verdictLines(r, state.snap.players) || ["Was it winnable? The solver is checking…"]).map((t) => h("p.muted", t))),
     dailyRank(state, ui.daily),
@@ -407,6 +424,8 @@ function raceBar(state, ui, clocks) {
   const view = state.view;
   return h("div.race-bar",
     h("span.game-name", gameTitle(state, snap.options?.game)),
+    seriesActive(snap) && snap.state !== "finished"
+      ? h("span.chip.series-chip", { dataset: { testid: "race-round" } }, roundText(snap.series, snap.series.played + 1)) : null,
     snap.state === "finished"
       // after the race: its length (the last ranked time), no clock counting down
       ? h("span.stat", { dataset: { testid: "race-over" } }, "Race over",
@@ -498,7 +517,8 @@ function racersPanel(state, ui, players) {
     h("button.racers-toggle", { dataset: { action: "toggle-racers", testid: "racers-toggle" }, "aria-expanded": String(open) },
       h("span", summary), h("span.caret", { "aria-hidden": "true" }, open ? "▴" : "▾")),
     h("ul", players.map((p) => racerRow(state, p))),
-    h("p.muted.watching", `${state.snap.spectators || 0} watching`));
+    h("p.muted.watching", `${state.snap.spectators || 0} watching`),
+    state.snap.series && state.snap.state !== "finished" ? standingsTable(state, { compact: true }) : null);
 }
 
 /** The whole page for (state, ui) at local time `now`. */

@@ -4,6 +4,7 @@
 // same way.
 
 import { tableWords } from "./cards.js";
+import { seriesActive, zeroRow } from "./series.js";
 
 export function initialState() {
   return {
@@ -61,6 +62,10 @@ export function applyEvent(state, e) {
     case "player_joined":
       snap.players = snap.players.filter((p) => p.seat !== e.seat).concat([newPlayer(e.seat, e.name, e.player)]);
       snap.players.sort((a, b) => a.seat - b.seat);
+      if (seriesActive(snap) && !snap.series.standings.some((r) => r.seat === e.seat)) {
+        // a late joiner enters the standings on 0 (the server's next snapshot agrees)
+        snap.series = { ...snap.series, standings: snap.series.standings.concat([zeroRow(snap.series, e.seat, e.name, e.bot)]) };
+      }
       break;
     case "player_left":
       snap = snap.state === "lobby"
@@ -88,6 +93,15 @@ export function applyEvent(state, e) {
       snap.state = "countdown";
       snap.starts_at = e.starts_at;
       snap.commitment = e.commitment;
+      if (e.series) {
+        if (!snap.series || snap.series.id !== e.series.id) {
+          const option = snap.options?.series || {};
+          const fresh = { id: e.series.id, number: (snap.series?.number || 0) + 1, rounds: e.series.rounds,
+            scoring: option.scoring || "places", points: option.points || [], played: 0, ended: false, records: [] };
+          fresh.standings = snap.players.map((p) => zeroRow(fresh, p.seat, p.name, p.bot));
+          snap.series = fresh;
+        }
+      }
       break;
     case "start":
       snap.state = "racing";
@@ -108,6 +122,7 @@ export function applyEvent(state, e) {
       const { type, n, kind, at, ...results } = e;
       snap.state = "finished";
       snap.results = results;
+      if (results.series) snap.series = results.series;
       break;
     }
     case "solved": // the solver's verdicts on the race just finished (PROTOCOL.md, Solver)
@@ -118,10 +133,14 @@ export function applyEvent(state, e) {
         commitment: null, starts_at: null, ends_at: null, results: null,
         players: snap.players.map((p) => ({ ...p, ready: false, status: "waiting", moves: 0, home: 0,
           progress: 0, time: null })) };
+      if (e.series) snap.series = e.series;
       next.view = null;
       next.boards = {};
       next.boardMoves = {};
       next.undoable = {};
+      break;
+    case "series_end":
+      snap.series = e.series;
       break;
     default:
       break;
@@ -149,9 +168,27 @@ export function applyProgress(state, frame) {
   return next;
 }
 
+/**
+ * The player's board after an ack: its whole `view`, or its `change` (what the move did:
+ * each changed pile as [keep, ...items], the other fields that changed) applied to the board
+ * we had; null when ours is not the board the change applies to (moves made elsewhere).
+ */
+export function ackedView(view, ack) {
+  if (ack.view) return ack.view;
+  const base = ack.undone ? ack.n + 1 : ack.n - 1;
+  if (!ack.change || !view || view.moves !== base) return null;
+  const piles = { ...view.piles };
+  for (const [name, [keep, ...items]] of Object.entries(ack.change.piles || {})) {
+    piles[name] = [...(piles[name] || []).slice(0, keep), ...items];
+  }
+  return { ...view, ...(ack.change.fields || {}), piles, moves: ack.n };
+}
+
 /** Take the player's own board (and own progress line) from a move or undo reply. */
-function applyAck(state, ack) {
-  if (!ack.view) return state;
+function applyAck(state, msg) {
+  const view = ackedView(state.view, msg);
+  if (!view) return (msg.change && state.room) ? { ...state, needResync: true } : state;
+  const ack = { ...msg, view };
   // Undo takes back only a last move that revealed no card: remember which moves those are,
   // so the page offers undo only when the server would do it.
   const undoable = { ...state.undoable };

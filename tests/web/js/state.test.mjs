@@ -175,3 +175,26 @@ test("a second welcome (a reconnect) replaces the games and keeps the room", () 
   assert.deepEqual(s.games.map((g) => g.id), ["manx"]);
   assert.equal(s.room, "KX7QF");
 });
+
+test("an ack's change is applied to the board we had; one that does not fit asks for a resync", () => {
+  let s = joined({ state: "racing", event: 5 });
+  s = { ...s, view: view(0) };
+  // the move took 2C from t1 onto f1: t1 kept nothing, f1 kept its first card and got 2C
+  const change = { piles: { t1: [0], f1: [1, "2C"] }, fields: { home: 1, progress: 1 / 35 } };
+  s = reduce(s, { type: "ack", ref: 9, n: 1, move: "t1-f1", revealed: [], change, status: "racing", event: 6 });
+  assert.deepEqual(s.view.piles, { t1: [], f1: ["3D", "2C"], s: [{ hidden: 16 }] });
+  assert.equal(s.view.moves, 1);
+  assert.equal(s.view.home, 1);
+  assert.equal(s.view.game, "puttputt", "what did not change is kept");
+  assert.equal(me(s).moves, 1);
+  assert.equal(s.needResync, false);
+  // an undo's change applies to the board one move on
+  s = reduce(s, { type: "ack", ref: 10, n: 0, undone: "t1-f1", change: { piles: { t1: [0, "2C"], f1: [1] }, fields: { home: 0, progress: 0 } }, status: "racing", event: 7 });
+  assert.deepEqual(s.view.piles, view(0).piles);
+  assert.equal(s.view.moves, 0);
+  // a change for another board (the seat moved from elsewhere): no guess, a resync
+  const before = s.view;
+  s = reduce(s, { type: "ack", ref: 11, n: 5, move: "t1-f1", revealed: [], change, status: "racing", event: 8 });
+  assert.equal(s.view, before);
+  assert.equal(s.needResync, true);
+});

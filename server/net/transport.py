@@ -1,0 +1,721 @@
+"""Sockets: WebSocket connections in, room service calls, replies out.
+
+Each message (handed over by the connection's `ws_server.WsConnection` as it is read, and
+queued in the connection's inbox) is rate-limited per connection, decoded and validated
+(protocol.messages), and dispatched to an `on_<type>` handler that calls the room service and
+answers; one task per connection drains its inbox in order while there is work. What happens
+to a room's other connections is not here: room events reach them through the fan-out
+(`fanout.Hub`), and presence, timers and grace periods are the room supervision's
+(`supervisor.RoomSupervisor`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from solrace import __version__
+from solrace.protocol import messages as m
+from solrace.protocol.messages import ProtocolError
+from solrace.protocol.names import clean_name
+from solrace.server.common.codes import normalize_code
+from solrace.server.common.metrics import METRICS
+from solrace.server.league import players
+from solrace.server.league.boards import Boards
+from solrace.server.league.daily import DEFAULT_BOARD_DAYS, Dailies
+from solrace.server.league.daily import ROOM_OPTIONS as DAILY_OPTIONS
+from solrace.server.league.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS, Records
+from solrace.server.league.signing import signing_key
+from solrace.server.league.standings import Standings
+from solrace.server.net.admin import Admin, AdminSettings
+from solrace.server.net.conn import Bucket, Conn, Limits, address_key, client_address, within
+from solrace.server.net.fanout import Hub, send, write
+from solrace.server.net.guard import EXPENSIVE, Guard, GuardLimits
+from solrace.server.net.supervisor import RoomSupervisor
+from solrace.server.net.ws_server import WsConnection
+from solrace.server.race.service import RoomService
+from solrace.server.rules.room import Room
+from solrace.server.solver.solving import RaceVerdicts, SolverPool, hint
+from solrace.server.store.lease import Leases
+from solrace.server.store.redis_conn import transient
+from solrace.server.store.store import EventSink, Store
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
+
+log = logging.getLogger("solrace.server")
+
+#: requests that may wait long (for the solver: a hint, a daily's deal, a winnable start's
+#: draw): each is answered in its own task while the connection reads on (pings, moves),
+#: at most `Limits.pending` at once per connection
+SLOW = frozenset({"hint", "daily", "start"})
+#: requests that bind or unbind the connection (held under `Conn.binding`)
+BINDS = frozenset({"create", "join", "spectate", "resume", "leave"})
+
+#: what `welcome` and the HTTP Server header name this server as
+SERVER_NAME = f"solrace/{__version__}"
+#: messages a connection's inbox holds before its socket's reading pauses, and resumes
+INBOX_HIGH = 16
+INBOX_LOW = 4
+
+__all__ = ["SERVER_NAME", "Limits", "Transport", "build"]
+
+
+def build(
+    make_store: Callable[[EventSink], Store],
+    limits: Limits | None = None,
+    record_days: int = DEFAULT_RECORD_DAYS,
+    record_due_ms: int = RECORD_DUE_MS,
+    guard: GuardLimits | None = None,
+    daily_days: int = DEFAULT_BOARD_DAYS,
+    admin: AdminSettings | None = None,
+) -> Transport:
+    """Assemble the server's parts in the one order their needs allow: the hub first (it is
+    the store's event sink), the store with it, the service on the store, then the room
+    supervision and the sockets; the hub gets its reader once the service exists."""
+    hub = Hub()
+    store = make_store(hub)
+    service = RoomService(store)
+    service.seats_per_address = (limits or Limits()).seats_per_address
+    service.keep = hub.rooms.__contains__  # rooms with a connection here stay cached
+    service.solver = SolverPool()  # its processes start at the first solve
+    verdicts = RaceVerdicts(service.solver, service.update)
+    records = Records(
+        store.redis, store.prefix, days=record_days, deadlines=store, due_ms=record_due_ms
+    )
+    service.records = records
+    standings = Standings(records, Boards(store.redis, store.prefix))
+    records.also = standings.owed  # applied with the record, under its reminder
+
+    dailies = Dailies(
+        store.redis, store.prefix, Boards(store.redis, store.prefix), board_days=daily_days
+    )
+    dailies.solver = service.solver
+    dailies.secret = lambda: service.secret
+
+    def finished(room: Room) -> None:
+        verdicts.finished(room)
+        records.finished(room)  # and the standings (records.also)
+        dailies.finished(room)
+
+    service.finished = finished
+    service.loaded = verdicts.owed
+    limits = limits or Limits()
+    service.lobby_cache.ttl = limits.lobby_cache
+    rooms = RoomSupervisor(service, hub, limits)
+    # a room's lease lasts the liveness window: a dead owner's rooms are free as it is counted out
+    rooms.leases = Leases(store, rooms.proc_id, limits.heartbeat * 5)
+    rooms.leases.serves = hub.rooms.__contains__
+    hub.attach(service, rooms.on_room_event)
+    transport = Transport(
+        service, hub, rooms, limits, records, Guard(guard or GuardLimits()), standings
+    )
+    transport.dailies = dailies
+    transport.admin = Admin(
+        admin or AdminSettings(),
+        service,
+        store,
+        rooms.proc_id,
+        lambda: ((code, [(c.role, c.seat) for c in conns]) for code, conns in hub.rooms.items()),
+    )
+    return transport
+
+
+class Transport:
+    def __init__(
+        self,
+        service: RoomService,
+        hub: Hub,
+        rooms: RoomSupervisor,
+        limits: Limits,
+        records: Records | None = None,
+        guard: Guard | None = None,
+        standings: Standings | None = None,
+    ) -> None:
+        self.service = service
+        self.records = records or Records(service.store.redis, service.store.prefix)
+        #: players' figures, the all-time boards and ratings (server/league/standings.py)
+        self.standings = standings or Standings(
+            self.records, Boards(self.records.redis, self.records.prefix)
+        )
+        #: daily races (server/league/daily.py); `build` gives it the solver and the secret
+        self.dailies = Dailies(
+            service.store.redis,
+            service.store.prefix,
+            Boards(service.store.redis, service.store.prefix),
+        )
+        #: the operators' requests (server/net/admin.py); off unless `build` is given a token
+        self.admin = Admin(AdminSettings(), service, service.store, "", lambda: ())
+        #: per-address caps and the server's budget of expensive requests (server/net/guard.py)
+        self.guard = guard or Guard()
+        self.store: Store = service.store
+        self.hub = hub
+        self.rooms = rooms
+        self.limits = limits
+        self.conns: set[Conn] = set()
+        self.tasks: set[asyncio.Task[Any]] = set()
+        #: tasks that drain connections' inboxes or let lost connections go (`idle`)
+        self.handlers: set[asyncio.Task[Any]] = set()
+
+    async def start(self) -> None:
+        await self.service.load_secret()  # before the first connection: its address is keyed
+        self.admin.start(self.limits.heartbeat)
+        if self.records.signer is None:  # before the first record: each is signed
+            self.records.signer = await signing_key(self.store.redis, self.store.prefix)
+        await self.rooms.start()
+
+    async def close(self) -> None:
+        await self.admin.close()
+        await self.records.flush()
+        await self.dailies.flush()
+        await self.rooms.close()
+        await self.hub.close()
+        if self.service.solver is not None:
+            self.service.solver.close()
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def send(self, conn: Conn, msg: dict[str, Any]) -> None:
+        """A reply (or error): the room events its request made go out first (`Hub.flush`).
+        Acks are written by `_ack` instead, ahead of their move's fan-out."""
+        self.hub.flush(conn)
+        await send(conn, msg)
+
+    def serve_options(self) -> dict[str, Any]:
+        """`ws_server.serve`'s arguments that apply this server's frame and send limits, and
+        the per-address cap of sockets not yet through the handshake."""
+        return {"max_size": self.limits.max_frame, "sends": self.limits.sends, "sockets": self}
+
+    # --- sockets before the handshake (ws_limits.Sockets) -------------------------------
+
+    def opened(self, host: str) -> str | None:
+        """A socket accepted: counted against its address (not a trusted proxy's: many
+        clients share it, and which one is not known before its request is read)."""
+        if within(host, self.limits.trusted_proxies):
+            return None
+        return self.guard.socket_opened(host)
+
+    def done(self, key: str | None) -> None:
+        self.guard.socket_done(key)
+
+    def health(self) -> dict[str, Any]:
+        return {"connections": len(self.conns), "rooms": len(self.hub.rooms)}
+
+    # --- connection lifecycle -----------------------------------------------------------
+
+    def connected(self, ws: WsConnection) -> Conn | None:
+        """A WebSocket through its handshake (ws_server.App): its `Conn`, or None when its
+        address has too many connections (told so, and closed with 1008)."""
+        lim = self.limits
+        # in no room yet: the lobby's credits (never more than a racer's)
+        conn = Conn(ws, Bucket(min(lim.lobby_burst, lim.burst), min(lim.lobby_rate, lim.rate)))
+        addr = client_address(ws, lim.trusted_proxies)
+        conn.ip = addr
+        conn.addr = address_key(addr)
+        try:
+            conn.limit_key = self.guard.connect(addr)
+        except ProtocolError as exc:
+            write(conn, exc.to_message())
+            ws.start_close(CloseCode.POLICY_VIOLATION, "too many connections")
+            return None
+        self.conns.add(conn)
+        conn.last_seen = time.monotonic()
+        self._arm_idle(conn, lim.idle_timeout)
+        return conn
+
+    def received(self, conn: Conn, frame: bytes | str) -> None:
+        """A message, in the connection's `data_received`: queued in its inbox, which one task
+        drains in order while there is work (`_drain`); reading pauses while it is full."""
+        conn.last_seen = time.monotonic()
+        if conn.closing:
+            return
+        conn.inbox.append(frame)
+        if conn.drainer is None:
+            conn.drainer = self._handle_task(self._drain(conn))
+        elif len(conn.inbox) >= INBOX_HIGH and not conn.reading_paused:
+            conn.reading_paused = True
+            conn.ws.transport.pause_reading()
+
+    def disconnected(self, conn: Conn) -> None:
+        """The connection is gone: let it go once its inbox's task is done with it."""
+        if conn.drainer is None:
+            self._handle_task(self._release(conn))
+
+    async def idle(self) -> None:
+        """Every connection's inbox drained and every lost one let go (shutdown waits)."""
+        while self.handlers:
+            await asyncio.wait(set(self.handlers))
+
+    def _handle_task(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.handlers.add(task)
+        task.add_done_callback(self.handlers.discard)
+        return task
+
+    async def _drain(self, conn: Conn) -> None:
+        inbox = conn.inbox
+        try:
+            while inbox:
+                frame = inbox.popleft()
+                if conn.reading_paused and len(inbox) <= INBOX_LOW:
+                    conn.reading_paused = False
+                    if not conn.ws.lost:
+                        conn.ws.transport.resume_reading()
+                if not await self._handle_frame(conn, frame):
+                    conn.closing = True
+                    inbox.clear()
+        except ConnectionClosed:
+            inbox.clear()
+        except Exception:  # a bug below the handlers' own catch-all: as websockets did, 1011
+            log.exception("connection handler failed")
+            inbox.clear()
+            conn.closing = True
+            conn.ws.start_close(CloseCode.INTERNAL_ERROR)
+        finally:
+            conn.drainer = None
+        if conn.ws.lost:
+            await self._release(conn)
+
+    async def _release(self, conn: Conn) -> None:
+        if conn.released:
+            return
+        conn.released = True
+        if conn.idle_timer is not None:
+            conn.idle_timer.cancel()
+        self.conns.discard(conn)
+        self.guard.disconnect(conn.limit_key)
+        try:
+            await self._end_pending(conn)
+        finally:
+            await self.rooms.unbind(conn)
+
+    async def _handle_frame(self, conn: Conn, frame: bytes | str) -> bool:
+        """One message: rate limit, decode, validate, dispatch; False: the connection is
+        being closed (its later messages are dropped)."""
+        lim = self.limits
+        ws = conn.ws
+        if not conn.bucket.take():
+            if conn.bucket.refused_in_row > 3 * conn.bucket.burst:
+                ws.start_close(CloseCode.POLICY_VIOLATION, "rate limit")
+                return False
+            await self.send(
+                conn,
+                m.error(
+                    "rate_limited",
+                    "too many messages; slow down",
+                    ref=_peek_ref(frame, lim.max_frame),
+                ),
+            )
+            return True
+        msg: dict[str, Any] | None = None
+        try:
+            msg = m.decode(frame, lim.max_frame)
+            m.validate_client(msg)
+            await self.dispatch(conn, msg)
+        except ProtocolError as exc:
+            await self.send(conn, exc.to_message(m.ref_of(msg)))
+            if exc.code == "frame_too_large":
+                ws.start_close(CloseCode.MESSAGE_TOO_BIG, "frame too large")
+                return False
+            if exc.code == "bad_frame":
+                conn.bad_frames += 1
+                if conn.bad_frames >= lim.bad_frames:
+                    code = (
+                        CloseCode.UNSUPPORTED_DATA
+                        if isinstance(frame, str)
+                        else CloseCode.INVALID_DATA
+                    )
+                    ws.start_close(code, "undecodable frames")
+                    return False
+            if exc.code == "unsupported_version":
+                ws.start_close(CloseCode.PROTOCOL_ERROR, "unsupported version")
+                return False
+        except ConnectionClosed:
+            raise
+        except Exception as exc:
+            await self._failed(conn, msg, exc)
+        return True
+
+    async def _failed(self, conn: Conn, msg: dict[str, Any] | None, exc: Exception) -> None:
+        """The answer to a request whose handler failed with something not a ProtocolError."""
+        if transient(exc):
+            # no pooled connection came free in time (or Redis is briefly away): retryable
+            METRICS.redis_errors.labels("request").inc()
+            log.warning(
+                "redis unavailable while handling %r", msg and msg.get("type"), exc_info=exc
+            )
+            await self.send(
+                conn, m.error("busy", "the server is busy; try again", ref=m.ref_of(msg))
+            )
+            return
+        log.error("handling %r", m.redacted(msg), exc_info=exc)
+        await self.send(
+            conn, m.error("internal", "the server failed on that message", ref=m.ref_of(msg))
+        )
+
+    async def _end_pending(self, conn: Conn) -> None:
+        """The connection is gone: a pending hint is dropped (nobody reads its answer); the
+        other slow requests (a daily attempt, a start) finish as they would have, before
+        the connection is unbound (a `daily` must not bind a connection after its unbind)."""
+        for task in conn.pending:
+            if task.get_name() == "hint":
+                task.cancel()
+        if not conn.pending:
+            return
+        try:
+            await asyncio.wait(conn.pending)
+        except asyncio.CancelledError:  # the server is closing: nothing waits any more
+            for task in conn.pending:
+                task.cancel()
+            raise
+
+    def _arm_idle(self, conn: Conn, delay: float) -> None:
+        """One timer per idle period, not a wait_for per frame (that cost ~5% of a move)."""
+        conn.idle_timer = asyncio.get_running_loop().call_later(delay, self._idle_check, conn)
+
+    def _idle_check(self, conn: Conn) -> None:
+        quiet = time.monotonic() - conn.last_seen
+        if quiet >= self.limits.idle_timeout:
+            conn.idle_timer = None
+            conn.ws.start_close(CloseCode.GOING_AWAY, "idle")
+        else:
+            self._arm_idle(conn, self.limits.idle_timeout - quiet)
+
+    # --- dispatch -----------------------------------------------------------------------
+
+    async def dispatch(self, conn: Conn, msg: dict[str, Any]) -> None:
+        kind = msg["type"]
+        ref = m.ref_of(msg)
+        if kind == "hello":
+            if msg["version"] not in m.VERSIONS:
+                raise ProtocolError(
+                    "unsupported_version",
+                    f"this server speaks version {m.VERSION}",
+                    versions=list(m.VERSIONS),
+                )
+            player = self._player_of(conn, msg.get("player_key"))
+            conn.hello, conn.player, conn.bot = True, player, bool(msg.get("bot"))
+            lim = self.limits
+            limits = {
+                "max_frame": lim.max_frame,
+                "burst": lim.burst,
+                "rate": int(lim.rate),
+                "lobby_burst": min(lim.lobby_burst, lim.burst),
+                "lobby_rate": min(lim.lobby_rate, lim.rate),
+                "grace": lim.grace,  # s a disconnected racer keeps the seat ("resigns in N s")
+            }
+            await self.send(conn, m.with_ref(m.welcome(SERVER_NAME, limits, player), ref))
+            return
+        if not conn.hello:
+            raise ProtocolError("hello_required", "say hello first")
+        if kind == "ping":
+            await self.send(conn, m.pong(ref, msg.get("t")))
+            return
+        if kind in SLOW:
+            if len(conn.pending) >= self.limits.pending:
+                raise ProtocolError(
+                    "busy",
+                    f"{len(conn.pending)} slow requests of this connection are pending; "
+                    "wait for an answer",
+                    limit="pending",
+                )
+            self.guard.check(conn.limit_key, kind)  # charged now, in the order they came
+            task = asyncio.ensure_future(self._slow(conn, kind, msg, ref))
+            task.set_name(kind)
+            conn.pending.add(task)
+            task.add_done_callback(conn.pending.discard)
+            return
+        if kind in BINDS:
+            async with conn.binding:
+                await self._handle(conn, kind, msg, ref)
+            return
+        await self._handle(conn, kind, msg, ref)
+
+    async def _handle(self, conn: Conn, kind: str, msg: dict[str, Any], ref: int | None) -> None:
+        handler = getattr(self, f"on_{kind}")
+        if kind not in EXPENSIVE:
+            await handler(conn, msg, ref)
+            return
+        if kind not in SLOW:
+            self.guard.check(conn.limit_key, kind)
+        try:
+            async with self.guard.turn(kind, conn.limit_key):
+                await handler(conn, msg, ref)
+        except ProtocolError as exc:
+            self.guard.missed(conn.limit_key, exc.code)  # a lookup that found nothing: a guess
+            raise
+
+    async def _slow(self, conn: Conn, kind: str, msg: dict[str, Any], ref: int | None) -> None:
+        """A slow request in its own task while the connection reads on; its answer (or
+        error) carries its `ref` as any other."""
+        try:
+            if kind == "daily":
+                # the day's deal is drawn by the solver (CPU, off the loop), once a day: asking
+                # for it must not hold one of the server's Redis turns while it is drawn
+                game = self.dailies.check_request(msg)
+                date, practice = self.dailies.attempt_day(
+                    bool(msg.get("practice")), msg.get("date")
+                )
+                await self.dailies.attempt_deal(date, game, practice)
+                async with conn.binding:
+                    await self._handle(conn, kind, msg, ref)
+            else:
+                await self._handle(conn, kind, msg, ref)
+        except ConnectionClosed:
+            pass
+        except ProtocolError as exc:
+            with contextlib.suppress(ConnectionClosed):
+                await self.send(conn, exc.to_message(ref))
+        except Exception as exc:
+            with contextlib.suppress(ConnectionClosed):
+                await self._failed(conn, msg, exc)
+
+    async def on_lobby(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        frame = await self.service.lobby_frame(msg.get("after", ""), ref)
+        self.hub.flush(conn)
+        await conn.ws.send(frame)
+
+    def _player_of(self, conn: Conn, key: str | None) -> str | None:
+        """The public player id of a hello's player key (None: anonymous). A hello writes
+        nothing: a stranger can make any number of keys, so the player's entry is stored
+        only once the player has something to keep, a finished keyed race (its record:
+        server/league/records.py `queue`), which the room budgets already bound."""
+        if key is None:
+            return None
+        players.check_key(key)
+        pid = players.player_id(players.key_hash(key))
+        self.guard.player_key(conn.limit_key, pid)  # fresh keys: a per-address budget
+        return pid
+
+    async def _joined(
+        self,
+        conn: Conn,
+        ref: int | None,
+        code: str,
+        role: str,
+        seat: int | None,
+        last_event: int | None,
+        **extra: Any,
+    ) -> None:
+        """Bind, then reply with a snapshot, or (resuming with a kept gap) with the missed events;
+        a reply that fails unbinds again."""
+        conn.catching_up = True  # live events wait until the reply has set where this client is
+        try:
+            # in a room: a racer's credits; watchers get fewer (lichess does the same)
+            if role != "player":
+                conn.bucket = Bucket(self.limits.spectator_burst, self.limits.spectator_rate)
+            elif conn.role != "player":
+                conn.bucket = Bucket(self.limits.burst, self.limits.rate)
+            await self.rooms.bind(conn, code, role, seat)
+            try:
+                await self._joined_reply(conn, ref, code, role, seat, last_event, **extra)
+            except Exception:
+                # no `joined` reached the client: it must not stay bound to a room it was not
+                # told of (its next move would act for a seat it does not know it holds)
+                await self.rooms.unbind(conn)
+                raise
+        finally:
+            conn.catching_up = False
+        await self.hub.catch_up(conn)
+        await self.rooms.keep_lobby(code)
+
+    async def _joined_reply(
+        self,
+        conn: Conn,
+        ref: int | None,
+        code: str,
+        role: str,
+        seat: int | None,
+        last_event: int | None,
+        **extra: Any,
+    ) -> None:
+        """The `joined` reply of a bound connection, and what follows it."""
+        reply: dict[str, Any] = {
+            "type": "joined",
+            "room": code,
+            "role": role,
+            "seat": seat,
+            **extra,
+        }
+        m.with_ref(reply, ref)
+        if last_event is not None:
+            missed = await self.service.events_after(code, last_event)
+            if missed is not None:
+                you = (
+                    await self.service.own_view(code, seat)
+                    if role == "player" and seat is not None
+                    else None
+                )
+                reply["event"] = last_event
+                if role == "player":
+                    reply["you"] = {"seat": seat, "view": you}
+                conn.last_event = last_event
+                await self.send(conn, reply)
+                if role == "spectator":
+                    for board in await self.service.spectator_boards(code, conn.viewer()):
+                        await self.send(conn, board)
+                    conn.withheld = self.service.watching_own_race(code, conn.addr_key)
+                return
+        snap = await self.service.snapshot(code, conn.viewer())
+        conn.last_event = snap["event"]
+        reply["snapshot"] = snap
+        await self.send(conn, reply)
+        if role == "spectator":  # a racer's own address: boards once its race is over
+            conn.withheld = self.service.watching_own_race(code, conn.addr_key)
+
+    def _player(self, conn: Conn) -> tuple[str, int]:
+        if conn.room is None or conn.role != "player" or conn.seat is None:
+            raise ProtocolError("not_player", "join or resume a seat first")
+        return conn.room, conn.seat
+
+    async def on_create(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        play = msg.get("play", True)
+        out = await self.service.create(
+            msg["name"], msg.get("options"), play, conn.player, conn.addr, conn.bot
+        )
+        extra = {"host_token": out["host_token"]}
+        if play:
+            extra["token"] = out["token"]
+            conn.seated.add(out["room"])
+        await self._joined(
+            conn, ref, out["room"], "player" if play else "spectator", out["seat"], None, **extra
+        )
+
+    async def on_daily(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        """A daily attempt: a solo room dealt the day's deal, racing at once (server/league/daily.py).
+        No host token goes out: nobody may reconfigure, restart or rematch an attempt."""
+        game = self.dailies.check_request(msg)
+        name = clean_name(msg["name"])
+        practice = bool(msg.get("practice"))
+        rule, info = await self.dailies.begin(game, name, conn.player, practice, msg.get("date"))
+        options = {"game": game, **DAILY_OPTIONS}
+        out = await self.service.create(
+            name, options, True, conn.player, conn.addr, conn.bot, prepare=rule
+        )
+        conn.seated.add(out["room"])
+        await self.dailies.started(out["room"], out["doc"])
+        await self._joined(
+            conn, ref, out["room"], "player", out["seat"], None, token=out["token"], daily=info
+        )
+
+    async def on_join(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        code = normalize_code(msg["room"])
+        if code in conn.seated:  # one connection must not take a room's every seat
+            raise ProtocolError(
+                "bad_state", "this connection has a seat in that room already; resume it"
+            )
+        out = await self.service.join(code, msg["name"], conn.player, conn.addr, conn.bot)
+        conn.seated.add(out["room"])
+        await self._joined(conn, ref, out["room"], "player", out["seat"], None, token=out["token"])
+
+    async def on_spectate(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        room = await self.service.check_spectate(msg["room"])
+        await self._joined(conn, ref, room.code, "spectator", None, msg.get("last_event"))
+
+    async def on_resume(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        code = normalize_code(msg["room"])
+        seat = await self.service.authenticate(code, msg["token"], conn.addr)
+        await self._joined(conn, ref, code, "player", seat, msg.get("last_event"))
+
+    async def on_leave(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        if conn.room is None:
+            raise ProtocolError("not_player", "you are in no room")
+        if conn.role == "player" and conn.seat is not None:
+            await self.service.leave(conn.room, conn.seat)
+            conn.seated.discard(conn.room)
+        await self.rooms.unbind(conn)
+        await self.send(conn, m.ok(ref))
+
+    async def on_ready(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        code, seat = self._player(conn)
+        await self.service.ready(code, seat, msg["ready"])
+        await self.send(conn, m.ok(ref))
+
+    def _room_of(self, conn: Conn) -> str:
+        if conn.room is None:
+            raise ProtocolError("not_player", "join or create a room first")
+        return conn.room
+
+    async def on_configure(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        await self.service.configure(self._room_of(conn), msg["host_token"], msg["options"])
+        await self.send(conn, m.ok(ref))
+
+    async def on_start(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        room = await self.service.start(
+            self._room_of(conn),
+            msg["host_token"],
+            check=lambda seats: self.guard.rated_check(conn.limit_key, seats),
+        )
+        if room.options.get("rated"):
+            self.guard.rated_spend(conn.limit_key, len(room.seats()))
+        await self.send(conn, m.ok(ref))
+        self.rooms.arm(room.code, room.doc["starts_at"])
+
+    async def on_kick(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        await self.service.kick(self._room_of(conn), msg["host_token"], msg["seat"])
+        await self.send(conn, m.ok(ref))
+
+    async def on_rematch(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        await self.service.rematch(self._room_of(conn), msg["host_token"])
+        await self.send(conn, m.ok(ref))
+
+    async def on_end_series(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        await self.service.end_series(self._room_of(conn), msg["host_token"])
+        await self.send(conn, m.ok(ref))
+
+    async def on_move(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        code, seat = self._player(conn)
+        await self.service.move(code, seat, msg["move"], msg.get("n"), reply=self._ack(conn, ref))
+
+    async def on_undo(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        code, seat = self._player(conn)
+        await self.service.move(code, seat, "", msg.get("n"), undo=True, reply=self._ack(conn, ref))
+
+    def _ack(self, conn: Conn, ref: int | None) -> Callable[[dict[str, Any]], None]:
+        """Write the ack the moment the move is stored, ahead of the room's fan-out; it stands
+        for the mover's own progress event."""
+
+        def reply(ack: dict[str, Any]) -> None:
+            self.hub.acked(conn, ack["event"])
+            write(conn, m.with_ref(ack, ref))
+            METRICS.acked(conn.last_seen)  # the frame was read at last_seen
+
+        return reply
+
+    async def on_hint(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        code, seat = self._player(conn)
+        if self.service.solver is None:
+            raise ProtocolError("not_allowed", "this server has no solver")
+        room = (await self.service.load(code)).room
+        if await self.dailies.used_today(room.doc["seed"]):
+            # whoever could practise a deal of today's dailies with the solver's help would
+            # race it knowing the way (the derivation keeps text seeds off them: belt and braces)
+            raise ProtocolError("not_allowed", "no hints on a deal that a daily uses today")
+        answer = await hint(self.service.solver, room, seat, self.service.clock())
+        await self.send(conn, m.with_ref(answer, ref))
+
+    async def on_admin(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        """An operator's request (server/net/admin.py): refused unless the server has an admin
+        token, the connection comes from an admin network and the token is right."""
+        answer = await self.admin.handle(conn.ip, msg)
+        await self.send(conn, m.with_ref({"type": "admin", "op": msg["op"], **answer}, ref))
+
+    async def on_resign(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        code, seat = self._player(conn)
+        await self.service.resign(code, seat)
+        await self.send(conn, m.ok(ref))
+
+
+#: fields of a client message that are secrets: never written to a log
+def _peek_ref(frame: bytes | str, max_size: int) -> int | None:
+    """The id of a refused request, so the client can match the refusal to it."""
+    try:
+        return m.ref_of(m.decode(frame, max_size))
+    except ProtocolError:
+        return None

@@ -1,0 +1,816 @@
+"""The room service: joins the sans-I/O rules (room.py) to the store (store.py).
+
+Each command loads the room from Redis (or uses this process's cache), runs the
+rule, and writes the result with an optimistic check; on a conflict it reloads
+and runs the rule again. Moves use the cached games so the common case costs one
+Redis round trip: the Lua append refuses a stale cache, and the service then
+reloads the seat's log and validates again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import secrets
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from solrace.protocol.messages import ProtocolError, encode
+from solrace.server.common.codes import (
+    CODE_LENGTH,
+    PRIVATE_CODE_LENGTH,
+    guessable,
+    new_code,
+    normalize_code,
+    shown,
+)
+from solrace.server.common.metrics import METRICS
+from solrace.server.common.redact import SECRETS
+from solrace.server.common.retry import Backoff
+from solrace.server.common.room_locks import RoomLocks
+from solrace.server.league.records import Records, reminder
+from solrace.server.race.lobby import LobbyCache, Page
+from solrace.server.rules import projection
+from solrace.server.rules.projection import Viewer
+from solrace.server.rules.room import (
+    COUNTDOWN,
+    FINISHED,
+    LOBBY,
+    RACING,
+    Entry,
+    MovePlan,
+    Room,
+    SeatRace,
+    addr_hash,
+    token_hash,
+)
+from solrace.server.solver.solving import SolverPool, Winnable
+from solrace.server.store.redis_conn import transient
+from solrace.server.store.secret import server_secret
+from solrace.server.store.store import Appended, Conflict, Store
+
+log = logging.getLogger("solrace.server")
+
+RETRIES = 8
+#: seconds before a room whose end failed to be stored is tried again (doubling up to the cap)
+RECHECK_S, RECHECK_CAP_S = 1.0, 30.0
+#: how long a move whose append got no answer waits for Redis to say whether it is stored
+OUTCOME_WAIT_S = 5.0
+OUTCOME_PAUSE_CAP_S = 0.5
+BACKOFF_BASE_S = 0.002
+BACKOFF_CAP_S = 0.05
+
+
+#: full jitter between optimistic retries: writers that collided must not collide again in step
+CONFLICT_PAUSES = Backoff(BACKOFF_BASE_S, BACKOFF_CAP_S, jitter=True)
+#: asking Redis again whether a move is stored
+OUTCOME_PAUSES = Backoff(BACKOFF_BASE_S, OUTCOME_PAUSE_CAP_S)
+
+
+def too_busy(what: str) -> ProtocolError:
+    """Retries exhausted under contention: a retryable refusal, not a server failure."""
+    return ProtocolError("busy", f"the {what} is too busy; try again")
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def listing(room: Room) -> dict[str, Any] | None:
+    """The room's lobby row while it is listed (public and not finished), else None."""
+    if room.options.get("public") and room.state != FINISHED:
+        return projection.lobby_row(room.doc)
+    return None
+
+
+@dataclass
+class Cached:
+    room: Room
+    ver: int
+    seq: int
+    #: the fence's counter when this copy was loaded (`Loaded.sync`; b"": unknown). While this
+    #: process holds the room's lease, a move is stored by the lean append that carries it
+    #: (`Store.append_owned`): equal counters say nobody else wrote the room since.
+    sync: bytes = b""
+
+
+class RoomService:
+    def __init__(self, store: Store, clock: Callable[[], int] = now_ms) -> None:
+        #: which codes this process may give a new room (`--workers`: those routed to it)
+        self.owns: Callable[[str], bool] = lambda code: True
+        self.store = store
+        self.clock = clock
+        self.cache: dict[str, Cached] = {}
+        self.locks = RoomLocks(self._idle)
+        #: whether this process serves the room (`transport.build`: a local connection is in
+        #: it); once nothing runs on a room it does not serve, its cached copy goes
+        self.keep: Callable[[str], bool] = lambda code: True
+        # spectators each room had at its last stored move (the append script reports it):
+        # a board is built and encoded only for a watched room. A spectator who arrives in
+        # between is caught by the script's own count, and its snapshot has every board.
+        self.watched: dict[str, int] = {}
+        # the solver's pool (winnable deals, hints) and the hook told of every race this
+        # process finished (post-race verdicts); both set by transport.build
+        self.solver: SolverPool | None = None
+        self.finished: Callable[[Room], None] | None = None
+        #: the race records (set by transport.build): a race's record is owed (a reminder in
+        #: Redis) before its results are committed, so a process that dies before writing
+        #: it loses nothing (`owed_record`)
+        self.records: Records | None = None
+        #: told of every room loaded from Redis (a finished race's verdicts that a dead
+        #: process owed: `RaceVerdicts.owed`); set by transport.build
+        self.loaded: Callable[[Room], None] | None = None
+        #: lobby pages, each kept a moment (server/race/lobby.py); transport.build sets its ttl
+        self.lobby_cache = LobbyCache(self.store.lobby_page)
+        #: seats one client address may hold in one room (0: any number; set by transport.build)
+        self.seats_per_address = 0
+        #: rooms whose unfinished business is to be settled (`recheck`), and those tasks
+        self.rechecks: dict[str, asyncio.TimerHandle] = {}
+        self.tasks: set[asyncio.Task[Any]] = set()
+        #: the deployment's secret (server/store/secret.py): a text seed's deal and the addresses
+        #: kept of seats are keyed with it (`load_secret`)
+        self.secret: bytes = b""
+
+    async def load_secret(self) -> bytes:
+        """The deployment's secret, read (or made) once: the server does it at start-up, a
+        service used alone at its first `start`."""
+        if not self.secret:
+            self.secret = await server_secret(self.store.redis, self.store.prefix)
+            SECRETS.add(self.secret)
+        return self.secret
+
+    # --- loading ------------------------------------------------------------------------
+
+    def draw_code(self, public: bool = False) -> str:
+        """A fresh room code this process owns (with N workers, about N draws): short for a
+        public room, long (unguessable) for a private one."""
+        while True:
+            code = new_code(CODE_LENGTH if public else PRIVATE_CODE_LENGTH)
+            if self.owns(code):
+                return code
+
+    def lock(self, code: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """One operation per room at a time in this process: the cached games are shared state."""
+        return self.locks.hold(normalize_code(code))
+
+    async def load(self, code: str) -> Cached:
+        async with self.lock(code):
+            return await self._load(code)
+
+    def forget(self, code: str) -> None:
+        """Drop a room nobody here watches any more: the cache is only a speed-up, Redis has it all.
+        An operation still running on it drops it when it ends (`_idle`)."""
+        code = normalize_code(code)
+        if not self.locks.busy(code):
+            self._drop(code)
+
+    def _idle(self, code: str) -> None:
+        """The last operation on the room ended: keep its copy only if this process serves it
+        (a join to a room served elsewhere, a timer, a verdict must not leave one behind)."""
+        if not self.keep(code):
+            self._drop(code)
+
+    def _drop(self, code: str) -> None:
+        self.cache.pop(code, None)
+        self.watched.pop(code, None)
+
+    async def _load(self, code: str, *, recheck: bool = True) -> Cached:
+        """The room as Redis has it now; cached seat games are extended, not rebuilt. A room
+        found with unfinished business gets it settled (`recheck`), unless the caller is
+        about to commit the room anyway."""
+        code = normalize_code(code)
+        METRICS.room_loads.inc()
+        loaded = await self.store.load(code)
+        if loaded is None:
+            self.cache.pop(code, None)
+            raise ProtocolError("no_room", f"no room {code!r}")
+        old = self.cache.get(code)
+        room = Room(loaded.doc)
+        d = room.doc
+        if (
+            old is not None
+            and d["seed"] is not None
+            and old.room.doc["round"] == d["round"]
+            and old.room.doc["seed"] == d["seed"]
+        ):
+            room.races = old.room.races
+            for s in room.seats():
+                if s.get("in_race") and s["seat"] not in room.races:
+                    room.races[s["seat"]] = SeatRace(
+                        d["options"]["game"], d["seed"], d["options"]["game_options"]
+                    )
+        else:
+            room.build_races()
+        for seat, race in room.races.items():
+            entries = [Entry.decode(raw) for raw in loaded.logs.get(seat, [])]
+            race.load(entries, loaded.revs.get(seat, 0))
+        cached = Cached(room, loaded.ver, loaded.seq, loaded.sync)
+        self.cache[code] = cached
+        if recheck and self.unfinished(room, self.clock()):
+            self.recheck(code)  # e.g. a process died between a race's last move and its end
+        if recheck and self.loaded is not None:
+            self.loaded(room)
+        return cached
+
+    async def _cached(self, code: str) -> tuple[Cached, bool]:
+        code = normalize_code(code)
+        hit = self.cache.get(code)
+        if hit is not None:
+            return hit, False
+        return await self._load(code), True
+
+    async def update(
+        self, code: str, rule: Callable[[Room, int], list[dict[str, Any]]]
+    ) -> tuple[Room, list[int]]:
+        async with self.lock(code):
+            return await self._update(code, rule)
+
+    async def _update(
+        self, code: str, rule: Callable[[Room, int], list[dict[str, Any]]]
+    ) -> tuple[Room, list[int]]:
+        """Run a document rule on fresh state and store it; the clock's own events ride along."""
+        code = normalize_code(code)
+        for attempt in range(RETRIES):
+            if attempt > 0:  # the first try is immediate (a conflict is usually a stale cache)
+                await CONFLICT_PAUSES.sleep(attempt)
+            cached = await self._load(code, recheck=False)
+            room = cached.room.clone()
+            now = self.clock()
+            was_finished = room.state == FINISHED
+            events = rule(room, now)
+            events += room.tick(now)
+            if room.doc == cached.room.doc and not events:
+                return cached.room, []
+            finishing = room.state == FINISHED and not was_finished
+            clear = room.doc["round"] != cached.room.doc["round"]
+            if self.records is not None and finishing:
+                await self.records.owe(room)
+            elif self.records is not None and clear and cached.room.state == FINISHED:
+                await self.records.settle(cached.room)  # before its moves are cleared
+            revs = {seat: race.rev for seat, race in room.races.items()} if finishing else None
+            try:
+                ver, numbers = await self.store.commit(
+                    code,
+                    cached.ver,
+                    room.doc,
+                    events,
+                    seats=len(room.doc["seats"]),
+                    finished=room.state == FINISHED,
+                    clear_logs=clear,
+                    revs=revs,
+                    trim=finishing,
+                )
+            except Conflict:
+                continue
+            if clear:
+                room.races = {}
+            if room.state != cached.room.state:
+                log.info(
+                    "room %s (%s): %s -> %s",
+                    shown(code),
+                    room.options["game"],
+                    cached.room.state,
+                    room.state,
+                )
+            # the copy stays as good as the one loaded above: a write by another process
+            # since then moved the fence's counter, and the next lean append reloads
+            self.cache[code] = Cached(
+                room, ver, numbers[-1] if numbers else cached.seq, cached.sync
+            )
+            if finishing and self.finished is not None:
+                self.finished(room)
+            # never raises: a stored final move must not answer `busy` for a lobby write
+            row, was = listing(room), listing(cached.room)
+            await self.store.set_lobby(code, ver, row, was=was)
+            if row != was:
+                self.lobby_cache.clear()
+            return room, numbers
+        raise too_busy("room")
+
+    # --- lobby commands -----------------------------------------------------------------
+
+    async def create(
+        self,
+        name: str,
+        options: dict[str, Any] | None,
+        play: bool,
+        player: str | None = None,
+        addr: str = "",
+        bot: bool = False,
+        prepare: Callable[[Room, int], list[dict[str, Any]]] | None = None,
+    ) -> dict[str, Any]:
+        """A new room (with the creator's seat when `play`). `prepare` is a rule run on the
+        new room before it is first stored (a daily attempt deals and starts it there)."""
+        host_token = new_token()
+        token = new_token() if play else None
+        public = bool((options or {}).get("public"))
+        for _ in range(20):
+            code = self.draw_code(public)
+            now = self.clock()
+            room = Room.new(code, token_hash(host_token), options, now)
+            events: list[dict[str, Any]] = []
+            seat = None
+            if play:
+                assert token is not None
+                seat, events = room.join(
+                    name, token_hash(token), now, player, addr=addr_hash(addr), bot=bot
+                )
+                room.doc["host_seat"] = seat
+            if prepare is not None:
+                events += prepare(room, now)
+            try:
+                ver, numbers = await self.store.commit(
+                    code, 0, room.doc, events, seats=len(room.doc["seats"])
+                )
+            except Conflict:
+                continue  # the code is taken
+            self.cache[code] = Cached(room, ver, numbers[-1] if numbers else 0)
+            log.info(
+                "room %s created (%s, %s)",
+                shown(code),
+                room.options["game"],
+                "public" if room.options.get("public") else "private",
+            )
+            if prepare is None:
+                self.deal_ahead(room)
+            if room.options.get("public"):
+                await self.store.set_lobby(code, ver, listing(room))
+                self.lobby_cache.clear()
+            return {
+                "room": code,
+                "seat": seat,
+                "token": token,
+                "host_token": host_token,
+                "doc": room.doc,
+            }
+        raise ProtocolError("internal", "could not find a free room code")
+
+    async def join(
+        self, code: str, name: str, player: str | None = None, addr: str = "", bot: bool = False
+    ) -> dict[str, Any]:
+        """A new seat for a client at `addr` (its address: kicks and the per-address limit)."""
+        token = new_token()
+        seat_box: list[int] = []
+        where = addr_hash(addr)
+
+        def rule(room: Room, now: int) -> list[dict[str, Any]]:
+            seat, events = room.join(
+                name,
+                token_hash(token),
+                now,
+                player,
+                addr=where,
+                per_address=self.seats_per_address,
+                bot=bot,
+            )
+            seat_box.append(seat)
+            return events
+
+        room, _ = await self.update(code, rule)
+        return {"room": room.code, "seat": seat_box[-1], "token": token}
+
+    async def authenticate(self, code: str, token: str, addr: str = "") -> int:
+        """The seat a token holds, judged on the room's document alone: no lock, no logs, no
+        replay; a new address of the seat (`addr`, the client's) is kept (`Room.note_address`). A flood of forged tokens costs one small read each, never a load of the whole
+        room under its lock (which every move of the room waits for)."""
+        doc = await self.store.doc(normalize_code(code))
+        if doc is None:
+            raise ProtocolError("no_room", f"no room {normalize_code(code)!r}")
+        seat = Room(doc).seat_by_token(token_hash(token))
+        if seat is None or seat.get("kicked"):
+            raise ProtocolError("bad_token", "that token holds no seat in this room")
+        seat_no: int = seat["seat"]
+        key = addr_hash(addr)
+        if key and key not in seat.get("addrs", ()):
+            await self.update(code, lambda r, now: r.note_address(seat_no, key))
+        return seat_no
+
+    def watching_own_race(self, code: str, addr: str | None) -> bool:
+        """`Room.watching_own_race` on this process's copy (no I/O). No copy here: assume so."""
+        cached = self.cache.get(normalize_code(code))
+        return cached is None or cached.room.watching_own_race(addr)
+
+    def racing_addresses(self, code: str) -> frozenset[str] | None:
+        """`Room.racing_addresses` on this process's copy, for a board about to go out to the
+        room's spectators (no I/O: a board is sent in the loop's turn); None: no copy here, so
+        every spectator is taken for a racer."""
+        cached = self.cache.get(normalize_code(code))
+        return None if cached is None else cached.room.racing_addresses()
+
+    async def check_spectate(self, code: str) -> Room:
+        cached = await self.load(code)
+        if not cached.room.options["spectators"]:
+            raise ProtocolError("not_allowed", "this room does not allow spectators")
+        return cached.room
+
+    async def host_update(
+        self, code: str, host_token: str, rule: Callable[[Room, int], list[dict[str, Any]]]
+    ) -> Room:
+        def guarded(room: Room, now: int) -> list[dict[str, Any]]:
+            if not room.is_host(token_hash(host_token)):
+                raise ProtocolError("not_host", "only the host may do that")
+            return rule(room, now)
+
+        room, _ = await self.update(code, guarded)
+        return room
+
+    async def configure(self, code: str, host_token: str, options: dict[str, Any]) -> Room:
+        if options.get("public") is False and guessable(normalize_code(code)):
+            raise ProtocolError(
+                "bad_options",
+                "a room created public has a short code anyone can guess: it cannot become "
+                "private (create a private room: its link cannot be guessed)",
+                field="public",
+            )
+        room = await self.host_update(code, host_token, lambda r, now: r.configure(options, now))
+        self.deal_ahead(room)
+        return room
+
+    def deal_ahead(self, room: Room) -> None:
+        """A winnable room will want a deal: the solver starts on one now, not at `start`."""
+        if self.solver is not None and room.options.get("deal") == "winnable":
+            self.solver.prefetch(room.options)
+
+    async def start(
+        self, code: str, host_token: str, check: Callable[[int], None] | None = None
+    ) -> Room:
+        """The host starts the race. `check(seats)` runs on a rated room before it starts
+        and may refuse (the host's address's budget of rated seats: server/net/guard.py)."""
+        await self.load_secret()
+        seed = secrets.randbits(64)
+        salt = secrets.token_bytes(16)
+        deal = await self._winnable(code, host_token)
+
+        def rule(r: Room, now: int) -> list[dict[str, Any]]:
+            if check is not None and r.options.get("rated") and r.state == LOBBY:
+                check(len(r.seats()))
+            if deal is None:
+                return r.start(now, seed, salt, secret=self.secret)
+            deal.check(r.options)  # the host changed the game while the solver dealt: busy
+            return r.start(now, deal.seed, salt, deal.solution, secret=self.secret)
+
+        return await self.host_update(code, host_token, rule)
+
+    async def _winnable(self, code: str, host_token: str) -> Winnable | None:
+        """A winnable room's seed, drawn by the solver off the event loop (None: any deal).
+        The cheap refusals come first: nobody but the host may set the solver to work."""
+        room = (await self.load(code)).room
+        if room.options.get("deal") != "winnable" or self.solver is None:
+            return None
+        if not room.is_host(token_hash(host_token)):
+            raise ProtocolError("not_host", "only the host may do that")
+        # bad_state / bad_options before any solving
+        room.clone().start(self.clock(), 0, b"", secret=self.secret)
+        return await self.solver.winnable(room.options)
+
+    async def kick(self, code: str, host_token: str, seat: int) -> Room:
+        return await self.host_update(code, host_token, lambda r, now: r.kick(seat, now))
+
+    async def rematch(self, code: str, host_token: str) -> Room:
+        return await self.host_update(code, host_token, lambda r, now: r.rematch(now))
+
+    async def end_series(self, code: str, host_token: str) -> Room:
+        """The host ends the series under way; its record is written (server/records.py)."""
+        room = await self.host_update(code, host_token, lambda r, now: r.end_series(now))
+        if self.records is not None:
+            self.records.series_ended(room)
+        return room
+
+    async def leave(self, code: str, seat: int) -> Room:
+        room, _ = await self.update(code, lambda r, now: r.leave(seat, now))
+        return room
+
+    async def ready(self, code: str, seat: int, ready: bool) -> Room:
+        room, _ = await self.update(code, lambda r, now: r.set_ready(seat, ready, now))
+        return room
+
+    async def resign(self, code: str, seat: int, status: str = "resigned") -> Room:
+        room, _ = await self.update(code, lambda r, now: r.resign(seat, now, status))
+        return room
+
+    async def tick(self, code: str) -> Room:
+        room, _ = await self.update(code, lambda r, now: [])
+        return room
+
+    # --- moves --------------------------------------------------------------------------
+
+    def _clock_due(self, room: Room, now: int) -> bool:
+        d = room.doc
+        if room.state == COUNTDOWN and now >= d["starts_at"]:
+            return True
+        return room.state == RACING and d["ends_at"] is not None and now >= d["ends_at"]
+
+    async def move(
+        self,
+        code: str,
+        seat: int,
+        text: str,
+        n: int | None,
+        *,
+        undo: bool = False,
+        reply: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]:
+        """Play (or undo) a move and return its ack.
+
+        `reply` is called with the ack as soon as the move is stored, before anything else
+        this process does for it (its fan-out runs at the end of the loop's turn, the end of
+        the race after the reply): the transport writes the ack there, so the mover's answer
+        never waits on the room's other connections or on finishing the race.
+        """
+        async with self.lock(code):
+            return await self._move(normalize_code(code), seat, text, n, undo, reply)
+
+    async def _move(
+        self,
+        code: str,
+        seat: int,
+        text: str,
+        n: int | None,
+        undo: bool,
+        reply: Callable[[dict[str, Any]], None] | None,
+    ) -> dict[str, Any]:
+        """Validate with the engine, store with the atomic append, and only then build the ack."""
+        cached, fresh = await self._cached(code)
+        if not cached.sync and not fresh and self.store.fences.get(code):
+            # a copy this process made without a load (a room it created): the lease holder
+            # loads it once, for the fence's counter its lean appends carry
+            cached, fresh = await self._load(code), True
+        for attempt in range(RETRIES):
+            if attempt > 1:
+                await CONFLICT_PAUSES.sleep(
+                    attempt - 1
+                )  # the first retry follows a reload that was just needed
+            room = cached.room
+            now = self.clock()
+            if self._clock_due(room, now):
+                await self._update(code, lambda r, now: [])
+                cached, fresh = self.cache[code], True
+                room = cached.room
+            try:
+                plan = room.undo(seat, n, now) if undo else room.play(seat, text, n, now)
+            except ProtocolError:
+                if fresh:
+                    raise
+                cached, fresh = await self._load(code), True  # our cache may be behind: judge again
+                continue
+            boards = room.options["spectator_view"] == "boards" and room.options["spectators"]
+            board = self._board(room, seat) if boards and self.watched.get(code, 0) > 0 else b""
+            try:
+                stored, recovered = await self._store(code, cached, plan, board, room)
+            except Conflict:
+                room.rollback(plan)
+                cached, fresh = await self._load(code), True
+                continue
+            except BaseException:
+                # not stored: the next command reloads from Redis
+                room.rollback(plan)
+                self.cache.pop(code, None)
+                raise
+            if recovered:
+                board = b""  # whether its board went out is unknown here: published below
+            self.watched[code] = stored.spectators
+            room.races[seat].rev = stored.rev
+            ack = self._ack(room, seat, plan, stored)
+            if reply is not None:
+                reply(ack)
+            if boards and not board and stored.spectators > 0:
+                await self._late_board(room, seat, answered=reply is not None)
+            if ack["status"] != "racing":
+                await self._settle(code, answered=reply is not None)
+            return ack
+        raise too_busy("seat")
+
+    async def _store(
+        self, code: str, cached: Cached, plan: MovePlan, board: bytes, room: Room
+    ) -> tuple[Appended, bool]:
+        """Store the plan: (what the append left, whether Redis's answer to it was lost).
+
+        The lease holder (this process writes the room with an epoch) whose copy was loaded
+        under the fence's current counter is the room's one writer: its move is one lean
+        fenced append (`Store.append_owned`). Without the lease, or with a copy of unknown
+        standing, the append checks the version, the log's length and its revision.
+
+        A timeout or a dropped connection leaves the append's fate open: it may have run. Then
+        Redis is asked (`Store.outcome`) until it answers, which also makes sure that a lost
+        append that has not run never will: a stored move is acked, never answered `busy`.
+        Only when Redis answers nothing for OUTCOME_WAIT_S does the error stand (`busy`; the
+        same move sent again with its `n` is then `out_of_sync` if it was stored after all)."""
+        entry = plan.entry.encode()
+        delay = room.options["spectator_delay"]
+        try:
+            if cached.sync and self.store.fences.get(code):
+                stored = await self.store.append_owned(
+                    code, cached.sync, plan.seat, entry, plan.event, board, delay=delay,
+                    pop=plan.undone,
+                )  # fmt: skip
+            else:
+                stored = await self.store.append(
+                    code,
+                    cached.ver,
+                    plan.seat,
+                    plan.expected_len,
+                    plan.expected_rev,
+                    entry,
+                    plan.event,
+                    board,
+                    delay=delay,
+                    pop=plan.undone,
+                )
+        except Exception as exc:
+            if not transient(exc):
+                raise
+            log.warning(
+                "room %s: a move's append got no answer; asking whether it is stored", shown(code)
+            )
+            found = await self._outcome(code, plan, entry)
+            if found is None:
+                raise
+            return found, True
+        return stored, False
+
+    async def _outcome(self, code: str, plan: MovePlan, entry: str) -> Appended | None:
+        """`Store.outcome`, asked again while Redis does not answer (up to OUTCOME_WAIT_S)."""
+        give_up = time.monotonic() + OUTCOME_WAIT_S
+        for attempt in itertools.count(1):
+            try:
+                return await self.store.outcome(
+                    code,
+                    plan.seat,
+                    plan.expected_len,
+                    plan.expected_rev,
+                    entry,
+                    plan.event,
+                    pop=plan.undone,
+                )
+            except Exception as exc:
+                if not transient(exc) or time.monotonic() >= give_up:
+                    log.warning("room %s: Redis never said whether a move is stored", shown(code))
+                    raise
+                await OUTCOME_PAUSES.sleep(attempt)
+        raise AssertionError("unreachable")
+
+    async def _late_board(self, room: Room, seat: int, *, answered: bool) -> None:
+        """A spectator came since the room's last move: the append carried no board."""
+        try:
+            board = self._board(room, seat)
+            await self.store.publish_board(room.code, board, room.options["spectator_delay"])
+        except Exception:
+            if not answered:
+                raise
+            log.warning("board of %s seat %d not published", shown(room.code), seat, exc_info=True)
+
+    @staticmethod
+    def _ack(room: Room, seat: int, plan: MovePlan, stored: Appended) -> dict[str, Any]:
+        """The mover's answer: what the move did to its board (`change`; the whole `view` when
+        this process did not build the board before it), and its own progress event folded in
+        (`event` is that event's room number), so the mover needs no separate frame for it."""
+        event = plan.event
+        race = room.races[seat]
+        change = race.change()
+        ack: dict[str, Any] = {
+            "type": "ack",
+            "n": stored.length,
+            "status": room.status(seat),
+            "event": stored.n,
+            "at": event["at"],
+            "home": event["home"],
+            "progress": event["progress"],
+            "time": event["time"],
+        }
+        if change is None:
+            ack["view"] = race.view()
+        else:
+            ack["change"] = change
+        if plan.undone:
+            ack["undone"] = plan.entry.move
+        else:
+            ack["move"] = plan.entry.move
+            ack["revealed"] = list(plan.revealed)
+        return ack
+
+    async def _settle(self, code: str, *, answered: bool) -> None:
+        """A seat is done (won, dead): the race may be over. Once the mover has its ack, a
+        failure here is not its error: the room's clock deadline in Redis tries again."""
+        try:
+            await self._update(code, lambda r, now: [])
+        except Exception:
+            if not answered:
+                raise
+            log.warning(
+                "could not settle %s after a seat ended; retrying later", shown(code), exc_info=True
+            )
+            self.recheck(code, RECHECK_S)
+            with contextlib.suppress(Exception):
+                await self.store.add_deadline(f"tick|{code}", self.clock() + 1000)
+
+    def unfinished(self, room: Room, now: int) -> bool:
+        """The room owes a commit that no command is going to make: every racer is done but
+        the race has no results, or its clock is due."""
+        return (room.state == RACING and not room.racing_seats()) or self._clock_due(room, now)
+
+    def recheck(self, code: str, delay: float = 0.0) -> None:
+        """Finish the room's unfinished business in the background, `delay` seconds from now,
+        and again (less and less often) until it is done: a race whose end failed to be
+        stored must not stay "racing" forever. One pending recheck per room."""
+        if code in self.rechecks:
+            return
+        self.rechecks[code] = asyncio.get_running_loop().call_later(
+            delay, lambda: self._spawn(self._recheck(code, delay))
+        )
+
+    async def _recheck(self, code: str, delay: float) -> None:
+        self.rechecks.pop(code, None)
+        try:
+            await self.update(code, lambda r, now: [])
+        except ProtocolError as exc:
+            if exc.code == "no_room":
+                return
+        except Exception:
+            log.warning(
+                "room %s: unfinished business not settled; retrying", shown(code), exc_info=True
+            )
+        else:
+            return
+        self.recheck(code, min(RECHECK_CAP_S, max(RECHECK_S, delay * 2)))
+
+    async def owed_record(self, code: str, round_: int) -> None:
+        """A race's record reminder fired (server/league/records.py `owe`): the process that
+        finished the race died before writing the record, or could not write it. Write it
+        from the room, if the room is still at that finished round; if that fails, remind
+        again later."""
+        if self.records is None:
+            return
+        try:
+            async with self.lock(code):
+                room = (await self._load(code)).room
+                if room.doc["round"] == round_ and room.state == FINISHED:
+                    await self.records.write_now(room)
+                    log.info("room %s: an owed record was written", shown(code))
+        except ProtocolError:
+            return  # the room is gone, and its moves with it
+        except Exception:
+            log.warning("room %s: an owed record not written; later", shown(code), exc_info=True)
+            with contextlib.suppress(Exception):
+                await self.store.add_deadline(
+                    reminder(code, round_), self.clock() + int(RECHECK_CAP_S * 1000)
+                )
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    @staticmethod
+    def _board(room: Room, seat: int) -> bytes:
+        """A move's board frame, as spectators get it (the store publishes it)."""
+        return encode(projection.board_message(room, seat))
+
+    # --- views --------------------------------------------------------------------------
+
+    async def events_after(self, code: str, after: int) -> list[tuple[int, dict[str, Any]]] | None:
+        """The room's kept events after `after`, or None when some are no longer kept."""
+        return await self.store.events_after(code, after)
+
+    async def snapshot(self, code: str, viewer: Viewer) -> dict[str, Any]:
+        async with self.lock(code):
+            cached = await self._load(code)
+            connected = await self.store.connections(code)
+            return projection.snapshot(cached.room, viewer, self.clock(), connected, cached.seq)
+
+    async def snapshots(self, code: str, viewers: list[Viewer]) -> list[dict[str, Any]]:
+        """One load, one snapshot per viewer (the start of a race sends every player its board)."""
+        async with self.lock(code):
+            cached = await self._load(code)
+            connected = await self.store.connections(code)
+            now = self.clock()
+            return [
+                projection.snapshot(cached.room, v, now, connected, cached.seq) for v in viewers
+            ]
+
+    async def spectator_boards(self, code: str, viewer: Viewer) -> list[dict[str, Any]]:
+        """The boards a spectator may see now, from the room as Redis has it."""
+        async with self.lock(code):
+            cached = await self._load(code)
+            return projection.spectator_board_messages(cached.room, self.clock(), viewer.addr)
+
+    async def own_view(self, code: str, seat: int) -> dict[str, Any] | None:
+        async with self.lock(code):
+            cached = await self._load(code)
+            return projection.own_view(cached.room, seat)
+
+    async def lobby(self, after: str = "") -> Page:
+        """A page of listed rooms in code order after the cursor `after`, and the next page's
+        cursor (None at the end): the store keeps the summary, this process a short cache."""
+        return await self.lobby_cache.page(normalize_code(after))
+
+    async def lobby_frame(self, after: str, ref: int | None) -> bytes:
+        """The same page as a `lobby` reply frame, its rows encoded once for every asker."""
+        return await self.lobby_cache.frame(normalize_code(after), ref)

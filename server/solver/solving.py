@@ -1,0 +1,436 @@
+"""The solver off the event loop: winnable deals, post-race verdicts, practice hints.
+
+The engine's `solve` is pure CPU (a Klondike proof can take seconds), so every solve runs in
+a small pool of worker processes, made at the first need and shut down with the server (and
+killed with it: server/solver/solver_jobs.py); the event loop only awaits futures. The jobs wait in
+this process's priority queue, not in the executor's first-in-first-out one: hints first,
+then draws, then verdicts, each kind's queue bounded, verdicts never on every worker
+(server/solver/solver_jobs.py). A flood of cheap-to-ask verdicts (541 abandoned practice races) used
+to make a hint wait minutes and a daily's draw time out; now they wait behind those, and over
+their bound they are "unknown".
+
+Three uses, each bounded by a node budget per game (`Budgets`), because a position the
+solver cannot decide would otherwise hold a worker for minutes:
+
+* `winnable_seed`: draw fresh secret seeds until one is "won" within the draw budget;
+  several candidates run at once (one per worker). After `max_seconds` (or `max_draws`
+  candidates) without a win, or when the draws' queue is full, the start is refused with
+  `busy` (retryable): a host never waits without end.
+* `verdicts`: after a race, the deal (unless already known from a winnable draw) and
+  each unfinished seat's final position; "unknown" when the budget runs out or the verdicts'
+  queue is full. None for a race nobody played (every racer resigned or left with no move)
+  or a practice daily attempt (`unjudged`).
+* `hint`: the next move of a solution from a solo player's position (`busy` when the hints'
+  queue is full). Solutions are kept by position text, so a player who follows the hints
+  gets the next one without a solve.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from solrace.engine import from_text
+from solrace.engine.solve import LOST, UNKNOWN, WON, SolveResult, solve_deal, solve_text
+from solrace.protocol.messages import ProtocolError
+from solrace.server.common.codes import shown
+from solrace.server.common.lru import LRU
+from solrace.server.common.metrics import METRICS
+from solrace.server.rules.room import FINISHED, Room
+from solrace.server.solver.solver_jobs import DRAW, HINT, VERDICT, Jobs, QueueBounds, QueueFull
+
+log = logging.getLogger("solrace.server")
+
+#: positions along found solutions kept for hints (the least recently hinted forgotten first)
+HINTS_KEPT = 4096
+
+__all__ = ["LOST", "UNKNOWN", "WON", "Budgets", "RaceVerdicts", "SolverPool", "Winnable", "hint"]
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Positions the solver may expand, per use (and per game for draws).
+
+    A draw budget is small on purpose: most winnable deals are won in a few thousand
+    positions, while a deal the solver cannot settle quickly costs the whole budget, so
+    skipping to the next seed finds a winnable deal sooner (measured with
+    `solrace bench winnable`; the figures are in docs/SOLVABILITY.md and the issue's note).
+    """
+
+    draw: dict[str, int] = field(
+        default_factory=lambda: {
+            "puttputt": 20_000,  # ~93% of deals won, nearly all within a few thousand
+            "tabbycat": 2_500,
+            "manx": 2_500,
+            # 2.7% of deals are won within 500 positions (seeds 1-2000): 0.61 s mean / 2.9 s
+            # p99 of one core's CPU to a winnable deal, against 1.08 / 4.9 s at 1,500 (4.5% won)
+            "klondike": 500,
+            "leapyear": 1_500,
+        }
+    )
+    verdict: int = 100_000
+    hint: int = 50_000
+    #: a winnable draw gives up (`busy`) after this many candidates or seconds
+    max_draws: int = 2_000
+    max_seconds: float = 30.0
+
+    def for_draw(self, game: str) -> int:
+        return self.draw.get(game, 2_000)
+
+
+@dataclass(frozen=True)
+class Winnable:
+    """A winnable deal for a room: its seed, the length of the solver's win, and the rules it
+    was solved under (the room's options must still be these when the race starts)."""
+
+    seed: int
+    solution: int
+    tried: int
+    game: str
+    game_options: dict[str, Any]
+
+    def check(self, options: dict[str, Any]) -> None:
+        same = options["game"] == self.game and options["game_options"] == self.game_options
+        if not same or options.get("deal") != "winnable":
+            raise ProtocolError("busy", "the room's game changed while dealing; start again")
+
+
+def draw_solve(game: str, seed: int, options: dict[str, Any], budget: int) -> tuple[str, int]:
+    """One candidate seed, in a worker: (verdict, solution length)."""
+    r = solve_deal(game, seed, options, budget)
+    return r.verdict, len(r.moves)
+
+
+def _solve_text(text: str, budget: int) -> SolveResult:
+    return solve_text(text, budget)
+
+
+def _deal_key(room_options: dict[str, Any]) -> str:
+    return json.dumps([room_options["game"], room_options["game_options"]], sort_keys=True)
+
+
+def _quiet(task: asyncio.Future[Any]) -> None:
+    """A draw made ahead that nobody awaited must not log 'exception never retrieved'."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _busy(kind: str) -> ProtocolError:
+    return ProtocolError("busy", f"the solver has too many {kind}s waiting; try again shortly")
+
+
+class SolverPool:
+    """A bounded pool of solver processes, made lazily, owned by one server process; its
+    jobs wait in a priority queue of bounded length per kind (server/solver/solver_jobs.py)."""
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        budgets: Budgets | None = None,
+        bounds: QueueBounds | None = None,
+    ) -> None:
+        self.workers = workers or max(1, min(4, os.cpu_count() or 1))
+        self.budgets = budgets or Budgets()
+        self.jobs = Jobs(self.workers, bounds)
+        self._hints: LRU[str, tuple[str, list[str]]] = LRU(HINTS_KEPT)
+        self._solving: dict[str, asyncio.Future[SolveResult]] = {}
+        self._ahead: dict[str, asyncio.Future[Winnable]] = {}
+
+    async def run(self, kind: str, fn: Any, *args: Any) -> Any:
+        """`fn(*args)` in a worker, after every more urgent job queued (`KINDS`); `QueueFull`
+        when `kind`'s queue is full."""
+        return await self.jobs.run(kind, fn, *args)
+
+    async def draw(self, fn: Any, *args: Any) -> Any:
+        """A candidate of a draw (a daily's or a winnable room's): `busy` when the draws'
+        queue is full."""
+        try:
+            return await self.jobs.run(DRAW, fn, *args)
+        except QueueFull:
+            raise _busy("draw") from None
+
+    def close(self) -> None:
+        """Drop queued solves and stop the workers now (a solve in progress is not waited for)."""
+        for task in self._ahead.values():
+            task.cancel()
+        self._ahead.clear()
+        self.jobs.close()
+
+    # --- winnable deals -----------------------------------------------------------------
+
+    async def winnable(self, room_options: dict[str, Any]) -> Winnable:
+        """A winnable deal under a room's game and rule options: the one drawn ahead for
+        them (`prefetch`) when there is one, else a fresh draw. Each is used once."""
+        key = _deal_key(room_options)
+        ahead = self._ahead.pop(key, None)
+        if ahead is not None:
+            try:
+                return await ahead
+            except ProtocolError:
+                pass  # that draw gave up; the host is waiting now, so draw again
+        try:
+            return await self._draw(room_options)
+        except ProtocolError:
+            self.prefetch(room_options)  # keep drawing: the host's retry may find one ready
+            raise
+
+    def prefetch(self, room_options: dict[str, Any]) -> None:
+        """Start drawing a winnable deal for these options now (a winnable room was made or
+        set up), so that `start` usually finds one ready. The seed stays in this process's
+        memory only and is committed, as any seed, when a race starts with it."""
+        key = _deal_key(room_options)
+        if key in self._ahead or len(self._ahead) >= 32:
+            return
+        task = asyncio.ensure_future(self._draw(room_options))
+        task.add_done_callback(_quiet)
+        self._ahead[key] = task
+
+    async def _draw(self, room_options: dict[str, Any]) -> Winnable:
+        game, options = room_options["game"], dict(room_options["game_options"])
+        seed, solution, tried = await self.winnable_seed(game, options)
+        return Winnable(seed, solution, tried, game, options)
+
+    async def winnable_seed(self, game: str, options: dict[str, Any]) -> tuple[int, int, int]:
+        """A fresh secret seed whose deal the solver wins within the draw budget (at most one
+        candidate per worker queued at once; `busy` when the draws' queue is full)."""
+        budget = self.budgets.for_draw(game)
+        running: dict[asyncio.Future[tuple[str, int]], int] = {}
+        tried = 0
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self.budgets.max_seconds
+        try:
+            while True:
+                out_of_time = loop.time() >= give_up
+                while (
+                    len(running) < self.workers
+                    and tried < self.budgets.max_draws
+                    and not out_of_time
+                ):
+                    seed = secrets.randbits(64)
+                    try:
+                        fut = self.jobs.submit(DRAW, draw_solve, game, seed, dict(options), budget)
+                    except QueueFull:
+                        raise _busy("draw") from None
+                    running[fut] = seed
+                    tried += 1
+                if not running:
+                    raise ProtocolError(
+                        "busy",
+                        f"no winnable {game} deal found in {tried} tries; try again",
+                    )
+                await asyncio.wait(list(running), return_when=asyncio.FIRST_COMPLETED)
+                for f in [f for f in running if f.done()]:
+                    seed = running.pop(f)
+                    verdict, length = f.result()
+                    if verdict == WON:
+                        return seed, length, tried
+        finally:
+            for f in running:
+                f.cancel()  # a candidate still queued leaves the queue
+
+    # --- after a race -------------------------------------------------------------------
+
+    async def deal_verdict(
+        self, game: str, seed: int, options: dict[str, Any]
+    ) -> tuple[str, int | None]:
+        """(verdict, solution length when won) of a deal from its start."""
+        try:
+            verdict, length = await self.run(
+                VERDICT, draw_solve, game, seed, dict(options), self.budgets.verdict
+            )
+        except QueueFull:
+            log.debug("the solver's verdict queue is full: a deal's verdict is unknown")
+            return UNKNOWN, None
+        return verdict, (length if verdict == WON else None)
+
+    async def position_verdicts(self, texts: dict[str, str]) -> dict[str, str]:
+        """Each named position's verdict ("unknown" also when a solve failed)."""
+
+        async def one(text: str) -> str:
+            try:
+                r: SolveResult = await self.run(VERDICT, _solve_text, text, self.budgets.verdict)
+            except QueueFull:
+                log.debug("the solver's verdict queue is full: a position's verdict is unknown")
+                return UNKNOWN
+            except Exception:
+                log.warning("solving a final position failed", exc_info=True)
+                return UNKNOWN
+            return r.verdict
+
+        keys = list(texts)
+        out = await asyncio.gather(*(one(texts[k]) for k in keys))
+        return dict(zip(keys, out, strict=True))
+
+    # --- hints --------------------------------------------------------------------------
+
+    async def hint(self, text: str) -> tuple[str, str | None]:
+        """(verdict, the next move of a solution when "won") from a position text."""
+        known = self._hints.get(text)
+        if known is not None:
+            return WON, known[1][0] if known[1] else None
+        # one solve per position at a time: asking again while it runs waits for the same one
+        running = self._solving.get(text)
+        if running is None:
+            try:
+                job = self.jobs.submit(HINT, _solve_text, text, self.budgets.hint)
+            except QueueFull:
+                raise _busy("hint") from None
+            running = self._solving[text] = job
+            running.add_done_callback(lambda _: self._solving.pop(text, None))
+        r: SolveResult = await asyncio.shield(running)
+        if r.verdict != WON:
+            return r.verdict, None
+        self._remember(text, r.moves)
+        return WON, r.moves[0] if r.moves else None
+
+    def _remember(self, text: str, moves: list[str]) -> None:
+        """Every position along the solution, so following the hints needs no new solve."""
+        game = from_text(text)
+        for i, mv in enumerate(moves):
+            self._hints.put(game.to_text(), (text, moves[i:]))
+            game.play(mv)
+
+
+Rule = Callable[[Room, int], list[dict[str, Any]]]
+
+
+class RaceVerdicts:
+    """After a race this process finished: was the deal winnable, and was each unfinished
+    seat's final position? Sent as a `solved` event once known (the results do not wait).
+
+    The verdicts are computed after the results are stored, so a process that dies in
+    between never stores them: any process that loads the finished room without them
+    (`owed`: a player resuming elsewhere, the janitor counting the dead process out)
+    computes them again from the stored logs. Storing them is idempotent (`_store_solved`).
+    """
+
+    def __init__(self, solver: SolverPool, update: Callable[[str, Rule], Awaitable[Any]]) -> None:
+        self.solver = solver
+        self.update = update
+        self.tasks: set[asyncio.Task[None]] = set()
+        #: (room, round) whose verdicts this process is computing: each once at a time
+        self.pending: set[tuple[str, int]] = set()
+
+    def finished(self, room: Room) -> None:
+        """Called as the race's results are stored: read what to solve now (the cached
+        games change with a rematch), solve later."""
+        if room.doc["seed"] is not None and room.doc["options"].get("deal") == "winnable":
+            self.solver.prefetch(room.doc["options"])  # for the rematch
+        self._judge_later(room)
+
+    def owed(self, room: Room) -> None:
+        """Called with every room loaded from Redis: a finished race whose results have no
+        verdicts (the process that finished it died first, or its solve failed) gets them."""
+        results = room.doc.get("results")
+        if room.state == FINISHED and results and "solved" not in results:
+            self._judge_later(room)
+
+    def _judge_later(self, room: Room) -> None:
+        d = room.doc
+        key = (room.code, d["round"])
+        if d["seed"] is None or key in self.pending:
+            return
+        skip = unjudged(room)
+        if skip is not None:
+            METRICS.verdicts_skipped.labels(skip).inc()
+            log.debug("no verdicts for %s: %s", shown(room.code), skip)
+            return
+        texts = {
+            str(seat): race.game.to_text()
+            for seat, race in sorted(room.races.items())
+            if room.status(seat) != "won"
+        }
+        job = self._judge(room.code, d["round"], d["options"], d["seed"], d.get("solution"), texts)
+        task = asyncio.ensure_future(job)
+        self.tasks.add(task)
+        self.pending.add(key)
+        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(lambda _: self.pending.discard(key))
+
+    async def _judge(
+        self,
+        code: str,
+        round_: int,
+        options: dict[str, Any],
+        seed: int,
+        solution: int | None,
+        texts: dict[str, str],
+    ) -> None:
+        try:
+            if solution is not None:
+                deal: tuple[str, int | None] = (WON, solution)
+            else:
+                deal = await self.solver.deal_verdict(
+                    options["game"], seed, options["game_options"]
+                )
+            seats = await self.solver.position_verdicts(texts)
+            solved = {"deal": deal[0], "deal_moves": deal[1], "seats": seats}
+            await self.update(code, _store_solved(round_, solved))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.warning("post-race verdicts of %s not stored", shown(code), exc_info=True)
+
+    def close(self) -> None:
+        for t in list(self.tasks):
+            t.cancel()
+
+
+#: seat statuses of a racer who walked away (a grace period's end resigns)
+GAVE_UP = ("resigned", "left")
+
+
+def unjudged(room: Room) -> str | None:
+    """Why a finished race gets no verdicts (None: it gets them). Each costs the solver
+    seconds, so races nobody played must not queue solves: an *abandoned* race (every
+    racer resigned or left, a grace period's end or a kick included, and not one move
+    played) and a *practice* daily attempt (off the board; its deal is known winnable).
+    A racer who played and then gave up still learns whether the deal and their position
+    were winnable (that is what a solo practice room's results show); such races wait
+    behind hints and draws, within the verdicts' bound (server/solver/solver_jobs.py)."""
+    daily = room.doc.get("daily")
+    if daily and not daily.get("scored"):
+        return "practice"
+    racers = [s["seat"] for s in room.seats() if s.get("in_race")]
+    played = any(race.moves for race in room.races.values())
+    if not played and all(room.status(n) in GAVE_UP for n in racers):
+        return "abandoned"
+    return None
+
+
+def _store_solved(round_: int, solved: dict[str, Any]) -> Rule:
+    """The verdicts join the stored results (snapshots carry them) and go out as one event,
+    unless the room moved on (a rematch) or they are already there."""
+
+    def rule(room: Room, now: int) -> list[dict[str, Any]]:
+        results = room.doc.get("results")
+        if room.doc["round"] != round_ or room.state != FINISHED or not results:
+            return []
+        if "solved" in results:
+            return []
+        results["solved"] = solved
+        return [{"kind": "solved", "at": now, **solved}]
+
+    return rule
+
+
+async def hint(solver: SolverPool, room: Room, seat: int, now: int) -> dict[str, Any]:
+    """A practice hint: only in a room with hints on and one player in the race."""
+    if not room.options.get("hints"):
+        raise ProtocolError("not_allowed", "hints are off in this room")
+    race = room.check_can_move(seat, now)
+    racers = [s for s in room.seats() if s.get("in_race")]
+    if len(racers) != 1:
+        raise ProtocolError("not_allowed", "hints are for solo practice only")
+    text, n = race.game.to_text(), race.moves + 1
+    verdict, move = await solver.hint(text)
+    out: dict[str, Any] = {"type": "hint", "verdict": verdict, "n": n}
+    if move is not None:
+        out["move"] = move
+    return out

@@ -1,0 +1,170 @@
+"""Room leases: which process serves a room, and the fencing version that stops a stale one.
+
+With room affinity (`solrace serve --workers N`, or a proxy hashing the room code) every
+connection of a room lands on one process, its owner. The owner holds the room's lease:
+
+    P room:{C}:lease   str   "<epoch>:<process id>", with a TTL the owner renews every beat
+    P room:{C}:fence   hash  epoch (bumped by every acquisition), owner, released (0/1)
+
+Both keys share the room's hash tag, so one script reads and writes them on one node of a
+cluster. A process acquires the lease when it serves the room's first local connection (and
+on every beat while it serves the room and the lease is free); a dead or paused owner's
+lease expires after the liveness window and the next process to serve the room takes it,
+with a higher epoch.
+
+Fencing: while a process holds a lease its writes to the room (`Store.commit`, `Store.append`)
+carry the epoch, and the scripts refuse them when the room's fence has moved on: an owner
+that was paused past its lease (a stall, a partition) cannot write on the strength of what
+it cached once another process took the room over. The refusal is a `Conflict("fence")`: the
+store forgets the epoch, the service drops its cached room, reloads it from Redis and judges
+the command again, now as a process without the lease.
+
+The holder is the room's one writer: it judges moves on its copy in memory and stores each
+with the store's lean append (`Store.append_owned`), which checks the fence's epoch and its
+`sync` counter instead of the room's version, log length and revision. `sync` moves with
+every acquisition here and with every write made without the lease (and every `outcome` of a
+lost answer: store.py), so a holder whose copy was loaded under the current `sync` knows that
+nobody else wrote the room since; when the counter moved, its append is refused
+(`Conflict("sync")`) and it reloads, keeping its lease.
+
+A process without the lease still serves a connection that reached it (epoch 0: no fence
+check). That is the documented slow path (a client that did not put the room in its URL, a
+proxy that hashes differently, a worker that was down): it works through Redis as any two
+processes sharing a room do, with the scripts' version checks keeping it exact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from solrace.server.common.codes import shown
+from solrace.server.common.metrics import METRICS
+
+if TYPE_CHECKING:
+    from solrace.server.store.store import Store
+
+log = logging.getLogger("solrace.server")
+
+_ACQUIRE = """
+-- KEYS: lease fence ; ARGV: owner ttl_ms keep_ms
+-- -> {epoch, taken_over}: epoch 0 = another process holds the lease
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local ep, who = string.match(cur, '^(%d+):(.*)$')
+  if who == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+    redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
+    return {tonumber(ep), 0}
+  end
+  return {0, 0}
+end
+local prev = redis.call('HGET', KEYS[2], 'owner')
+local released = redis.call('HGET', KEYS[2], 'released')
+local ep = redis.call('HINCRBY', KEYS[2], 'epoch', 1)
+redis.call('HINCRBY', KEYS[2], 'sync', 1)
+redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'released', '0')
+redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
+redis.call('SET', KEYS[1], ep .. ':' .. ARGV[1], 'PX', tonumber(ARGV[2]))
+local took = 0
+if prev and prev ~= ARGV[1] and released ~= '1' then took = 1 end
+return {ep, took}
+"""
+
+_RELEASE = """
+-- KEYS: lease fence ; ARGV: owner
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 0 end
+local ep, who = string.match(cur, '^(%d+):(.*)$')
+if who ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[2], 'released', '1')
+return 1
+"""
+
+#: how long the fence hash outlives its last acquisition (a room nobody touches goes in a day)
+KEEP_MS = 24 * 3600 * 1000
+
+
+class Leases:
+    """This process's room leases; the epochs it holds are the store's `fences`."""
+
+    def __init__(self, store: Store, owner: str, ttl_s: float) -> None:
+        self.store = store
+        self.owner = owner
+        self.ttl_ms = max(1, int(ttl_s * 1000))
+        self._acquire = store.redis.register_script(_ACQUIRE)
+        self._release = store.redis.register_script(_RELEASE)
+        self._task: asyncio.Task[None] | None = None
+        #: set by close(): the renewal loop ends even if its cancellation was swallowed
+        self.closing = False
+        #: whether this process still serves the room (`transport.build`: a connection here)
+        self.serves: Callable[[str], bool] = lambda code: True
+
+    @property
+    def held(self) -> dict[str, int]:
+        """Room code -> the epoch this process writes with."""
+        return self.store.fences
+
+    def _keys(self, code: str) -> list[str]:
+        return [self.store.key(code, "lease"), self.store.key(code, "fence")]
+
+    async def acquire(self, code: str) -> int:
+        """Take (or renew) the room's lease: its epoch, or 0 when another process holds it."""
+        out = await self._acquire(keys=self._keys(code), args=[self.owner, self.ttl_ms, KEEP_MS])
+        epoch, took = int(out[0]), int(out[1])
+        if epoch and not self.serves(code):
+            # the room's last connection here left while this ran (a renewal racing `release`):
+            # hand the lease back rather than keep an epoch for a room nobody here serves
+            await self.release(code)
+            return 0
+        if epoch:
+            if self.store.fences.get(code) != epoch:
+                log.info("room %s: lease taken, epoch %d", shown(code), epoch)
+            self.store.fences[code] = epoch
+            if took:
+                METRICS.rooms_taken_over.inc()
+        else:
+            self.store.fences.pop(code, None)
+        return epoch
+
+    async def release(self, code: str) -> None:
+        """The last local connection of the room left: the next process to serve it needs
+        no wait for a TTL."""
+        self.store.fences.pop(code, None)
+        await self._release(keys=self._keys(code), args=[self.owner])
+
+    def start(self, serving: Callable[[], Iterable[str]], every_s: float) -> None:
+        """Renew (or take, when free) the lease of every room this process serves, every beat."""
+        self._task = asyncio.create_task(self._renew(serving, every_s))
+
+    async def _renew(self, serving: Callable[[], Iterable[str]], every_s: float) -> None:
+        """Until `close`. The loop also checks `closing`: a cancel that lands on a Redis call
+        timing out can come back as a TimeoutError (seen with Redis restarting), and a loop
+        that took it for a failed renewal ran on with close() waiting for it for ever."""
+        while not self.closing:
+            await asyncio.sleep(every_s)
+            for code in list(serving()):
+                if self.closing:
+                    return
+                try:
+                    await self.acquire(code)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    METRICS.redis_errors.labels("lease").inc()
+                    log.debug("lease renewal of %s failed", shown(code), exc_info=True)
+
+    async def close(self) -> None:
+        """Stop renewing and hand back every lease (a clean shutdown)."""
+        self.closing = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+        for code in list(self.store.fences):
+            with contextlib.suppress(Exception):
+                await self.release(code)

@@ -1,0 +1,63 @@
+"""`Game.view_since` builds again only the piles a move changed, and must give exactly
+`view()`: checked along random games of every family (moves, deals, recycles, undos), for
+Klondike with draw one and draw three (its waste shows up to three cards)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from solrace.engine import new_game
+
+CASES = [
+    ("klondike", {}),
+    ("klondike", {"draw": 3}),
+    ("puttputt", {}),
+    ("leapyear", {}),
+    ("tabbycat", {}),
+    ("manx", {}),
+]
+
+
+@pytest.mark.parametrize(("name", "options"), CASES)
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_view_since_is_the_view(name: str, options: dict[str, int], seed: int) -> None:
+    game = new_game(name, seed=seed, options=options)
+    rng = random.Random(seed)
+    states: list[object] = []
+    view = game.view_since(None, states)
+    assert view == game.view()
+    for _ in range(300):
+        moves = game.legal_moves()
+        if game.history and (not moves or rng.random() < 0.15):
+            game.undo()
+        elif moves:
+            game.play(rng.choice(moves))
+        else:
+            break
+        before = view
+        view = game.view_since(before, states)
+        assert view == game.view()
+        # the piles that did not change are shared with the view before, not built again
+        unchanged = [n for n, p in view["piles"].items() if p == before["piles"][n]]
+        assert all(view["piles"][n] is before["piles"][n] for n in unchanged)
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"draw": 3}, {"moves": "build"}, {"draw": 3, "moves": "build", "passes": 1}]
+)
+def test_klondikes_first_move_search_agrees_with_the_full_one(options: dict[str, object]) -> None:
+    """The dead check stops at the first move found (`_any_move`): it must find one exactly
+    when the full generation does, along random games with undos."""
+    for seed in range(1, 9):
+        game = new_game("klondike", seed=seed, options=options)
+        rng = random.Random(seed)
+        for _ in range(250):
+            assert game._any_move() == bool(game._legal_moves(False))  # type: ignore[attr-defined]
+            moves = game.legal_moves()
+            if game.history and (not moves or rng.random() < 0.1):
+                game.undo()
+            elif moves:
+                game.play(rng.choice(moves))
+            else:
+                break

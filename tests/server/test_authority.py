@@ -1,0 +1,219 @@
+"""The lease holder is the room's one writer: its copy in memory is the room.
+
+Its moves are stored by one lean fenced append (`Store.append_owned`) that checks only the
+fence's counter (`sync`); every acquisition of the lease and every write without it moves that
+counter. These tests drive two services on one Redis (two processes): the holder, and one
+without the lease that writes too (a connection that reached it), with takeovers between them,
+and check after every write of the holder that its copy in memory equals the room rebuilt
+from Redis (the document, the seats' logs, each seat's engine position), and that a stale
+holder's appends are refused (fencing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from solrace.protocol.messages import ProtocolError
+from solrace.server.race.service import RoomService
+from solrace.server.rules.room import RACING, Room
+from solrace.server.store.lease import Leases
+from solrace.server.store.store import Conflict, Store
+
+DOC = {"code": "OWNED", "seats": [{"seat": 0}], "state": "racing"}
+CODE = "OWNED"
+
+
+@pytest.fixture
+async def pair(redis_url: str, key_prefix: str):
+    a = Store.from_url(redis_url, key_prefix)
+    b = Store.from_url(redis_url, key_prefix)
+    yield a, b
+    keys = [k async for k in a.redis.scan_iter(match=f"{key_prefix}*")]
+    if keys:
+        await a.redis.delete(*keys)
+    await a.close()
+    await b.close()
+
+
+async def test_a_stale_lease_holders_append_is_refused(pair) -> None:
+    """The holder loads the room under its lease and writes lean appends; another process
+    takes the room over; the old holder's next lean append is refused and stores nothing."""
+    a, b = pair
+    la, lb = Leases(a, "proc-a", 30), Leases(b, "proc-b", 30)
+    await la.acquire(CODE)
+    await a.commit(CODE, 0, DOC, [], seats=1)
+    loaded = await a.load(CODE)
+    assert loaded is not None and loaded.sync == b"1"
+    stored = await a.append_owned(CODE, loaded.sync, 0, "m1", {"kind": "progress"})
+    assert (stored.length, stored.rev) == (1, 1)
+    await a.redis.delete(a.key(CODE, "lease"))  # a stalls past its lease
+    assert await lb.acquire(CODE) == 2
+    with pytest.raises(Conflict) as exc:
+        await a.append_owned(CODE, loaded.sync, 0, "m2", {"kind": "progress"})
+    assert exc.value.what == "fence" and exc.value.have == 2
+    assert a.fences == {}  # a forgot its lease
+    # the new holder writes on from its own load
+    mine = await b.load(CODE)
+    assert mine is not None and mine.logs[0] == [b"m1"]
+    await b.append_owned(CODE, mine.sync, 0, "m2", {"kind": "progress"})
+    assert (await b.load(CODE)).logs[0] == [b"m1", b"m2"]  # type: ignore[union-attr]
+
+
+async def test_a_write_without_the_lease_makes_the_holder_reload(pair) -> None:
+    """A process without the lease writes the room (the slow path, checked by version, length
+    and revision): the holder's copy is stale, so its lean append is refused as `sync` (it
+    keeps its lease), and a fresh load lets it write again."""
+    a, b = pair
+    await Leases(a, "proc-a", 30).acquire(CODE)
+    ver, _ = await a.commit(CODE, 0, DOC, [], seats=1)
+    held = await a.load(CODE)
+    assert held is not None
+    await b.append(CODE, ver, 0, 0, 0, "m1", {"kind": "progress"})
+    with pytest.raises(Conflict) as exc:
+        await a.append_owned(CODE, held.sync, 0, "x", {"kind": "progress"})
+    assert exc.value.what == "sync" and a.fences == {CODE: 1}
+    fresh = await a.load(CODE)
+    assert fresh is not None and fresh.logs[0] == [b"m1"]
+    await a.append_owned(CODE, fresh.sync, 0, "m2", {"kind": "progress"})
+    assert (await a.load(CODE)).logs[0] == [b"m1", b"m2"]  # type: ignore[union-attr]
+
+
+async def test_a_lost_answers_outcome_stops_the_lean_append(pair) -> None:
+    """A lean append whose answer was lost: asking whether it is stored moves the counter, so
+    if it is still on its way it is refused when it runs (it is then never stored)."""
+    a, _ = pair
+    await Leases(a, "proc-a", 30).acquire(CODE)
+    await a.commit(CODE, 0, DOC, [], seats=1)
+    held = await a.load(CODE)
+    assert held is not None
+    assert await a.outcome(CODE, 0, 0, 0, "m1", {"kind": "progress"}) is None
+    with pytest.raises(Conflict):
+        await a.append_owned(CODE, held.sync, 0, "m1", {"kind": "progress"})
+    assert (await a.load(CODE)).logs[0] == []  # type: ignore[union-attr]
+
+
+# --- a randomized run: the holder's memory against the room rebuilt from Redis ---------------
+
+
+def same_room(mine: Room, rebuilt: Room) -> None:
+    assert mine.doc == rebuilt.doc
+    assert set(mine.races) == set(rebuilt.races)
+    for seat, race in mine.races.items():
+        other = rebuilt.races[seat]
+        assert [(e.move, e.at) for e in race.entries] == [(e.move, e.at) for e in other.entries]
+        assert race.rev == other.rev
+        assert race.game.view() == other.game.view(), f"seat {seat}"
+
+
+@dataclass
+class Side:
+    service: RoomService
+    leases: Leases
+    owned: int = 0  # lean appends stored
+
+
+def counting(side: Side) -> None:
+    store = side.service.store
+    real = store.append_owned
+
+    async def append_owned(*args: Any, **kw: Any) -> Any:
+        out = await real(*args, **kw)
+        side.owned += 1
+        return out
+
+    store.append_owned = append_owned  # type: ignore[method-assign]
+
+
+ACTION = st.one_of(
+    st.tuples(st.just("move"), st.integers(0, 2), st.integers(0, 50)),
+    st.tuples(st.just("undo"), st.integers(0, 2), st.just(0)),
+    st.tuples(st.just("foreign"), st.integers(0, 2), st.integers(0, 50)),
+    st.tuples(st.just("takeover"), st.just(0), st.just(0)),
+)
+
+
+async def _run(redis_url: str, races: list[list[tuple[str, int, int]]]) -> None:
+    prefix = f"solrace-test-{uuid.uuid4().hex[:12]}:"
+    stores = [Store.from_url(redis_url, prefix) for _ in range(3)]
+    sides = [
+        Side(RoomService(stores[0]), Leases(stores[0], "proc-a", 30)),
+        Side(RoomService(stores[1]), Leases(stores[1], "proc-b", 30)),
+    ]
+    for side in sides:
+        counting(side)
+    judge = RoomService(stores[2])  # rebuilds the room from Redis alone
+    holder, other = sides
+    lean = writes = 0
+    try:
+        made = await holder.service.create("p0", {"game": "klondike", "countdown": 0}, True)
+        code = made["room"]
+        for i in (1, 2):
+            await holder.service.join(code, f"p{i}")
+        await holder.leases.acquire(code)
+        for actions in races:
+            await holder.service.start(code, made["host_token"])
+            await holder.service.tick(code)
+            for kind, seat, pick in actions:
+                if kind == "takeover":
+                    # the holder stalls past its lease: the other process takes the room over,
+                    # and the stale holder still believes it holds it (its next write is fenced)
+                    await stores[0].redis.delete(stores[0].key(code, "lease"))
+                    assert await other.leases.acquire(code) > 0
+                    holder, other = other, holder
+                    continue
+                side = holder if kind in ("move", "undo") else other
+                service = side.service
+                room = (await service.load(code)).room if kind == "foreign" else None
+                if room is None:
+                    cached = service.cache.get(code)
+                    room = cached.room if cached else (await service.load(code)).room
+                if room.state != RACING or seat not in room.races:
+                    continue
+                moves = [str(mv) for mv in room.races[seat].game.legal_moves()]
+                if not moves:
+                    continue
+                before = side.owned
+                try:
+                    await service.move(
+                        code, seat, moves[pick % len(moves)], None, undo=kind == "undo"
+                    )
+                except ProtocolError:
+                    continue  # not its turn to move any more, an undo refused: nothing stored
+                if side is holder:
+                    writes += 1
+                    lean += side.owned - before
+                    rebuilt = (await judge.load(code)).room
+                    same_room(service.cache[code].room, rebuilt)
+            # end the race (every seat resigns), rebuild once more, deal the next one
+            for seat in range(3):
+                try:
+                    await holder.service.resign(code, seat)
+                except ProtocolError:
+                    pass
+            rebuilt = (await judge.load(code)).room
+            same_room(holder.service.cache[code].room, rebuilt)
+            await holder.service.rematch(code, made["host_token"])
+        assert lean == writes  # every move the holder stored was one lean append
+    finally:
+        keys = [k async for k in stores[0].redis.scan_iter(match=f"{prefix}*")]
+        if keys:
+            await stores[0].redis.delete(*keys)
+        for store in stores:
+            await store.close()
+
+
+@settings(
+    max_examples=15,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(races=st.lists(st.lists(ACTION, min_size=1, max_size=30), min_size=1, max_size=3))
+def test_the_holders_memory_is_the_room_in_redis(redis_url: str, races) -> None:
+    asyncio.run(_run(redis_url, races))
