@@ -276,3 +276,44 @@ def render_spectator_screen(
 
 def now_ms() -> float:
     return time.time() * 1000
+
+
+def _who(room: RoomModel, seat: int, names: dict[int, str] | None = None) -> str:
+    name = (names or {}).get(seat) or room.players.get(seat, {}).get("name")
+    return str(name) if name else f"seat {seat}"
+
+
+def event_line(
+    kind: str,
+    raw: dict[str, Any],
+    room: RoomModel,
+    grace: float | None = None,
+    names: dict[int, str] | None = None,
+) -> str:
+    """A room event as a sentence for the log ("Bob is ready", "Bob disconnected: resigns in
+    30 s unless back"), never the raw fields. `names`: seat -> name from before the event (a
+    player who left the lobby is gone from the model by then)."""
+    seat = raw.get("seat")
+    who = _who(room, seat, names) if isinstance(seat, int) else ""
+    mine = seat is not None and seat == room.seat
+    if kind == "player_joined":
+        return f"* {raw.get('name') or who} joined{' (a bot)' if raw.get('bot') else ''}"
+    if kind == "player_left":
+        return f"* {who} left"
+    if kind == "kicked":
+        return "* you were removed from the room" if mine else f"* {who} was removed"
+    if kind == "ready":
+        return f"* {who} is {'ready' if raw.get('ready') else 'not ready'}"
+    if kind == "connected":
+        if raw.get("connected"):
+            return f"* {who} connected"
+        if room.state == "racing" and grace:
+            return f"* {who} disconnected: resigns in {round(grace)} s unless back"
+        return f"* {who} disconnected"
+    if kind == "options":
+        opts = raw.get("options") or {}
+        shown = ", ".join(f"{k} {v}" for k, v in opts.items() if k not in ("seed", "text_seed"))
+        return f"* the host changed the rules{': ' + shown if shown else ''}"
+    if kind == "rematch":
+        return "* rematch: a new race in this room, same players"
+    return f"* {kind.replace('_', ' ')}"

@@ -35,6 +35,7 @@ from .moves import legal_moves
 from .options import parse_option, room_options
 from .player_key import load_or_create
 from .render import (
+    event_line,
     player_line,
     render_player_screen,
     render_results,
@@ -122,6 +123,8 @@ class Terminal:
         self.done = asyncio.Event()
         self._ticker: asyncio.Task[None] | None = None
         self._last_drawn: tuple[Any, ...] | None = None
+        #: seat -> name as last seen: a player who left the lobby is named in its event
+        self.names: dict[int, str] = {}
 
     def print(self, text: str = "") -> None:
         self.out.write(text + "\n")
@@ -256,6 +259,13 @@ class Terminal:
     # ---- pushes -----------------------------------------------------------------
 
     def on_push(self, msg: ev.Message) -> None:
+        self._said(msg)
+        room = self.client.room
+        self.names.update(
+            {seat: str(p["name"]) for seat, p in room.players.items() if p.get("name")}
+        )
+
+    def _said(self, msg: ev.Message) -> None:
         room = self.client.room
         if isinstance(msg, ev.Progress):
             if msg.seat != room.seat:
@@ -280,12 +290,9 @@ class Terminal:
                 ev.Connected,
             ),
         ):
-            self.print(
-                f"* {msg.kind}: "
-                + ", ".join(
-                    f"{k}={v}" for k, v in msg.raw.items() if k not in ("type", "n", "kind", "at")
-                )
-            )
+            welcome = self.client.welcome
+            grace = welcome.limits.get("grace") if welcome is not None else None
+            self.print(event_line(msg.kind, msg.raw, room, grace, self.names))
         elif isinstance(msg, (ev.Snapshot, ev.Board, Resynced, Reconnected)):
             self.draw(force=False)
         elif isinstance(msg, ev.Event) and msg.kind == "solved":

@@ -64,6 +64,17 @@ class PanelTerminal(Terminal):
         super().on_push(msg)
 
 
+class Prompt(Input):
+    """The prompt: a line leaves it the moment Enter is pressed, so lines typed ahead while
+    the app still handles the last one (a move's round trip) stay apart (they were merged:
+    `dealdealdeal`, since the app cleared the field only when it came to the line)."""
+
+    async def action_submit(self) -> None:
+        value = self.value
+        self.value = ""
+        self.post_message(self.Submitted(self, value, None))
+
+
 class RaceApp(App[int]):
     """Board, opponents' progress, a log and a prompt that is never overwritten."""
 
@@ -99,7 +110,7 @@ class RaceApp(App[int]):
                 yield Static(id="players")
                 yield RichLog(id="log", wrap=True, markup=False, max_lines=500, min_width=20)
         yield Static(id="moves")
-        yield Input(placeholder="a move (t1-f1, deal) or its number, or /help", id="prompt")
+        yield Prompt(placeholder="a move (t1-f1, deal) or its number, or /help", id="prompt")
 
     async def on_mount(self) -> None:
         self._widgets_up = True
@@ -154,8 +165,9 @@ class RaceApp(App[int]):
     # ---- input ------------------------------------------------------------------------
 
     async def on_input_submitted(self, event: Input.Submitted) -> None:
-        line = event.value.strip()
-        event.input.value = ""
+        line = (
+            event.value.strip()
+        )  # the prompt is empty already (Prompt): it may hold the next line
         if not line:
             return
         self.log_line(f"> {line}")

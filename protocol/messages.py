@@ -110,6 +110,10 @@ class F:
     max_len: int | None = None
 
 
+#: a name's bound on the wire, in code points (its rule, 1 to 24 user-perceived characters,
+#: is names.py's: a joined emoji is several code points, at most 16)
+NAME_CODE_POINTS = 384
+
 #: client -> server messages: type -> fields
 CLIENT: dict[str, dict[str, F]] = {
     "hello": {
@@ -119,12 +123,12 @@ CLIENT: dict[str, dict[str, F]] = {
         "bot": F(bool, False),  # this client is a program (Identity: bots)
     },
     "create": {
-        "name": F(str, True, 24),
+        "name": F(str, True, NAME_CODE_POINTS),
         "options": F(dict, False),
         "play": F(bool, False),
         "code": F(str, False, 32),  # the room's code, drawn by the client (Room codes)
     },
-    "join": {"room": F(str, True, 32), "name": F(str, True, 24)},
+    "join": {"room": F(str, True, 32), "name": F(str, True, NAME_CODE_POINTS)},
     "spectate": {"room": F(str, True, 32), "last_event": F(int, False)},
     "resume": {"room": F(str, True, 32), "token": F(str, True, 128), "last_event": F(int, False)},
     "leave": {},
@@ -144,7 +148,7 @@ CLIENT: dict[str, dict[str, F]] = {
     # a daily race: the day's deal for `game` (default rules), started at once, alone
     "daily": {
         "game": F(str, True, 32),
-        "name": F(str, True, 24),
+        "name": F(str, True, NAME_CODE_POINTS),
         "game_options": F(dict, False),
         "practice": F(bool, False),
         "date": F(str, False, 10),  # practice a past day's daily (YYYY-MM-DD, in the archive)

@@ -412,6 +412,7 @@ async def serve_forever(
                     dailies=transport.dailies,
                     guard=transport.guard,
                     trusted_proxies=transport.limits.trusted_proxies,
+                    rooms=transport.store.doc,  # /api/room/CODE: an invite link's room
                 ).handle,
                 admin=lambda peer, forwarded: admin.allows_request(
                     peer, forwarded, transport.limits.trusted_proxies

@@ -46,11 +46,12 @@ from typing import Any
 from solrace.engine import game_titles
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
+from solrace.protocol.names import clean_name
 from solrace.protocol.records import commitment, day_end_ms, record_id
 from solrace.server.common.derive import DAILY_CANDIDATE, derive_seed
 from solrace.server.common.shared import Shared
 from solrace.server.league.boards import Boards
-from solrace.server.rules.room import Room, check_game_options, clean_name
+from solrace.server.rules.room import Room, check_game_options
 from solrace.server.solver.solving import WON, SolverPool, draw_solve
 from solrace.server.store import keys
 from solrace.server.store.redis_conn import Client
@@ -522,6 +523,78 @@ class Dailies:
                 }
                 for game in m.GAME_NAMES
             ],
+        }
+
+    def past_days(self) -> list[str]:
+        """The archive's days, newest first: yesterday back `archive_days` days."""
+        day = datetime.date.fromisoformat(self.today())
+        return [
+            (day - datetime.timedelta(days=i)).isoformat() for i in range(1, self.archive_days + 1)
+        ]
+
+    async def archive(self) -> dict[str, Any]:
+        """`/api/daily/archive`: the past days whose dailies can be practised (their deal is
+        kept: dealt in its day), each game's finishers; a moment old at most."""
+        return await self.pages.get(f"archive:{self.today()}", self._archive)
+
+    async def _archive(self) -> dict[str, Any]:
+        days = self.past_days()
+        games = list(m.GAME_NAMES)
+        pipe = self.redis.pipeline(transaction=False)
+        for date in days:
+            for game in games:
+                pipe.exists(self.key(date, game, "deal"))
+                pipe.zcard(self.boards.keys(board_name(date, game))[0])
+        replies = iter(await pipe.execute())
+        titles = game_titles()
+        out = []
+        for date in days:
+            dailies = []
+            for game in games:
+                kept, players = next(replies), next(replies)
+                if kept:
+                    dailies.append(
+                        {
+                            "id": daily_id(date, game),
+                            "game": game,
+                            "title": titles[game],
+                            "players": int(players),
+                        }
+                    )
+            if dailies:
+                out.append({"date": date, "dailies": dailies})
+        return {"today": self.today(), "days": out}
+
+    async def streak(self, player: str) -> dict[str, Any]:
+        """A player's daily streak: `current` (days in a row with a scored attempt at any
+        game, ending today, or yesterday when today is not played yet), `best` within the
+        kept days, and `days` (the kept days played, newest first). One pipeline of ZSCOREs
+        over the kept boards (`archive_days` + 1 days x games)."""
+        days = [self.today(), *self.past_days()]
+        games = list(m.GAME_NAMES)
+        pipe = self.redis.pipeline(transaction=False)
+        for date in days:
+            for game in games:
+                pipe.zscore(self.boards.keys(board_name(date, game))[0], player)
+        scores = await pipe.execute()
+        played = [
+            any(scores[i * len(games) + j] is not None for j in range(len(games)))
+            for i in range(len(days))
+        ]
+        current, run, best = 0, 0, 0
+        start = 0 if played[0] else 1  # today not played yet: the streak is still yesterday's
+        for p in played[start:]:
+            if not p:
+                break
+            current += 1
+        for p in played:
+            run = run + 1 if p else 0
+            best = max(best, run)
+        return {
+            "current": current,
+            "best": best,
+            "today": played[0],
+            "days": [d for d, p in zip(days, played, strict=True) if p],
         }
 
     async def board(

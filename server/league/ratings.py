@@ -149,13 +149,28 @@ def established(row: dict[str, Any] | None) -> bool:
     return int(row.get("rated", 0)) >= PROVISIONAL_RACES
 
 
+#: the rating people see: SHOWN_BASE + SHOWN_SCALE x ordinal, rounded (a new player, μ 25,
+#: σ 8.33, ordinal 0, is 1000; the board's order is the same: docs/LEADERBOARDS.md)
+SHOWN_BASE, SHOWN_SCALE = 1000, 40
+
+
+def shown(ordinal: float) -> int:
+    """The rating as shown beside a name, from openskill's ordinal (μ − 3σ)."""
+    return round(SHOWN_BASE + SHOWN_SCALE * ordinal)
+
+
 def rating_view(row: dict[str, Any]) -> dict[str, Any]:
-    """The public part of a rating row (what /api/player shows): a provisional rating says so."""
+    """The public part of a rating row (what /api/player and /api/ratings show): the shown
+    `rating`, provisional or not, and what the player's latest rated race changed (`last`:
+    its record id and the change of the shown rating; null in rows from before)."""
     return {
+        "rating": shown(row["ordinal"]),
         "mu": row["mu"],
         "sigma": row["sigma"],
         "ordinal": row["ordinal"],
         "provisional": not established(row),
+        "rated": int(row.get("rated", 0)),
+        "last": row.get("last"),
     }
 
 
@@ -293,6 +308,12 @@ class Ratings:
             news = self.rate(seats, rows, rated_bots=rated_bots, bootstrap=int(size) < BOOTSTRAP)
             if all(n is None for n in news):
                 return "unrated"
+            fresh = float(self.model.rating().ordinal())
+            for new, old in zip(news, rows, strict=True):
+                if new is not None:  # what this race changed, for "+12" beside the results
+                    before = shown(old["ordinal"] if old else fresh)
+                    change = shown(new.row["ordinal"]) - before
+                    new.row["last"] = {"race": race_id, "change": change}
             writes = [(n, t) for n, t in zip(news, texts, strict=True) if n is not None]
             args: list[Any] = [race_id, at, cut, keep, MARKS_MAX, self.cap, len(writes)]
             args.append(self.provisional_cap)

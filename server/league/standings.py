@@ -56,13 +56,13 @@ _COUNT = (
 local stats, marks = KEYS[1], KEYS[2]
 local id, at, cut = ARGV[1], ARGV[2], ARGV[3]
 local keep, max, game, opts = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7]
-local won, time = ARGV[8] == '1', ARGV[9]
+local won, time, boarded = ARGV[8] == '1', ARGV[9], ARGV[10] == '1'
 local state = fresh(marks, id, tonumber(at), tonumber(cut), max)
 if state == 'fresh' then
   redis.call('HINCRBY', stats, game .. ':races', 1)
   if won then
     redis.call('HINCRBY', stats, game .. ':wins', 1)
-    if opts ~= '' then redis.call('HINCRBY', stats, 'wins:' .. game .. ':' .. opts, 1) end
+    if boarded then redis.call('HINCRBY', stats, 'wins:' .. game .. ':' .. opts, 1) end
     local best = redis.call('HGET', stats, game .. ':best_time')
     if time ~= '' and (not best or tonumber(time) < tonumber(best)) then
       redis.call('HSET', stats, game .. ':best_time', time)
@@ -72,7 +72,7 @@ if state == 'fresh' then
   if keep > 0 then redis.call('PEXPIRE', stats, keep) end
 end
 local wins = 0
-if opts ~= '' then wins = tonumber(redis.call('HGET', stats, 'wins:' .. game .. ':' .. opts) or '0') end
+if boarded then wins = tonumber(redis.call('HGET', stats, 'wins:' .. game .. ':' .. opts) or '0') end
 return {state, wins}
 """
 )
@@ -236,6 +236,9 @@ class Standings:
             race.opts or "",
             "1" if won else "0",
             "" if p.time is None else p.time,
+            # a game without options has a board too (its option text is ""): only None
+            # (an open-ended option past its bound) has none
+            "0" if race.opts is None else "1",
         ]
         _, wins = await self._count(keys=keys, args=args)
         if race.opts is None:

@@ -12,7 +12,15 @@
                              (docs/LEADERBOARDS.md); `options` the game options of the board
                              (`draw=3,moves=build`; missing ones are the defaults; ignored
                              for rating, which is per game), `start` 0.., `count` 1-100 (50)
+    GET /api/ratings/GAME?players=ID,ID,...
+                             the ratings of up to RATINGS_MAX players in one game, as shown
+                             beside their names (rating, provisional, rated races, the change
+                             of their latest rated race); players never rated are left out
+    GET /api/room/CODE       what an invite link shows before one joins: the room's game,
+                             host, seats and state (charged like `spectate`, a miss spends
+                             a guess: a private code is the key to its room)
     GET /api/daily           today's dailies with their live figures (server/league/daily.py)
+    GET /api/daily/archive   the past days whose dailies can be practised (`date`)
     GET /api/daily/DATE/GAME a daily's board (`?start=N&count=M`, `&player=ID`: their entry)
     GET /api/replay/ID       the race move by move for the web replay viewer (server/league/replay.py)
 
@@ -36,7 +44,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -50,6 +58,7 @@ from solrace.protocol.replay import REPLAY_VERSION
 from solrace.server.league.boards import PAGE_MAX
 from solrace.server.league.daily import Dailies
 from solrace.server.league.players import is_player_id
+from solrace.server.league.ratings import rating_view, shown
 from solrace.server.league.records import Records
 from solrace.server.league.replay import Busy, Replays
 from solrace.server.league.standings import KINDS, Standings, board_name, board_options
@@ -66,6 +75,8 @@ JSON = "application/json"
 BOARD_MAX_AGE = 10
 #: the longest `start` a leaderboard page may ask for (boards hold at most 1,000,000)
 START_MAX = 10_000_000
+#: the most players one /api/ratings request may name (a room's seats)
+RATINGS_MAX = 16
 
 
 def _json(status: HTTPStatus, body: Any, extra: dict[str, str] | None = None) -> Response:
@@ -164,8 +175,11 @@ class Api:
         clock: Callable[[], int] | None = None,
         guard: Guard | None = None,
         trusted_proxies: tuple[IPNetwork, ...] = (),
+        rooms: Callable[[str], Awaitable[dict[str, Any] | None]] | None = None,
     ) -> None:
         self.records = records
+        #: a room's document by code (Store.doc), for /api/room/CODE
+        self.rooms = rooms
         #: per-address budgets (the WebSocket side's, so one address has one budget)
         self.guard = guard or Guard()
         self.trusted_proxies = trusted_proxies
@@ -188,9 +202,15 @@ class Api:
             return await self.player(request, parts[1], parse_qs(url.query), peer)
         if len(parts) == 2 and parts[0] == "replay":
             return await self.replay(request, parts[1], peer)
+        if len(parts) == 2 and parts[0] == "room" and self.rooms is not None:
+            return await self.room(request, parts[1], peer)
+        if len(parts) == 2 and parts[0] == "ratings" and self.standings is not None:
+            return await self.ratings(request, parts[1], parse_qs(url.query))
         if len(parts) == 3 and parts[0] == "leaderboard" and self.standings is not None:
             return await self.leaderboard(request, parts[1], parts[2], parse_qs(url.query))
         if parts[0] == "daily" and self.dailies is not None:
+            if parts == ["daily", "archive"]:
+                return _revalidated(request, await self.dailies.archive())
             if len(parts) == 1:
                 return await self.daily_listing(request, parse_qs(url.query))
             if len(parts) == 3:
@@ -267,12 +287,14 @@ class Api:
             return refused
         if self.standings is None:
             page = await self.records.player(pid, int(limit_text))
-        else:  # both reads at once: one round trip's wait
+        else:  # the reads at once: one round trip's wait
             page, games = await asyncio.gather(
                 self.records.player(pid, int(limit_text)), self.standings.player_games(pid)
             )
             if page is not None:
                 page["games"] = games
+        if page is not None and self.dailies is not None:
+            page["streak"] = await self.dailies.streak(pid)
         if page is None:
             return not_found("player")
         page["titles"] = game_titles()  # the page has no welcome to read them from
@@ -300,12 +322,75 @@ class Api:
             page: dict[str, Any] = {"total": 0, "entries": [], "next": None}
         else:
             page = await self.standings.boards.page(board_name(kind, game, opts), start, count)
+        if kind == "rating":  # the rating as shown beside names (ratings.shown)
+            for entry in page["entries"]:
+                entry["rating"] = shown(entry["ordinal"])
         body = json.dumps(
-            {"game": game, "kind": kind, "options": None if kind == "rating" else opts, **page},
+            {
+                "game": game,
+                "kind": kind,
+                "options": None if kind == "rating" else opts,
+                **page,
+                "titles": game_titles(),  # the page has no welcome to read them from
+            },
             separators=(",", ":"),
         ).encode()
         cache = f"public, max-age={BOARD_MAX_AGE}"
         return _cached(request, body, JSON, _digest_etag(body), cache)
+
+    async def room(self, request: Request, code: str, peer: str = "") -> Response:
+        """An invite link's room, as its page shows it before anyone joins (no token, no
+        seat's address, no text seed): charged like `spectate`; a code that names no room
+        spends one of the address's guesses, as at `join`."""
+        assert self.rooms is not None
+        code = code.upper()
+        if not code.isalnum() or not 1 <= len(code) <= 32:
+            return not_found("room")
+        host = forwarded_for(peer, request.headers.get("X-Forwarded-For"), self.trusted_proxies)
+        key = self.guard.key_of(host)
+        refused = self.charge(request, peer, "spectate")
+        if refused is not None:
+            return refused
+        doc = await self.rooms(code)
+        if doc is None:
+            self.guard.missed(key, "no_room")
+            return not_found("room")
+        opts = doc["options"]
+        seats = [s for s in doc["seats"] if s]
+        host_seat = doc.get("host_seat")
+        hosts = [s["name"] for s in seats if s.get("seat") == host_seat]
+        body = {
+            "room": doc["code"],
+            "game": opts["game"],
+            "title": game_titles().get(opts["game"], opts["game"]),
+            "state": doc["state"],
+            "host": hosts[0] if hosts else None,
+            "players": [
+                {"name": s["name"], "player": s.get("player"), "bot": bool(s.get("bot"))}
+                for s in seats
+            ],
+            "max_players": opts["max_players"],
+            "spectators": bool(opts.get("spectators", True)),
+            "public": bool(opts.get("public")),
+            "rated": bool(opts.get("rated")),
+            "time_limit": opts.get("time_limit", 0),
+            "daily": doc.get("daily") is not None,
+        }
+        return _json(HTTPStatus.OK, body, {"Cache-Control": "no-store"})
+
+    async def ratings(self, request: Request, game: str, query: dict[str, list[str]]) -> Response:
+        """Players' ratings in one game, as shown beside their names (one HMGET)."""
+        assert self.standings is not None
+        if game not in GAMES:
+            return not_found("game")
+        ids = list(dict.fromkeys(filter(None, (query.get("players") or [""])[0].split(","))))
+        if not 1 <= len(ids) <= RATINGS_MAX or not all(is_player_id(p) for p in ids):
+            return bad_request(f"players is 1 to {RATINGS_MAX} player ids separated by commas")
+        rows = await self.standings.redis.hmget(self.standings.ratings.keys(game)[1], ids)
+        players = {
+            pid: rating_view(json.loads(data)) for pid, data in zip(ids, rows, strict=True) if data
+        }
+        return _revalidated(request, {"game": game, "players": players})
 
     async def daily_listing(self, request: Request, query: dict[str, list[str]]) -> Response:
         assert self.dailies is not None

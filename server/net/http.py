@@ -118,12 +118,16 @@ def room_link(code: str) -> Response:
 
 
 #: pages of the web app with their own address: `/replay/ID` (a race record's replay),
-#: `/player/ID` (a player's races) and `/broadcast/CODE` (a room's broadcast view, a
-#: spectator); the app reads which from the path
-APP_PAGE = re.compile(r"^/(replay|player|broadcast)/[A-Za-z0-9_-]{1,64}$")
-#: put into the head of page.html served at an APP_PAGE path, so its relative asset paths
-#: (`style.css`, `js/...`) resolve one folder up, where they are
-APP_PAGE_BASE = b'<base href="../">'
+#: `/player/ID` (a player's races), `/broadcast/CODE` (a room's broadcast view, a
+#: spectator), `/leaderboard[/GAME[/KIND]]` (the all-time boards), `/daily/DATE/GAME` (a
+#: daily's board), `/dailies` (the archive of past dailies) and `/ratings` (how ratings
+#: work); the app reads which from the path
+APP_PAGE = re.compile(
+    r"^/(?:(?:replay|player|broadcast)/[A-Za-z0-9_-]{1,64}"
+    r"|leaderboard(?:/[a-z]{1,32}(?:/[a-z]{1,16})?)?"
+    r"|daily/\d{4}-\d{2}-\d{2}/[a-z]{1,32}"
+    r"|dailies|ratings)$"
+)
 #: the HTML of those pages: index.html's head, with js/boot.js (which picks the page by the
 #: path) instead of the racing app
 APP_PAGE_FILE = "page.html"
@@ -138,10 +142,13 @@ def admin_page(root: Path) -> Response:
     return response(HTTPStatus.OK, body, CONTENT_TYPES[".html"], NO_STORE)
 
 
-def app_page(root: Path) -> Response:
-    """page.html for an APP_PAGE path, its assets read from one folder up."""
+def app_page(root: Path, path: str = "/player/x") -> Response:
+    """page.html for an APP_PAGE path, with a <base> that makes its relative asset paths
+    (`style.css`, `js/...`) resolve at the site's root, however deep the path is."""
     body = (root / APP_PAGE_FILE).read_bytes().replace(PROTOCOL_PLACEHOLDER, str(VERSION).encode())
-    body = body.replace(b"<head>", b"<head>\n  " + APP_PAGE_BASE, 1)
+    depth = path.count("/") - 1  # the folders the browser resolves relative paths in
+    base = f'<base href="{"../" * depth or "./"}">'.encode()
+    body = body.replace(b"<head>", b"<head>\n  " + base, 1)
     return response(HTTPStatus.OK, body, CONTENT_TYPES[".html"])
 
 
@@ -211,7 +218,7 @@ def make_process_request(
         if path.startswith(ROOM_LINK):
             return room_link(path[len(ROOM_LINK) :])
         if APP_PAGE.match(path):
-            return app_page(static_root)
+            return app_page(static_root, path)
         file = resolve_static(static_root, path)
         if file is None:
             return text(HTTPStatus.NOT_FOUND, "not found\n")

@@ -21,6 +21,7 @@ from typing import Any
 from solrace import __version__
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
+from solrace.protocol.names import clean_name
 from solrace.server.common.codes import (
     CODE_ALPHABET,
     CODE_LENGTH,
@@ -44,7 +45,7 @@ from solrace.server.net.supervisor import RoomSupervisor
 from solrace.server.net.ws_server import WsConnection
 from solrace.server.race.quick import QuickMatch
 from solrace.server.race.service import RoomService
-from solrace.server.rules.room import Room, clean_name
+from solrace.server.rules.room import Room
 from solrace.server.solver.solving import RaceVerdicts, SolverPool, hint
 from solrace.server.store.lease import Leases
 from solrace.server.store.redis_conn import transient
@@ -428,6 +429,7 @@ class Transport:
                 "rate": int(lim.rate),
                 "lobby_burst": min(lim.lobby_burst, lim.burst),
                 "lobby_rate": min(lim.lobby_rate, lim.rate),
+                "grace": lim.grace,  # s a disconnected racer keeps the seat ("resigns in N s")
             }
             await self.send(conn, m.with_ref(m.welcome(SERVER_NAME, limits, player), ref))
             return

@@ -24,6 +24,7 @@ from solrace.protocol.messages import (
     merge_options,
     view_change,
 )
+from solrace.protocol.names import clean_name
 from solrace.protocol.records import OUT_STATUSES, commitment, day_end_ms, rank, record_id
 from solrace.protocol.series import round_rows, series_id, standings
 from solrace.server.common.derive import ROOM_TEXT_SEED, derive_seed
@@ -802,13 +803,6 @@ class Room:
             race.play(plan.entry.move, plan.entry.at)
         else:
             race.pop()
-
-
-def clean_name(name: str) -> str:
-    name = " ".join(name.split())
-    if not 1 <= len(name) <= 24 or not name.isprintable():
-        raise ProtocolError("bad_message", "a name is 1 to 24 printable characters", field="name")
-    return name
 
 
 def check_game_options(opts: dict[str, Any]) -> None:

@@ -230,7 +230,7 @@ async def test_play_as_host_without_a_seat_shows_boards(server_url, solrace_cmd,
         code = out.split("room ")[1].split()[0]
         await player.join(code, "pat")
         await player.ready()
-        await read_until(proc.stdout, "ready: seat=0")
+        await read_until(proc.stdout, "pat is ready")  # an event as a sentence (issue 23)
         proc.stdin.write(b"/start\n")
         await proc.stdin.drain()
         await player.wait_board()

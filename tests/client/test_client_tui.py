@@ -79,3 +79,56 @@ async def test_the_full_screen_client_plays_and_keeps_the_prompt(server_url):
     finally:
         for c in (host, opp, me):
             await c.close()
+
+
+async def test_lines_typed_ahead_stay_apart_and_events_are_sentences(server_url):
+    """Issue 23, item 9: three `deal` lines typed at once were sent as `dealdealdeal` (the
+    prompt was cleared only when the app came to the line), and events were printed raw
+    (`* connected: seat=0, connected=False`)."""
+    host, opp, me = Client(server_url), Client(server_url), Client(server_url)
+    for c in (host, opp, me):
+        await c.connect()
+    try:
+        room = await host.create(
+            "host", {"game": "puttputt", "countdown": 0, "seed": PUTT_TEXT}, play=False
+        )
+        await opp.join(room.room, "opp")
+        joined = await me.join(room.room, "tui")
+        app = RaceApp(me)
+        async with app.run_test(size=(130, 40)) as pilot:
+            await opp.ready()
+            await until(pilot, lambda: "opp is ready" in text_of(app, "#log"), "ready said")
+            await host.start()
+            await until(pilot, lambda: me.room.view is not None, "the board")
+            # the first line's round trip held up until the next two are typed
+            handle, gate = app.term.handle_line, asyncio.Event()
+
+            async def slow(line: str) -> bool:
+                await gate.wait()
+                return await handle(line)
+
+            app.term.handle_line = slow  # type: ignore[method-assign]
+            # typed straight into the prompt: the pilot's press waits for the app, which is
+            # busy with the first line (a person at the keyboard does not wait)
+            prompt = app.query_one("#prompt", Input)
+            prompt.insert_text_at_cursor("deal")
+            await prompt.action_submit()
+            await until(pilot, lambda: "> deal" in text_of(app, "#log"), "the first line")
+            for _ in range(2):
+                prompt.insert_text_at_cursor("deal")
+                await prompt.action_submit()
+            gate.set()
+            await until(pilot, lambda: me.room.view["moves"] == 3, "three deals")
+            log = text_of(app, "#log")
+            assert log.count("> deal\n") == 3 and "dealdeal" not in log, log
+
+            await opp.close()
+            await until(pilot, lambda: "opp disconnected" in text_of(app, "#log"), "said")
+            log = text_of(app, "#log")
+            grace = me.welcome.limits["grace"] if me.welcome else None
+            assert f"opp disconnected: resigns in {round(grace or 0)} s unless back" in log, log
+            assert "connected=" not in log and "seat=" not in log, log
+            assert joined.seat is not None
+    finally:
+        for c in (host, opp, me):
+            await c.close()

@@ -26,10 +26,12 @@ from solrace.protocol.record_verify import verify
 from solrace.protocol.records import day_end_ms, hidden_until
 from solrace.server.league.boards import Boards
 from solrace.server.league.daily import (
+    Dailies,
     board_name,
     board_score,
     candidate_seed,
     default_options,
+    previous_date,
     utc_date,
 )
 from solrace.server.net.api import Api
@@ -474,3 +476,53 @@ async def test_no_hints_on_a_deal_a_daily_uses_today(daily: Daily, wire) -> None
     assert refused["code"] == "not_allowed" and "daily" in refused["message"], refused
     other, _ = await solo_room(daily, wire, seed="another text", hints=True)
     assert (await other.request({"type": "hint"}, timeout=60))["type"] == "hint"
+
+
+async def test_streaks_and_the_archive(redis_url: str, key_prefix: str) -> None:
+    """A player's daily streak (days in a row with a scored attempt at any game, ending
+    today or yesterday; the best run kept) and the archive of past dailies to practise
+    (the days whose deal is kept), from the boards and deals in Redis (issue 23)."""
+    redis = connect(redis_url, max_connections=4, pool_timeout=5)
+    boards = Boards(redis, key_prefix)
+    today = "2026-11-26"
+    now = day_end_ms(today) - 3_600_000
+    dailies = Dailies(redis, key_prefix, boards, board_days=10, clock=lambda: now)
+    row = {"name": "ann", "status": "won", "time": 60_000, "moves": 90, "progress": 1.0}
+    days_back = lambda *ns: [previous(today, n) for n in ns]  # noqa: E731
+    try:
+        # played yesterday, the day before (two games), then a gap, then three days in a row
+        for n, date in enumerate(days_back(1, 2, 2, 4, 5, 6)):
+            game = "klondike" if n != 2 else "puttputt"
+            await boards.submit(board_name(date, game), "p" * 16, board_score(row), row)
+        await redis.set(dailies.key(previous(today, 3), "klondike", "deal"), "{}")
+        await redis.set(dailies.key(previous(today, 1), "puttputt", "deal"), "{}")
+        streak = await dailies.streak("p" * 16)
+        assert streak["current"] == 2 and streak["best"] == 3 and streak["today"] is False
+        assert streak["days"] == days_back(1, 2, 4, 5, 6)
+        await boards.submit(board_name(today, "klondike"), "p" * 16, board_score(row), row)
+        assert (await dailies.streak("p" * 16))["current"] == 3
+        assert (await dailies.streak("q" * 16)) == {
+            "current": 0,
+            "best": 0,
+            "today": False,
+            "days": [],
+        }
+
+        archive = await dailies.archive()
+        assert archive["today"] == today
+        assert [(d["date"], [x["game"] for x in d["dailies"]]) for d in archive["days"]] == [
+            (previous(today, 1), ["puttputt"]),
+            (previous(today, 3), ["klondike"]),
+        ]
+        assert archive["days"][0]["dailies"][0]["players"] == 0
+    finally:
+        found = [k async for k in redis.scan_iter(match=f"{key_prefix}*")]
+        if found:
+            await redis.delete(*found)
+        await redis.aclose()
+
+
+def previous(date: str, n: int) -> str:
+    for _ in range(n):
+        date = previous_date(date)
+    return date

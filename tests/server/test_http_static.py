@@ -97,6 +97,19 @@ def test_replay_and_player_pages_are_the_app_with_assets_one_folder_up(shared_se
         assert body == page.replace(b"<head>", b'<head>\n  <base href="../">', 1)
     for path in ("/replay/", "/replay/a/b", "/player/x.y", "/replay/0123456789abcdef/"):
         assert get(shared_server, path)[0] == 404
+    # issue 23's pages: the same page, its base as many folders up as the path is deep
+    for path, base in (
+        ("/leaderboard", "./"),
+        ("/leaderboard/klondike/wins", "../../"),
+        ("/daily/2026-11-23/klondike", "../../"),
+        ("/dailies", "./"),
+        ("/ratings", "./"),
+    ):
+        status, _, body = get(shared_server, path)
+        assert status == 200
+        assert body == page.replace(b"<head>", f'<head>\n  <base href="{base}">'.encode(), 1)
+    for path in ("/leaderboard/Klondike", "/daily/today/klondike", "/ratings/x"):
+        assert get(shared_server, path)[0] == 404
 
 
 def cache_controls(server, path: str) -> tuple[int, list[str]]:
@@ -160,3 +173,30 @@ def test_web_root_does_not_import_the_python_client() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+async def test_an_invite_links_room_over_http(shared_server, wire) -> None:
+    """/api/room/CODE: what a room link's invite page shows (game, host, seats, state), and
+    nothing secret (no token); an unknown code is 404 (issue 23, invite page)."""
+    from helpers.http_get import aget
+
+    host = await wire(shared_server.ws_url)
+    joined = await host.request(
+        {"type": "create", "name": "Ann", "options": {"game": "puttputt", "max_players": 4}}
+    )
+    code = joined["room"]
+    status, headers, body = await aget(shared_server.port, f"/api/room/{code}")
+    assert status == 200, body
+    room = json.loads(body)
+    assert (room["room"], room["game"], room["title"], room["state"]) == (
+        code,
+        "puttputt",
+        "Putt Putt",
+        "lobby",
+    )
+    assert room["host"] == "Ann" and room["max_players"] == 4
+    assert [p["name"] for p in room["players"]] == ["Ann"]
+    assert joined["token"].encode() not in body and joined["host_token"].encode() not in body
+    assert {k.lower(): v for k, v in headers.items()}["cache-control"] == "no-store"
+    for missing in ("A" * 20, "NOT-A-CODE"):
+        assert (await aget(shared_server.port, f"/api/room/{missing}"))[0] == 404

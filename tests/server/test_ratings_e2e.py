@@ -176,7 +176,17 @@ async def test_a_rated_race_moves_ratings_by_place_and_replaying_it_changes_noth
     assert games["puttputt"]["rated"] == PROVISIONAL_RACES + 1
     assert games["puttputt"]["races"] == 1
     view = {k: before[first][k] for k in ("mu", "sigma", "ordinal")}
-    assert games["puttputt"]["rating"] == {**view, "provisional": False}
+    shown = games["puttputt"]["rating"]
+    assert {k: shown[k] for k in (*view, "provisional")} == {**view, "provisional": False}
+    # the rating as shown (1000 + 40 x ordinal) and what this race changed (issue 23)
+    assert shown["rating"] == round(1000 + 40 * view["ordinal"])
+    assert shown["last"]["race"] == results["record"]
+
+    status, _, body = await aget(port, f"/api/ratings/puttputt?players={first},{'z' * 16}")
+    assert status == 200, body
+    got = json.loads(body)["players"]
+    assert list(got) == [first] and got[first]["rating"] == shown["rating"]
+    assert got[first]["last"] == shown["last"] and got[first]["provisional"] is False
 
     # the same race again, as another process (or this one after a restart) would apply it
     redis = aioredis.Redis.from_url(redis_url)

@@ -183,3 +183,19 @@ async def test_leaderboard_and_player_over_http(
     assert games == {
         "klondike": {"races": 1, "wins": 1, "best_time": 61_000, "rating": None, "rated": 0}
     }
+
+
+async def test_a_game_without_options_has_a_wins_board(standings: Standings) -> None:
+    """Putt Putt has no options (its option text is ""): its wins still go on its board
+    (issue 23, item 4: the count was skipped when the option text was empty)."""
+    a, b = PIDS[:2]
+    opts = board_options("puttputt", {})
+    assert opts == ""
+    for n in (1, 2):
+        one = race(n, (a, "won", 30_000 + n), (b, "dead", None), opts=opts)
+        await standings.apply(Outcome(**{**one.__dict__, "game": "puttputt"}))
+    wins = await standings.boards.page("wins:puttputt:")
+    assert [(e["player"], -e["score"]) for e in wins["entries"]] == [(a, 2)]
+    times = await standings.boards.page("time:puttputt:")
+    assert [e["player"] for e in times["entries"]] == [a]
+    assert (await standings.player_games(a))["puttputt"]["wins"] == 2

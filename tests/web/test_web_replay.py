@@ -234,9 +234,9 @@ def player_page_with_games(page: Page, url: str, pid: str, rid: str) -> None:
     expect(klondike.locator("td").nth(1)).to_have_text("12")
     expect(klondike.locator("td").nth(2)).to_have_text("5")
     expect(klondike.locator("td.time")).to_have_text("1:33.0")
-    expect(klondike.locator("td.rating")).to_have_text("8.5 (30 rated races)")
+    expect(klondike.locator("td.rating")).to_have_text("1340 (30 rated races)")  # 1000 + 40 x 8.5
     tabby = table.locator('tr[data-game="tabbycat"]')
-    expect(tabby.locator("td.rating")).to_have_text("0.0? (2 rated races)")
+    expect(tabby.locator("td.rating")).to_have_text("1000? (2 rated races)")
     putt = table.locator('tr[data-game="puttputt"]')
     expect(putt).to_contain_text("Putt Putt")
     expect(putt.locator("td.time")).to_have_text("–")

@@ -35,7 +35,12 @@ export function play(root, before, game) {
     const dx = was.rect.left - now.left;
     const dy = was.rect.top - now.top;
     if (Math.abs(dx) + Math.abs(dy) < 2 || typeof el.animate !== "function") continue;
-    el.animate([{ transform: `translate(${dx}px, ${dy}px)` }, { transform: "none" }], { duration: 180, easing: "ease-out" });
+    // A sliding card is drawn over the pile it left: it must not take that pile's clicks (the
+    // first click of the next double-click there picked the card up again from its
+    // foundation, and the second sent it back: `f1-t4` instead of the next card home).
+    el.style.pointerEvents = "none";
+    const slide = el.animate([{ transform: `translate(${dx}px, ${dy}px)` }, { transform: "none" }], { duration: 180, easing: "ease-out" });
+    slide.onfinish = slide.oncancel = () => { el.style.pointerEvents = ""; };
     animated.count++;
   }
 }

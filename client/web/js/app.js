@@ -14,6 +14,10 @@ import { keyIntent } from "./keys.js";
 import { playSound, played } from "./sound.js";
 import { measure, play as animate, animated } from "./anim.js";
 import { dailyState, loadDailies, loadBoard } from "./daily.js";
+import { fitName } from "./text.js";
+import { refreshRatings } from "./ratings.js";
+import { keyFromCode, keyFromLocation, validKey } from "./identity.js";
+import { playerKey, setPlayerKey } from "./session.js";
 import { seriesChange } from "./series.js";
 import { quickState, quickText } from "./quick.js";
 
@@ -34,7 +38,47 @@ const ui = {
   daily: dailyState(), // today's dailies and their boards (daily.js)
   quick: quickState(), // a Race now request waiting for its match (quick.js)
   holdMs: 1000,        // the longest a pressed button holds the page's redraws back
+  invite: null,        // a room link opened: {code, info (GET /api/room/CODE), missing}
+  practice: practiceFromLocation(), // /?practice=DATE/GAME: an archived daily to play
+  identity: { shown: false, key: null, offered: keyFromLocation(location) }, // identity.js
 };
+// a key handed over by a link (#key=...): out of the address bar and history at once
+if (ui.identity.offered) history.replaceState(null, "", "/");
+
+/** Take another device's key: this browser is that player from the next connection on. */
+function useKey(key) {
+  if (!validKey(key)) return notify("That is not a player key (22 to 128 letters, digits and signs, as shown on the other device).", "error", "identity");
+  if (key === playerKey()) return notify("This browser already has that key.", "info", "identity");
+  if (!confirm("Use this key here? This browser's own key is replaced: its races stay with the old key.")) return;
+  if (!setPlayerKey(key)) return notify("This browser keeps no storage (private mode?): the key cannot be kept.", "error", "identity");
+  location.reload(); // the next hello says the new key
+}
+
+function practiceFromLocation() {
+  const m = /^(\d{4}-\d{2}-\d{2})\/([a-z]+)$/.exec(new URLSearchParams(location.search).get("practice") || "");
+  return m ? { date: m[1], game: m[2] } : null;
+}
+
+/** A room link (`/#CODE`, `/r/CODE`) opened with no seat in that room: its invite page. */
+async function openInvite(code) {
+  if (!code || watchFromLocation(location)) return;
+  ui.invite = { code, info: null, missing: false };
+  render();
+  try {
+    const res = await fetch(`/api/room/${encodeURIComponent(code)}`, { cache: "no-store" });
+    if (ui.invite?.code !== code) return;
+    if (res.ok) ui.invite.info = await res.json();
+    else if (res.status === 404) ui.invite.missing = true;
+    else ui.invite = null; // rate-limited or an older server: the plain landing page with the code
+  } catch {
+    ui.invite = null;
+  }
+  render();
+}
+/** A room link opened (or the bare root): a finished room saved from last time is left. */
+const linkedRoom = roomFromLocation(location);
+let openedAtRoot = (location.pathname === "/" && !location.hash && !location.search)
+  || Boolean(linkedRoom && linkedRoom !== loadSession()?.room);
 const auto = { busy: false, paused: false }; // one automatic move at a time; an error pauses it
 let resyncing = false;
 
@@ -167,6 +211,20 @@ async function rejoin(saved) {
     }
     if (player) seats.hold(saved.room, saved.token);
     persist();
+    // The site root typed in (no room in the address) is the landing page: a finished room
+    // kept from last time is left, not shown again (a reload keeps /#CODE, so stays).
+    // So is a link to another room: its invite page, not the finished room.
+    if (openedAtRoot && state.snap?.state === "finished") {
+      openedAtRoot = false;
+      leaveRoom();
+      if (linkedRoom) {
+        history.replaceState(null, "", `/#${linkedRoom}`);
+        ui.form.code = linkedRoom;
+        openInvite(linkedRoom);
+      }
+      return;
+    }
+    openedAtRoot = false;
   } catch (err) {
     /* the link dropped again; onReady runs on the next welcome */
   }
@@ -271,11 +329,11 @@ async function refreshDaily() {
   if (state.room === room) render(); // the page has not moved on to another room meanwhile
 }
 
-async function playDaily(game, practice) {
+async function playDaily(game, practice, date = null) {
   const name = playerName();
   if (!name) return;
   const code = newRoomCode(false); // the attempt's room, routed by its code as `create` is
-  const msg = { type: "daily", game, name, code, ...(practice ? { practice: true } : {}) };
+  const msg = { type: "daily", game, name, code, ...(practice ? { practice: true } : {}), ...(date ? { date } : {}) };
   if (!conn.ready) notify("Connecting to the server…", "info", "connecting");
   let reply;
   try {
@@ -353,6 +411,8 @@ async function ask(msg, wait = false, route = null) {
 
 function enteredRoom(reply) {
   if (!reply) return;
+  ui.invite = null;
+  ui.practice = null;
   history.replaceState(null, "", `/#${reply.room}`); // also drops a ?watch= link's query
   ui.form.code = reply.room;
   if (reply.role === "player") seats.hold(reply.room, state.token);
@@ -360,7 +420,7 @@ function enteredRoom(reply) {
 }
 
 function playerName() {
-  const name = (ui.form.name || "").trim();
+  const name = fitName((ui.form.name || "").trim().split(/\s+/).join(" "));
   if (!name) {
     notify("Choose a name first.", "error", "name");
     return null;
@@ -396,6 +456,8 @@ function leaveRoom() {
   history.replaceState(null, "", "/");
   ui.sel = null;
   ui.seatConflict = null;
+  ui.form.code = ""; // no stale code (a daily's private one) left in the Join box
+  ui.invite = null;
   state = { ...initialState(), conn: state.conn, games: state.games, server: state.server, player: state.player };
   if (ui.movedAway) {
     ui.movedAway = false;
@@ -452,6 +514,33 @@ const actions = {
   "daily-play": (el) => playDaily(el.dataset.game, Boolean(el.dataset.practice)),
   quick: (el) => raceNow(el.dataset.game),
   "quick-cancel": cancelRaceNow,
+  "identity-show"() {
+    ui.identity.key = playerKey();
+    ui.identity.shown = true;
+    render();
+  },
+  "identity-hide"() {
+    ui.identity.shown = false;
+    ui.identity.key = null;
+    render();
+  },
+  "identity-use": () => useKey(keyFromCode(ui.form.identityInput)),
+  "identity-use-offered": () => useKey(ui.identity.offered),
+  "identity-dismiss"() {
+    ui.identity.offered = null;
+    render();
+  },
+  "practice-past": () => ui.practice && playDaily(ui.practice.game, true, ui.practice.date),
+  landing() {
+    // the landing page itself, whatever link opened this one
+    ui.invite = null;
+    ui.practice = null;
+    ui.form.code = "";
+    history.replaceState(null, "", "/");
+    render();
+    refreshLobby();
+    refreshDaily();
+  },
   "daily-board"(el) {
     ui.daily.open = ui.daily.open === el.dataset.id ? null : el.dataset.id;
     render();
@@ -566,11 +655,16 @@ window.addEventListener("hashchange", () => {
   const code = roomFromLocation(location);
   if (!code || state.room) return;
   ui.form.code = code;
-  render();
+  openInvite(code);
 });
 
 root.addEventListener("input", (e) => {
   const key = e.target.dataset.form;
+  if (key === "name") {
+    // the server's rule (protocol/names.py): 1 to NAME_MAX user-perceived characters
+    const fitted = fitName(e.target.value);
+    if (fitted !== e.target.value) e.target.value = fitted;
+  }
   if (key) ui.form[key] = e.target.value;
 });
 
@@ -725,6 +819,7 @@ function render() {
   const moved = state.view && drawnMoves != null && state.view.moves !== drawnMoves;
   const before = moved && !ui.dropped ? measure(root) : null;
   root.replaceChildren(renderApp(state, ui, Date.now()));
+  if (state.snap) refreshRatings(state.snap, render);
   if (before) animate(root, before, state.view.game);
   drawnMoves = state.view ? state.view.moves : null;
   if (moved) ui.dropped = false;
@@ -748,6 +843,11 @@ function tick() {
     const t = texts[el.dataset.clock];
     if (t != null && el.textContent !== t) el.textContent = t;
   }
+}
+
+{
+  const code = roomFromLocation(location);
+  if (code && loadSession()?.room !== code) openInvite(code);
 }
 
 setInterval(tick, 100);

@@ -38,7 +38,7 @@ const STATUS = { won: "won", dead: "stuck", resigned: "resigned", timeout: "time
 function boardRow(e, player) {
   const result = e.status === "won" ? formatTime(e.time) : `${STATUS[e.status] || e.status} ${Math.round((e.progress || 0) * 100)}%`;
   return h(`tr.${e.player === player ? "me" : "other"}`, { dataset: { player: e.player } },
-    h("td", String(e.rank)), h("td.name", e.name), h("td", result), h("td.col-moves", String(e.moves ?? "")));
+    h("td", String(e.rank)), h("td.name", h("a", { href: `/player/${encodeURIComponent(e.player)}` }, e.name)), h("td", result), h("td.col-moves", String(e.moves ?? "")));
 }
 
 /** A daily's board: the top 10, and the player's own entry when it is further down. */
@@ -65,7 +65,8 @@ export function dailyCards(state, daily) {
         x.played
           ? h("button", { dataset: { action: "daily-play", game: x.game, practice: "1" } }, "Practice")
           : h("button.primary", { dataset: { action: "daily-play", game: x.game } }, "Play"),
-        h("button.small.ghost", { dataset: { action: "daily-board", id: x.id }, "aria-expanded": String(daily.open === x.id) }, "Board")),
+        h("button.small.ghost", { dataset: { action: "daily-board", id: x.id }, "aria-expanded": String(daily.open === x.id) }, "Board"),
+        h("a.small", { href: `/daily/${x.id}`, dataset: { testid: "daily-page" } }, "Full board")),
       daily.open === x.id ? boardTable(daily.boards[x.id], state.player) : null))));
 }
 

@@ -22,8 +22,13 @@ export async function fetchJson(url, { retry404 = 0 } = {}) {
   }
 }
 
+/** The pages' header: the logo (the landing page) and the pages one browses. */
 export function pageHeader() {
-  return h("header.top", h("a.logo", { href: "/" }, "sol", h("b", "race")), h("span.spacer"));
+  return h("header.top", h("a.logo", { href: "/", "aria-label": "solrace: the landing page" }, "sol", h("b", "race")), h("span.spacer"),
+    h("nav.page-nav", { "aria-label": "Pages" },
+      h("a", { href: "/leaderboard" }, "Leaderboards"),
+      h("a", { href: "/dailies" }, "Past dailies"),
+      h("a", { href: "/ratings" }, "Ratings")));
 }
 
 /** The panel shown instead of a page whose data did not come. */

@@ -22,6 +22,7 @@ export function playerPage(page) {
     h("section.panel.player-head",
       h("h1", { dataset: { testid: "player-name" } }, page.name || "anonymous"),
       h("p.muted", plural(page.total ?? races.length, "race"))),
+    page.streak ? streakPanel(page.streak) : null,
     page.games && Object.keys(page.games).length ? gamesPanel(page) : null,
     h("section.panel.player-races",
       h("h2", "Newest races"),
@@ -38,6 +39,18 @@ export function playerPage(page) {
         : h("p.muted", "No races yet.")));
 }
 
+/** Daily streak: days in a row with a scored daily (PROTOCOL.md, /api/player's streak). */
+function streakPanel(st) {
+  const text = st.current
+    ? `${plural(st.current, "day")} in a row${st.today ? "" : " (play today's daily to keep it)"}`
+    : "No daily streak right now.";
+  return h("section.panel.player-streak", { dataset: { testid: "streak", current: String(st.current) } },
+    h("h2", "Daily streak"),
+    h("p", h("b", text)),
+    h("p.muted", `Best: ${plural(st.best, "day")} · ${plural(st.days.length, "daily day")} in the last month. `,
+      h("a", { href: "/dailies" }, "Past dailies")));
+}
+
 /** Races, wins, best time and rating per game. */
 function gamesPanel(page) {
   const rows = Object.entries(page.games);
@@ -49,7 +62,8 @@ function gamesPanel(page) {
         h("td", String(g.races ?? 0)),
         h("td", String(g.wins ?? 0)),
         h("td.time", formatTime(g.best_time)),
-        h("td.rating", ratingText(g)))))));
+        h("td.rating", ratingText(g)))))),
+    h("p.muted", h("a", { href: "/ratings" }, "How ratings work"), " · ", h("a", { href: "/leaderboard" }, "Leaderboards")));
 }
 
 function ratingText(g) {
@@ -59,5 +73,7 @@ function ratingText(g) {
   // provisional (not on the rating board yet: docs/LEADERBOARDS.md): shown with "?", as lichess does
   const mark = r.provisional ? "?" : "";
   const title = `μ ${r.mu.toFixed(1)}, σ ${r.sigma.toFixed(1)}${r.provisional ? ", provisional" : ""}`;
-  return h("span", { title }, `${r.ordinal.toFixed(1)}${mark}${rated}`);
+  // the rating as shown everywhere (the server's: 1000 + 40 x ordinal); older answers had none
+  const shown = r.rating ?? Math.round(1000 + 40 * r.ordinal);
+  return h("span", { title }, `${shown}${mark}${rated}`);
 }

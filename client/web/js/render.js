@@ -10,6 +10,9 @@ import { currentHint, hintText, verdictLines } from "./hint.js";
 import { dailyCards, dailyPanel, dailyRank } from "./daily.js";
 import { quickPanel } from "./quick.js";
 import { STATUS_TEXT, formatTime, plural } from "./text.js";
+import { changeChip, ratingChip } from "./ratings.js";
+import { identityPanel } from "./identity.js";
+import { NAME_CODE_POINTS, NAME_MAX, STATUS_TEXT, formatTime, plural } from "./text.js";
 import { roundText, seriesActive, seriesControls, standingsTable } from "./series.js";
 
 // Games, their titles and their rule options come from the server's welcome; the page only
@@ -34,10 +37,26 @@ export function clockTexts(state, now) {
     // The race's length is the last ranked time, as the results table shows it.
     const rows = snap.results?.ranking || snap.players;
     const times = rows.map((p) => p.time).filter((x) => x != null);
-    out.elapsed = times.length ? formatTime(Math.max(...times)) : "done";
+    out.elapsed = times.length ? formatTime(Math.max(...times)) : null;
   }
   if (snap.state === "racing" && timeLimited(snap)) out.left = formatTime(snap.ends_at - t);
+  if (snap.state === "racing") {
+    for (const p of snap.players || []) {
+      if (!p.connected && p.status === "racing") out[`grace-${p.seat}`] = graceText(state, p, t);
+    }
+  }
   return out;
+}
+
+/** A disconnected racer keeps the seat for the server's grace period (welcome's limits), then
+ * counts as resigned: "resigns in 23 s" from the `connected` event's time. */
+export function graceText(state, p, serverTime) {
+  const grace = state.grace;
+  if (grace == null) return "disconnected";
+  if (p.offAt == null) return `disconnected · resigns within ${Math.round(grace)} s unless back`;
+  // (clamped: the local estimate of server time may be a moment off)
+  const left = Math.min(Math.round(grace), Math.max(0, Math.ceil((p.offAt + grace * 1000 - serverTime) / 1000)));
+  return `disconnected · resigns in ${left} s`;
 }
 
 /** The toast when another player finishes: "Bob cleared the table in 1:05.3". */
@@ -78,16 +97,76 @@ function notice(state) {
 
 // ---- home: create, join, public rooms -------------------------------------------------
 
+const nameField = (ui) => h("label.field", h("span", "Your name"),
+  h("input#name", { value: ui.form.name || "", maxlength: String(2 * NAME_CODE_POINTS), // UTF-16 units: the exact rule is fitName's (app.js)
+    "aria-describedby": "name-rule", autocomplete: "nickname", placeholder: "e.g. Ann", dataset: { form: "name" } }),
+  h("small#name-rule.muted", `Up to ${NAME_MAX} characters; emoji welcome.`));
+
+const ROOM_STATE = { lobby: "waiting for players", countdown: "about to start", racing: "racing now", finished: "finished" };
+
+/** A room link's page: who invites you to what, before you join (GET /api/room/CODE). */
+function invitePanel(state, ui) {
+  const inv = ui.invite;
+  const info = inv.info;
+  const racing = info && info.state !== "lobby";
+  const full = info && info.players.length >= info.max_players;
+  const title = info
+    ? `${info.host || "Someone"} invites you to ${info.title}`
+    : inv.missing ? "This room link leads nowhere" : "You are invited to a race";
+  const facts = info ? [`${info.players.length}/${info.max_players} seated`, ROOM_STATE[info.state] || info.state,
+    info.rated ? "rated" : null, info.time_limit ? `${Math.round(info.time_limit / 60)} min limit` : null].filter(Boolean).join(" · ") : null;
+  return h("section.panel.hero.invite", { dataset: { testid: "invite", state: info?.state || (inv.missing ? "missing" : "loading") } },
+    h("h1", title),
+    h("p.lead", info ? facts : inv.missing ? "No such room (or it has ended): ask for a new link, or start your own from the landing page." : "Looking the room up…"),
+    info && info.players.length ? h("p.muted", { dataset: { testid: "invite-players" } }, "Seated: ",
+      info.players.map((p, i) => [i ? ", " : "", p.name, ratingChip(p.player)])) : null,
+    inv.missing ? null : [nameField(ui),
+      h("div.join-row",
+        h("input#join-code", { value: ui.form.code || "", "aria-label": "Room code", readonly: true, dataset: { form: "code" } }),
+        h(racing || full ? "button" : "button.primary", { dataset: { action: "join" }, disabled: Boolean(racing || full),
+          title: racing ? "The race has started: watch it, or wait for the rematch" : full ? "Every seat is taken" : null }, "Join"),
+        info && !info.spectators ? null : h(racing ? "button.primary" : "button", { dataset: { action: "spectate" } }, "Watch"))],
+    h("p", h("a", { href: "/", dataset: { action: "landing" } }, "Not this room: to the landing page")));
+}
+
+/** Practice of an archived daily (`/?practice=DATE/GAME`, linked from /dailies). */
+function practicePanel(state, ui) {
+  const { date, game } = ui.practice;
+  return h("section.panel.hero.practice", { dataset: { testid: "practice-past" } },
+    h("h1", `Practise the ${gameTitle(state, game)} daily of ${date}`),
+    h("p.lead", "The deal everyone raced that day, alone against the clock. Practice is never on a board."),
+    nameField(ui),
+    h("div.actions",
+      h("button.primary", { dataset: { action: "practice-past" } }, "Play it"),
+      h("a", { href: "/", dataset: { action: "landing" } }, "Not now")));
+}
+
+/** Public races going on now, to watch ("Live now"). */
+function liveNow(state) {
+  const live = (state.lobby || []).filter((r) => r.state === "racing" || r.state === "countdown");
+  return h("section.panel.live-list", { dataset: { testid: "live-now" } },
+    h("div.panel-head", h("h2", "Live now")),
+    live.length
+      ? h("ul", live.map((r) => h("li", { dataset: { room: r.room } },
+        `${gameTitle(state, r.game)} · ${r.players} racing${r.rated ? " · rated" : ""}${r.spectators ? ` · ${r.spectators} watching` : ""} `,
+        h("button.small", { dataset: { action: "watch-room", room: r.room } }, "Watch"))))
+      : h("p.muted", "No public race right now. Start one and tick “public” to appear here."));
+}
+
 function homeScreen(state, ui) {
   const rooms = state.lobby || [];
+  if (ui.invite) return h("main.home", invitePanel(state, ui));
   return h("main.home",
     quickPanel(state, ui),
+    ui.practice ? practicePanel(state, ui) : null,
     dailyCards(state, ui.daily),
+    h("nav.panel.page-links", { "aria-label": "More of solrace" }, h("a", { href: "/leaderboard" }, "Leaderboards"), " · ", h("a", { href: "/dailies" }, "Past dailies"),
+      " · ", h("a", { href: "/ratings" }, "How ratings work")),
+    liveNow(state),
     h("section.panel.hero",
       h("h1", "Race your friends on the same deal"),
       h("p.lead", "Patience games, one shuffle for everyone, live progress bars. First to clear the table wins."),
-      h("label.field", h("span", "Your name"),
-        h("input#name", { value: ui.form.name || "", maxlength: "24", autocomplete: "nickname", placeholder: "e.g. Ann", dataset: { form: "name" } })),
+      ui.practice ? null : nameField(ui), // (the practice panel above has it)
       h("div.actions",
         h("button.primary", { dataset: { action: "create" } }, "Create a room"),
         h("button", { dataset: { action: "create-host" }, title: "Host the race without a seat and watch it" }, "Host & watch"),
@@ -104,7 +183,8 @@ function homeScreen(state, ui) {
           h("td", `${r.players}/${r.max_players}`),
           h("td.act", h("button.small", { dataset: { action: "join-room", room: r.room } }, "Join"),
             h("button.small", { dataset: { action: "watch-room", room: r.room } }, "Watch"))))))
-        : h("p.muted", "No public rooms right now. Create one and tick “public”.")));
+        : h("p.muted", "No public rooms right now. Create one and tick “public”.")),
+    identityPanel(ui, ui.identity?.key, ui.origin));
 }
 
 // ---- room lobby ---------------------------------------------------------------------
@@ -184,7 +264,7 @@ function playerRow(state, p) {
   const host = state.snap.host_seat === p.seat;
   return h("li.player", { dataset: { seat: String(p.seat), ready: String(p.ready) } },
     h(`span.dot.${p.connected ? "on" : "off"}`, { title: p.connected ? "connected" : "disconnected" }),
-    h("span.name", p.name || `seat ${p.seat}`), host ? h("span.chip", "host") : null,
+    h("span.name", p.name || `seat ${p.seat}`), ratingChip(p.player), host ? h("span.chip", "host") : null,
     p.seat === state.seat && state.role === "player" ? h("span.chip.you", "you") : null,
     p.bot ? h("span.chip", "bot") : null,
     h("span.spacer"),
@@ -243,13 +323,16 @@ function racerRow(state, p) {
   return h(`li.racer.${p.status}`, { dataset: { seat: String(p.seat), status: p.status, progress: String(p.progress) } },
     h("div.racer-head",
       h(`span.dot.${p.connected ? "on" : "off"}`),
-      h("span.name", p.name || `seat ${p.seat}`, mine ? " (you)" : ""),
+      h("span.name", p.name || `seat ${p.seat}`, mine ? " (you)" : ""), ratingChip(p.player),
       h("span.spacer"),
       h("span.pct", pct(p.progress))),
     h("div.bar", h("div.fill", { style: { width: pct(p.progress) } })),
     h("div.racer-meta", h("span", plural(p.moves, "move")), h("span", `${p.home} home`),
       h("span.status", STATUS_TEXT[p.status] || p.status),
-      time != null && p.status !== "racing" ? h("span.time", formatTime(time)) : null));
+      time != null && p.status !== "racing" ? h("span.time", formatTime(time)) : null),
+    !p.connected && p.status === "racing" && state.snap.state === "racing"
+      ? h("div.racer-grace", { dataset: { clock: `grace-${p.seat}`, testid: "grace" } }, graceText(state, p, serverNow(state, Date.now())))
+      : null);
 }
 
 const RANK_RULE = "Ranking: whoever cleared the table comes first, fastest first. Everyone else follows by "
@@ -306,11 +389,14 @@ function resultsTable(state, ui) {
   if (!r || !r.ranking) return null;
   return h("section.panel.results", { dataset: { testid: "results" } },
     h("h2", "Results"),
+    state.snap.options?.rated ? h("p.muted", { dataset: { testid: "rated-note" } }, "A rated race: ratings move by place. ",
+      h("a", { href: "/ratings" }, "How ratings work")) : null,
     h("table.ranking",
       h("thead", h("tr", h("th", { scope: "col" }, "#"), h("th", { scope: "col" }, "Name"), h("th", { scope: "col" }, "Result"),
         h("th", { scope: "col" }, "Time"), h("th", { scope: "col" }, "Progress"), h("th.col-moves", { scope: "col" }, "Moves"))),
       h("tbody", r.ranking.map((x) => h(`tr.${x.seat === state.seat && state.role === "player" ? "me" : "other"}`, { dataset: { seat: String(x.seat) } },
-        h("td", String(x.place)), h("td.name", x.name), h("td", STATUS_TEXT[x.status] || x.status),
+        h("td", String(x.place)), h("td.name", x.name, " ", ratingChip(x.player), changeChip(x.player, r.record)),
+        h("td", STATUS_TEXT[x.status] || x.status),
         h("td.time", formatTime(x.time)), h("td", pct(x.progress)), h("td.col-moves", String(x.moves ?? "")))))),
     h("p.muted.rank-rule", { dataset: { testid: "rank-rule" } }, RANK_RULE),
     recordLinks(r),
@@ -349,8 +435,14 @@ function raceBar(state, ui, clocks) {
     h("span.game-name", gameTitle(state, snap.options?.game)),
     seriesActive(snap) && snap.state !== "finished"
       ? h("span.chip.series-chip", { dataset: { testid: "race-round" } }, roundText(snap.series, snap.series.played + 1)) : null,
-    h("span.clock", { dataset: { clock: "elapsed" } }, clocks.elapsed || "0:00.0"),
-    timeLimited(snap) ? h("span.clock.left", "left ", h("span", { dataset: { clock: "left" } }, clocks.left || "")) : null,
+    snap.state === "finished"
+      // after the race: its length (the last ranked time), no clock counting down
+      ? h("span.stat", { dataset: { testid: "race-over" } }, "Race over",
+        clocks.elapsed ? [" · ", h("span.clock", { title: "race time" }, clocks.elapsed)] : null)
+      : h("span.clock", { dataset: { clock: "elapsed" } }, clocks.elapsed || "0:00.0"),
+    timeLimited(snap) && snap.state !== "finished"
+      ? h("span.clock.left", { dataset: { testid: "time-left" } }, h("span", { dataset: { clock: "left" } }, clocks.left || ""), " left")
+      : null,
     view ? h("span.stat", { dataset: { testid: "my-moves" } }, plural(view.moves, "move")) : null,
     view ? h("span.stat", { dataset: { testid: "my-progress" } }, pct(view.progress)) : null,
     h("span.spacer"),
@@ -371,9 +463,15 @@ function spectatorBoards(state) {
   if (!seats.length) {
     if (snap.state === "countdown") return h("p.muted.center", "The race is about to start…");
     // the server keeps a race's boards from the network of anyone still racing in it
-    return h("p.muted.center", snap.state === "racing"
-      ? "No boards here while someone on your network is still racing in this room."
-      : "Waiting for boards…");
+    if (snap.state !== "racing") return h("p.muted.center", "Waiting for boards…");
+    const delay = snap.options?.spectator_delay ?? 0;
+    return h("section.panel.no-boards", { dataset: { testid: "no-boards" } },
+      h("h2", "No boards on this network during the race"),
+      h("p", "Someone on your network (the same Wi-Fi or address) is racing in this room. Every racer plays the same deal, ",
+        "so another racer's board would show their hidden cards: the server sends no board here until they finish."),
+      h("p", delay > 0
+        ? `Then the boards appear ${delay} s late (this room's spectator delay), as every spectator sees them. Progress stays live.`
+        : "Then the boards appear live. Progress stays live meanwhile."));
   }
   const delay = snap.options?.spectator_delay ?? 0;
   const late = snap.state === "racing" && delay > 0

@@ -26,6 +26,16 @@ const PLAYER_KEY = "solrace.playerKey";
  * derives (PROTOCOL.md, Identity). Null when storage is off (private mode): the page then says
  * hello without one and races anonymously.
  */
+/** Take another device's key as this browser's (identity.js); false when storage is off. */
+export function setPlayerKey(key) {
+  try {
+    localStorage.setItem(PLAYER_KEY, key);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function playerKey() {
   try {
     let key = localStorage.getItem(PLAYER_KEY);

@@ -73,7 +73,8 @@ export function applyEvent(state, e) {
         : withPlayer(snap, e.seat, (p) => ({ ...p, status: "left", connected: false }));
       break;
     case "connected":
-      snap = withPlayer(snap, e.seat, (p) => ({ ...p, connected: e.connected }));
+      // offAt: when the seat's grace period started (server time), for "resigns in N s"
+      snap = withPlayer(snap, e.seat, (p) => ({ ...p, connected: e.connected, offAt: e.connected ? null : e.at }));
       break;
     case "ready":
       snap = withPlayer(snap, e.seat, (p) => ({ ...p, ready: e.ready }));
@@ -237,7 +238,8 @@ export function reduce(state, msg, localNow = Date.now()) {
     case "lobby":
       return { ...state, lobby: msg.rooms || [] };
     case "welcome":
-      return { ...state, games: msg.games || [], server: msg.server || null, player: msg.player ?? null };
+      return { ...state, games: msg.games || [], server: msg.server || null, player: msg.player ?? null,
+        grace: msg.limits?.grace ?? null }; // seconds a disconnected racer keeps the seat
     case "error": {
       const text = ["illegal_move", "undo_refused"].includes(msg.code) ? tableWords(msg.message) : msg.message;
       return { ...state, notice: { kind: "error", code: msg.code, text: text || msg.code, at: localNow } };
