@@ -37,9 +37,10 @@ from typing import Any, cast
 
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
+from solrace.protocol.names import clean_name
 from solrace.server.race.service import RoomService, new_token
 from solrace.server.rules.matchmaking import Group, Pairing, Rules, Ticket
-from solrace.server.rules.room import Room, addr_hash, clean_name, token_hash
+from solrace.server.rules.room import Room, addr_hash, token_hash
 from solrace.server.store import keys
 from solrace.server.store.redis_conn import Client
 

@@ -9,7 +9,6 @@ import { canUndo, gameInfo, gameTitle, isHost, me, rankedTime, serverNow } from 
 import { currentHint, hintText, verdictLines } from "./hint.js";
 import { dailyCards, dailyPanel, dailyRank } from "./daily.js";
 import { quickPanel } from "./quick.js";
-import { STATUS_TEXT, formatTime, plural } from "./text.js";
 import { changeChip, ratingChip } from "./ratings.js";
 import { identityPanel } from "./identity.js";
 import { NAME_CODE_POINTS, NAME_MAX, STATUS_TEXT, formatTime, plural } from "./text.js";
