@@ -129,6 +129,10 @@ class Batcher:
     async def _execute(self, batch: list[_Call]) -> list[Any]:
         if isinstance(self.redis, aioredis.Redis):
             return await self._direct(batch)
+        return await self._pipeline(batch)
+
+    async def _pipeline(self, batch: list[_Call]) -> list[Any]:
+        """The turn as one redis-py non-transactional pipeline (a cluster splits it by node)."""
         pipe = self.redis.pipeline(transaction=False)
         for call in batch:
             # execute_command: redis-py's cluster pipeline refuses its evalsha() method, not
