@@ -147,9 +147,11 @@ class Batcher:
         self._busy += 1
         ok = False
         try:
-            packed = conn.pack_commands(
-                [("EVALSHA", c.script.sha, len(c.keys), *c.keys, *c.args) for c in batch]
-            )
+            commands = [("EVALSHA", c.script.sha, len(c.keys), *c.keys, *c.args) for c in batch]
+            try:  # hiredis's C packer straight (redis-py's pack_commands only loops and joins)
+                packed = [hiredis.pack_command(command) for command in commands]
+            except TypeError:  # what hiredis does not take: redis-py's packer and its errors
+                packed = conn.pack_commands(commands)
             replies: list[Any] = []
             try:
                 async with asyncio.timeout(conn.socket_timeout):
