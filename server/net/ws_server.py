@@ -9,7 +9,8 @@ move (issue 21). Here a connection is one `asyncio.Protocol`:
   application may queue it (server/net/transport.py drains a connection's inbox with a task that
   exists only while there is work).
 * **Out.** Every frame is appended to the connection's outbox; the first of a loop turn
-  schedules one flush (`loop.call_soon`), which writes all of them with one
+  lists the connection for the server's one flush of that turn (one `loop.call_soon` for
+  every connection written to), which writes each connection's frames with one
   `transport.writelines`. A frame sent to many connections (`broadcast`) is framed once:
   server frames are not masked, and no extension is negotiated, so the bytes are the same
   for every connection.
@@ -241,7 +242,7 @@ class WsConnection(asyncio.Protocol):
         self.out.append(frame)
         if not self.flushing:
             self.flushing = True
-            self.loop.call_soon(self._flush)
+            self.server.dirty(self)
 
     def _take(self) -> None:
         """What the sans-I/O protocol has to send (pongs, close frames, the handshake
@@ -253,9 +254,11 @@ class WsConnection(asyncio.Protocol):
                 self.eof = True
                 if not self.flushing:
                     self.flushing = True
-                    self.loop.call_soon(self._flush)
+                    self.server.dirty(self)
 
     def _flush(self) -> None:
+        if not self.flushing:
+            return  # flushed already this turn (`eof_received`)
         self.flushing = False
         out, self.out = self.out, []
         transport = self.transport
@@ -515,6 +518,20 @@ class WsServer:
         self.closing = False
         self.tasks: set[asyncio.Task[Any]] = set()
         self._idle: asyncio.Future[None] | None = None
+        #: connections with frames to write at the end of this loop turn
+        self._dirty: list[WsConnection] = []
+
+    def dirty(self, ws: WsConnection) -> None:
+        """`ws` has frames queued: every such connection is flushed by one callback at the end
+        of the loop's turn (not one callback per connection)."""
+        if not self._dirty:
+            self.loop.call_soon(self._flush_all)
+        self._dirty.append(ws)
+
+    def _flush_all(self) -> None:
+        dirty, self._dirty = self._dirty, []
+        for ws in dirty:
+            ws._flush()
 
     def protocol_factory(self) -> WsConnection:
         return WsConnection(self)

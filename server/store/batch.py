@@ -6,9 +6,20 @@ the server's CPU. Every store asked for during one turn of the loop is instead q
 together, as one non-transactional pipeline, when the turn ends: about 30 µs each, and a third
 less CPU in Redis too (`bench/redis_clients.py` measured the choices: BENCHMARKS.md).
 
-The pipeline is redis-py's own, so the same code serves one Redis and a Redis Cluster: there
-`RedisCluster.pipeline()` splits the batch by node, sends each node its part at once, and
-follows MOVED and ASK redirections command by command (no MULTI: nothing runs in a thread).
+On one Redis the turn's commands go out on a connection of the batcher's own (made by the
+client's pool, packing with hiredis, but kept apart from it): one write, then one read per
+reply, under one deadline for the whole turn (the client's `socket_timeout`). redis-py's
+pipeline costs more than the commands in it (a pooled connection behind a lock, metrics
+hooks, a retry wrapper, a timeout and a task per read and write): ~15 µs a turn, which a paced
+move (one command per turn) pays alone. Up to MAX_DIRECT turns are in flight at once, each on
+its own connection; a turn that finds them all busy waits for one, its commands joining the
+next turn's. A connection whose turn failed (an error on the socket, a timeout) is closed and
+never reused: its replies may be out of step.
+
+On a Redis Cluster (and any client that is not redis-py's `Redis`) the pipeline is redis-py's
+own: `RedisCluster.pipeline()` splits the batch
+by node, sends each node its part at once, and follows MOVED and ASK redirections command by
+command (no MULTI: nothing runs in a thread).
 Each command keeps its own outcome: a refused or failed command fails only its own caller. A
 script the node does not know (a restarted Redis, a promoted replica) is loaded and its
 commands sent again. When the whole pipeline fails (the connection broke, the node is gone),
@@ -25,7 +36,12 @@ from typing import Any, Protocol
 
 import hiredis
 import redis.asyncio as aioredis
-from redis.exceptions import NoScriptError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+#: turns in flight at once on one Redis, each on a connection of the batcher's own
+MAX_DIRECT = 8
 
 
 class Script(Protocol):
@@ -52,6 +68,9 @@ class Batcher:
         self._queue: list[_Call] = []
         self._handle: asyncio.Handle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        #: one Redis (not a cluster): the batcher's own connections, idle ones here
+        self._idle: list[Any] = []
+        self._busy = 0
         #: pipelines sent and commands in them (for the benchmark's report)
         self.batches = 0
         self.commands = 0
@@ -67,9 +86,11 @@ class Batcher:
 
     def _flush(self) -> None:
         self._handle = None
-        batch, self._queue = self._queue, []
-        if not batch:
+        if not self._queue:
             return
+        if self._busy >= MAX_DIRECT:
+            return  # sent when a connection comes back (`_direct`)
+        batch, self._queue = self._queue, []
         self.batches += 1
         self.commands += len(batch)
         task = asyncio.ensure_future(self._send(batch))
@@ -82,7 +103,7 @@ class Batcher:
             missing = [c for c, r in zip(batch, replies, strict=True) if _settle(c, r)]
             if missing:
                 for script in {id(c.script): c.script for c in missing}.values():
-                    await self.redis.script_load(script.script)
+                    await self._load(script)
                 for call, reply in zip(missing, await self._execute(missing), strict=True):
                     if _settle(call, reply):
                         _fail(call, reply)
@@ -94,7 +115,24 @@ class Batcher:
             for call in batch:
                 _fail(call, exc)
 
+    async def _load(self, script: Script) -> None:
+        """SCRIPT LOAD through the client's pool. On one Redis the turns do not use that pool,
+        so its idle connection may predate a restart of Redis (the reason the script is
+        missing): a closed connection is tried once more, on a new one."""
+        try:
+            await self.redis.script_load(script.script)
+        except RedisConnectionError:
+            if not isinstance(self.redis, aioredis.Redis):
+                raise
+            await self.redis.script_load(script.script)
+
     async def _execute(self, batch: list[_Call]) -> list[Any]:
+        if isinstance(self.redis, aioredis.Redis):
+            return await self._direct(batch)
+        return await self._pipeline(batch)
+
+    async def _pipeline(self, batch: list[_Call]) -> list[Any]:
+        """The turn as one redis-py non-transactional pipeline (a cluster splits it by node)."""
         pipe = self.redis.pipeline(transaction=False)
         for call in batch:
             # execute_command: redis-py's cluster pipeline refuses its evalsha() method, not
@@ -102,13 +140,61 @@ class Batcher:
             pipe.execute_command("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args)
         return list(await pipe.execute(raise_on_error=False))
 
+    async def _direct(self, batch: list[_Call]) -> list[Any]:
+        """The turn on one Redis, on a connection of the batcher's own: one write, a read per
+        reply; each error reply in its place (as the pipeline's raise_on_error=False)."""
+        conn = self._idle.pop() if self._idle else self.redis.connection_pool.make_connection()
+        self._busy += 1
+        ok = False
+        try:
+            commands = [("EVALSHA", c.script.sha, len(c.keys), *c.keys, *c.args) for c in batch]
+            try:  # hiredis's C packer straight (redis-py's pack_commands only loops and joins)
+                packed = [hiredis.pack_command(command) for command in commands]
+            except TypeError:  # what hiredis does not take: redis-py's packer and its errors
+                packed = conn.pack_commands(commands)
+            replies: list[Any] = []
+            try:
+                async with asyncio.timeout(conn.socket_timeout):
+                    if not conn.is_connected:
+                        await conn.connect()
+                    # redis-py's send_packed_command wraps this in wait_for (a task per write)
+                    await conn._send_packed_command(packed)
+                    for _ in batch:
+                        try:
+                            # math.inf: no timeout of its own (the turn's deadline above)
+                            replies.append(await conn.read_response(timeout=_NO_TIMEOUT))
+                        except ResponseError as exc:
+                            replies.append(exc)
+            except TimeoutError:
+                raise RedisTimeoutError("Timeout talking to Redis") from None
+            except OSError as exc:
+                raise RedisConnectionError(f"Error talking to Redis: {exc}") from exc
+            ok = True
+            return replies
+        finally:
+            self._busy -= 1
+            if ok:
+                self._idle.append(conn)
+            else:
+                await conn.disconnect(nowait=True)
+            if self._queue and self._handle is None:
+                self._handle = asyncio.get_running_loop().call_soon(self._flush)
+
     async def close(self) -> None:
-        """Send what is queued and wait for every pipeline in flight."""
-        if self._handle is not None:
-            self._handle.cancel()
+        """Send what is queued, wait for every pipeline in flight, close own connections."""
+        while self._queue or self._tasks:
+            if self._handle is not None:
+                self._handle.cancel()
+                self._handle = None
             self._flush()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+            if self._tasks:
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            await conn.disconnect()
+
+
+_NO_TIMEOUT = float("inf")
 
 
 def _settle(call: _Call, reply: Any) -> bool:

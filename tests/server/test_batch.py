@@ -137,6 +137,43 @@ async def test_a_lost_redis_fails_the_turns_calls_and_the_next_turns_reconnect(
     await client.aclose()
 
 
+#: a script that answers late (busy for 0.6 s of Redis's clock), then counts like COUNT
+SLOW = """
+local t0 = redis.call('TIME')
+while true do
+  local t = redis.call('TIME')
+  if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 600000 then break end
+end
+return redis.call('INCR', KEYS[1])
+"""
+
+
+async def test_a_turn_answered_late_fails_and_its_connection_is_never_reused(
+    own_redis: RedisProcess,
+) -> None:
+    """On one Redis the turns go on the batcher's own connections. A turn whose answer comes
+    after the client's socket_timeout fails (a timeout: the service then asks for the
+    move's outcome); its connection is closed, so its late answer can never be read as the
+    answer to a later turn's command."""
+    client = aioredis.from_url(own_redis.url, socket_timeout=0.2)
+    batcher = Batcher(client)
+    slow, count = client.register_script(SLOW), client.register_script(COUNT)
+    await client.script_load(SLOW)
+    await client.script_load(COUNT)
+    out = await run_turn(batcher, slow, [("late", "ok")])
+    assert isinstance(out[0], redis.exceptions.TimeoutError), out
+    assert batcher._idle == []  # not kept for the next turn
+    patient = aioredis.from_url(own_redis.url)  # no timeout: answers once the script is done
+    assert await patient.get("late") == b"1"
+    await patient.aclose()
+    # the slow script ran (late): the next turn's answer is its own, 2, not the stale 1
+    assert await run_turn(batcher, count, [("late", "ok")]) == [2]
+    assert len(batcher._idle) == 1
+    await batcher.close()
+    assert batcher._idle == []
+    await client.aclose()
+
+
 # --- a Redis Cluster whose slots move ---------------------------------------------------------
 
 
