@@ -135,47 +135,60 @@ class KlondikeState:
         a, b = OTHER_COLOUR[s]
         return f[a] >= r - 1 and f[b] >= r - 1 and f[SAME_COLOUR[s]] >= r - 2
 
-    def reachable(
-        self, e: int, tops: dict[int, int] | set[int], skip: int, talon_too: bool
-    ) -> bool:
-        """Card e could be moved later: in ``tops`` (the tableau tops, or every face-up card
-        with moves=build), on a foundation, or (talon_too) a talon card other than index skip."""
-        if e in tops or self.found[SUIT[e]] >= RANK[e]:
-            return True
-        if talon_too:
-            for j, t in enumerate(self.talon):
-                if t == e and j != skip:
-                    return True
-        return False
+    def buried(self) -> set[int]:
+        """The tableau cards that cannot be moved now: face-down ones, and with top-card
+        moves every card under a pile's top. Every other card (a top, a face-up card with
+        moves=build, a talon card, a foundation card) could be moved later."""
+        out: set[int] = set()
+        if self.build:
+            for x in range(T):
+                d = self.down[x]
+                if d:
+                    out.update(self.tab[x][:d])
+        else:
+            for p in self.tab:
+                if len(p) > 1:
+                    out.update(p[:-1])
+        return out
 
-    def hostable(self, c: int, i: int, tops: dict[int, int] | set[int]) -> bool:
-        """Talon-to-tableau play of card c (talon index i) may pay off (draw one, unlimited passes).
+    def hostable(self, c: int, buried: set[int]) -> bool:
+        """Talon-to-tableau play of card c may pay off (draw one, unlimited passes).
 
         There a talon card is as reachable in the talon as on the tableau, so
         putting it on the tableau pays only when a card is later put on it, and
         the play can be deferred to just before that: some win keeps only plays
-        after which a card that may lie on c is reachable or on a foundation.
+        after which a card that may lie on c is not buried (a top, or any face-up
+        card with moves=build, on a foundation, or in the talon; one deck, so that
+        card is never c itself).
         """
-        return any(self.reachable(e, tops, i, True) for e in CHILDREN[c])
+        for e in CHILDREN[c]:
+            if e not in buried:
+                return True
+        return False
 
-    def worth_lowering(self, s: int, tops: dict[int, int] | set[int]) -> bool:
+    def worth_lowering(self, s: int, buried: set[int]) -> bool:
         """A foundation-to-tableau play of suit s's top card d may pay off.
 
         It pays only when a card is later put on d or d's suit-mate below it
         comes down too; deferring it to just before that keeps a win, so some
-        win only lowers d when a card that may lie on d is reachable or on a
-        foundation, or when a card that d-1 may lie on is a tableau top, on a
-        foundation, or in the talon. Deferring such
-        plays only moves cards between those places, so the rule holds for all
-        of them at once (and together with the talon rule above).
+        win only lowers d when a card that may lie on d is not buried (a top, or
+        face up with moves=build, on a foundation, or in the talon), or when a
+        card that d-1 may lie on is. Deferring such plays only moves cards between
+        those places, so the rule holds for all of them at once (and together with
+        the talon rule above). Any talon card counts, reachable now or not: the card
+        later put on d may come from the talon by then (a superset of the places
+        keeps the rule sound in every mode).
         """
         h = self.found[s]
         d = s * 13 + h - 1
-        # any talon card counts, reachable now or not: the card later put on d may come from
-        # the talon by then (a superset of the places keeps the rule sound in every mode)
-        if any(self.reachable(e, tops, -1, True) for e in CHILDREN[d]):
-            return True
-        return h >= 2 and any(self.reachable(t, tops, -1, True) for t in PARENTS[d - 1])
+        for e in CHILDREN[d]:
+            if e not in buried:
+                return True
+        if h >= 2:
+            for t in PARENTS[d - 1]:
+                if t not in buried:
+                    return True
+        return False
 
     def talon_tops(self) -> list[tuple[int, tuple[int, int, int, int]]]:
         """Each talon index that deals (and a recycle) can bring to the waste top, once.
@@ -309,14 +322,12 @@ class KlondikeState:
         defer = self.talon_key == 0
         # the rules below ask whether a card could be moved onto the one in question later:
         # with moves=build that card may be the base of a run, so every face-up card counts
-        avail: dict[int, int] | set[int] = tops
-        if build:
-            avail = {c for x in range(T) for c in tab[x][down[x] :]}
+        buried = self.buried()
         for i, macro in tt_tops:
             c = talon[i]
             if found[SUIT[c]] == RANK[c] - 1:
                 from_talon.append((WF, i, 0, 1, c, macro))
-            if defer and not self.hostable(c, i, avail):
+            if defer and not self.hostable(c, buried):
                 continue
             for par in PARENTS[c]:
                 y = tops.get(par, -1)
@@ -330,7 +341,7 @@ class KlondikeState:
             # a safe card brought down would be the only card forced home at once (no other
             # card was forced here, and a lower foundation makes no other card safe), so the
             # move leads back to this very position through one more, pointless one
-            if h and not self.safe(c) and self.worth_lowering(s, avail):
+            if h and not self.safe(c) and self.worth_lowering(s, buried):
                 for par in PARENTS[c]:
                     y = tops.get(par, -1)
                     if y >= 0:
