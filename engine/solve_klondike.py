@@ -269,8 +269,10 @@ class KlondikeState:
                 c = talon[i]
                 if found[SUIT[c]] == RANK[c] - 1 and self.safe(c):
                     return [(WF, i, 0, 1, c, macro)]
+        reveal_home: list[Move] = []
         reveal: list[Move] = []
         home: list[Move] = []
+        talon_home: list[Move] = []
         from_talon: list[Move] = []
         other: list[Move] = []
         back: list[Move] = []
@@ -282,7 +284,7 @@ class KlondikeState:
             c = p[-1]
             up = len(p) - down[x]
             if found[SUIT[c]] == RANK[c] - 1:
-                (reveal if up == 1 and down[x] else home).append((TF, x, 0, 1, c, NO_MACRO))
+                (reveal_home if up == 1 and down[x] else home).append((TF, x, 0, 1, c, NO_MACRO))
             if not build:
                 for par in PARENTS[c]:
                     y = tops.get(par, -1)
@@ -326,7 +328,7 @@ class KlondikeState:
         for i, macro in tt_tops:
             c = talon[i]
             if found[SUIT[c]] == RANK[c] - 1:
-                from_talon.append((WF, i, 0, 1, c, macro))
+                talon_home.append((WF, i, 0, 1, c, macro))
             if defer and not self.hostable(c, buried):
                 continue
             for par in PARENTS[c]:
@@ -348,7 +350,7 @@ class KlondikeState:
                         back.append((FT, s, y, 1, c, NO_MACRO))
                 if empty >= 0 and h == 13:
                     back.append((FT, s, empty, 1, c, NO_MACRO))
-        return reveal + home + from_talon + other + back
+        return reveal_home + reveal + home + talon_home + from_talon + other + back
 
     def apply(self, m: Move) -> None:
         kind, a, b, n, c, macro = m
