@@ -50,8 +50,11 @@ the lowest card left each time; the search stops there and plays that out.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Hashable
+
 from .cards import RANK, RED, SUIT
-from .solve_common import WON, Answer, Position, search
+from .solve_common import UNKNOWN, WON, Answer, Position, search_run
 from .solve_klondike_dead import CHILDREN, PARENTS, T, dead, stays_alive
 
 OTHER_COLOUR = [(1, 2), (0, 3), (0, 3), (1, 2)]
@@ -98,6 +101,8 @@ class KlondikeState:
         self._undo: list[int] = []
         #: the move that led here: moves() tests the position for death after one that may kill
         self.last: Move | None = None
+        #: when set, each group of moves is tried in a random order (restarts; see solve_klondike)
+        self.rng: random.Random | None = None
 
     # ------------------------------------------------------------ search protocol
 
@@ -350,7 +355,12 @@ class KlondikeState:
                         back.append((FT, s, y, 1, c, NO_MACRO))
                 if empty >= 0 and h == 13:
                     back.append((FT, s, empty, 1, c, NO_MACRO))
-        return reveal_home + reveal + home + talon_home + from_talon + other + back
+        groups = (reveal_home, reveal, home, talon_home, from_talon, other, back)
+        if self.rng is not None:
+            for g in groups:
+                if len(g) > 1:
+                    self.rng.shuffle(g)
+        return [m for g in groups for m in g]
 
     def apply(self, m: Move) -> None:
         kind, a, b, n, c, macro = m
@@ -463,9 +473,29 @@ class KlondikeState:
         return out
 
 
+#: positions of the first run of the restarting search; each later run may expand twice as many
+FIRST_RUN = 2_000
+
+
 def solve_klondike(pos: Position, budget: int) -> Answer:
+    """Restarting depth-first search: runs of doubling size, the first in the fixed move
+    order, each later one in its own seeded random order within each group of moves, all
+    sharing the positions proved lost (``search_run``), the last one given what is left of
+    the budget. A run that gets lost in a large losing subtree is cut short and the next one
+    tries other moves first; nothing a run proves is thrown away."""
     state = KlondikeState(pos)
-    verdict, path, nodes = search(state, budget)
+    seen: dict[Hashable, int] = {}
+    nodes = 0
+    size = FIRST_RUN
+    run = 0
+    while True:
+        state.rng = random.Random(run) if run else None
+        verdict, path, n = search_run(state, min(size, budget - nodes), seen)
+        nodes += n
+        if verdict != UNKNOWN or nodes >= budget:
+            break
+        run += 1
+        size *= 2
     if verdict != WON:
         return Answer(verdict, [], nodes)
     path = path + state.finish()
