@@ -741,14 +741,18 @@ def test_runs_keep_only_positions_that_are_lost_and_end_with_the_true_verdict() 
 
 
 def test_a_position_finished_by_the_search_is_not_yet_lost() -> None:
-    # 0 -> 1 -> 0 and 0 -> 2 (won): the search tries 1 first and finishes it while 0 is
-    # open; a first run cut at that moment must not keep 1 as lost
-    succ = [[1, 2], [0], []]
+    # 0 -> 1 -> 0, 0 -> 3 -> 3 and 0 -> 2 (won): the search finishes 1 while 0 is open and
+    # is cut at 3; 1 must not be kept as lost (it leads back to 0, which reaches 2)
+    succ = [[1, 3, 2], [0], [], [3]]
     seen: dict[Hashable, int] = {}
     state = GraphState(succ, {2}, None)
-    assert search_run(state, 1, seen)[0] == UNKNOWN
+    assert search_run(state, 2, seen)[0] == UNKNOWN
     assert seen == {}
     assert search_run(state, 10, seen)[:2] == (WON, [2])
+    # and a complete run keeps every position of a finished component, the start included
+    seen = {}
+    assert search_run(GraphState([[1], [0, 2], [2]], set(), None), 10, seen)[0] == LOST
+    assert seen == {0: PROVED_LOST, 1: PROVED_LOST, 2: PROVED_LOST}
 
 
 def test_klondike_restarts_win_deals_and_keep_loss_proofs() -> None:
