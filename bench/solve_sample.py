@@ -32,6 +32,11 @@ def _on_cap(signum: int, frame: FrameType | None) -> None:
     raise CapReached
 
 
+def _load() -> str:
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
+
+
 def _seeds(text: str) -> range:
     a, _, b = text.partition("-")
     return range(int(a), int(b or a) + 1)
@@ -51,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGPROF, _on_cap)
     counts = {"won": 0, "lost": 0, "unknown": 0}
     cpus: list[float] = []
-    load0 = open("/proc/loadavg").read().split()[0]
+    load0 = _load()
     for seed in _seeds(args.seeds):
         t0 = time.process_time()
         signal.setitimer(signal.ITIMER_PROF, args.cap)
@@ -69,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(row), flush=True)
     n = len(cpus)
     cpus.sort()
-    load1 = open("/proc/loadavg").read().split()[0]
+    load1 = _load()
     print(
         f"{args.game} {' '.join(args.option)} seeds {args.seeds} cap {args.cap}s: "
         f"won {counts['won']} lost {counts['lost']} unknown {counts['unknown']} of {n}; "

@@ -175,11 +175,10 @@ def search_run(
                 while True:
                     w = comp.pop()
                     seen[w] = PROVED_LOST
-                    if w is k or w == k:
+                    if w == k:
                         break
-            elif low:
-                if lk < low[-1]:
-                    low[-1] = lk
+            elif low and lk < low[-1]:
+                low[-1] = lk
             if path:
                 state.undo(path.pop())
             continue

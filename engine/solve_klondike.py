@@ -166,10 +166,7 @@ class KlondikeState:
         card with moves=build, on a foundation, or in the talon; one deck, so that
         card is never c itself).
         """
-        for e in CHILDREN[c]:
-            if e not in buried:
-                return True
-        return False
+        return any(e not in buried for e in CHILDREN[c])
 
     def worth_lowering(self, s: int, buried: set[int]) -> bool:
         """A foundation-to-tableau play of suit s's top card d may pay off.

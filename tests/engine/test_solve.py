@@ -12,9 +12,9 @@ from collections.abc import Hashable
 
 import pytest
 from solrace.engine import Game, from_text, new_game, solve
+from solrace.engine import solve_klondike as sk
 from solrace.engine.cards import TEXT
 from solrace.engine.solve import SolveResult, solve_deal, solve_text
-from solrace.engine import solve_klondike as sk
 from solrace.engine.solve_common import (
     LOST,
     PROVED_LOST,
