@@ -43,6 +43,18 @@ Dead positions. A position where some card can never reach its foundation
 gets no moves; it is tested only after a move that may have killed a live
 position and that ``stays_alive`` cannot clear at a glance (``may_be_dead``).
 
+Order. Reveals by a foundation play, other reveals, tableau cards home, talon
+cards home, talon cards to the tableau, other tableau moves, foundation cards
+back down.
+
+Restarts. ``solve_klondike`` searches in runs of doubling size (the first in
+the order above, each later one in a seeded random order within each of those
+groups), all sharing the positions proved lost: ``solve_common.search_run``
+keeps a position only once its strongly connected component is complete
+(Tarjan), which proves it lost; the rest of a run cut short is searched again.
+A run that is stuck in a large losing subtree is cut and the next one tries
+other moves first, while a loss proof loses only the unfinished components.
+
 Finish. With no face-down card, every pile descending and the talon empty
 (or fully reachable: draw one, unlimited passes), the game is won by playing
 the lowest card left each time; the search stops there and plays that out.
