@@ -125,3 +125,87 @@ def search(state: SearchState, budget: int) -> tuple[str, list[Any], int]:
             return UNKNOWN, [], nodes - 1
         stack.append(iter(state.moves()))
     return LOST, [], nodes
+
+
+#: ``seen`` value of a position proved lost (its strongly connected component completed)
+PROVED_LOST = -1
+
+
+def search_run(
+    state: SearchState, budget: int, seen: dict[Hashable, int]
+) -> tuple[str, list[Any], int]:
+    """One run of a restartable depth-first search (``search_restarts``); exact when it ends.
+
+    Like ``search`` but with Tarjan's bookkeeping of strongly connected components:
+    ``seen`` maps each visited position to its index, or to ``PROVED_LOST`` once its
+    component is complete. When a component completes without a win, every position in
+    it is lost: each of its moves leads into the component or into a component completed
+    before (lost, by induction), and none of its positions is won (the search stops at
+    the first won one). So ``seen``'s ``PROVED_LOST`` entries stay true across runs that
+    try moves in other orders. When the run's ``budget`` of expanded positions is spent,
+    the positions whose component is not complete are removed from ``seen`` (they are
+    expanded again by a later run) and the verdict is "unknown". Returns (verdict, moves
+    to a won state, positions expanded in this run).
+    """
+    k0 = state.key()
+    if seen.get(k0) == PROVED_LOST:
+        return LOST, [], 0
+    if state.won():
+        return WON, [], 0
+    if budget < 1:
+        return UNKNOWN, [], 0
+    index = 0
+    seen[k0] = index
+    low = [index]  # lowlink per frame of the depth-first stack
+    comp = [k0]  # Tarjan's stack: visited positions whose component is not complete
+    keys = [k0]  # key per frame
+    stack = [iter(state.moves())]
+    path: list[Any] = []
+    nodes = 1
+    get = seen.get
+    while stack:
+        m = next(stack[-1], None)
+        if m is None:
+            # the frame is finished: complete its component or pass its lowlink up
+            stack.pop()
+            k = keys.pop()
+            lk = low.pop()
+            i = seen[k]
+            if lk == i:
+                while True:
+                    w = comp.pop()
+                    seen[w] = PROVED_LOST
+                    if w == k:
+                        break
+            elif low and lk < low[-1]:
+                low[-1] = lk
+            if path:
+                state.undo(path.pop())
+            continue
+        state.apply(m)
+        k = state.key()
+        j = get(k)
+        if j is not None:
+            state.undo(m)
+            if j != PROVED_LOST and j < low[-1]:
+                low[-1] = j
+            continue
+        if state.won():
+            path.append(m)
+            return WON, path, nodes
+        if nodes >= budget:
+            state.undo(m)
+            for w in comp:
+                del seen[w]
+            while path:
+                state.undo(path.pop())
+            return UNKNOWN, [], nodes
+        nodes += 1
+        index += 1
+        seen[k] = index
+        comp.append(k)
+        keys.append(k)
+        low.append(index)
+        path.append(m)
+        stack.append(iter(state.moves()))
+    return LOST, [], nodes

@@ -43,6 +43,18 @@ Dead positions. A position where some card can never reach its foundation
 gets no moves; it is tested only after a move that may have killed a live
 position and that ``stays_alive`` cannot clear at a glance (``may_be_dead``).
 
+Order. Reveals by a foundation play, other reveals, tableau cards home, talon
+cards home, talon cards to the tableau, other tableau moves, foundation cards
+back down.
+
+Restarts. ``solve_klondike`` searches in runs of doubling size (the first in
+the order above, each later one in a seeded random order within each of those
+groups), all sharing the positions proved lost: ``solve_common.search_run``
+keeps a position only once its strongly connected component is complete
+(Tarjan), which proves it lost; the rest of a run cut short is searched again.
+A run that is stuck in a large losing subtree is cut and the next one tries
+other moves first, while a loss proof loses only the unfinished components.
+
 Finish. With no face-down card, every pile descending and the talon empty
 (or fully reachable: draw one, unlimited passes), the game is won by playing
 the lowest card left each time; the search stops there and plays that out.
@@ -50,8 +62,11 @@ the lowest card left each time; the search stops there and plays that out.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Hashable
+
 from .cards import RANK, RED, SUIT
-from .solve_common import WON, Answer, Position, search
+from .solve_common import UNKNOWN, WON, Answer, Position, search_run
 from .solve_klondike_dead import CHILDREN, PARENTS, T, dead, stays_alive
 
 OTHER_COLOUR = [(1, 2), (0, 3), (0, 3), (1, 2)]
@@ -98,6 +113,8 @@ class KlondikeState:
         self._undo: list[int] = []
         #: the move that led here: moves() tests the position for death after one that may kill
         self.last: Move | None = None
+        #: when set, each group of moves is tried in a random order (restarts; see solve_klondike)
+        self.rng: random.Random | None = None
 
     # ------------------------------------------------------------ search protocol
 
@@ -135,47 +152,57 @@ class KlondikeState:
         a, b = OTHER_COLOUR[s]
         return f[a] >= r - 1 and f[b] >= r - 1 and f[SAME_COLOUR[s]] >= r - 2
 
-    def reachable(
-        self, e: int, tops: dict[int, int] | set[int], skip: int, talon_too: bool
-    ) -> bool:
-        """Card e could be moved later: in ``tops`` (the tableau tops, or every face-up card
-        with moves=build), on a foundation, or (talon_too) a talon card other than index skip."""
-        if e in tops or self.found[SUIT[e]] >= RANK[e]:
-            return True
-        if talon_too:
-            for j, t in enumerate(self.talon):
-                if t == e and j != skip:
-                    return True
-        return False
+    def buried(self) -> set[int]:
+        """The tableau cards that cannot be moved now: face-down ones, and with top-card
+        moves every card under a pile's top. Every other card (a top, a face-up card with
+        moves=build, a talon card, a foundation card) could be moved later."""
+        out: set[int] = set()
+        if self.build:
+            for x in range(T):
+                d = self.down[x]
+                if d:
+                    out.update(self.tab[x][:d])
+        else:
+            for p in self.tab:
+                if len(p) > 1:
+                    out.update(p[:-1])
+        return out
 
-    def hostable(self, c: int, i: int, tops: dict[int, int] | set[int]) -> bool:
-        """Talon-to-tableau play of card c (talon index i) may pay off (draw one, unlimited passes).
+    def hostable(self, c: int, buried: set[int]) -> bool:
+        """Talon-to-tableau play of card c may pay off (draw one, unlimited passes).
 
         There a talon card is as reachable in the talon as on the tableau, so
         putting it on the tableau pays only when a card is later put on it, and
         the play can be deferred to just before that: some win keeps only plays
-        after which a card that may lie on c is reachable or on a foundation.
+        after which a card that may lie on c is not buried (a top, or any face-up
+        card with moves=build, on a foundation, or in the talon; one deck, so that
+        card is never c itself).
         """
-        return any(self.reachable(e, tops, i, True) for e in CHILDREN[c])
+        return any(e not in buried for e in CHILDREN[c])
 
-    def worth_lowering(self, s: int, tops: dict[int, int] | set[int]) -> bool:
+    def worth_lowering(self, s: int, buried: set[int]) -> bool:
         """A foundation-to-tableau play of suit s's top card d may pay off.
 
         It pays only when a card is later put on d or d's suit-mate below it
         comes down too; deferring it to just before that keeps a win, so some
-        win only lowers d when a card that may lie on d is reachable or on a
-        foundation, or when a card that d-1 may lie on is a tableau top, on a
-        foundation, or in the talon. Deferring such
-        plays only moves cards between those places, so the rule holds for all
-        of them at once (and together with the talon rule above).
+        win only lowers d when a card that may lie on d is not buried (a top, or
+        face up with moves=build, on a foundation, or in the talon), or when a
+        card that d-1 may lie on is. Deferring such plays only moves cards between
+        those places, so the rule holds for all of them at once (and together with
+        the talon rule above). Any talon card counts, reachable now or not: the card
+        later put on d may come from the talon by then (a superset of the places
+        keeps the rule sound in every mode).
         """
         h = self.found[s]
         d = s * 13 + h - 1
-        # any talon card counts, reachable now or not: the card later put on d may come from
-        # the talon by then (a superset of the places keeps the rule sound in every mode)
-        if any(self.reachable(e, tops, -1, True) for e in CHILDREN[d]):
-            return True
-        return h >= 2 and any(self.reachable(t, tops, -1, True) for t in PARENTS[d - 1])
+        for e in CHILDREN[d]:
+            if e not in buried:
+                return True
+        if h >= 2:
+            for t in PARENTS[d - 1]:
+                if t not in buried:
+                    return True
+        return False
 
     def talon_tops(self) -> list[tuple[int, tuple[int, int, int, int]]]:
         """Each talon index that deals (and a recycle) can bring to the waste top, once.
@@ -256,8 +283,10 @@ class KlondikeState:
                 c = talon[i]
                 if found[SUIT[c]] == RANK[c] - 1 and self.safe(c):
                     return [(WF, i, 0, 1, c, macro)]
+        reveal_home: list[Move] = []
         reveal: list[Move] = []
         home: list[Move] = []
+        talon_home: list[Move] = []
         from_talon: list[Move] = []
         other: list[Move] = []
         back: list[Move] = []
@@ -269,7 +298,7 @@ class KlondikeState:
             c = p[-1]
             up = len(p) - down[x]
             if found[SUIT[c]] == RANK[c] - 1:
-                (reveal if up == 1 and down[x] else home).append((TF, x, 0, 1, c, NO_MACRO))
+                (reveal_home if up == 1 and down[x] else home).append((TF, x, 0, 1, c, NO_MACRO))
             if not build:
                 for par in PARENTS[c]:
                     y = tops.get(par, -1)
@@ -309,14 +338,12 @@ class KlondikeState:
         defer = self.talon_key == 0
         # the rules below ask whether a card could be moved onto the one in question later:
         # with moves=build that card may be the base of a run, so every face-up card counts
-        avail: dict[int, int] | set[int] = tops
-        if build:
-            avail = {c for x in range(T) for c in tab[x][down[x] :]}
+        buried = self.buried()
         for i, macro in tt_tops:
             c = talon[i]
             if found[SUIT[c]] == RANK[c] - 1:
-                from_talon.append((WF, i, 0, 1, c, macro))
-            if defer and not self.hostable(c, i, avail):
+                talon_home.append((WF, i, 0, 1, c, macro))
+            if defer and not self.hostable(c, buried):
                 continue
             for par in PARENTS[c]:
                 y = tops.get(par, -1)
@@ -330,14 +357,19 @@ class KlondikeState:
             # a safe card brought down would be the only card forced home at once (no other
             # card was forced here, and a lower foundation makes no other card safe), so the
             # move leads back to this very position through one more, pointless one
-            if h and not self.safe(c) and self.worth_lowering(s, avail):
+            if h and not self.safe(c) and self.worth_lowering(s, buried):
                 for par in PARENTS[c]:
                     y = tops.get(par, -1)
                     if y >= 0:
                         back.append((FT, s, y, 1, c, NO_MACRO))
                 if empty >= 0 and h == 13:
                     back.append((FT, s, empty, 1, c, NO_MACRO))
-        return reveal + home + from_talon + other + back
+        groups = (reveal_home, reveal, home, talon_home, from_talon, other, back)
+        if self.rng is not None:
+            for g in groups:
+                if len(g) > 1:
+                    self.rng.shuffle(g)
+        return [m for g in groups for m in g]
 
     def apply(self, m: Move) -> None:
         kind, a, b, n, c, macro = m
@@ -450,9 +482,29 @@ class KlondikeState:
         return out
 
 
+#: positions of the first run of the restarting search; each later run may expand twice as many
+FIRST_RUN = 2_000
+
+
 def solve_klondike(pos: Position, budget: int) -> Answer:
+    """Restarting depth-first search: runs of doubling size, the first in the fixed move
+    order, each later one in its own seeded random order within each group of moves, all
+    sharing the positions proved lost (``search_run``), the last one given what is left of
+    the budget. A run that gets lost in a large losing subtree is cut short and the next one
+    tries other moves first; nothing a run proves is thrown away."""
     state = KlondikeState(pos)
-    verdict, path, nodes = search(state, budget)
+    seen: dict[Hashable, int] = {}
+    nodes = 0
+    size = FIRST_RUN
+    run = 0
+    while True:
+        state.rng = random.Random(run) if run else None
+        verdict, path, n = search_run(state, min(size, budget - nodes), seen)
+        nodes += n
+        if verdict != UNKNOWN or nodes >= budget:
+            break
+        run += 1
+        size *= 2
     if verdict != WON:
         return Answer(verdict, [], nodes)
     path = path + state.finish()

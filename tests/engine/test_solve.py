@@ -1,4 +1,4 @@
-"""The solvers (issue 11): exact verdicts, solutions that replay, no mutation.
+"""The solvers (issue 11, issue 24): exact verdicts, solutions that replay, no mutation.
 
 "Lost" is checked against a second, naive search written here from the
 engine's public API only (legal_moves / apply / undo, position text as the
@@ -8,12 +8,21 @@ key, no pruning, no symmetry), on small random positions where it finishes.
 from __future__ import annotations
 
 import random
+from collections.abc import Hashable
 
 import pytest
 from solrace.engine import Game, from_text, new_game, solve
+from solrace.engine import solve_klondike as sk
 from solrace.engine.cards import TEXT
 from solrace.engine.solve import SolveResult, solve_deal, solve_text
-from solrace.engine.solve_common import parse_position
+from solrace.engine.solve_common import (
+    LOST,
+    PROVED_LOST,
+    UNKNOWN,
+    WON,
+    parse_position,
+    search_run,
+)
 from solrace.engine.solve_klondike import FT, KlondikeState
 from solrace.engine.solve_klondike_dead import dead
 
@@ -58,7 +67,20 @@ def agrees_with_naive(games: list[Game], cap: int) -> dict[bool, int]:
             continue
         seen[expect] += 1
         assert solve(g).verdict == ("won" if expect else "lost"), g.to_text()
+        if g.NAME == "klondike":
+            assert solve_short_runs(g).verdict == ("won" if expect else "lost"), g.to_text()
     return seen
+
+
+def solve_short_runs(g: Game) -> SolveResult:
+    """Klondike's solve with runs of a few positions, so that it restarts many times (its
+    restarts keep what they prove: every verdict must stay the same)."""
+    first = sk.FIRST_RUN
+    sk.FIRST_RUN = 3
+    try:
+        return solve(g)
+    finally:
+        sk.FIRST_RUN = first
 
 
 def replays_to_win(game: Game, result: SolveResult) -> bool:
@@ -434,6 +456,7 @@ def _dead_test_against_naive(checked: int) -> dict[bool, int]:
             else:
                 dead_seen[False] += 1
             assert solve(g).verdict == ("won" if expect else "lost"), g.to_text()
+            assert solve_short_runs(g).verdict == ("won" if expect else "lost"), g.to_text()
     return dead_seen
 
 
@@ -630,3 +653,113 @@ def test_solve_won_position_and_helpers() -> None:
     assert solve(g) == SolveResult("won", [], 0)
     with pytest.raises(ValueError):
         solve(g, budget=-1)
+
+
+# ---------------------------------------------------------------- the restarting search
+# Runs are cut short and the next run tries moves in another order, keeping only the
+# positions whose strongly connected component completed ("proved lost"). A position that
+# is merely finished by a depth-first search is *not* lost when the graph has cycles (it may
+# lead back to an ancestor that still has a way out), so these tests use graphs with many
+# cycles and check every kept "proved lost" position against plain reachability.
+
+
+class GraphState:
+    """A walk on a fixed directed graph, as a search state (move = next node)."""
+
+    def __init__(self, succ: list[list[int]], won: set[int], rng: random.Random | None) -> None:
+        self.succ = succ
+        self.goal = won
+        self.at = [0]
+        self.rng = rng
+
+    def key(self) -> Hashable:
+        return self.at[-1]
+
+    def won(self) -> bool:
+        return self.at[-1] in self.goal
+
+    def moves(self) -> list[int]:
+        out = list(self.succ[self.at[-1]])
+        if self.rng is not None:
+            self.rng.shuffle(out)
+        return out
+
+    def apply(self, m: int) -> None:
+        self.at.append(m)
+
+    def undo(self, m: int) -> None:
+        assert self.at.pop() == m
+
+
+def _reach(succ: list[list[int]], start: int) -> set[int]:
+    seen = {start}
+    todo = [start]
+    while todo:
+        for w in succ[todo.pop()]:
+            if w not in seen:
+                seen.add(w)
+                todo.append(w)
+    return seen
+
+
+def _graph(rng: random.Random) -> tuple[list[list[int]], set[int]]:
+    n = rng.randrange(5, 60)
+    # mostly back edges and short cycles, a few goals (sometimes none reachable)
+    succ = [[rng.randrange(n) for _ in range(rng.randrange(0, 4))] for _ in range(n)]
+    goals = {rng.randrange(1, n) for _ in range(rng.randrange(0, 3))}
+    return succ, goals
+
+
+def test_runs_keep_only_positions_that_are_lost_and_end_with_the_true_verdict() -> None:
+    rng = random.Random(7)
+    verdicts = {WON: 0, LOST: 0}
+    cut = 0
+    for _ in range(3000):
+        succ, goals = _graph(rng)
+        truth = bool(_reach(succ, 0) & goals)
+        seen: dict[Hashable, int] = {}
+        state = GraphState(succ, goals, None)
+        size = rng.randrange(1, 6)
+        for run in range(200):
+            state.rng = random.Random(run) if run else None
+            verdict, path, _ = search_run(state, size, seen)
+            # every position kept as proved lost is lost; after a cut run nothing else is kept
+            for k, v in seen.items():
+                assert v == PROVED_LOST or verdict == WON
+                if v == PROVED_LOST:
+                    assert not (_reach(succ, k) & goals), (succ, goals, k)
+            if verdict != UNKNOWN:
+                break
+            cut += 1
+            assert state.at == [0]  # a cut run leaves the state where it found it
+            size *= 2
+        assert verdict == (WON if truth else LOST)
+        verdicts[verdict] += 1
+        if verdict == WON:
+            assert state.at == [0, *path] and state.at[-1] in goals
+    assert verdicts[WON] > 300 and verdicts[LOST] > 300 and cut > 1000
+
+
+def test_a_position_finished_by_the_search_is_not_yet_lost() -> None:
+    # 0 -> 1 -> 0, 0 -> 3 -> 3 and 0 -> 2 (won): the search finishes 1 while 0 is open and
+    # is cut at 3; 1 must not be kept as lost (it leads back to 0, which reaches 2)
+    succ = [[1, 3, 2], [0], [], [3]]
+    seen: dict[Hashable, int] = {}
+    state = GraphState(succ, {2}, None)
+    assert search_run(state, 2, seen)[0] == UNKNOWN
+    assert seen == {}
+    assert search_run(state, 10, seen)[:2] == (WON, [2])
+    # and a complete run keeps every position of a finished component, the start included
+    seen = {}
+    assert search_run(GraphState([[1], [0, 2], [2]], set(), None), 10, seen)[0] == LOST
+    assert seen == {0: PROVED_LOST, 1: PROVED_LOST, 2: PROVED_LOST}
+
+
+def test_klondike_restarts_win_deals_and_keep_loss_proofs() -> None:
+    # seed 13 (default rules): 21,417 positions in the fixed order; the second run finds it;
+    # seed 1 is lost: the proof grows only by the runs' unfinished components
+    g = new_game("klondike", 13)
+    r = solve(g, budget=30_000)
+    assert r.verdict == "won" and r.nodes < 5_000 and replays_to_win(g, r)
+    lost = solve(new_game("klondike", 1), budget=30_000)
+    assert lost.verdict == "lost" and lost.nodes < 9_000

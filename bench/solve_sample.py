@@ -1,0 +1,89 @@
+"""Decided share and CPU per deal of a solver on a seed sample, with a per-deal CPU cap.
+
+    python -m solrace.bench.solve_sample klondike --seeds 1-100 --cap 10 [-o draw=3 ...]
+        [--engine PACKAGE] [--budget N]
+
+Each deal is solved in this process; the cap is process CPU time (``ITIMER_PROF``: user
+plus system time of this process), so a deal that is not decided within ``--cap`` CPU
+seconds counts as "unknown" at the cap, whatever the machine's load. ``--engine`` names
+another importable copy of the engine package (e.g. an older one put on PYTHONPATH) to
+measure before and after on the same seeds. One JSON line per deal on stdout, a summary
+on stderr. Run it niced in its own session on a shared machine, e.g.
+``setsid sh -c 'echo 19 > /proc/self/autogroup; exec nice -n 19 python -m ...'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import signal
+import sys
+import time
+from types import FrameType
+from typing import Any
+
+
+class CapReached(Exception):
+    """The deal's CPU cap ran out."""
+
+
+def _on_cap(signum: int, frame: FrameType | None) -> None:
+    raise CapReached
+
+
+def _load() -> str:
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
+
+
+def _seeds(text: str) -> range:
+    a, _, b = text.partition("-")
+    return range(int(a), int(b or a) + 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="solve_sample")
+    ap.add_argument("game")
+    ap.add_argument("--seeds", required=True)
+    ap.add_argument("-o", "--option", action="append", default=[])
+    ap.add_argument("--cap", type=float, default=10.0, help="CPU seconds per deal")
+    ap.add_argument("--budget", type=int, default=10**9, help="positions per deal")
+    ap.add_argument("--engine", default="solrace.engine")
+    args = ap.parse_args(argv)
+    options: dict[str, Any] = dict(kv.split("=", 1) for kv in args.option)
+    solve_mod = importlib.import_module(args.engine + ".solve")
+    signal.signal(signal.SIGPROF, _on_cap)
+    counts = {"won": 0, "lost": 0, "unknown": 0}
+    cpus: list[float] = []
+    load0 = _load()
+    for seed in _seeds(args.seeds):
+        t0 = time.process_time()
+        signal.setitimer(signal.ITIMER_PROF, args.cap)
+        try:
+            r = solve_mod.solve_deal(args.game, seed, options, args.budget)
+            verdict, nodes = r.verdict, r.nodes
+        except CapReached:
+            verdict, nodes = "unknown", -1
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+        cpu = min(time.process_time() - t0, args.cap)
+        counts[verdict] += 1
+        cpus.append(cpu)
+        row = {"seed": seed, "verdict": verdict, "nodes": nodes, "cpu": round(cpu, 3)}
+        print(json.dumps(row), flush=True)
+    n = len(cpus)
+    cpus.sort()
+    load1 = _load()
+    print(
+        f"{args.game} {' '.join(args.option)} seeds {args.seeds} cap {args.cap}s: "
+        f"won {counts['won']} lost {counts['lost']} unknown {counts['unknown']} of {n}; "
+        f"decided {100 * (n - counts['unknown']) / n:.1f}%; CPU s mean {sum(cpus) / n:.3f} "
+        f"median {cpus[n // 2]:.3f} max {cpus[-1]:.3f}; load avg {load0} / {load1}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
