@@ -58,9 +58,13 @@ class RedisProcess:
         persist: bool = False,
         data_dir: str | None = None,
         extra_args: Sequence[str] = (),
+        host: str = "127.0.0.1",
     ) -> None:
         self.binary = find_redis_server()
-        self.port = port or free_port()
+        #: the address it listens on (loopback; a test's hosts in network namespaces reach a
+        #: bridge's address instead)
+        self.host = host
+        self.port = port or free_port(host)
         self.persist = persist
         self.extra_args = list(extra_args)
         self._own_dir = data_dir is None
@@ -69,7 +73,7 @@ class RedisProcess:
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"redis://{self.host}:{self.port}/0"
 
     def start(self, timeout: float = 10.0) -> RedisProcess:
         args = [
@@ -77,7 +81,7 @@ class RedisProcess:
             "--port",
             str(self.port),
             "--bind",
-            "127.0.0.1",
+            self.host,
             "--dir",
             self.dir,
             "--save",
@@ -100,7 +104,7 @@ class RedisProcess:
                 detail = log.read_text()[-2000:] if log.exists() else ""
                 raise RuntimeError(f"redis-server exited with {self.proc.returncode}: {detail}")
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
+                with socket.create_connection((self.host, self.port), timeout=0.2) as s:
                     s.sendall(b"PING\r\n")
                     if s.recv(16).startswith(b"+PONG"):
                         return self
@@ -141,9 +145,16 @@ class RedisClusterProcess:
     SLOTS = 16384
 
     def __init__(
-        self, data_dir: str, *, masters: int = 3, replicas: int = 1, node_timeout_ms: int = 1000
+        self,
+        data_dir: str,
+        *,
+        masters: int = 3,
+        replicas: int = 1,
+        node_timeout_ms: int = 1000,
+        host: str = "127.0.0.1",
     ) -> None:
         self.data_dir = Path(data_dir)
+        self.host = host
         self.masters = masters
         self.replicas = replicas
         self.node_timeout_ms = node_timeout_ms
@@ -152,14 +163,15 @@ class RedisClusterProcess:
     @property
     def url(self) -> str:
         """The cluster form of REDIS_URL: every node, so a client can start from any."""
-        return "redis+cluster://" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
+        return "redis+cluster://" + ",".join(f"{self.host}:{n.port}" for n in self.nodes)
 
     def start(self, timeout: float = 30.0) -> RedisClusterProcess:
         for i in range(self.masters * (1 + self.replicas)):
             folder = self.data_dir / f"node{i}"
             folder.mkdir(parents=True, exist_ok=True)
             node = RedisProcess(
-                port=free_cluster_port(),
+                port=free_cluster_port(self.host),
+                host=self.host,
                 data_dir=str(folder),
                 extra_args=[
                     "--cluster-enabled", "yes",
@@ -179,10 +191,10 @@ class RedisClusterProcess:
     def _form(self, deadline: float) -> None:
         import redis
 
-        clients: list[Any] = [redis.Redis(port=n.port) for n in self.nodes]
+        clients: list[Any] = [redis.Redis(host=self.host, port=n.port) for n in self.nodes]
         ids = [c.execute_command("CLUSTER", "MYID").decode() for c in clients]
         for c in clients[1:]:
-            c.execute_command("CLUSTER", "MEET", "127.0.0.1", self.nodes[0].port)
+            c.execute_command("CLUSTER", "MEET", self.host, self.nodes[0].port)
         step = self.SLOTS // self.masters
         for i, c in enumerate(clients[: self.masters]):
             end = self.SLOTS if i == self.masters - 1 else (i + 1) * step
