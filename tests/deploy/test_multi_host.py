@@ -3,7 +3,8 @@ failed over mid-race (issue 22: a multi-host test).
 
 Each "host" is a Linux network namespace this test makes (its own address on a bridge the
 test makes too), running `solrace serve --workers 2`; nginx runs the committed
-server/deploy/nginx.conf (only addresses, ports and nginx's own paths rewritten) in front of
+server/deploy/nginx.conf over TLS (as tests/deploy/test_nginx_proxy.py runs it: only addresses,
+ports, the certificate and nginx's own paths rewritten) in front of
 the three; Redis is a local cluster of 3 masters and 3 replicas listening on the bridge.
 Traffic goes only to loopback, the bridge and the namespaces.
 
@@ -24,19 +25,18 @@ import re
 import secrets
 import shutil
 import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis as sync_redis
+from deploy.test_nginx_proxy import nginx
 from solrace.bench.server_process import ServerProcess
 from solrace.client import Client
 from solrace.client.bot import run_bot
 from solrace.server.store import keys
-from solrace.server.store.redis_process import RedisClusterProcess, free_port
+from solrace.server.store.redis_process import RedisClusterProcess
 
 pytestmark = [pytest.mark.slow, pytest.mark.timing]
 
@@ -138,52 +138,6 @@ class HostServer(ServerProcess):
         return ["ip", "netns", "exec", self.ns, *super().command()]
 
 
-def proxy_conf(tmp: Path, port: int, upstreams: list[str]) -> str:
-    """The committed config with the test's upstreams, listen address and nginx's own paths
-    (a TLS server block, which needs certificates, is left out)."""
-    text = CONF.read_text()
-    lines = "\n".join(f"        server {u} max_fails=1 fail_timeout=5s;" for u in upstreams)
-    text, n = re.subn(
-        r"(?m)^\s*server solrace-a:8765[^\n]*\n\s*server solrace-b:8765[^\n]*", lines, text
-    )
-    assert n == 1, "nginx.conf's upstream block changed: update this test"
-    text, n = re.subn(r"listen 80;", f"listen 127.0.0.1:{port};", text)
-    assert n == 1
-    text = re.sub(r"(?m)^\s*listen [^;]*443[^;]*;\n", "", text)
-    text = re.sub(r"(?m)^\s*ssl_[^;]*;\n", "", text)
-    text = re.sub(r"(?m)^\s*(user|pid|error_log)\s[^;]*;\n", "", text)
-    paths = " ".join(
-        f"{k}_temp_path {tmp / k};" for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
-    )
-    text = text.replace("http {", f"http {{\n    access_log {tmp / 'access.log'};\n    {paths}", 1)
-    return f"pid {tmp / 'nginx.pid'};\nerror_log {tmp / 'error.log'};\ndaemon off;\n" + text
-
-
-@contextlib.contextmanager
-def nginx(tmp: Path, upstreams: list[str]) -> Iterator[int]:
-    binary = shutil.which("nginx") or "/usr/sbin/nginx"
-    assert Path(binary).exists(), "nginx is needed (apt-get install nginx-light)"
-    port = free_port()
-    conf = tmp / "nginx.conf"
-    conf.write_text(proxy_conf(tmp, port, upstreams))
-    proc = subprocess.Popen([binary, "-c", str(conf), "-p", str(tmp)], stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as r:
-                    assert r.status == 200
-                    break
-            except OSError:
-                assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-                assert time.monotonic() < deadline, "nginx did not come up"
-                time.sleep(0.1)
-        yield port
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
 def split_rooms(cluster: RedisClusterProcess, prefix: str, codes: list[str]) -> dict[str, set[str]]:
     """Rooms whose connections are held by more than one live process (each process's
     `proc:{ID}:conns` hash counts its connections per room)."""
@@ -223,7 +177,7 @@ def hosts() -> Iterator[Namespaces]:
 
 
 async def test_three_hosts_a_host_killed_and_a_master_failed_over(
-    hosts: Namespaces, tmp_path: Path
+    hosts: Namespaces, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     prefix = f"solrace-test-hosts-{secrets.token_hex(4)}:"
     with RedisClusterProcess(str(tmp_path / "cluster"), host=hosts.gateway) as cluster:
@@ -233,8 +187,8 @@ async def test_three_hosts_a_host_killed_and_a_master_failed_over(
         ]
         try:
             await asyncio.gather(*(asyncio.to_thread(s.start, 120) for s in servers))
-            with nginx(tmp_path, [f"{a}:{PORT}" for a in hosts.addresses]) as port:
-                await race_through_failures(port, hosts, cluster, prefix)
+            with nginx(tmp_path, [f"{a}:{PORT}" for a in hosts.addresses], monkeypatch) as proxy:
+                await race_through_failures(proxy.ws_url, hosts, cluster, prefix)
         finally:
             for s in servers:
                 with contextlib.suppress(Exception):
@@ -242,9 +196,8 @@ async def test_three_hosts_a_host_killed_and_a_master_failed_over(
 
 
 async def race_through_failures(
-    port: int, hosts: Namespaces, cluster: RedisClusterProcess, prefix: str
+    url: str, hosts: Namespaces, cluster: RedisClusterProcess, prefix: str
 ) -> None:
-    url = f"ws://127.0.0.1:{port}/ws"
     stop = asyncio.Event()
     codes: list[str] = []
     bots: list[asyncio.Task[Any]] = []

@@ -106,10 +106,12 @@ def certificate(tmp: Path) -> tuple[Path, Path]:
 def local_conf(
     tmp: Path,
     ports: tuple[int, int],
-    upstreams: list[int],
+    upstreams: list[int] | list[str],
     tls: tuple[Path, Path],
     webroot: Path,
 ) -> str:
+    """The committed config with the test's upstreams (a port on loopback, or `host:port`),
+    listen addresses, certificate and nginx's own paths."""
     text = CONF.read_text()
     hosts = re.findall(r"^ *server solrace-[a-z]+:8765[^;\n]*;\n", text, re.M)
     assert hosts, "nginx.conf names no upstream host solrace-X:8765"
@@ -117,7 +119,10 @@ def local_conf(
     assert block in text, "the upstream hosts of nginx.conf are not one after another"
     text = text.replace(
         block,
-        "".join(re.sub(r"solrace-[a-z]+:8765", f"127.0.0.1:{p}", hosts[0]) for p in upstreams),
+        "".join(
+            re.sub(r"solrace-[a-z]+:8765", p if isinstance(p, str) else f"127.0.0.1:{p}", hosts[0])
+            for p in upstreams
+        ),
     )
     http_port, tls_port = ports
     for listen, to in (
@@ -137,7 +142,9 @@ def local_conf(
 
 
 @contextlib.contextmanager
-def nginx(tmp_path: Path, upstreams: list[int], monkeypatch: pytest.MonkeyPatch) -> Iterator[Proxy]:
+def nginx(
+    tmp_path: Path, upstreams: list[int] | list[str], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Proxy]:
     """nginx with the committed config in front of the processes on `upstreams`. The clients
     of the test trust its certificate (SSL_CERT_FILE: what `ssl.create_default_context` of a
     WebSocket client loads)."""
