@@ -23,6 +23,8 @@ T = 4
 # 2 tail -> pile b (n = whole tail), 3 pile a -> discard, 4 deal
 PP, PR, RP, PD, DEAL = 0, 1, 2, 3, 4
 Move = tuple[int, int, int, int]
+#: card int -> its rank, for ``bytes.translate`` (no rule looks at a suit)
+_RANKS = bytes(RANK[i] if i < 52 else i for i in range(256))
 
 
 class TabbyState:
@@ -38,11 +40,12 @@ class TabbyState:
         self._dealt: list[int] = []
 
     def key(self) -> bytes:
-        # one bytes object: piles (0xFF between), the tail, the stock's length (cards are < 52)
-        piles = [bytes(p) for p in self.tab]
+        # one bytes object: piles as ranks (0xFF between), the tail, the stock's length
+        piles = [bytes(p).translate(_RANKS) for p in self.tab]
         if not self.stock:
             piles.sort()
-        return b"\xff".join(piles) + b"\xfe" + bytes(self.tail) + bytes([len(self.stock)])
+        tail = bytes(self.tail).translate(_RANKS)
+        return b"\xff".join(piles) + b"\xfe" + tail + bytes([len(self.stock)])
 
     def won(self) -> bool:
         return self.home == 52
