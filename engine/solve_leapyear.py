@@ -12,6 +12,16 @@ still finds, at each of its own rank-r plays, one more r-1 foundation than it
 uses, so it runs unchanged with this card already home (and the extra rank-r
 top only helps the rank r+1 cards). All other choices are searched, so "lost"
 is exact. Move order: plays from the tallest pile first, deal last.
+
+Dead test (once the stock is empty). Say a foundation can *show* rank r if one
+shows it now or some card of rank r can ever be played. A card of rank r can
+be played only onto a foundation showing r-1, and only after every card above
+it in its pile has been played (nothing is ever dealt onto it again). So the
+least set of cards closed under "every card above it is in the set and r-1 can
+be shown (a foundation shows it now, or a card of rank r-1 is in the set)"
+contains every card that is ever played; computed as a fixpoint, if it misses a
+card, no line wins and the position gets no moves (a leaf: "lost" stays exact).
+``tests/engine/test_solve.py`` checks it against the naive search.
 """
 
 from __future__ import annotations
@@ -52,9 +62,32 @@ class LeapState:
     def won(self) -> bool:
         return self.left == 0
 
+    def dead(self) -> bool:
+        """The stock is empty and some card can never be played (the fixpoint above)."""
+        if self.stock:
+            return False
+        shows = [t > 0 for t in self.tops]
+        tab = self.tab
+        depth = [len(p) for p in tab]  # cards of each pile not (yet) in the set
+        grew = True
+        while grew:
+            grew = False
+            for x in range(T):
+                p = tab[x]
+                h = depth[x]
+                while h and shows[p[h - 1] - 1]:
+                    h -= 1
+                    shows[p[h]] = True
+                if h != depth[x]:
+                    depth[x] = h
+                    grew = True
+        return any(depth)
+
     def moves(self) -> list[int]:
         tab = self.tab
         tops = self.tops
+        if not self.stock and self.dead():
+            return []
         out = [x for x in range(T) if tab[x] and tops[tab[x][-1] - 1]]
         remaining = self.remaining
         for x in out:

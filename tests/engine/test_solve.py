@@ -637,6 +637,37 @@ def test_leapyear_lost_matches_a_naive_search_on_small_positions() -> None:
     assert seen[True] > 5 and seen[False] > 5
 
 
+def test_leapyear_dead_test_matches_a_naive_search() -> None:
+    """Every position the dead test calls dead is lost by the naive search (and it bites)."""
+    from solrace.engine.solve_leapyear import LeapState
+
+    rng = random.Random(11)
+    dead = alive = 0
+    for _ in range(300):
+        heights = [13] * 16
+        for k in rng.sample(range(16), rng.randrange(2, 5)):
+            heights[k] = 13 - rng.randrange(1, 6)
+        left = [
+            f"{'A23456789TJQK'[r]}{'CDHS'[k % 4]}"
+            for k, h in enumerate(heights)
+            for r in range(h, 13)
+        ]
+        rng.shuffle(left)
+        tab: list[list[str]] = [[] for _ in range(8)]
+        for c in left:
+            tab[rng.randrange(3)].append(c)
+        g = _leapyear(heights, tab, [])
+        expect = naive_winnable(g, cap=10**5)
+        if expect is None:
+            continue
+        if LeapState(parse_position(g.to_text())).dead():
+            assert expect is False, g.to_text()
+            dead += 1
+        elif expect is False:
+            alive += 1
+    assert dead >= 20, (dead, alive)
+
+
 # ---------------------------------------------------------------- API
 
 
