@@ -13,9 +13,7 @@ import math
 import sys
 import time
 
-import importlib
-
-solve_deal = importlib.import_module("solrace.engine.solve").solve_deal
+from solrace.engine.solve import solve_deal
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:

@@ -6,6 +6,16 @@ not matter). While the stock has cards the piles are told apart, since a deal
 gives each pile its own next card; once it is empty they are interchangeable,
 so the key sorts them and moves onto an empty pile go to the first empty one.
 
+Ranks only. No Tabby Cat or Manx rule looks at a suit: a card lies on another by
+rank (K on A), a discard takes 13 cards of ranks K..A, the tail takes and gives
+builds, and a deal's cards go to fixed piles. So two positions whose piles, tail
+and stock length agree rank for rank (the stock itself is the same deal's) have
+the same moves as ``(kind, pile, pile, count)`` and each move leads to positions
+that again agree rank for rank; one is won exactly when the other is. The key
+writes each card as its rank, merging them (about three quarters of the deals
+that 30,000 positions left "unknown" are won with it; solutions still name piles
+and counts only, and ``solve()`` replays them on the real cards).
+
 Nothing is pruned that a proof does not allow, so "lost" is exact; the tree is
 large, so a deal whose answer the budget does not reach is "unknown".
 Move order (for finding wins early): discard a complete run, moves onto a
