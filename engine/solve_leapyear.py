@@ -12,6 +12,18 @@ still finds, at each of its own rank-r plays, one more r-1 foundation than it
 uses, so it runs unchanged with this card already home (and the extra rank-r
 top only helps the rank r+1 cards). All other choices are searched, so "lost"
 is exact. Move order: plays from the tallest pile first, deal last.
+
+Dead test. Say a foundation can *show* rank r if one shows it now or some card
+of rank r can ever be played. A card of rank r can be played only onto a
+foundation showing r-1, and a tableau card only after every card above it in
+its pile now has been played (a stock card: no such condition is assumed). So
+the least set of cards closed under "r-1 can be shown (a foundation shows it
+now, or a card of rank r-1 is in the set) and, for a tableau card, every card
+above it is in the set" contains every card that is ever played (by induction
+on the time of play). Computed as a fixpoint: if it misses a card, no line wins
+and the position gets no moves (a leaf: "lost" stays exact). With cards in the
+stock it bites only when a rank is missing from the stock, so it runs then.
+``tests/engine/test_solve.py`` checks it against the naive search.
 """
 
 from __future__ import annotations
@@ -39,6 +51,10 @@ class LeapState:
         for p in [*self.tab, self.stock]:
             for r in p:
                 self.remaining[r] += 1
+        #: instock[r]: cards of rank r in the stock
+        self.instock = [0] * 15
+        for r in self.stock:
+            self.instock[r] += 1
         self._dealt: list[int] = []
         self._played: list[int] = []
 
@@ -52,9 +68,34 @@ class LeapState:
     def won(self) -> bool:
         return self.left == 0
 
+    def dead(self) -> bool:
+        """Some card can never be played (the fixpoint above)."""
+        shows = [t > 0 for t in self.tops]
+        instock = self.instock
+        tab = self.tab
+        depth = [len(p) for p in tab]  # cards of each pile not (yet) in the set
+        grew = True
+        while grew:
+            grew = False
+            for r in range(2, 14):
+                if instock[r] and shows[r - 1] and not shows[r]:
+                    shows[r] = grew = True
+            for x in range(T):
+                p = tab[x]
+                h = depth[x]
+                while h and shows[p[h - 1] - 1]:
+                    h -= 1
+                    shows[p[h]] = True
+                if h != depth[x]:
+                    depth[x] = h
+                    grew = True
+        return any(depth)
+
     def moves(self) -> list[int]:
         tab = self.tab
         tops = self.tops
+        if (not self.stock or 0 in self.instock[2:14]) and self.dead():
+            return []
         out = [x for x in range(T) if tab[x] and tops[tab[x][-1] - 1]]
         remaining = self.remaining
         for x in out:
@@ -72,7 +113,9 @@ class LeapState:
             stock = self.stock
             k = min(T, len(stock))
             for i in range(k):
-                self.tab[i].append(stock.pop())
+                r = stock.pop()
+                self.tab[i].append(r)
+                self.instock[r] -= 1
             self._dealt.append(k)
             return
         r = self.tab[x].pop()
@@ -86,7 +129,9 @@ class LeapState:
         if x == DEAL:
             k = self._dealt.pop()
             for i in range(k - 1, -1, -1):
-                self.stock.append(self.tab[i].pop())
+                r = self.tab[i].pop()
+                self.stock.append(r)
+                self.instock[r] += 1
             return
         r = self._played.pop()
         self.tab[x].append(r)

@@ -6,16 +6,32 @@ not matter). While the stock has cards the piles are told apart, since a deal
 gives each pile its own next card; once it is empty they are interchangeable,
 so the key sorts them and moves onto an empty pile go to the first empty one.
 
+Ranks only. No Tabby Cat or Manx rule looks at a suit: a card lies on another by
+rank (K on A), a discard takes 13 cards of ranks K..A, the tail takes and gives
+builds, and a deal's cards go to fixed piles. So two positions whose piles, tail
+and stock length agree rank for rank (the stock itself is the same deal's) have
+the same moves as ``(kind, pile, pile, count)`` and each move leads to positions
+that again agree rank for rank; one is won exactly when the other is. The key
+writes each card as its rank, merging them (about three quarters of the deals
+that 30,000 positions left "unknown" are won with it; solutions still name piles
+and counts only, and ``solve()`` replays them on the real cards).
+
 Nothing is pruned that a proof does not allow, so "lost" is exact; the tree is
 large, so a deal whose answer the budget does not reach is "unknown".
-Move order (for finding wins early): discard a complete run, moves onto a
-card (they lengthen a build), the tail's moves, deal, moves onto an empty pile.
+Move orders (for finding wins early; they change nothing else): the search runs
+up to three times, each with a third of what is left of the budget and its own
+order of the move classes: discard a complete run (d), onto a card (o), the
+tail's moves (t), deal (s), onto an empty pile (e), as ``ORDERS`` lists. Each run
+is a whole exhaustive search, so whichever run ends first without a win proves
+"lost" on its own. Over seeds 1-100 at 30,000 positions the three orders
+together won more deals than the first alone with the whole budget (Tabby Cat
+86 against 78, SOLVABILITY.md), for less CPU.
 """
 
 from __future__ import annotations
 
 from .cards import RANK, SUCC
-from .solve_common import WON, Answer, Position, search
+from .solve_common import UNKNOWN, WON, Answer, Position, search
 from .tabbycat import build_len
 
 T = 4
@@ -23,13 +39,18 @@ T = 4
 # 2 tail -> pile b (n = whole tail), 3 pile a -> discard, 4 deal
 PP, PR, RP, PD, DEAL = 0, 1, 2, 3, 4
 Move = tuple[int, int, int, int]
+#: the move-class orders of the successive runs (see the module docstring)
+ORDERS = ("dotse", "dteos", "doets")
+#: card int -> its rank, for ``bytes.translate`` (no rule looks at a suit)
+_RANKS = bytes(RANK[i] if i < 52 else i for i in range(256))
 
 
 class TabbyState:
     """The mutable search position: piles, tail, stock (next card last), cards discarded."""
 
-    def __init__(self, pos: Position) -> None:
+    def __init__(self, pos: Position, order: str = ORDERS[0]) -> None:
         self.manx = pos.game == "manx"
+        self.order = order
         self.tab = [list(pos.piles[f"t{i}"]) for i in range(1, T + 1)]
         self.tail = list(pos.piles["r"])
         self.stock = list(reversed(pos.piles["s"]))  # next card last
@@ -38,11 +59,12 @@ class TabbyState:
         self._dealt: list[int] = []
 
     def key(self) -> bytes:
-        # one bytes object: piles (0xFF between), the tail, the stock's length (cards are < 52)
-        piles = [bytes(p) for p in self.tab]
+        # one bytes object: piles as ranks (0xFF between), the tail, the stock's length
+        piles = [bytes(p).translate(_RANKS) for p in self.tab]
         if not self.stock:
             piles.sort()
-        return b"\xff".join(piles) + b"\xfe" + bytes(self.tail) + bytes([len(self.stock)])
+        tail = bytes(self.tail).translate(_RANKS)
+        return b"\xff".join(piles) + b"\xfe" + tail + bytes([len(self.stock)])
 
     def won(self) -> bool:
         return self.home == 52
@@ -91,10 +113,12 @@ class TabbyState:
                     to_tail.append((RP, 0, y, n))
             for y in empties:
                 to_tail.append((RP, 0, y, n))
-        out = discard + onto + to_tail
-        if self.stock:
-            out.append((DEAL, 0, 0, 0))
-        return out + to_empty
+        deal: list[Move] = [(DEAL, 0, 0, 0)] if self.stock else []
+        if self.order == "dotse":
+            return discard + onto + to_tail + deal + to_empty
+        if self.order == "dteos":
+            return discard + to_tail + to_empty + onto + deal
+        return discard + onto + to_empty + to_tail + deal
 
     def apply(self, m: Move) -> None:
         kind, a, b, n = m
@@ -145,11 +169,16 @@ class TabbyState:
 
 
 def solve_tabbycat(pos: Position, budget: int) -> Answer:
-    state = TabbyState(pos)
-    verdict, path, nodes = search(state, budget)
-    if verdict != WON:
-        return Answer(verdict, [], nodes)
-    return Answer(WON, texts(pos, path), nodes)
+    spent = 0
+    for i, order in enumerate(ORDERS):
+        share = (budget - spent) // (len(ORDERS) - i)
+        verdict, path, nodes = search(TabbyState(pos, order), share)
+        spent += nodes
+        if verdict == WON:
+            return Answer(WON, texts(pos, path), spent)
+        if verdict != UNKNOWN:
+            return Answer(verdict, [], spent)
+    return Answer(UNKNOWN, [], spent)
 
 
 def texts(pos: Position, path: list[Move]) -> list[str]:
