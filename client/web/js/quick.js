@@ -14,14 +14,14 @@ function waited(since, now) {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
-/** The wait in words: looking (with the rating it pairs by), or matched and joining. */
+/** The wait in words: looking (the server pairs by rating), or matched and joining. */
 export function waitingText(q, title, now) {
   if (q.matched) {
     const others = q.matched.players.filter((_, i) => i !== q.matched.seat);
     return `Matched with ${others.join(", ") || "another player"}: joining the race…`;
   }
   if (q.rating == null) return `Asking for a ${title} race…`;
-  return `Looking for ${title} players near your rating (${q.rating.toFixed(1)}) · ${waited(q.since, now)}`;
+  return `Looking for ${title} players near your rating · ${waited(q.since, now)}`;
 }
 
 /** The waiting line as the page's clock redraws it (app.js `tick`), or null. */

@@ -8,7 +8,7 @@ test("asking, then looking near the rating the server pairs by, with the time wa
   assert.equal(waitingText(q, "Klondike", 1000), "Asking for a Klondike race…");
   const queued = { ...q, rating: 27.25 };
   assert.equal(waitingText(queued, "Klondike", 66_500),
-    "Looking for Klondike players near your rating (27.3) · 1:05");
+    "Looking for Klondike players near your rating · 1:05");
 });
 
 test("matched: who the race is with (not the player itself), and that it is joining", () => {
@@ -21,5 +21,5 @@ test("the clock's line uses the game's title, and is null with no request", () =
   const state = { games: [{ id: "manx", title: "Manx" }] };
   assert.equal(quickText(state, { quick: null }, 0), null);
   const ui = { quick: { game: "manx", rating: 25, since: 0, matched: null } };
-  assert.equal(quickText(state, ui, 3000), "Looking for Manx players near your rating (25.0) · 0:03");
+  assert.equal(quickText(state, ui, 3000), "Looking for Manx players near your rating · 0:03");
 });
