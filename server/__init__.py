@@ -5,4 +5,5 @@ it may import; tests/test_repository.py enforces it):
     solver  the engine's solvers      league  dailies, boards, ratings, records
     race    the room service          net     sockets, handlers, fan-out, HTTP
 
-`main` is the `solrace serve` command that builds them all."""
+`app` is the composition root that builds a process's parts; `main` is the `solrace serve`
+command that runs them."""

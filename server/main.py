@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any
 
 from solrace.protocol.record_sign import key_info
+from solrace.server.app import build
 from solrace.server.common import redact
 from solrace.server.common.metrics import METRICS
 from solrace.server.league.daily import DEFAULT_BOARD_DAYS
@@ -26,7 +27,7 @@ from solrace.server.net.api import Api
 from solrace.server.net.conn import networks
 from solrace.server.net.guard import GuardLimits
 from solrace.server.net.http import make_process_request, port_taken, quiet_request_logs
-from solrace.server.net.transport import SERVER_NAME, Limits, build
+from solrace.server.net.transport import SERVER_NAME, Limits
 from solrace.server.net.ws_limits import SendLimits
 from solrace.server.net.ws_server import serve
 from solrace.server.race.quick import QuickConfig
@@ -369,12 +370,11 @@ async def serve_forever(
         guard=guard_limits(args),
         daily_days=args.daily_days,
         admin=admin,
-    )
-    if transport.quick is not None:
-        transport.quick.config = QuickConfig(
+        quick=QuickConfig(
             rules=Rules(gather=args.quick_gather, bots_after=args.quick_bots),
             countdown=args.quick_countdown,
-        )
+        ),
+    )
     store = transport.store
     await store.ready()
     if args.worker_fd is not None:  # draw room codes that the front routes back to this worker

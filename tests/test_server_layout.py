@@ -23,7 +23,8 @@ ALLOWED: dict[str, set[str]] = {
     "league": {"common", "store", "rules", "solver"},
     "race": {"common", "store", "rules", "solver", "league"},
     "net": {"common", "store", "rules", "solver", "league", "race"},
-    "main": {"common", "store", "rules", "solver", "league", "race", "net"},
+    "app": {"common", "store", "rules", "solver", "league", "race", "net"},
+    "main": {"common", "store", "rules", "solver", "league", "race", "net", "app"},
 }
 
 

@@ -125,6 +125,10 @@ class RoomSupervisor:
         lobby_seats = self._lobby_seats(code)
         if self.hub.remove(code, conn):
             self.service.forget(code)
+            # no longer served here: its clock's deadline in Redis fires in whichever process
+            timer = self.timers.pop(code, None)
+            if timer is not None:
+                timer.cancel()
             with contextlib.suppress(Exception):
                 await self.store.unsubscribe(code)
             if self.leases is not None:
@@ -229,6 +233,12 @@ class RoomSupervisor:
                 self.spawn(self._refresh(code))
         elif kind == "start" and event.get("ends_at"):
             self.arm(code, event["ends_at"])
+        elif kind in ("results", "rematch"):
+            # the race is over before its clock: every race has one now (`--max-race`), and
+            # a timer left armed would hold the room here for hours
+            timer = self.timers.pop(code, None)
+            if timer is not None:
+                timer.cancel()
 
     def _unbind_kicked(self, code: str, seat: int) -> None:
         """The kicked seat's connections here get the `kicked` event (it is on its way to

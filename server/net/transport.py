@@ -31,25 +31,22 @@ from solrace.server.common.codes import (
 )
 from solrace.server.common.metrics import METRICS
 from solrace.server.league import players
-from solrace.server.league.boards import Boards
-from solrace.server.league.daily import DEFAULT_BOARD_DAYS, Dailies
 from solrace.server.league.daily import ROOM_OPTIONS as DAILY_OPTIONS
-from solrace.server.league.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS, Records
+from solrace.server.league.daily import Dailies
+from solrace.server.league.records import Records
 from solrace.server.league.signing import signing_key
 from solrace.server.league.standings import Standings
-from solrace.server.net.admin import Admin, AdminSettings
+from solrace.server.net.admin import Admin
 from solrace.server.net.conn import Bucket, Conn, Limits, address_key, client_address, within
 from solrace.server.net.fanout import Hub, send, write
-from solrace.server.net.guard import EXPENSIVE, Guard, GuardLimits
+from solrace.server.net.guard import EXPENSIVE, Guard
 from solrace.server.net.supervisor import RoomSupervisor
 from solrace.server.net.ws_server import WsConnection
 from solrace.server.race.quick import QuickMatch
 from solrace.server.race.service import RoomService
-from solrace.server.rules.room import Room
-from solrace.server.solver.solving import RaceVerdicts, SolverPool, hint
-from solrace.server.store.lease import Leases
+from solrace.server.solver.solving import hint
 from solrace.server.store.redis_conn import transient
-from solrace.server.store.store import EventSink, Store
+from solrace.server.store.store import Store
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
@@ -68,109 +65,47 @@ SERVER_NAME = f"solrace/{__version__}"
 INBOX_HIGH = 16
 INBOX_LOW = 4
 
-__all__ = ["SERVER_NAME", "Limits", "Transport", "build"]
-
-
-def build(
-    make_store: Callable[[EventSink], Store],
-    limits: Limits | None = None,
-    record_days: int = DEFAULT_RECORD_DAYS,
-    record_due_ms: int = RECORD_DUE_MS,
-    guard: GuardLimits | None = None,
-    daily_days: int = DEFAULT_BOARD_DAYS,
-    admin: AdminSettings | None = None,
-) -> Transport:
-    """Assemble the server's parts in the one order their needs allow: the hub first (it is
-    the store's event sink), the store with it, the service on the store, then the room
-    supervision and the sockets; the hub gets its reader once the service exists."""
-    hub = Hub()
-    store = make_store(hub)
-    service = RoomService(store)
-    service.seats_per_address = (limits or Limits()).seats_per_address
-    service.max_race = (limits or Limits()).max_race
-    service.keep = hub.rooms.__contains__  # rooms with a connection here stay cached
-    # its processes start at the first solve
-    service.solver = SolverPool((limits or Limits()).solver_workers or None)
-    verdicts = RaceVerdicts(service.solver, service.update)
-    records = Records(
-        store.redis, store.prefix, days=record_days, deadlines=store, due_ms=record_due_ms
-    )
-    service.records = records
-    standings = Standings(records, Boards(store.redis, store.prefix))
-    records.also = standings.owed  # applied with the record, under its reminder
-
-    dailies = Dailies(
-        store.redis, store.prefix, Boards(store.redis, store.prefix), board_days=daily_days
-    )
-    dailies.solver = service.solver
-    dailies.secret = lambda: service.secret
-
-    def finished(room: Room) -> None:
-        verdicts.finished(room)
-        records.finished(room)  # and the standings (records.also)
-        dailies.finished(room)
-
-    service.finished = finished
-    service.loaded = verdicts.owed
-    limits = limits or Limits()
-    service.lobby_cache.ttl = limits.lobby_cache
-    rooms = RoomSupervisor(service, hub, limits)
-    # a room's lease lasts the liveness window: a dead owner's rooms are free as it is counted out
-    rooms.leases = Leases(store, rooms.proc_id, limits.heartbeat * 5)
-    rooms.leases.serves = hub.rooms.__contains__
-    hub.attach(service, rooms.on_room_event)
-    transport = Transport(
-        service, hub, rooms, limits, records, Guard(guard or GuardLimits()), standings
-    )
-    transport.dailies = dailies
-    transport.quick = QuickMatch(service, rooms.proc_id, rooms.arm, standings.ratings.get)
-    transport.quick.matched_hook = lambda w: transport.guard.rated_spend(
-        w.limit_key, 1 if w.rated else 0
-    )
-    transport.admin = Admin(
-        admin or AdminSettings(),
-        service,
-        store,
-        rooms.proc_id,
-        lambda: ((code, [(c.role, c.seat) for c in conns]) for code, conns in hub.rooms.items()),
-    )
-    return transport
+__all__ = ["SERVER_NAME", "Limits", "Transport"]
 
 
 class Transport:
+    """The sockets' side of the server: connections, their limits, and every message's handler.
+    Built by the composition root (server/app.py) with every part it uses."""
+
     def __init__(
         self,
         service: RoomService,
         hub: Hub,
         rooms: RoomSupervisor,
         limits: Limits,
-        records: Records | None = None,
-        guard: Guard | None = None,
-        standings: Standings | None = None,
+        *,
+        records: Records,
+        standings: Standings,
+        dailies: Dailies,
+        guard: Guard,
+        admin: Admin,
+        quick: QuickMatch | None = None,
     ) -> None:
         self.service = service
-        self.records = records or Records(service.store.redis, service.store.prefix)
+        self.records = records
         #: players' figures, the all-time boards and ratings (server/league/standings.py)
-        self.standings = standings or Standings(
-            self.records, Boards(self.records.redis, self.records.prefix)
-        )
-        #: daily races (server/league/daily.py); `build` gives it the solver and the secret
-        self.dailies = Dailies(
-            service.store.redis,
-            service.store.prefix,
-            Boards(service.store.redis, service.store.prefix),
-        )
-        #: the operators' requests (server/net/admin.py); off unless `build` is given a token
-        self.admin = Admin(AdminSettings(), service, service.store, "", lambda: ())
+        self.standings = standings
+        #: daily races (server/league/daily.py)
+        self.dailies = dailies
+        #: the operators' requests (server/net/admin.py); off without an admin token
+        self.admin = admin
         #: per-address caps and the server's budget of expensive requests (server/net/guard.py)
-        self.guard = guard or Guard()
+        self.guard = guard
         self.store: Store = service.store
         self.hub = hub
         self.rooms = rooms
         self.limits = limits
         self.conns: set[Conn] = set()
-        #: quick match: the queue's tickets and the matcher (server/race/quick.py; `build` makes it)
-        self.quick: QuickMatch | None = None
+        #: quick match: the queue's tickets and the matcher (server/race/quick.py); a rated
+        #: match spends its seats from the address's budget (the guard's)
+        self.quick = quick
+        if quick is not None:
+            quick.matched_hook = lambda w: self.guard.rated_spend(w.limit_key, 1 if w.rated else 0)
         self.tasks: set[asyncio.Task[Any]] = set()
         #: tasks that drain connections' inboxes or let lost connections go (`idle`)
         self.handlers: set[asyncio.Task[Any]] = set()

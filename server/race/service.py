@@ -110,7 +110,7 @@ class RoomService:
         self.clock = clock
         self.cache: dict[str, Cached] = {}
         self.locks = RoomLocks(self._idle)
-        #: whether this process serves the room (`transport.build`: a local connection is in
+        #: whether this process serves the room (`app.build`: a local connection is in
         #: it); once nothing runs on a room it does not serve, its cached copy goes
         self.keep: Callable[[str], bool] = lambda code: True
         # spectators each room had at its last stored move (the append script reports it):
@@ -118,19 +118,19 @@ class RoomService:
         # between is caught by the script's own count, and its snapshot has every board.
         self.watched: dict[str, int] = {}
         # the solver's pool (winnable deals, hints) and the hook told of every race this
-        # process finished (post-race verdicts); both set by transport.build
+        # process finished (post-race verdicts); both set by app.build
         self.solver: SolverPool | None = None
         self.finished: Callable[[Room], None] | None = None
-        #: the race records (set by transport.build): a race's record is owed (a reminder in
+        #: the race records (set by app.build): a race's record is owed (a reminder in
         #: Redis) before its results are committed, so a process that dies before writing
         #: it loses nothing (`owed_record`)
         self.records: Records | None = None
         #: told of every room loaded from Redis (a finished race's verdicts that a dead
-        #: process owed: `RaceVerdicts.owed`); set by transport.build
+        #: process owed: `RaceVerdicts.owed`); set by app.build
         self.loaded: Callable[[Room], None] | None = None
-        #: lobby pages, each kept a moment (server/race/lobby.py); transport.build sets its ttl
+        #: lobby pages, each kept a moment (server/race/lobby.py); app.build sets its ttl
         self.lobby_cache = LobbyCache(self.store.lobby_page)
-        #: seats one client address may hold in one room (0: any number; set by transport.build)
+        #: seats one client address may hold in one room (0: any number; set by app.build)
         self.seats_per_address = 0
         #: the longest race, seconds (`--max-race`; 0: none): every race ends by then
         self.max_race = 0

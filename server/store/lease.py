@@ -101,7 +101,7 @@ class Leases:
         self._task: asyncio.Task[None] | None = None
         #: set by close(): the renewal loop ends even if its cancellation was swallowed
         self.closing = False
-        #: whether this process still serves the room (`transport.build`: a connection here)
+        #: whether this process still serves the room (`app.build`: a connection here)
         self.serves: Callable[[str], bool] = lambda code: True
 
     @property

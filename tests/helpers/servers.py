@@ -13,9 +13,10 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 
 from solrace.bench.server_process import ServerProcess
+from solrace.server.app import build
 from solrace.server.net.conn import networks
 from solrace.server.net.guard import GuardLimits
-from solrace.server.net.transport import Limits, Transport, build
+from solrace.server.net.transport import Limits, Transport
 from solrace.server.net.ws_server import serve
 from solrace.server.store.store import Store
 

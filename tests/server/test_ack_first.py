@@ -15,8 +15,8 @@ import pytest
 from helpers.race import current_view, play, until
 from helpers.views import putt_move
 from solrace.protocol import messages as m
+from solrace.server.app import build
 from solrace.server.net import fanout
-from solrace.server.net.transport import build
 from solrace.server.net.ws_server import serve
 from solrace.server.store.store import Store
 

@@ -280,7 +280,7 @@ async def test_a_move_while_redis_is_away_is_answered_busy_and_can_be_sent_again
 ) -> None:
     from helpers.race import current_view, start_race
     from helpers.views import putt_move
-    from solrace.server.net.transport import build
+    from solrace.server.app import build
     from solrace.server.net.ws_server import serve
     from solrace.server.store.store import Store
 

@@ -13,8 +13,8 @@ import pytest
 from helpers.race import current_view, start_race, until
 from helpers.views import putt_move
 from solrace.protocol import messages as m
+from solrace.server.app import build
 from solrace.server.net.fanout import coalescible, frames, progress_frame
-from solrace.server.net.transport import build
 from solrace.server.net.ws_server import serve
 from solrace.server.store.store import Store
 

@@ -24,6 +24,7 @@ from solrace.protocol.record_sign import check
 from solrace.protocol.record_text import export, parse
 from solrace.protocol.record_verify import verify
 from solrace.protocol.records import day_end_ms, hidden_until
+from solrace.server.app import build
 from solrace.server.league.boards import Boards
 from solrace.server.league.daily import (
     Dailies,
@@ -38,7 +39,6 @@ from solrace.server.net.api import Api
 from solrace.server.net.conn import networks
 from solrace.server.net.guard import Guard, GuardLimits
 from solrace.server.net.http import make_process_request
-from solrace.server.net.transport import build
 from solrace.server.net.ws_server import serve
 from solrace.server.rules.room import text_deal_seed
 from solrace.server.store.redis_conn import connect

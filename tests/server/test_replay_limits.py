@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 from helpers.records import finished_room
+from solrace.server.app import build
 from solrace.server.league.records import build_record
 from solrace.server.net.api import Api
 from solrace.server.net.conn import networks
 from solrace.server.net.guard import Guard, GuardLimits
 from solrace.server.net.http import make_process_request
-from solrace.server.net.transport import build
 from solrace.server.net.ws_server import serve
 from solrace.server.store.store import Store
 

@@ -22,8 +22,8 @@ from helpers.race import current_view, play
 from helpers.servers import serving
 from solrace.client import Client
 from solrace.client.urls import with_room
+from solrace.server.app import build
 from solrace.server.net.front import owns, rendezvous, room_of, worker_argv
-from solrace.server.net.transport import build
 from solrace.server.net.ws_server import serve
 from solrace.server.race.service import new_code
 from solrace.server.store.redis_process import free_port

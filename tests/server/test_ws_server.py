@@ -13,9 +13,9 @@ import pytest
 from helpers.race import until
 from helpers.servers import in_loop
 from solrace.protocol import messages as m
+from solrace.server.app import build
 from solrace.server.net.conn import Limits, networks
 from solrace.server.net.guard import GuardLimits
-from solrace.server.net.transport import build
 from solrace.server.store.store import Store
 from websockets.frames import BINARY, TEXT, Frame
 
