@@ -58,6 +58,11 @@ def test_play_the_daily_from_the_landing_page(browser, web_server):
         expect(ann.locator(f"{CARD} [data-testid=daily-live]")).to_have_text(
             "0 racing now · 1 finished", timeout=TIMEOUT
         )
+        # the streak the scored attempt started, on the cards (issue 23)
+        expect(ann.locator("[data-testid=daily-streak]")).to_have_text(
+            "Your streak: 1 day in a row", timeout=TIMEOUT
+        )
+        expect(bob.locator("[data-testid=daily-streak]")).to_have_count(0)
         # practice plays a past day's deal, and says which
         ann.click(f"{CARD} [data-action=daily-play]")
         js(ann, "S.snap && S.snap.state === 'racing' && S.view && S.snap.daily.practice")

@@ -19,7 +19,23 @@ async function getJson(path) {
 /** Today's dailies (with `played` for this player). */
 export async function loadDailies(daily, player) {
   daily.list = await getJson(`/api/daily${player ? `?player=${player}` : ""}`);
+  // the player's daily streak, for the cards (PROTOCOL.md, /api/player's streak)
+  if (player) {
+    try {
+      daily.streak = (await getJson(`/api/player/${encodeURIComponent(player)}`)).streak || null;
+    } catch {
+      daily.streak = null; // no finished race yet (404), or an older server: no streak line
+    }
+  }
   return daily.list;
+}
+
+/** The landing cards' streak line: days in a row with a scored daily, while there is one. */
+function streakLine(st) {
+  if (!st || !st.current) return null;
+  const keep = st.today ? "" : " · play one today to keep it";
+  return h("p.streak", { dataset: { testid: "daily-streak" } },
+    h("b", `Your streak: ${plural(st.current, "day")} in a row`), keep);
 }
 
 /** A daily's top 10 and the player's own entry. */
@@ -58,6 +74,7 @@ export function dailyCards(state, daily) {
   return h("section.panel.dailies", { dataset: { testid: "dailies" } },
     h("div.panel-head", h("h2", `Today's dailies · ${list.date}`)),
     h("p.muted", "One deal per game for everyone today, alone against the clock. Your first go counts on the board; practice plays yesterday's deal."),
+    streakLine(daily.streak),
     h("div.daily-cards", list.dailies.map((x) => h("article.daily-card", { dataset: { game: x.game, testid: `daily-${x.game}` } },
       h("h3", x.title),
       h("p.live", { dataset: { testid: "daily-live" } }, liveText(x)),
