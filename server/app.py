@@ -1,15 +1,17 @@
 """The composition root: every part of a server process built here, once, in the one order
 their needs allow, each given what it uses through its constructor.
 
-The hub comes first (it is the store's event sink), the store with it, the room service on the
-store (told how to keep rooms, the solver, the records and what a finished race owes), then the
-competitive layer, the room supervision and the sockets. Two links close cycles and are made
-once everything exists: the hub reads rooms through the service (`Hub.attach`), and the
-service's finished-race hook calls parts built after it (through a closure below).
+The hub comes first (it is the store's event sink), the store with it, then the competitive
+layer, the room service (told how to keep rooms, the solver, the records and what a finished
+race owes), the room supervision and the sockets. Where two parts need each other (the records
+and the standings, the verdicts and the service, the dailies and the service's secret) one is
+given a closure over the other, made before anything calls it; one link is made once both
+exist: the hub reads rooms through the service (`Hub.attach`).
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 
 from solrace.server.league.boards import Boards
@@ -42,47 +44,57 @@ def build(
 ) -> Transport:
     """A server process's parts, ready to `start` (server/main.py serves them)."""
     limits = limits or Limits()
+    proc_id = secrets.token_hex(8)  # this process, in Redis (liveness, leases, summaries)
     hub = Hub()
     store = make_store(hub)
     solver = SolverPool(limits.solver_workers or None)  # its processes start at the first solve
+    # `service` and `standings` close cycles: each is made below, before anything calls these
     records = Records(
-        store.redis, store.prefix, days=record_days, deadlines=store, due_ms=record_due_ms
+        store.redis,
+        store.prefix,
+        days=record_days,
+        deadlines=store,
+        due_ms=record_due_ms,
+        also=lambda room: standings.owed(room),  # applied with the record, under its reminder
     )
     standings = Standings(records, Boards(store.redis, store.prefix))
-    records.also = standings.owed  # applied with the record, under its reminder
-    service = RoomService(store)
-    service.seats_per_address = limits.seats_per_address
-    service.max_race = limits.max_race
-    service.keep = hub.rooms.__contains__  # rooms with a connection here stay cached
-    service.solver = solver
-    service.records = records
-    service.lobby_cache.ttl = limits.lobby_cache
-    verdicts = RaceVerdicts(solver, service.update)
-    service.loaded = verdicts.owed
+    verdicts = RaceVerdicts(solver, lambda code, rule: service.update(code, rule))
     dailies = Dailies(
-        store.redis, store.prefix, Boards(store.redis, store.prefix), board_days=daily_days
+        store.redis,
+        store.prefix,
+        Boards(store.redis, store.prefix),
+        board_days=daily_days,
+        solver=solver,
+        secret=lambda: service.secret,
     )
-    dailies.solver = solver
-    dailies.secret = lambda: service.secret
 
     def finished(room: Room) -> None:
         verdicts.finished(room)
         records.finished(room)  # and the standings (records.also)
         dailies.finished(room)
 
-    service.finished = finished
-    rooms = RoomSupervisor(service, hub, limits)
+    service = RoomService(
+        store,
+        seats_per_address=limits.seats_per_address,
+        max_race=limits.max_race,
+        keep=hub.rooms.__contains__,  # rooms with a connection here stay cached
+        solver=solver,
+        records=records,
+        finished=finished,
+        loaded=verdicts.owed,
+        lobby_ttl=limits.lobby_cache,
+    )
     # a room's lease lasts the liveness window: a dead owner's rooms are free as it is counted out
-    rooms.leases = Leases(store, rooms.proc_id, limits.heartbeat * 5)
-    rooms.leases.serves = hub.rooms.__contains__
+    leases = Leases(store, proc_id, limits.heartbeat * 5, serves=hub.rooms.__contains__)
+    rooms = RoomSupervisor(service, hub, limits, leases, proc_id)
     hub.attach(service, rooms.on_room_event)
     checks = Guard(guard or GuardLimits())
-    matcher = QuickMatch(service, rooms.proc_id, rooms.arm, standings.ratings.get, quick)
+    matcher = QuickMatch(service, proc_id, rooms.arm, standings.ratings.get, quick)
     operators = Admin(
         admin or AdminSettings(),
         service,
         store,
-        rooms.proc_id,
+        proc_id,
         lambda: ((code, [(c.role, c.seat) for c in conns]) for code, conns in hub.rooms.items()),
     )
     return Transport(

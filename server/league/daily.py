@@ -189,6 +189,8 @@ class Dailies:
         *,
         board_days: int = DEFAULT_BOARD_DAYS,
         clock: Callable[[], int] | None = None,
+        solver: SolverPool | None = None,
+        secret: Callable[[], bytes] | None = None,
     ) -> None:
         self.redis, self.prefix, self.boards = redis, prefix, boards
         self.board_ttl_ms = (board_days + 1) * DAY_MS
@@ -196,8 +198,9 @@ class Dailies:
         self.archive_days = max(1, board_days)
         #: now in ms: which day it is (tests move it; the rooms keep the service's clock)
         self.clock: Callable[[], int] = clock or (lambda: int(time.time() * 1000))
-        self.solver: SolverPool | None = None
-        self.secret: Callable[[], bytes] = lambda: b""
+        self.solver: SolverPool | None = solver
+        #: the deployment's secret (the service loads it): a daily's candidates are keyed with it
+        self.secret: Callable[[], bytes] = secret or (lambda: b"")
         self.deals: Shared[DailyDeal] = Shared(ttl=DAY_MS / 1000, size=64)
         #: `/api/daily` and board pages, a moment each (a poll every few seconds is live enough)
         self.pages: Shared[dict[str, Any]] = Shared(ttl=2.0, size=256)

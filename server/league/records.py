@@ -122,6 +122,7 @@ class Records:
         days: int = DEFAULT_RECORD_DAYS,
         deadlines: Store | None = None,
         due_ms: int = RECORD_DUE_MS,
+        also: Callable[[Room], Callable[[], Awaitable[None]] | None] | None = None,
     ) -> None:
         self.redis = redis
         #: how long after the results a record's reminder is due (`serve --record-due`)
@@ -133,7 +134,9 @@ class Records:
         self.deadlines = deadlines
         #: what else a finished race owes before its reminder is removed (the standings:
         #: `Standings.owed`), so a process dying after the record but before them loses nothing
-        self.also: Callable[[Room], Callable[[], Awaitable[None]] | None] = lambda room: None
+        self.also: Callable[[Room], Callable[[], Awaitable[None]] | None] = also or (
+            lambda room: None
+        )
         #: the key every record is signed with (server/league/signing.py; the transport loads it at
         #: start-up): None only for a Records used without a server (its records unsigned)
         self.signer: Ed25519PrivateKey | None = None

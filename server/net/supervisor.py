@@ -52,7 +52,12 @@ class RoomSupervisor:
     JANITOR_S = 0.25
 
     def __init__(
-        self, service: RoomService, hub: Hub, limits: Limits, leases: Leases | None = None
+        self,
+        service: RoomService,
+        hub: Hub,
+        limits: Limits,
+        leases: Leases | None = None,
+        proc_id: str | None = None,
     ) -> None:
         self.service = service
         self.store = service.store
@@ -62,7 +67,7 @@ class RoomSupervisor:
         #: rooms whose spectator count is due to be announced (one pending timer per room)
         self.watcher_timers: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task[Any]] = set()
-        self.proc_id = secrets.token_hex(8)
+        self.proc_id = proc_id or secrets.token_hex(8)
         #: the leases of the rooms this process serves (None: no leases, no fencing)
         self.leases = leases
         self.janitor: asyncio.Task[None] | None = None
@@ -258,8 +263,8 @@ class RoomSupervisor:
     def arm_clock(self, code: str) -> None:
         """Arm the room's next clock from this process's cached copy, if it has one."""
         cached = self.service.cache.get(code)
-        if cached is None:
-            return
+        if cached is None or code not in self.hub.rooms:
+            return  # not served here: its deadline in Redis fires wherever (the janitor)
         d = cached.room.doc
         if cached.room.state == COUNTDOWN:
             self.arm(code, d["starts_at"])
@@ -271,6 +276,9 @@ class RoomSupervisor:
         # the Redis deadline is the backstop: if this process dies, another one fires it
         self.spawn(self._backstop(code, at_ms + 500))
         self._arm_in(code, delay, 0)
+
+    def _backstop_at(self, code: str, at_ms: int) -> None:
+        self.spawn(self._backstop(code, at_ms + 500))
 
     def _arm_in(self, code: str, delay: float, attempt: int) -> None:
         old = self.timers.pop(code, None)
@@ -307,10 +315,13 @@ class RoomSupervisor:
         except ProtocolError:
             return
         d = room.doc
+        # a room not served here (its racers gone) gets no timer here, only its deadline in
+        # Redis (which any process's janitor fires): a timer would hold it here for hours
+        arm = self.arm if code in self.hub.rooms else self._backstop_at
         if room.state == RACING and d["ends_at"]:
-            self.arm(code, d["ends_at"])
+            arm(code, d["ends_at"])
         elif room.state == COUNTDOWN:
-            self.arm(code, d["starts_at"])
+            arm(code, d["starts_at"])
         if room.state in (COUNTDOWN, RACING):
             await self._absent_grace(room)
 

@@ -103,7 +103,20 @@ class Cached:
 
 
 class RoomService:
-    def __init__(self, store: Store, clock: Callable[[], int] = now_ms) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Callable[[], int] = now_ms,
+        *,
+        seats_per_address: int = 0,
+        max_race: int = 0,
+        keep: Callable[[str], bool] | None = None,
+        solver: SolverPool | None = None,
+        records: Records | None = None,
+        finished: Callable[[Room], None] | None = None,
+        loaded: Callable[[Room], None] | None = None,
+        lobby_ttl: float | None = None,
+    ) -> None:
         #: which codes this process may give a new room (`--workers`: those routed to it)
         self.owns: Callable[[str], bool] = lambda code: True
         self.store = store
@@ -112,28 +125,30 @@ class RoomService:
         self.locks = RoomLocks(self._idle)
         #: whether this process serves the room (`app.build`: a local connection is in
         #: it); once nothing runs on a room it does not serve, its cached copy goes
-        self.keep: Callable[[str], bool] = lambda code: True
+        self.keep: Callable[[str], bool] = keep or (lambda code: True)
         # spectators each room had at its last stored move (the append script reports it):
         # a board is built and encoded only for a watched room. A spectator who arrives in
         # between is caught by the script's own count, and its snapshot has every board.
         self.watched: dict[str, int] = {}
         # the solver's pool (winnable deals, hints) and the hook told of every race this
         # process finished (post-race verdicts); both set by app.build
-        self.solver: SolverPool | None = None
-        self.finished: Callable[[Room], None] | None = None
+        self.solver: SolverPool | None = solver
+        self.finished: Callable[[Room], None] | None = finished
         #: the race records (set by app.build): a race's record is owed (a reminder in
         #: Redis) before its results are committed, so a process that dies before writing
         #: it loses nothing (`owed_record`)
-        self.records: Records | None = None
+        self.records: Records | None = records
         #: told of every room loaded from Redis (a finished race's verdicts that a dead
         #: process owed: `RaceVerdicts.owed`); set by app.build
-        self.loaded: Callable[[Room], None] | None = None
+        self.loaded: Callable[[Room], None] | None = loaded
         #: lobby pages, each kept a moment (server/race/lobby.py); app.build sets its ttl
         self.lobby_cache = LobbyCache(self.store.lobby_page)
+        if lobby_ttl is not None:
+            self.lobby_cache.ttl = lobby_ttl
         #: seats one client address may hold in one room (0: any number; set by app.build)
-        self.seats_per_address = 0
+        self.seats_per_address = seats_per_address
         #: the longest race, seconds (`--max-race`; 0: none): every race ends by then
-        self.max_race = 0
+        self.max_race = max_race
         #: rooms whose unfinished business is to be settled (`recheck`), and those tasks
         self.rechecks: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task[Any]] = set()

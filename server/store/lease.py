@@ -92,7 +92,13 @@ KEEP_MS = 24 * 3600 * 1000
 class Leases:
     """This process's room leases; the epochs it holds are the store's `fences`."""
 
-    def __init__(self, store: Store, owner: str, ttl_s: float) -> None:
+    def __init__(
+        self,
+        store: Store,
+        owner: str,
+        ttl_s: float,
+        serves: Callable[[str], bool] | None = None,
+    ) -> None:
         self.store = store
         self.owner = owner
         self.ttl_ms = max(1, int(ttl_s * 1000))
@@ -102,7 +108,7 @@ class Leases:
         #: set by close(): the renewal loop ends even if its cancellation was swallowed
         self.closing = False
         #: whether this process still serves the room (`app.build`: a connection here)
-        self.serves: Callable[[str], bool] = lambda code: True
+        self.serves: Callable[[str], bool] = serves or (lambda code: True)
 
     @property
     def held(self) -> dict[str, int]:
