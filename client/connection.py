@@ -200,22 +200,27 @@ class Client:
         self._resuming = True  # a socket lost mid-hello ends nothing: it is tried again
         self._setup_task = asyncio.current_task()
         try:
-            for attempt in range(self.connect_tries):
-                try:
-                    await self._open()
-                    welcome = await self._hello()
-                    break
-                except CONNECT_ERRORS as exc:
-                    await self._discard()
-                    if attempt == self.connect_tries - 1 or self._closing:
-                        raise
-                    log.info("connect attempt %d failed: %s", attempt + 1, exc)
-                    await asyncio.sleep(backoff(attempt))
+            welcome = await self._open_and_hello()
         finally:
             self._resuming = False
             self._setup_task = None
         self._ready.set()
         return welcome
+
+    async def _open_and_hello(self, room: str | None = None) -> ev.Welcome:
+        """A socket (naming `room` in its URL) and its hello, tried `connect_tries` times with
+        backoff while the attempts fail for a passing reason."""
+        for attempt in range(self.connect_tries):
+            try:
+                await self._open(room)
+                return await self._hello()
+            except CONNECT_ERRORS as exc:
+                await self._discard()
+                if attempt == self.connect_tries - 1 or self._closing:
+                    raise
+                log.info("connect attempt %d failed: %s", attempt + 1, exc)
+                await asyncio.sleep(backoff(attempt))
+        raise AssertionError("unreachable")
 
     async def _discard(self) -> None:
         """Close a socket that failed to get going (its reader then ends)."""
@@ -606,17 +611,7 @@ class Client:
             if self._reader is not None:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await self._reader
-            for attempt in range(self.connect_tries):
-                try:
-                    await self._open(room)
-                    await self._hello()
-                    break
-                except CONNECT_ERRORS as exc:
-                    await self._discard()
-                    if attempt == self.connect_tries - 1 or self._closing:
-                        raise
-                    log.info("connect attempt %d failed: %s", attempt + 1, exc)
-                    await asyncio.sleep(backoff(attempt))
+            await self._open_and_hello(room)
         finally:
             self._resuming = False
             self._setup_task = None

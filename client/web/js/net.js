@@ -196,10 +196,7 @@ export class Connection {
 
   _closed(ws) {
     if (ws !== this.ws) return;
-    this.ready = false;
-    clearInterval(this.pingTimer);
-    for (const { reject } of this.pending.values()) reject(new Error("connection lost"));
-    this.pending.clear();
+    this._linkLost();
     this._status("closed");
     if (this.stopped) return;
     const wait = this.backoff;
@@ -222,15 +219,8 @@ export class Connection {
   reroute() {
     const room = this.handlers.room?.() || null;
     if (this.stopped || !this.ws || this.socketRoom === room) return this.whenReady();
-    const old = this.ws;
-    this.ws = null; // its close is not a loss to recover from (_closed ignores it)
-    old.close(1000);
-    this.ready = false;
-    clearInterval(this.pingTimer);
-    for (const { reject } of this.pending.values()) reject(new Error("connection lost"));
-    this.pending.clear();
     this.rerouted = true;
-    this._open();
+    this._reopen();
     return this.whenReady();
   }
 
@@ -264,13 +254,25 @@ export class Connection {
   /** A new socket now, the old one closed: its URL names the room the page is in by then
    * (a quick match's room: it reaches the process serving it). */
   reconnect() {
+    this._reopen();
+  }
+
+  /** The socket closed on purpose and another opened: its requests fail ("connection
+   * lost"), and its close is no loss to recover from (`_closed` ignores a replaced socket). */
+  _reopen() {
     const old = this.ws;
+    this.ws = null;
+    this._linkLost();
+    if (old) old.close(1000);
+    this._open();
+  }
+
+  /** The link is down: not ready, no pings, every pending request failed. */
+  _linkLost() {
     this.ready = false;
     clearInterval(this.pingTimer);
     for (const { reject } of this.pending.values()) reject(new Error("connection lost"));
     this.pending.clear();
-    this._open();
-    if (old) old.close(1000);
   }
 
   /** Drop the socket as a network failure would (used by the page's own tests). */
