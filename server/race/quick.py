@@ -8,6 +8,9 @@ win), the room is created by the matcher's own service (so its code is one this 
 with `--workers N` the front routes the room's connections back here, server/front.py), every
 member seated with a token of its own and the race started (its countdown), and each member's
 process is told through its inbox, which hands the client `matched` (PROTOCOL.md, Quick match).
+The seat token is made by the process that holds the ticket's connection and never leaves it:
+the ticket carries only the token's hash (all a room keeps), so no seat can be taken by anyone
+reading the queue or the inbox in Redis.
 The client then connects with the room's code and resumes its seat, as after a reload.
 
 Keys (server/keys.py), every one a client can make bounded and expiring:
@@ -172,6 +175,9 @@ class Waiting:
     tell: Callable[[dict[str, Any]], None]
     rated: bool
     limit_key: str | None
+    #: the seat token this ticket's player gets: it never leaves this process (the ticket in
+    #: Redis carries only its hash, which is what the room keeps)
+    token: str = ""
     #: when this process first found the ticket claimed (its room on the way), monotonic
     claimed: float | None = None
 
@@ -263,6 +269,7 @@ class QuickMatch:
                 rating = float(row["mu"])
         queue = queue_name(game, rated)
         tid = secrets.token_hex(8)
+        token = new_token()
         now = self.service.clock()
         ticket = {
             "id": tid,
@@ -275,6 +282,7 @@ class QuickMatch:
             "addr": addr_hash(addr),
             "rating": rating,
             "at": now,
+            "seat": token_hash(token),
         }
         added = await self._scripts["enqueue"](
             keys=self._qkeys(queue),
@@ -282,7 +290,7 @@ class QuickMatch:
         )
         if not added:
             raise ProtocolError("busy", "the quick-match queue is full; try again soon")
-        self.waiting[tid] = Waiting(queue, owner, tell, rated, limit_key)
+        self.waiting[tid] = Waiting(queue, owner, tell, rated, limit_key, token)
         self.by_owner[id(owner)] = tid
         self._wake.set()
         return {"game": game, "rated": rated, "rating": rating}
@@ -418,7 +426,7 @@ class QuickMatch:
                 self.matched_hook(w)
             # the room was made here (its code routes here): resume on this very connection
             here = result.pop("maker", None) == self.proc_id
-            w.tell({"type": "matched", **result, "here": here})
+            w.tell({"type": "matched", **result, "token": w.token, "here": here})
 
     # --- the matcher ---------------------------------------------------------------------------
 
@@ -523,14 +531,13 @@ class QuickMatch:
             "countdown": self.config.countdown,
             "max_players": max(2, len(members)),
         }
-        tokens = [new_token() for _ in members]
         seed, salt = secrets.randbits(64), secrets.token_bytes(16)
 
         def rule(room: Room, now: int) -> list[dict[str, Any]]:
             events: list[dict[str, Any]] = []
-            for t, token in zip(members, tokens, strict=True):
+            for t in members:
                 _seat, evs = room.join(
-                    t["name"], token_hash(token), now, t["player"], addr=t["addr"], bot=t["bot"]
+                    t["name"], t["seat"], now, t["player"], addr=t["addr"], bot=t["bot"]
                 )
                 events += evs
             return events + room.start(now, seed, salt, secret=svc.secret)
@@ -546,10 +553,9 @@ class QuickMatch:
                 "rated": bool(first["rated"]),
                 "room": out["room"],
                 "seat": seat,
-                "token": token,
                 "starts_at": doc["starts_at"],
                 "players": players,
                 "maker": self.proc_id,
             }
-            for seat, (t, token) in enumerate(zip(members, tokens, strict=True))
+            for seat, t in enumerate(members)
         ]

@@ -4,6 +4,7 @@ makes, cancels, and two server processes sharing one queue."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import urllib.request
 from typing import Any
@@ -355,3 +356,40 @@ async def test_a_rated_quick_match_spends_the_addresss_rated_seats(
         assert again["code"] == "rate_limited" and again["limit"] == "rated", again
         casual = await a.request({"type": "quick", "game": "manx", "name": "ann", "rated": False})
         assert casual["type"] == "queued"
+
+
+async def test_no_seat_token_ever_reaches_redis(redis_url: str, key_prefix: str, wire: Any) -> None:
+    """Whoever reads the queue, the inbox or any command in Redis cannot take a seat: the
+    token is made by the process holding the ticket's connection, and Redis sees its hash."""
+    seen: list[str] = []
+    watcher = aioredis.from_url(redis_url)
+    monitor = watcher.monitor()
+    await monitor.connect()
+    await monitor.connection.send_command("MONITOR")
+    assert await monitor.connection.read_response() in (b"OK", "OK")
+
+    async def record() -> None:
+        while True:
+            seen.append((await monitor.next_command())["command"])
+
+    recorder = asyncio.create_task(record())
+    try:
+        async with in_loop(redis_url, key_prefix) as (_transport, url):
+            a, b = await keyed(wire, url), await keyed(wire, url)
+            for c, name in ((a, "ann"), (b, "bob")):
+                await c.request({"type": "quick", "game": "puttputt", "name": name})
+            ma = await a.wait_for(lambda x: x["type"] == "matched")
+            mb = await b.wait_for(lambda x: x["type"] == "matched")
+            await take_seat(wire, url, mb)  # the token works: it seats its player
+            tokens = [ma["token"], mb["token"]]
+            # the room itself was written (the monitor saw the match's commands)
+            await until(lambda: any(ma["room"] in cmd for cmd in seen), "the room in MONITOR")
+    finally:
+        recorder.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await recorder
+        await monitor.connection.disconnect()
+        await watcher.aclose()
+    assert seen, "MONITOR saw no command"
+    leaked = [cmd for cmd in seen for t in tokens if t in cmd]
+    assert leaked == [], leaked[:3]
