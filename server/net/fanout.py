@@ -378,8 +378,12 @@ class Hub:
         kind = event.get("kind")
         if kind != "results" and not (kind == "progress" and event.get("status") != "racing"):
             return
+        if kind == "results":
+            # the race is over: nothing is hidden any more, so every spectator gets the final
+            # boards now instead of the delayed ones still waiting (up to the room's delay)
+            self.delayed.pop(code, None)
         for conn in self.rooms.get(code, ()):
-            if conn.role == "spectator" and conn.withheld:
+            if conn.role == "spectator" and (conn.withheld or kind == "results"):
                 self.spawn(self._send_withheld(code, conn))
 
     async def _send_withheld(self, code: str, conn: Conn) -> None:

@@ -144,10 +144,13 @@ async def test_spectator_boards_are_delayed_by_default(shared_server, wire) -> N
     snap = (await late.request({"type": "spectate", "room": code}))["snapshot"]
     assert snap["players"][0]["moves"] == len(acks)
     assert snap["boards"]["0"]["moves"] == 0 and snap["boards"]["1"]["moves"] == 0
-    # the race over, boards are current
+    # the race over, boards are current: the spectator watching gets the final boards at
+    # once (not 180 s later), and so does one arriving now
     for c in (ann, bob):
         await c.request({"type": "resign"})
     await eve.wait_event("results")
+    final_board = await sent_to(eve, lambda x: x["type"] == "board" and x["seat"] == 0, timeout=10)
+    assert final_board["view"] == acks[-1]["view"]
     final = await (await wire(url, source=ELSEWHERE)).request({"type": "spectate", "room": code})
     assert final["snapshot"]["boards"]["0"] == acks[-1]["view"]
 
