@@ -46,12 +46,13 @@ async def serving(
 
 @contextlib.asynccontextmanager
 async def in_loop(
-    redis_url: str, prefix: str, limits: Limits | None = None
+    redis_url: str, prefix: str, limits: Limits | None = None, guard: GuardLimits | None = None
 ) -> AsyncIterator[tuple[Transport, str]]:
     """A server in the test's own loop (a real Redis, a real port, `solrace serve`'s frame and
     send limits), for tests that look at its tables or connections: (transport, ws url).
-    127.0.0.1 is exempt from the per-address caps, as for `ServerProcess`."""
-    guard = GuardLimits(exempt=networks("127.0.0.1"))
+    127.0.0.1 is exempt from the per-address caps, as for `ServerProcess`, unless `guard`
+    gives the caps."""
+    guard = guard or GuardLimits(exempt=networks("127.0.0.1"))
     transport = build(
         lambda sink: Store.from_url(redis_url, prefix, sink=sink), limits, guard=guard
     )
