@@ -97,11 +97,8 @@ class Transport:
         self.rooms = rooms
         self.limits = limits
         self.conns: set[Conn] = set()
-        #: quick match: the queue's tickets and the matcher (server/race/quick.py); a rated
-        #: match spends its seats from the address's budget (the guard's)
+        #: quick match: the queue's tickets and the matcher (server/race/quick.py)
         self.quick = quick
-        if quick is not None:
-            quick.matched_hook = lambda w: self.guard.rated_spend(w.limit_key, 1 if w.rated else 0)
         #: every message type's handler (but hello's and ping's, answered here), built once:
         #: each group's `on_<type>` methods (server/net/handlers*.py)
         self.on: dict[str, Handler] = {}

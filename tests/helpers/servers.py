@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 
 from solrace.bench.server_process import ServerProcess
 from solrace.server.app import build
+from solrace.server.config import ServerConfig
 from solrace.server.net.conn import networks
 from solrace.server.net.guard import GuardLimits
 from solrace.server.net.transport import Limits, Transport
@@ -52,10 +53,10 @@ async def in_loop(
     send limits), for tests that look at its tables or connections: (transport, ws url).
     127.0.0.1 is exempt from the per-address caps, as for `ServerProcess`, unless `guard`
     gives the caps."""
-    guard = guard or GuardLimits(exempt=networks("127.0.0.1"))
-    transport = build(
-        lambda sink: Store.from_url(redis_url, prefix, sink=sink), limits, guard=guard
+    config = ServerConfig(
+        limits=limits or Limits(), guard=guard or GuardLimits(exempt=networks("127.0.0.1"))
     )
+    transport = build(lambda sink: Store.from_url(redis_url, prefix, sink=sink), config)
     async with serve(transport, "127.0.0.1", 0, **transport.serve_options()) as srv:
         await transport.start()
         port = next(iter(srv.sockets)).getsockname()[1]

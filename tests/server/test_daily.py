@@ -25,6 +25,7 @@ from solrace.protocol.record_text import export, parse
 from solrace.protocol.record_verify import verify
 from solrace.protocol.records import day_end_ms, hidden_until
 from solrace.server.app import build
+from solrace.server.config import ServerConfig
 from solrace.server.league.boards import Boards
 from solrace.server.league.daily import (
     Dailies,
@@ -83,7 +84,9 @@ class Daily:
 @pytest.fixture
 async def daily(redis_url: str, key_prefix: str) -> AsyncIterator[Daily]:
     guard = GuardLimits(exempt=networks("127.0.0.1"))
-    transport = build(lambda sink: Store.from_url(redis_url, key_prefix, sink=sink), guard=guard)
+    transport = build(
+        lambda sink: Store.from_url(redis_url, key_prefix, sink=sink), ServerConfig(guard=guard)
+    )
     d = Daily(transport, "", "")
     transport.dailies.clock = d.now
     api = Api(transport.records, dailies=transport.dailies, clock=d.now)
