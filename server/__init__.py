@@ -5,5 +5,6 @@ it may import; tests/test_repository.py enforces it):
     solver  the engine's solvers      league  dailies, boards, ratings, records
     race    the room service          net     sockets, handlers, fan-out, HTTP
 
-`app` is the composition root that builds a process's parts; `main` is the `solrace serve`
-command that runs them."""
+`config` is the server's settings in one frozen object (`ServerConfig`); `app` is the
+composition root that builds a process's parts from it; `main` is the `solrace serve` command
+that makes the settings from its flags and runs the parts."""

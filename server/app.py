@@ -14,17 +14,17 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 
+from solrace.server.config import ServerConfig
 from solrace.server.league.boards import Boards
-from solrace.server.league.daily import DEFAULT_BOARD_DAYS, Dailies
-from solrace.server.league.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS, Records
+from solrace.server.league.daily import Dailies
+from solrace.server.league.records import Records
 from solrace.server.league.standings import Standings
-from solrace.server.net.admin import Admin, AdminSettings
-from solrace.server.net.conn import Limits
+from solrace.server.net.admin import Admin
 from solrace.server.net.fanout import Hub
-from solrace.server.net.guard import Guard, GuardLimits
+from solrace.server.net.guard import Guard
 from solrace.server.net.supervisor import RoomSupervisor
 from solrace.server.net.transport import Transport
-from solrace.server.race.quick import QuickConfig, QuickMatch
+from solrace.server.race.quick import QuickMatch
 from solrace.server.race.service import RoomService
 from solrace.server.rules.room import Room
 from solrace.server.solver.solving import RaceVerdicts, SolverPool
@@ -33,17 +33,12 @@ from solrace.server.store.store import EventSink, Store
 
 
 def build(
-    make_store: Callable[[EventSink], Store],
-    limits: Limits | None = None,
-    record_days: int = DEFAULT_RECORD_DAYS,
-    record_due_ms: int = RECORD_DUE_MS,
-    guard: GuardLimits | None = None,
-    daily_days: int = DEFAULT_BOARD_DAYS,
-    admin: AdminSettings | None = None,
-    quick: QuickConfig | None = None,
+    make_store: Callable[[EventSink], Store], config: ServerConfig | None = None
 ) -> Transport:
-    """A server process's parts, ready to `start` (server/main.py serves them)."""
-    limits = limits or Limits()
+    """A server process's parts, ready to `start` (server/main.py serves them), set up as
+    `config` says (server/config.py; None: the defaults)."""
+    config = config or ServerConfig()
+    limits = config.limits
     proc_id = secrets.token_hex(8)  # this process, in Redis (liveness, leases, summaries)
     hub = Hub()
     store = make_store(hub)
@@ -52,9 +47,9 @@ def build(
     records = Records(
         store.redis,
         store.prefix,
-        days=record_days,
+        days=config.record_days,
         deadlines=store,
-        due_ms=record_due_ms,
+        due_ms=config.record_due_ms,
         also=lambda room: standings.owed(room),  # applied with the record, under its reminder
     )
     standings = Standings(records, Boards(store.redis, store.prefix))
@@ -63,7 +58,7 @@ def build(
         store.redis,
         store.prefix,
         Boards(store.redis, store.prefix),
-        board_days=daily_days,
+        board_days=config.daily_days,
         solver=solver,
         secret=lambda: service.secret,
     )
@@ -83,15 +78,24 @@ def build(
         finished=finished,
         loaded=verdicts.owed,
         lobby_ttl=limits.lobby_cache,
+        owns=config.owns,
     )
     # a room's lease lasts the liveness window: a dead owner's rooms are free as it is counted out
     leases = Leases(store, proc_id, limits.heartbeat * 5, serves=hub.rooms.__contains__)
     rooms = RoomSupervisor(service, hub, limits, leases, proc_id)
     hub.attach(service, rooms.on_room_event)
-    checks = Guard(guard or GuardLimits())
-    matcher = QuickMatch(service, proc_id, rooms.arm, standings.ratings.get, quick)
+    checks = Guard(config.guard)
+    matcher = QuickMatch(
+        service,
+        proc_id,
+        rooms.arm,
+        standings.ratings.get,
+        config.quick,
+        # a rated match spends its seats from the address's budget (the guard's)
+        matched=lambda w: checks.rated_spend(w.limit_key, 1 if w.rated else 0),
+    )
     operators = Admin(
-        admin or AdminSettings(),
+        config.admin,
         service,
         store,
         proc_id,

@@ -17,6 +17,7 @@ from solrace.protocol.record_sign import key_info
 from solrace.server.app import build
 from solrace.server.common import redact
 from solrace.server.common.metrics import METRICS
+from solrace.server.config import ServerConfig, any_code
 from solrace.server.league.daily import DEFAULT_BOARD_DAYS
 from solrace.server.league.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS
 from solrace.server.league.signing import ENV, signing_key
@@ -354,7 +355,23 @@ async def serve_forever(
             slow_reader_s=args.slow_reader_timeout,
         ),
     )
-    admin = AdminSettings.from_env(args.admin_from)
+    config = ServerConfig(
+        limits=limits,
+        guard=guard_limits(args),
+        admin=AdminSettings.from_env(args.admin_from),
+        quick=QuickConfig(
+            rules=Rules(gather=args.quick_gather, bots_after=args.quick_bots),
+            countdown=args.quick_countdown,
+        ),
+        record_days=args.record_days,
+        record_due_ms=int(args.record_due * 1000),
+        daily_days=args.daily_days,
+        # with --workers, draw room codes that the front routes back to this worker
+        owns=front.owns(args.worker_index, args.workers)
+        if args.worker_fd is not None
+        else any_code,
+    )
+    admin = config.admin
     transport = build(
         lambda sink: Store.from_url(
             redis_url,
@@ -364,21 +381,10 @@ async def serve_forever(
             sink=sink,
             liveness_ms=int(args.heartbeat * 5 * 1000),  # the janitor's "5 missed beats"
         ),
-        limits,
-        record_days=args.record_days,
-        record_due_ms=int(args.record_due * 1000),
-        guard=guard_limits(args),
-        daily_days=args.daily_days,
-        admin=admin,
-        quick=QuickConfig(
-            rules=Rules(gather=args.quick_gather, bots_after=args.quick_bots),
-            countdown=args.quick_countdown,
-        ),
+        config,
     )
     store = transport.store
     await store.ready()
-    if args.worker_fd is not None:  # draw room codes that the front routes back to this worker
-        transport.service.owns = front.owns(args.worker_index, args.workers)
     METRICS.bind(
         connections=lambda: len(transport.conns),
         rooms_by_state=lambda: Counter(c.room.state for c in transport.service.cache.values()),

@@ -23,8 +23,9 @@ ALLOWED: dict[str, set[str]] = {
     "league": {"common", "store", "rules", "solver"},
     "race": {"common", "store", "rules", "solver", "league"},
     "net": {"common", "store", "rules", "solver", "league", "race"},
-    "app": {"common", "store", "rules", "solver", "league", "race", "net"},
-    "main": {"common", "store", "rules", "solver", "league", "race", "net", "app"},
+    "config": {"common", "store", "rules", "solver", "league", "race", "net"},
+    "app": {"common", "store", "rules", "solver", "league", "race", "net", "config"},
+    "main": {"common", "store", "rules", "solver", "league", "race", "net", "config", "app"},
 }
 
 

@@ -43,7 +43,6 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from solrace.engine import game_titles
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.protocol.names import clean_name
@@ -202,8 +201,6 @@ class Dailies:
         #: the deployment's secret (the service loads it): a daily's candidates are keyed with it
         self.secret: Callable[[], bytes] = secret or (lambda: b"")
         self.deals: Shared[DailyDeal] = Shared(ttl=DAY_MS / 1000, size=64)
-        #: `/api/daily` and board pages, a moment each (a poll every few seconds is live enough)
-        self.pages: Shared[dict[str, Any]] = Shared(ttl=2.0, size=256)
         #: the ends of attempts being written, and the next days' deals being drawn ahead
         self.tasks: set[asyncio.Task[None]] = set()
         self.drawing: set[asyncio.Task[None]] = set()
@@ -497,122 +494,3 @@ class Dailies:
             game: {"racing": int(got[2 * i]), "finished": int(got[2 * i + 1] or 0)}
             for i, game in enumerate(games)
         }
-
-    async def listing(self, player: str | None = None) -> dict[str, Any]:
-        """Today's dailies (`/api/daily`), a moment old at most; with a player id, whether
-        that player has had their scored attempt at each (`played`)."""
-        date = self.today()
-        return await self.pages.get(f"{date}?{player or ''}", lambda: self._listing(date, player))
-
-    async def _listing(self, date: str, player: str | None) -> dict[str, Any]:
-        counts = await self.counts(date, list(m.GAME_NAMES))
-        if player is not None:
-            pipe = self.redis.pipeline(transaction=False)
-            for game in m.GAME_NAMES:
-                pipe.zscore(self.boards.keys(board_name(date, game))[0], player)
-            for game, score in zip(m.GAME_NAMES, await pipe.execute(), strict=True):
-                counts[game]["played"] = score is not None
-        titles = game_titles()
-        return {
-            "date": date,
-            "reveal_at": day_end_ms(date),
-            "dailies": [
-                {
-                    "id": daily_id(date, game),
-                    "game": game,
-                    "title": titles[game],
-                    "game_options": default_options(game),
-                    **counts[game],
-                }
-                for game in m.GAME_NAMES
-            ],
-        }
-
-    def past_days(self) -> list[str]:
-        """The archive's days, newest first: yesterday back `archive_days` days."""
-        day = datetime.date.fromisoformat(self.today())
-        return [
-            (day - datetime.timedelta(days=i)).isoformat() for i in range(1, self.archive_days + 1)
-        ]
-
-    async def archive(self) -> dict[str, Any]:
-        """`/api/daily/archive`: the past days whose dailies can be practised (their deal is
-        kept: dealt in its day), each game's finishers; a moment old at most."""
-        return await self.pages.get(f"archive:{self.today()}", self._archive)
-
-    async def _archive(self) -> dict[str, Any]:
-        days = self.past_days()
-        games = list(m.GAME_NAMES)
-        pipe = self.redis.pipeline(transaction=False)
-        for date in days:
-            for game in games:
-                pipe.exists(self.key(date, game, "deal"))
-                pipe.zcard(self.boards.keys(board_name(date, game))[0])
-        replies = iter(await pipe.execute())
-        titles = game_titles()
-        out = []
-        for date in days:
-            dailies = []
-            for game in games:
-                kept, players = next(replies), next(replies)
-                if kept:
-                    dailies.append(
-                        {
-                            "id": daily_id(date, game),
-                            "game": game,
-                            "title": titles[game],
-                            "players": int(players),
-                        }
-                    )
-            if dailies:
-                out.append({"date": date, "dailies": dailies})
-        return {"today": self.today(), "days": out}
-
-    async def streak(self, player: str) -> dict[str, Any]:
-        """A player's daily streak: `current` (days in a row with a scored attempt at any
-        game, ending today, or yesterday when today is not played yet), `best` within the
-        kept days, and `days` (the kept days played, newest first). One pipeline of ZSCOREs
-        over the kept boards (`archive_days` + 1 days x games)."""
-        days = [self.today(), *self.past_days()]
-        games = list(m.GAME_NAMES)
-        pipe = self.redis.pipeline(transaction=False)
-        for date in days:
-            for game in games:
-                pipe.zscore(self.boards.keys(board_name(date, game))[0], player)
-        scores = await pipe.execute()
-        played = [
-            any(scores[i * len(games) + j] is not None for j in range(len(games)))
-            for i in range(len(days))
-        ]
-        current, run, best = 0, 0, 0
-        start = 0 if played[0] else 1  # today not played yet: the streak is still yesterday's
-        for p in played[start:]:
-            if not p:
-                break
-            current += 1
-        for p in played:
-            run = run + 1 if p else 0
-            best = max(best, run)
-        return {
-            "current": current,
-            "best": best,
-            "today": played[0],
-            "days": [d for d, p in zip(days, played, strict=True) if p],
-        }
-
-    async def board(
-        self, date: str, game: str, start: int, count: int, player: str | None
-    ) -> dict[str, Any]:
-        """A page of a daily's board with its live figures (and the player's own entry)."""
-        key = f"{date}/{game}?{start}&{count}&{player or ''}"
-        return await self.pages.get(key, lambda: self._board(date, game, start, count, player))
-
-    async def _board(
-        self, date: str, game: str, start: int, count: int, player: str | None
-    ) -> dict[str, Any]:
-        page = await self.boards.page(board_name(date, game), start, count)
-        counts = (await self.counts(date, [game]))[game]
-        out = {"id": daily_id(date, game), "date": date, "game": game, **counts, **page}
-        if player is not None:
-            out["you"] = await self.boards.entry(board_name(date, game), player)
-        return out

@@ -19,7 +19,7 @@
     GET /api/room/CODE       what an invite link shows before one joins: the room's game,
                              host, seats and state (charged like `spectate`, a miss spends
                              a guess: a private code is the key to its room)
-    GET /api/daily           today's dailies with their live figures (server/league/daily.py)
+    GET /api/daily           today's dailies with their live figures (server/net/daily_pages.py)
     GET /api/daily/archive   the past days whose dailies can be practised (`date`)
     GET /api/daily/DATE/GAME a daily's board (`?start=N&count=M`, `&player=ID`: their entry)
     GET /api/replay/ID       the race move by move for the web replay viewer (server/league/replay.py)
@@ -63,6 +63,7 @@ from solrace.server.league.records import Records
 from solrace.server.league.replay import Busy, Replays
 from solrace.server.league.standings import KINDS, Standings, board_name, board_options
 from solrace.server.net.conn import IPNetwork, forwarded_for
+from solrace.server.net.daily_pages import DailyPages
 from solrace.server.net.guard import Guard
 from solrace.server.net.http import API_PREFIX, response
 from websockets.http11 import Request, Response
@@ -186,6 +187,8 @@ class Api:
         self.standings = standings
         self.replays = replays or Replays()
         self.dailies = dailies
+        #: the dailies' pages (server/net/daily_pages.py), kept a moment each
+        self.daily_pages = DailyPages(dailies) if dailies is not None else None
         #: now in ms: whether a daily's record may be shown yet
         self.clock: Callable[[], int] = clock or (lambda: int(time.time() * 1000))
 
@@ -208,9 +211,9 @@ class Api:
             return await self.ratings(request, parts[1], parse_qs(url.query))
         if len(parts) == 3 and parts[0] == "leaderboard" and self.standings is not None:
             return await self.leaderboard(request, parts[1], parts[2], parse_qs(url.query))
-        if parts[0] == "daily" and self.dailies is not None:
+        if parts[0] == "daily" and self.daily_pages is not None:
             if parts == ["daily", "archive"]:
-                return _revalidated(request, await self.dailies.archive())
+                return _revalidated(request, await self.daily_pages.archive())
             if len(parts) == 1:
                 return await self.daily_listing(request, parse_qs(url.query))
             if len(parts) == 3:
@@ -293,8 +296,8 @@ class Api:
             )
             if page is not None:
                 page["games"] = games
-        if page is not None and self.dailies is not None:
-            page["streak"] = await self.dailies.streak(pid)
+        if page is not None and self.daily_pages is not None:
+            page["streak"] = await self.daily_pages.streak(pid)
         if page is None:
             return not_found("player")
         page["titles"] = game_titles()  # the page has no welcome to read them from
@@ -393,16 +396,16 @@ class Api:
         return _revalidated(request, {"game": game, "players": players})
 
     async def daily_listing(self, request: Request, query: dict[str, list[str]]) -> Response:
-        assert self.dailies is not None
+        assert self.daily_pages is not None
         player = query["player"][0] if query.get("player") else None
         if player is not None and not is_player_id(player):
             return _json(HTTPStatus.BAD_REQUEST, {"error": "no such player id"})
-        return _revalidated(request, await self.dailies.listing(player))
+        return _revalidated(request, await self.daily_pages.listing(player))
 
     async def daily_board(
         self, request: Request, date: str, game: str, query: dict[str, list[str]]
     ) -> Response:
-        assert self.dailies is not None
+        assert self.daily_pages is not None
         if not _is_date(date) or game not in GAME_NAMES:
             return not_found("daily")
         try:
@@ -413,7 +416,7 @@ class Api:
         player = query["player"][0] if query.get("player") else None
         if player is not None and not is_player_id(player):
             return _json(HTTPStatus.BAD_REQUEST, {"error": "no such player id"})
-        page = await self.dailies.board(date, game, start, count, player)
+        page = await self.daily_pages.board(date, game, start, count, player)
         return _revalidated(request, page)
 
     def charge(self, request: Request, peer: str, kind: str) -> Response | None:

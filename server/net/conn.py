@@ -34,7 +34,7 @@ def networks(spec: str) -> tuple[IPNetwork, ...]:
     )
 
 
-@dataclass
+@dataclass(frozen=True)
 class Limits:
     burst: int = 60
     rate: float = 20.0

@@ -58,7 +58,7 @@ MAKES_ROOM = frozenset({"create", "daily"})
 GUESS_MISSES = frozenset({"no_room", "bad_token"})
 
 
-@dataclass
+@dataclass(frozen=True)
 class GuardLimits:
     """The caps; `solrace serve` flags set them (docs/OPERATIONS.md, Limits)."""
 

@@ -2,8 +2,11 @@
 
 Each message (handed over by the connection's `ws_server.WsConnection` as it is read, and
 queued in the connection's inbox) is rate-limited per connection, decoded and validated
-(protocol.messages), and dispatched to an `on_<type>` handler that calls the room service and
-answers; one task per connection drains its inbox in order while there is work. What happens
+(protocol.messages), and dispatched to its `on_<type>` handler that calls the room service and
+answers: `Transport.on`, a dict built once from the handler groups (server/net/handlers.py,
+handlers_room.py, handlers_lobby.py, handlers_ops.py; a new message is a method on one of
+them); hello and ping are answered here. One task per connection drains its inbox in order
+while there is work. What happens
 to a room's other connections is not here: room events reach them through the fan-out
 (`fanout.Hub`), and presence, timers and grace periods are the room supervision's
 (`supervisor.RoomSupervisor`).
@@ -15,36 +18,29 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
 from typing import Any
 
 from solrace import __version__
 from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
-from solrace.protocol.names import clean_name
-from solrace.server.common.codes import (
-    CODE_ALPHABET,
-    CODE_LENGTH,
-    PRIVATE_CODE_LENGTH,
-    normalize_code,
-    valid_new_code,
-)
 from solrace.server.common.metrics import METRICS
 from solrace.server.league import players
-from solrace.server.league.daily import ROOM_OPTIONS as DAILY_OPTIONS
 from solrace.server.league.daily import Dailies
 from solrace.server.league.records import Records
 from solrace.server.league.signing import signing_key
 from solrace.server.league.standings import Standings
 from solrace.server.net.admin import Admin
 from solrace.server.net.conn import Bucket, Conn, Limits, address_key, client_address, within
-from solrace.server.net.fanout import Hub, send, write
+from solrace.server.net.fanout import Hub, write
 from solrace.server.net.guard import EXPENSIVE, Guard
+from solrace.server.net.handlers import Handler, reply
+from solrace.server.net.handlers_lobby import LobbyHandlers
+from solrace.server.net.handlers_ops import OpsHandlers
+from solrace.server.net.handlers_room import RoomHandlers
 from solrace.server.net.supervisor import RoomSupervisor
 from solrace.server.net.ws_server import WsConnection
 from solrace.server.race.quick import QuickMatch
 from solrace.server.race.service import RoomService
-from solrace.server.solver.solving import hint
 from solrace.server.store.redis_conn import transient
 from solrace.server.store.store import Store
 from websockets.exceptions import ConnectionClosed
@@ -101,11 +97,18 @@ class Transport:
         self.rooms = rooms
         self.limits = limits
         self.conns: set[Conn] = set()
-        #: quick match: the queue's tickets and the matcher (server/race/quick.py); a rated
-        #: match spends its seats from the address's budget (the guard's)
+        #: quick match: the queue's tickets and the matcher (server/race/quick.py)
         self.quick = quick
-        if quick is not None:
-            quick.matched_hook = lambda w: self.guard.rated_spend(w.limit_key, 1 if w.rated else 0)
+        #: every message type's handler (but hello's and ping's, answered here), built once:
+        #: each group's `on_<type>` methods (server/net/handlers*.py)
+        self.on: dict[str, Handler] = {}
+        for group in (RoomHandlers, LobbyHandlers, OpsHandlers):
+            handlers = group(
+                service, hub, rooms, limits, guard=guard, dailies=dailies, admin=admin, quick=quick
+            )
+            table = handlers.table()
+            assert not table.keys() & self.on.keys(), "a message type with two handlers"
+            self.on.update(table)
         self.tasks: set[asyncio.Task[Any]] = set()
         #: tasks that drain connections' inboxes or let lost connections go (`idle`)
         self.handlers: set[asyncio.Task[Any]] = set()
@@ -136,10 +139,8 @@ class Transport:
         task.add_done_callback(self.tasks.discard)
 
     async def send(self, conn: Conn, msg: dict[str, Any]) -> None:
-        """A reply (or error): the room events its request made go out first (`Hub.flush`).
-        Acks are written by `_ack` instead, ahead of their move's fan-out."""
-        self.hub.flush(conn)
-        await send(conn, msg)
+        """A reply (or error), as the handlers send theirs (`handlers.reply`)."""
+        await reply(self.hub, conn, msg)
 
     def serve_options(self) -> dict[str, Any]:
         """`ws_server.serve`'s arguments that apply this server's frame and send limits, and
@@ -394,7 +395,7 @@ class Transport:
         await self._handle(conn, kind, msg, ref)
 
     async def _handle(self, conn: Conn, kind: str, msg: dict[str, Any], ref: int | None) -> None:
-        handler = getattr(self, f"on_{kind}")
+        handler = self.on[kind]
         if kind not in EXPENSIVE:
             await handler(conn, msg, ref)
             return
@@ -432,11 +433,6 @@ class Transport:
             with contextlib.suppress(ConnectionClosed):
                 await self._failed(conn, msg, exc)
 
-    async def on_lobby(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        frame = await self.service.lobby_frame(msg.get("after", ""), ref)
-        self.hub.flush(conn)
-        await conn.ws.send(frame)
-
     def _player_of(self, conn: Conn, key: str | None) -> str | None:
         """The public player id of a hello's player key (None: anonymous). A hello writes
         nothing: a stranger can make any number of keys, so the player's entry is stored
@@ -448,284 +444,6 @@ class Transport:
         pid = players.player_id(players.key_hash(key))
         self.guard.player_key(conn.limit_key, pid)  # fresh keys: a per-address budget
         return pid
-
-    async def _joined(
-        self,
-        conn: Conn,
-        ref: int | None,
-        code: str,
-        role: str,
-        seat: int | None,
-        last_event: int | None,
-        **extra: Any,
-    ) -> None:
-        """Bind, then reply with a snapshot, or (resuming with a kept gap) with the missed events;
-        a reply that fails unbinds again."""
-        conn.catching_up = True  # live events wait until the reply has set where this client is
-        try:
-            # in a room: a racer's credits; watchers get fewer (lichess does the same)
-            if role != "player":
-                conn.bucket = Bucket(self.limits.spectator_burst, self.limits.spectator_rate)
-            elif conn.role != "player":
-                conn.bucket = Bucket(self.limits.burst, self.limits.rate)
-            await self.rooms.bind(conn, code, role, seat)
-            try:
-                await self._joined_reply(conn, ref, code, role, seat, last_event, **extra)
-            except Exception:
-                # no `joined` reached the client: it must not stay bound to a room it was not
-                # told of (its next move would act for a seat it does not know it holds)
-                await self.rooms.unbind(conn)
-                raise
-        finally:
-            conn.catching_up = False
-        await self.hub.catch_up(conn)
-        await self.rooms.keep_lobby(code)
-
-    async def _joined_reply(
-        self,
-        conn: Conn,
-        ref: int | None,
-        code: str,
-        role: str,
-        seat: int | None,
-        last_event: int | None,
-        **extra: Any,
-    ) -> None:
-        """The `joined` reply of a bound connection, and what follows it."""
-        reply: dict[str, Any] = {
-            "type": "joined",
-            "room": code,
-            "role": role,
-            "seat": seat,
-            **extra,
-        }
-        m.with_ref(reply, ref)
-        if last_event is not None:
-            missed = await self.service.events_after(code, last_event)
-            if missed is not None:
-                you = (
-                    await self.service.own_view(code, seat)
-                    if role == "player" and seat is not None
-                    else None
-                )
-                reply["event"] = last_event
-                if role == "player":
-                    reply["you"] = {"seat": seat, "view": you}
-                conn.last_event = last_event
-                await self.send(conn, reply)
-                if role == "spectator":
-                    for board in await self.service.spectator_boards(code, conn.viewer()):
-                        await self.send(conn, board)
-                    conn.withheld = self.service.watching_own_race(code, conn.addr_key)
-                return
-        snap = await self.service.snapshot(code, conn.viewer())
-        conn.last_event = snap["event"]
-        reply["snapshot"] = snap
-        await self.send(conn, reply)
-        if role == "spectator":  # a racer's own address: boards once its race is over
-            conn.withheld = self.service.watching_own_race(code, conn.addr_key)
-
-    def _player(self, conn: Conn) -> tuple[str, int]:
-        if conn.room is None or conn.role != "player" or conn.seat is None:
-            raise ProtocolError("not_player", "join or resume a seat first")
-        return conn.room, conn.seat
-
-    async def on_create(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        play = msg.get("play", True)
-        out = await self.service.create(
-            msg["name"],
-            msg.get("options"),
-            play,
-            conn.player,
-            conn.addr,
-            conn.bot,
-            code=proposed_code(msg),
-        )
-        extra = {"host_token": out["host_token"]}
-        if play:
-            extra["token"] = out["token"]
-            conn.seated.add(out["room"])
-        await self._joined(
-            conn, ref, out["room"], "player" if play else "spectator", out["seat"], None, **extra
-        )
-
-    async def on_daily(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        """A daily attempt: a solo room dealt the day's deal, racing at once (server/league/daily.py).
-        No host token goes out: nobody may reconfigure, restart or rematch an attempt."""
-        game = self.dailies.check_request(msg)
-        name = clean_name(msg["name"])
-        practice = bool(msg.get("practice"))
-        options = {"game": game, **DAILY_OPTIONS}
-        code = proposed_code({**msg, "options": options})  # checked before an entry is made
-        rule, info = await self.dailies.begin(game, name, conn.player, practice, msg.get("date"))
-        out = await self.service.create(
-            name,
-            options,
-            True,
-            conn.player,
-            conn.addr,
-            conn.bot,
-            prepare=rule,
-            code=code,
-        )
-        conn.seated.add(out["room"])
-        await self.dailies.started(out["room"], out["doc"])
-        await self._joined(
-            conn, ref, out["room"], "player", out["seat"], None, token=out["token"], daily=info
-        )
-
-    async def on_join(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        code = normalize_code(msg["room"])
-        if code in conn.seated:  # one connection must not take a room's every seat
-            raise ProtocolError(
-                "bad_state", "this connection has a seat in that room already; resume it"
-            )
-        out = await self.service.join(code, msg["name"], conn.player, conn.addr, conn.bot)
-        conn.seated.add(out["room"])
-        await self._joined(conn, ref, out["room"], "player", out["seat"], None, token=out["token"])
-
-    async def on_spectate(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        room = await self.service.check_spectate(msg["room"])
-        await self._joined(conn, ref, room.code, "spectator", None, msg.get("last_event"))
-
-    async def on_resume(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        code = normalize_code(msg["room"])
-        seat = await self.service.authenticate(code, msg["token"], conn.addr)
-        await self._joined(conn, ref, code, "player", seat, msg.get("last_event"))
-
-    async def on_leave(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        if conn.room is None:
-            raise ProtocolError("not_player", "you are in no room")
-        if conn.role == "player" and conn.seat is not None:
-            await self.service.leave(conn.room, conn.seat)
-            conn.seated.discard(conn.room)
-        await self.rooms.unbind(conn)
-        await self.send(conn, m.ok(ref))
-
-    async def on_ready(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        code, seat = self._player(conn)
-        await self.service.ready(code, seat, msg["ready"])
-        await self.send(conn, m.ok(ref))
-
-    def _room_of(self, conn: Conn) -> str:
-        if conn.room is None:
-            raise ProtocolError("not_player", "join or create a room first")
-        return conn.room
-
-    async def on_configure(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        await self.service.configure(self._room_of(conn), msg["host_token"], msg["options"])
-        await self.send(conn, m.ok(ref))
-
-    async def on_start(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        room = await self.service.start(
-            self._room_of(conn),
-            msg["host_token"],
-            check=lambda seats: self.guard.rated_check(conn.limit_key, seats),
-        )
-        if room.options.get("rated"):
-            self.guard.rated_spend(conn.limit_key, len(room.seats()))
-        await self.send(conn, m.ok(ref))
-        self.rooms.arm(room.code, room.doc["starts_at"])
-
-    async def on_kick(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        await self.service.kick(self._room_of(conn), msg["host_token"], msg["seat"])
-        await self.send(conn, m.ok(ref))
-
-    async def on_rematch(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        await self.service.rematch(self._room_of(conn), msg["host_token"])
-        await self.send(conn, m.ok(ref))
-
-    async def on_end_series(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        await self.service.end_series(self._room_of(conn), msg["host_token"])
-        await self.send(conn, m.ok(ref))
-
-    async def on_move(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        code, seat = self._player(conn)
-        await self.service.move(code, seat, msg["move"], msg.get("n"), reply=self._ack(conn, ref))
-
-    async def on_undo(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        code, seat = self._player(conn)
-        await self.service.move(code, seat, "", msg.get("n"), undo=True, reply=self._ack(conn, ref))
-
-    def _ack(self, conn: Conn, ref: int | None) -> Callable[[dict[str, Any]], None]:
-        """Write the ack the moment the move is stored, ahead of the room's fan-out; it stands
-        for the mover's own progress event."""
-
-        def reply(ack: dict[str, Any]) -> None:
-            self.hub.acked(conn, ack["event"])
-            write(conn, m.with_ref(ack, ref))
-            METRICS.acked(conn.last_seen)  # the frame was read at last_seen
-
-        return reply
-
-    async def on_hint(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        code, seat = self._player(conn)
-        if self.service.solver is None:
-            raise ProtocolError("not_allowed", "this server has no solver")
-        room = (await self.service.load(code)).room
-        if await self.dailies.used_today(room.doc["seed"]):
-            # whoever could practise a deal of today's dailies with the solver's help would
-            # race it knowing the way (the derivation keeps text seeds off them: belt and braces)
-            raise ProtocolError("not_allowed", "no hints on a deal that a daily uses today")
-        answer = await hint(self.service.solver, room, seat, self.service.clock())
-        await self.send(conn, m.with_ref(answer, ref))
-
-    async def on_quick(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        """Quick match: a ticket in the game's queue; `matched` follows (server/race/quick.py)."""
-        if self.quick is None:
-            raise ProtocolError("not_allowed", "this server has no quick match")
-        rated = msg.get("rated", True)
-        if rated:
-            self.guard.rated_check(conn.limit_key, 1)  # spent when matched
-        queued = await self.quick.ask(
-            conn,
-            msg["game"],
-            rated,
-            msg["name"],
-            conn.player,
-            conn.addr,
-            conn.bot,
-            lambda out: write(conn, out),
-            conn.limit_key,
-        )
-        await self.send(conn, m.with_ref({"type": "queued", **queued}, ref))
-
-    async def on_quick_cancel(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        if self.quick is None or not await self.quick.cancel(conn):
-            raise ProtocolError(
-                "bad_state", "no ticket of this connection is waiting (none, or matched already)"
-            )
-        await self.send(conn, m.ok(ref))
-
-    async def on_admin(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        """An operator's request (server/net/admin.py): refused unless the server has an admin
-        token, the connection comes from an admin network and the token is right."""
-        answer = await self.admin.handle(conn.ip, msg)
-        await self.send(conn, m.with_ref({"type": "admin", "op": msg["op"], **answer}, ref))
-
-    async def on_resign(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
-        code, seat = self._player(conn)
-        await self.service.resign(code, seat)
-        await self.send(conn, m.ok(ref))
-
-
-def proposed_code(msg: dict[str, Any]) -> str | None:
-    """The room code a `create` (or `daily`) proposes, normalized; None when it names none.
-    It must fit the room: the alphabet, and the length of a public or a private room's code
-    (a private room must not get a short one: PROTOCOL.md, Room codes and links)."""
-    raw = msg.get("code")
-    if raw is None:
-        return None
-    code = normalize_code(raw)
-    public = bool((msg.get("options") or {}).get("public"))
-    if not valid_new_code(code, public):
-        raise ProtocolError(
-            "bad_message",
-            f"code: {CODE_LENGTH if public else PRIVATE_CODE_LENGTH} characters of "
-            f"{CODE_ALPHABET} for a {'public' if public else 'private'} room",
-            field="code",
-        )
-    return code
 
 
 #: fields of a client message that are secrets: never written to a log

@@ -157,7 +157,7 @@ def queue_name(game: str, rated: bool) -> str:
     return f"{game}.{'rated' if rated else 'casual'}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class QuickConfig:
     """`solrace serve --quick-*` (docs/OPERATIONS.md): the pairing rule's knobs and the room's."""
 
@@ -193,6 +193,8 @@ class QuickMatch:
         arm: Callable[[str, int], None],
         rating_of: Callable[[str, str], Any],
         config: QuickConfig | None = None,
+        *,
+        matched: Callable[[Waiting], None] | None = None,
     ) -> None:
         self.service = service
         self.redis: Client = service.store.redis
@@ -209,7 +211,7 @@ class QuickMatch:
         #: the matcher's rounds so far (tests wait on it)
         self.rounds = 0
         #: told when a ticket is matched (the owner's rated seat is spent): (owner, waiting)
-        self.matched_hook: Callable[[Waiting], None] | None = None
+        self.matched_hook: Callable[[Waiting], None] | None = matched
         self._scripts = {
             name: self.redis.register_script(src)
             for name, src in (

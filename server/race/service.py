@@ -116,9 +116,10 @@ class RoomService:
         finished: Callable[[Room], None] | None = None,
         loaded: Callable[[Room], None] | None = None,
         lobby_ttl: float | None = None,
+        owns: Callable[[str], bool] | None = None,
     ) -> None:
         #: which codes this process may give a new room (`--workers`: those routed to it)
-        self.owns: Callable[[str], bool] = lambda code: True
+        self.owns: Callable[[str], bool] = owns or (lambda code: True)
         self.store = store
         self.clock = clock
         self.cache: dict[str, Cached] = {}

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 
 from solrace.bench.server_process import ServerProcess
 from solrace.server.app import build
+from solrace.server.config import ServerConfig
 from solrace.server.net.conn import networks
 from solrace.server.net.guard import GuardLimits
 from solrace.server.net.transport import Limits, Transport
@@ -46,15 +47,16 @@ async def serving(
 
 @contextlib.asynccontextmanager
 async def in_loop(
-    redis_url: str, prefix: str, limits: Limits | None = None
+    redis_url: str, prefix: str, limits: Limits | None = None, guard: GuardLimits | None = None
 ) -> AsyncIterator[tuple[Transport, str]]:
     """A server in the test's own loop (a real Redis, a real port, `solrace serve`'s frame and
     send limits), for tests that look at its tables or connections: (transport, ws url).
-    127.0.0.1 is exempt from the per-address caps, as for `ServerProcess`."""
-    guard = GuardLimits(exempt=networks("127.0.0.1"))
-    transport = build(
-        lambda sink: Store.from_url(redis_url, prefix, sink=sink), limits, guard=guard
+    127.0.0.1 is exempt from the per-address caps, as for `ServerProcess`, unless `guard`
+    gives the caps."""
+    config = ServerConfig(
+        limits=limits or Limits(), guard=guard or GuardLimits(exempt=networks("127.0.0.1"))
     )
+    transport = build(lambda sink: Store.from_url(redis_url, prefix, sink=sink), config)
     async with serve(transport, "127.0.0.1", 0, **transport.serve_options()) as srv:
         await transport.start()
         port = next(iter(srv.sockets)).getsockname()[1]

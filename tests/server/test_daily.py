@@ -25,6 +25,7 @@ from solrace.protocol.record_text import export, parse
 from solrace.protocol.record_verify import verify
 from solrace.protocol.records import day_end_ms, hidden_until
 from solrace.server.app import build
+from solrace.server.config import ServerConfig
 from solrace.server.league.boards import Boards
 from solrace.server.league.daily import (
     Dailies,
@@ -37,6 +38,7 @@ from solrace.server.league.daily import (
 )
 from solrace.server.net.api import Api
 from solrace.server.net.conn import networks
+from solrace.server.net.daily_pages import DailyPages
 from solrace.server.net.guard import Guard, GuardLimits
 from solrace.server.net.http import make_process_request
 from solrace.server.net.ws_server import serve
@@ -52,6 +54,7 @@ class Daily:
 
     def __init__(self, transport: Any, ws_url: str, http_url: str) -> None:
         self.transport, self.ws_url, self.http_url = transport, ws_url, http_url
+        self.api: Api | None = None  # set by the fixture
         self.shift = 0  # ms added to the real time: "which day it is" for dailies and records
 
     def now(self) -> int:
@@ -74,16 +77,20 @@ class Daily:
 
     def fresh(self) -> None:
         """Forget the 2 s page cache: the next read is Redis's figure now."""
-        self.transport.dailies.pages.kept.clear()
+        assert self.api is not None and self.api.daily_pages is not None
+        self.api.daily_pages.pages.kept.clear()
 
 
 @pytest.fixture
 async def daily(redis_url: str, key_prefix: str) -> AsyncIterator[Daily]:
     guard = GuardLimits(exempt=networks("127.0.0.1"))
-    transport = build(lambda sink: Store.from_url(redis_url, key_prefix, sink=sink), guard=guard)
+    transport = build(
+        lambda sink: Store.from_url(redis_url, key_prefix, sink=sink), ServerConfig(guard=guard)
+    )
     d = Daily(transport, "", "")
     transport.dailies.clock = d.now
     api = Api(transport.records, dailies=transport.dailies, clock=d.now)
+    d.api = api
     hook = make_process_request(transport.health, api=api.handle)
     async with serve(
         transport, "127.0.0.1", 0, process_request=hook, **transport.serve_options()
@@ -496,19 +503,20 @@ async def test_streaks_and_the_archive(redis_url: str, key_prefix: str) -> None:
             await boards.submit(board_name(date, game), "p" * 16, board_score(row), row)
         await redis.set(dailies.key(previous(today, 3), "klondike", "deal"), "{}")
         await redis.set(dailies.key(previous(today, 1), "puttputt", "deal"), "{}")
-        streak = await dailies.streak("p" * 16)
+        pages = DailyPages(dailies)
+        streak = await pages.streak("p" * 16)
         assert streak["current"] == 2 and streak["best"] == 3 and streak["today"] is False
         assert streak["days"] == days_back(1, 2, 4, 5, 6)
         await boards.submit(board_name(today, "klondike"), "p" * 16, board_score(row), row)
-        assert (await dailies.streak("p" * 16))["current"] == 3
-        assert (await dailies.streak("q" * 16)) == {
+        assert (await pages.streak("p" * 16))["current"] == 3
+        assert (await pages.streak("q" * 16)) == {
             "current": 0,
             "best": 0,
             "today": False,
             "days": [],
         }
 
-        archive = await dailies.archive()
+        archive = await pages.archive()
         assert archive["today"] == today
         assert [(d["date"], [x["game"] for x in d["dailies"]]) for d in archive["days"]] == [
             (previous(today, 1), ["puttputt"]),

@@ -340,10 +340,10 @@ async def test_a_rated_quick_match_spends_the_addresss_rated_seats(
 ) -> None:
     """Rated quick matches share the per-address budget of rated seats (server/guard.py):
     asking needs one left, being matched spends it."""
-    from solrace.server.net.guard import Guard, GuardLimits
+    from solrace.server.net.guard import GuardLimits
 
-    async with in_loop(redis_url, key_prefix) as (transport, url):
-        transport.guard = Guard(GuardLimits(rated_per_address=1, rated_window=3600.0))
+    rated = GuardLimits(rated_per_address=1, rated_window=3600.0)
+    async with in_loop(redis_url, key_prefix, guard=rated) as (_transport, url):
         a = await wire(url, hello=False, address="10.9.0.1")
         await a.request({"type": "hello", "version": m.VERSION, "player_key": new_key()})
         b = await wire(url, hello=False, address="10.9.0.2")

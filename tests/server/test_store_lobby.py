@@ -14,7 +14,7 @@ from helpers.views import putt_move
 from solrace.protocol.messages import acked_view
 from solrace.server.common.metrics import METRICS
 from solrace.server.race.service import RoomService
-from solrace.server.store import store as store_mod
+from solrace.server.store import lobby_rows as store_mod
 from solrace.server.store.store import Store
 
 

@@ -14,6 +14,7 @@ from helpers.race import until
 from helpers.servers import in_loop
 from solrace.protocol import messages as m
 from solrace.server.app import build
+from solrace.server.config import ServerConfig
 from solrace.server.net.conn import Limits, networks
 from solrace.server.net.guard import GuardLimits
 from solrace.server.store.store import Store
@@ -81,7 +82,9 @@ async def test_a_client_that_stops_answering_pings_is_failed_1011(
     from solrace.server.net.ws_server import serve
 
     guard = GuardLimits(exempt=networks("127.0.0.1"))
-    transport = build(lambda sink: Store.from_url(redis_url, key_prefix, sink=sink), guard=guard)
+    transport = build(
+        lambda sink: Store.from_url(redis_url, key_prefix, sink=sink), ServerConfig(guard=guard)
+    )
     options = {**transport.serve_options(), "close_timeout": 0.2}
     async with serve(
         transport, "127.0.0.1", 0, ping_interval=0.2, ping_timeout=0.3, **options

@@ -1,0 +1,38 @@
+-- KEYS: meta seq events revs conn fence log0..logN ; ARGV: ver doc channel maxlen ttl flags origin nrev epoch (seat rev)* events*
+-- flags: 'c' clears the logs (a new round), 't' trims the stream to this commit's events (finished)
+-- epoch: the writer's lease epoch (server/store/lease.py), 0 = written without the lease
+-- A write without the lease (epoch 0) to a room with a fence bumps the fence's `sync`: the
+-- lease holder's lean appends (`_OWNED`) check it, so its copy in memory is reloaded first.
+local epoch = tonumber(ARGV[9])
+local fence = tonumber(redis.call('HGET', KEYS[6], 'epoch') or '0')
+if epoch > 0 and fence ~= epoch then return {-5, fence} end
+local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
+if ver ~= tonumber(ARGV[1]) then return {-1, ver} end
+local nrev = tonumber(ARGV[8])
+for i = 0, nrev - 1 do
+  local seat = ARGV[10 + 2 * i]
+  local want = tonumber(ARGV[11 + 2 * i])
+  local have = tonumber(redis.call('HGET', KEYS[4], seat) or '0')
+  if have ~= want then return {-3, tonumber(seat), have} end
+end
+if epoch == 0 and fence > 0 then redis.call('HINCRBY', KEYS[6], 'sync', 1) end
+redis.call('HSET', KEYS[1], 'doc', ARGV[2], 'ver', ver + 1)
+if string.find(ARGV[6], 'c', 1, true) then
+  for k = 7, #KEYS do redis.call('DEL', KEYS[k]) end
+  redis.call('DEL', KEYS[4])
+end
+local out = {ver + 1}
+for i = 10 + 2 * nrev, #ARGV do
+  local n = redis.call('INCR', KEYS[2])
+  redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[4], n .. '-0', 'd', ARGV[i])
+  redis.call('PUBLISH', ARGV[3], 'e' .. ARGV[7] .. n .. ':' .. ARGV[i])
+  out[#out + 1] = n
+end
+if string.find(ARGV[6], 't', 1, true) then
+  redis.call('XTRIM', KEYS[3], 'MAXLEN', math.max(1, #ARGV - 9 - 2 * nrev))
+end
+local ttl = tonumber(ARGV[5])
+if ttl > 0 then
+  for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ttl) end
+end
+return out

@@ -1,0 +1,37 @@
+-- The lease holder's append: the room's one writer, judging moves on its copy in memory.
+-- KEYS: fence log revs seq events here conn ; ARGV: sync seat op entry event board origin epoch
+-- epoch: the writer's lease epoch (fencing: refused once another process took the room over).
+-- sync: the fence's counter as the holder loaded the room with it (`Store.load`): every
+-- acquisition of the lease and every write without it bumps it, so an equal `sync` says that
+-- nobody else wrote the room since the copy was loaded.
+-- No version, length or revision check is needed: the holder's copy is the room.
+-- Refused: {-5, epoch} (the caller's lease or copy is stale: it reloads).
+-- MAXLEN and TTL as in _APPEND (`owned_script`).
+local fence = redis.call('HMGET', KEYS[1], 'sync', 'epoch')
+if fence[1] ~= ARGV[1] or fence[2] ~= ARGV[8] then
+  return {-5, tonumber(fence[2] or '0')}
+end
+local len
+if ARGV[3] == 'push' then
+  len = redis.call('RPUSH', KEYS[2], ARGV[4])
+else
+  redis.call('RPOP', KEYS[2])
+  len = redis.call('LLEN', KEYS[2])
+end
+local rev = redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
+local n = redis.call('INCR', KEYS[4])
+redis.call('XADD', KEYS[5], 'MAXLEN', MAXLEN, n .. '-0', 'd', ARGV[5])
+-- another process listens when `here` holds an origin other than ours (one read of two members)
+local here = redis.call('SRANDMEMBER', KEYS[6], 2)
+local others = #here > 1 or (#here == 1 and here[1] ~= ARGV[7])
+local watching = tonumber(redis.call('HGET', KEYS[7], 'spectators') or '0')
+if others then
+  local channel = string.sub(KEYS[1], 1, -6) .. 'pub'
+  redis.call('PUBLISH', channel, 'e' .. ARGV[7] .. n .. ':' .. ARGV[5])
+  if ARGV[6] ~= '' and watching > 0 then redis.call('PUBLISH', channel, 'b' .. ARGV[7] .. ARGV[6]) end
+end
+if rev == 1 and TTL > 0 then
+  redis.call('PEXPIRE', KEYS[2], TTL)
+  redis.call('PEXPIRE', KEYS[3], TTL)
+end
+return {len, rev, n, watching}

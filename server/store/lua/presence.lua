@@ -1,0 +1,16 @@
+-- KEYS: conn seq events ; ARGV: field delta channel maxlen on_event off_event ttl origin always
+-- always = '1': emit the payload even when the count did not cross zero (the watchers count)
+local before = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+local after = redis.call('HINCRBY', KEYS[1], ARGV[1], tonumber(ARGV[2]))
+if after < 0 then redis.call('HSET', KEYS[1], ARGV[1], 0); after = 0 end
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[7]))
+local changed = (before > 0) ~= (after > 0)
+local payload = ARGV[5]
+if after == 0 then payload = ARGV[6] end
+if (changed or ARGV[9] == '1') and payload ~= '' then
+  local n = redis.call('INCR', KEYS[2])
+  redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[4], n .. '-0', 'd', payload)
+  redis.call('PUBLISH', ARGV[3], 'e' .. ARGV[8] .. n .. ':' .. payload)
+  return {after, n}
+end
+return {after, 0}

@@ -1,0 +1,344 @@
+"""A room's durable, fenced log: the document (commit, load), each seat's moves (the lease
+holder's lean append, the checked append, a lost answer's outcome) and the numbered event
+stream a client catches up from. The store's module docstring has the key layout."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from solrace.protocol.messages import decode_trusted, encode
+from solrace.server.common.codes import shown
+from solrace.server.common.metrics import METRICS
+from solrace.server.store.base import ACTIVE_TTL_MS, ScriptArg, StoreBase, as_bytes, as_text
+from solrace.server.store.batch import Batcher
+from solrace.server.store.scripts import append_script, owned_script, source
+
+log = logging.getLogger("solrace.server")
+
+
+class Conflict(Exception):
+    """The store refused a write made against an old version; reload and try again.
+
+    Handled inside the server (the caller reloads and retries), never sent to a client: what
+    a client is told is a `solrace.protocol.messages.ProtocolError`."""
+
+    def __init__(self, what: str, have: int) -> None:
+        super().__init__(f"{what} changed (now {have})")
+        self.what = what
+        self.have = have
+        METRICS.redis_retries.labels("conflict").inc()  # the caller reloads and tries again
+
+
+class Appended(NamedTuple):
+    """What a stored move left behind: the log's length and revision, the event's number, and
+    how many spectators the room had then (the board went out only if there were some)."""
+
+    length: int
+    rev: int
+    n: int
+    spectators: int
+
+
+@dataclass
+class Loaded:
+    """A room as stored: its document and version, and each seat's log with its revision."""
+
+    doc: dict[str, Any]
+    ver: int
+    logs: dict[int, list[bytes]]
+    revs: dict[int, int]
+    seq: int
+    #: the fence's `sync` as of this cut (b"": the room has no fence yet): what the lease
+    #: holder's lean appends carry (`Store.append_owned`)
+    sync: bytes = b""
+
+
+class RoomLog(StoreBase):
+    """The room document, the seats' move logs and the event stream."""
+
+    def _init_room_log(self, finished_ttl: int) -> None:
+        self.finished_ttl_ms = finished_ttl * 1000
+        self._commit = self._script(source("commit"))
+        self._append = self._script(append_script(self.max_events, ACTIVE_TTL_MS))
+        self._owned = self._script(owned_script(self.max_events, ACTIVE_TTL_MS))
+        self._outcome = self._script(source("outcome"))
+        self._load = self._script(source("load"))
+        #: the move path's writes, one pipeline per turn of the loop (`batch.Batcher`)
+        self.batcher = Batcher(self.redis)
+        #: room code -> the lease epoch this process writes it with (server/store/lease.py)
+        self.fences: dict[str, int] = {}
+
+    # --- room document ------------------------------------------------------------------
+
+    async def commit(
+        self,
+        code: str,
+        ver: int,
+        doc: dict[str, Any],
+        events: Sequence[dict[str, Any]],
+        *,
+        seats: int,
+        finished: bool = False,
+        clear_logs: bool = False,
+        revs: dict[int, int] | None = None,
+        trim: bool = False,
+    ) -> tuple[int, list[int]]:
+        """Write the document if it is still at `ver` (and the logs at `revs`), append the events.
+
+        Returns (new version, the events' numbers). A finished room's keys expire after
+        the configured time; any other room's after a day without a change. `trim` keeps
+        only this commit's events in the stream: once a race has its results, its
+        progress events are dead weight (three quarters of a finished room's memory),
+        and a client resuming from before them gets a snapshot instead.
+        """
+        ttl = self.finished_ttl_ms if finished else ACTIVE_TTL_MS
+        rev_args: list[int] = []
+        for seat, rev in sorted((revs or {}).items()):
+            rev_args += [seat, rev]
+        flags = ("c" if clear_logs else "") + ("t" if trim else "")
+        args: list[ScriptArg] = [
+            ver,
+            encode(doc),
+            self.channel(code),
+            self.max_events,
+            ttl,
+            flags,
+            self.origin,
+            len(revs or {}),
+            self.fences.get(code, 0),
+            *rev_args,
+            *(encode(e) for e in events),
+        ]
+        out = await self._commit(keys=self.room_keys(code, seats), args=args)
+        if out[0] == -5:
+            raise self._fenced(code, int(out[1]))
+        if out[0] == -1:
+            raise Conflict("version", int(out[1]))
+        if out[0] == -3:
+            raise Conflict("log", int(out[2]))
+        numbers = [int(n) for n in out[1:]]
+        for n, event in zip(numbers, events, strict=False):
+            self._fan_event(code, n, event)
+        return int(out[0]), numbers
+
+    async def load(self, code: str) -> Loaded | None:
+        """Document, version, logs and revisions as one consistent cut: the document first
+        (it says how many logs there are), then a script that reads the rest only if the
+        version is still the one read with it."""
+        while True:
+            meta = await self.redis.hgetall(self.key(code, "meta"))
+            if not meta:
+                return None
+            doc = decode_trusted(as_bytes(meta[b"doc"]))
+            ver = int(meta[b"ver"])
+            seats = len(doc["seats"])
+            keys = [
+                self.key(code, "meta"),
+                self.key(code, "revs"),
+                self.key(code, "seq"),
+                self.key(code, "fence"),
+            ]
+            got = await self._load(
+                keys=keys + [self.log_key(code, s) for s in range(seats)], args=[ver]
+            )
+            if int(got[0]) == -1:
+                continue  # changed between the two reads: read again
+            flat = got[1]
+            revs = {int(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
+            logs = {s: list(got[4 + s]) for s in range(seats)}
+            return Loaded(doc, ver, logs, revs, int(got[2] or 0), as_bytes(got[3]))
+
+    async def doc(self, code: str) -> dict[str, Any] | None:
+        """The room's document alone (no logs): enough to check a token, one small read."""
+        raw = await self.redis.hget(self.key(code, "meta"), "doc")
+        return None if raw is None else decode_trusted(as_bytes(raw))
+
+    # --- move logs ----------------------------------------------------------------------
+
+    async def append(
+        self,
+        code: str,
+        ver: int,
+        seat: int,
+        length: int,
+        rev: int,
+        entry: str,
+        event: dict[str, Any],
+        board: bytes = b"",
+        *,
+        delay: int = 0,
+        pop: bool = False,
+    ) -> Appended:
+        """Append (or pop) one move if the log is exactly as the caller saw it.
+
+        `board` (an encoded frame, for spectators `delay` seconds from now) is published only
+        when the room has spectators. Raises Conflict when the log, its revision or the
+        document changed.
+        """
+        keys = [
+            self.key(code, "meta"),
+            self.log_key(code, seat),
+            self.key(code, "revs"),
+            self.key(code, "seq"),
+            self.key(code, "events"),
+            self.key(code, "conn"),
+            self.key(code, "fence"),
+            self.key(code, "here"),
+        ]
+        args: list[ScriptArg] = [
+            ver,
+            length,
+            rev,
+            seat,
+            b"pop" if pop else b"push",
+            entry,
+            encode(event),
+            b"%d:%s" % (delay, board) if board else b"",
+            self.origin,
+            self.fences.get(code, 0),
+        ]
+        out = await self.batcher.evalsha(self._append, keys, args)
+        code_ = int(out[0])
+        if code_ == -5:
+            raise self._fenced(code, int(out[1]))
+        if code_ < 0:
+            raise Conflict(
+                {-1: "version", -2: "length", -3: "revision", -4: "entry"}[code_], int(out[1])
+            )
+        return self._appended(code, out, event, board, delay)
+
+    async def append_owned(
+        self,
+        code: str,
+        sync: bytes,
+        seat: int,
+        entry: str,
+        event: dict[str, Any],
+        board: bytes = b"",
+        *,
+        delay: int = 0,
+        pop: bool = False,
+    ) -> Appended:
+        """The lease holder's append (or pop) of one move it judged on its copy in memory,
+        loaded when the fence's counter was `sync` (`Loaded.sync`): one lean script that
+        checks that counter and stores the move, nothing else (`_OWNED`).
+
+        Raises Conflict("fence") when another process has taken the room over (the lease is
+        forgotten, as `append`'s fencing does), Conflict("sync") when the copy is stale (a
+        write without the lease since, a lost answer's `outcome`): the caller reloads."""
+        keys = [
+            self.key(code, "fence"),
+            self.log_key(code, seat),
+            self.key(code, "revs"),
+            self.key(code, "seq"),
+            self.key(code, "events"),
+            self.key(code, "here"),
+            self.key(code, "conn"),
+        ]
+        args: list[ScriptArg] = [
+            sync,
+            seat,
+            b"pop" if pop else b"push",
+            entry,
+            encode(event),
+            b"%d:%s" % (delay, board) if board else b"",
+            self.origin,
+            self.fences.get(code, 0),
+        ]
+        out = await self.batcher.evalsha(self._owned, keys, args)
+        if int(out[0]) == -5:
+            epoch = int(out[1])
+            if epoch != self.fences.get(code, 0):
+                raise self._fenced(code, epoch)
+            raise Conflict("sync", epoch)
+        return self._appended(code, out, event, board, delay)
+
+    def _appended(
+        self, code: str, out: list[Any], event: dict[str, Any], board: bytes, delay: int
+    ) -> Appended:
+        stored = Appended(int(out[0]), int(out[1]), int(out[2]), int(out[3]))
+        self._fan_event(code, stored.n, event)
+        if board and stored.spectators > 0:
+            self._fan_board(code, delay, board)
+        return stored
+
+    async def outcome(
+        self,
+        code: str,
+        seat: int,
+        length: int,
+        rev: int,
+        entry: str,
+        event: dict[str, Any],
+        *,
+        pop: bool = False,
+    ) -> Appended | None:
+        """Whether an `append` (same arguments) whose answer never came is stored: its result
+        as the append would have given it, or None when it is not stored, and then never will
+        be (the seat's revision moved on). Its event goes to this process's connections here."""
+        METRICS.redis_retries.labels("outcome").inc()
+        keys = [
+            self.log_key(code, seat),
+            self.key(code, "revs"),
+            self.key(code, "events"),
+            self.key(code, "conn"),
+            self.key(code, "fence"),
+        ]
+        args: list[ScriptArg] = [
+            seat,
+            length,
+            rev,
+            b"pop" if pop else b"push",
+            entry,
+            encode(event),
+        ]
+        out = await self._outcome(keys=keys, args=args)
+        if int(out[0]) == 0:
+            return None
+        n, spectators = int(out[1]), int(out[2])
+        if n:
+            self._fan_event(code, n, event)
+        elif self.sink is not None:
+            self.sink.lost(code)  # its event is gone from the stream: connections check it
+        return Appended(length - 1 if pop else length + 1, rev + 1, n, spectators)
+
+    def _fenced(self, code: str, fence: int) -> Conflict:
+        """Another process took the room over (its fence is past our lease): forget the lease;
+        the caller reloads and judges again without it."""
+        self.fences.pop(code, None)
+        log.warning("room %s: write refused by the fence (now epoch %d)", shown(code), fence)
+        return Conflict("fence", fence)
+
+    async def publish_board(self, code: str, board: bytes, delay: int = 0) -> None:
+        """A board the append did not carry (this process thought nobody was watching)."""
+        await self._publish(self.channel(code), b"b%s%d:%s" % (self.origin, delay, board))
+        self._fan_board(code, delay, board)
+
+    # --- events -------------------------------------------------------------------------
+
+    async def last_event(self, code: str) -> int:
+        return int(await self.redis.get(self.key(code, "seq")) or 0)
+
+    async def events_after(self, code: str, after: int) -> list[tuple[int, dict[str, Any]]] | None:
+        """Events numbered after `after`, or None when some of them are no longer kept, or
+        when `after` is a number the room never reached (negative, or ahead of its count: a
+        client from before a Redis restart, or a forged number): a full resync, never a replay
+        that would leave the client waiting for events it believes it has.
+
+        The count is read before the stream: events stored between the two reads only add
+        rows (read the other way round, they looked like a gap and cost a snapshot)."""
+        last = await self.last_event(code)
+        if not 0 <= after <= last:
+            return None
+        rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
+        out = [
+            (int(as_text(rid).split("-")[0]), decode_trusted(as_bytes(fields[b"d"])))
+            for rid, fields in rows or ()
+            if rid is not None and fields is not None
+        ]
+        if last > after and (not out or out[0][0] != after + 1):
+            return None
+        return out

@@ -1,0 +1,27 @@
+"""The store's Lua scripts, as files of the package (server/store/lua/*.lua).
+
+Each script is read once, with `importlib.resources` (so it works from a wheel, a zip or the
+strict editable install alike), and registered by the part of the store that runs it. The
+append scripts get the store's stream length and key lifetime written in as their first line
+(`MAXLEN`, `TTL`): fewer arguments to send per move."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.resources import files
+
+
+@cache
+def source(name: str) -> str:
+    """The text of lua/<name>.lua."""
+    return files("solrace.server.store").joinpath("lua", f"{name}.lua").read_text()
+
+
+def append_script(max_events: int, ttl_ms: int) -> str:
+    """The append script with this store's stream length and key lifetime written in."""
+    return f"local MAXLEN, TTL = {int(max_events)}, {int(ttl_ms)}\n" + source("append")
+
+
+def owned_script(max_events: int, ttl_ms: int) -> str:
+    """The lease holder's append script, the same way."""
+    return f"local MAXLEN, TTL = {int(max_events)}, {int(ttl_ms)}\n" + source("owned")
