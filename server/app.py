@@ -66,6 +66,7 @@ def build(
         board_days=daily_days,
         solver=solver,
         secret=lambda: service.secret,
+        max_race=limits.max_race,
     )
 
     def finished(room: Room) -> None:

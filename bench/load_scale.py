@@ -1,0 +1,217 @@
+"""The scale-out scenario of `solrace bench load` (issue 22): one paced load on 1, 2 and 4
+`solrace serve` processes sharing a local Redis Cluster, the CPU every part spends per move.
+
+What it stands for: hosts behind the shipped proxy, which hashes each room's code to one host
+(server/deploy/nginx.conf), on a Redis Cluster of 3 masters and 3 replicas
+(docker-compose.cluster.yml). Here every process is one host: whole rooms are spread over the
+processes as the proxy's hash spreads them (each room's every seat on one process), and no
+proxy runs (its CPU is not counted; issue 22's multi-host test runs nginx in front of three).
+
+The same load (rooms x players, each player moving once a second) runs on each count of
+processes in turn, on one cluster; what is printed per count is CPU per acknowledged move of
+
+* the servers (every `solrace serve`, summed),
+* Redis (every node of the cluster, masters and replicas, from /proc),
+* the solver (every process below a server: its pool and multiprocessing's resource tracker;
+  verdicts are solved as races end, so this follows how many races end in the window),
+* the load generators (not the deployment's: the clients' side),
+
+and the ack latency (p50, p99). On a shared 2-core machine the rates and latencies follow the
+machine's other load; CPU per move is the figure to compare across counts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from solrace.bench.load_hist import Histogram, merged
+from solrace.bench.load_pool import split
+from solrace.bench.load_procs import RaceServer, children, cpu_seconds
+from solrace.bench.load_report import ms
+from solrace.server.store.redis_process import RedisClusterProcess
+
+if TYPE_CHECKING:
+    from solrace.bench.load import Bench
+
+#: the counts of server processes compared (each a host behind the proxy)
+COUNTS = (1, 2, 4)
+#: the parts whose CPU is reported per move, in the order printed
+PARTS = ("servers", "redis", "solver", "loadgen")
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (its children, theirs, ...): a server's solver pool."""
+    out: list[int] = []
+    todo = children(pid)
+    while todo:
+        child = todo.pop()
+        out.append(child)
+        todo += children(child)
+    return out
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds a process has used; 0 for one that is gone (it is not counted)."""
+    try:
+        return cpu_seconds(pid)
+    except (OSError, ValueError):
+        return 0.0
+
+
+class PartMeter:
+    """CPU seconds of each part over a window. The solver's processes are found at both ends
+    of the window (a pool starts at the first solve): one born inside the window counts from
+    its birth, one that died inside it is not counted."""
+
+    def __init__(
+        self, servers: list[int], redis: list[int], loadgen: list[int], with_solver: bool = True
+    ) -> None:
+        self.fixed = {"servers": servers, "redis": redis, "loadgen": loadgen}
+        self.servers = servers
+        self.with_solver = with_solver
+        self.before: dict[int, float] = {}
+        self.used: dict[str, float] = {}
+        self.started = 0.0
+        self.wall = 0.0
+
+    def solver_pids(self) -> list[int]:
+        return [p for s in self.servers for p in descendants(s)] if self.with_solver else []
+
+    def start(self) -> None:
+        self.started = time.monotonic()
+        pids = [p for group in self.fixed.values() for p in group] + self.solver_pids()
+        self.before = {p: _cpu(p) for p in pids}
+
+    def stop(self) -> None:
+        self.wall = time.monotonic() - self.started
+        groups = {**self.fixed, "solver": self.solver_pids()}
+        self.used = {
+            name: sum(max(0.0, _cpu(p) - self.before.get(p, 0.0)) for p in pids)
+            for name, pids in groups.items()
+        }
+
+
+def paced_on(
+    bench: Bench,
+    cluster: RedisClusterProcess,
+    count: int,
+    rooms: int,
+    players: int,
+    duration: float,
+) -> dict[str, Any]:
+    """One run: `count` fresh servers on `cluster`, `rooms` rooms of `players` spread whole
+    over them, each player moving once a second for warm-up + `duration`."""
+    from solrace.bench.load import room_options
+
+    assert bench.pool is not None
+    pool = bench.pool
+    servers = []
+    try:
+        for _ in range(count):
+            server = RaceServer(bench.work_dir, cluster.url, bench.prefix, bench.server_args)
+            servers.append(server.start(60))
+        options = room_options("klondike", players)
+        for server, n in zip(servers, split(rooms, count), strict=True):
+            if n:
+                bench.open_rooms([server.ws_url], n, players, options)
+        pool.all("start")
+        t0 = time.monotonic() + bench.sizes.warmup
+        t1 = t0 + duration
+        for i in range(pool.size):
+            pool.send(i, "run", t0=t0, t1=t1, pace=1.0, track_sends=False, until_done=False)
+        redis = [n.proc.pid for n in cluster.nodes if n.proc is not None]
+        meter = PartMeter([s.pid for s in servers], redis, pool.pids)
+        time.sleep(max(0.0, t0 - time.monotonic()))
+        load_before = open("/proc/loadavg").read().split()[:3]
+        meter.start()
+        time.sleep(max(0.0, t1 - time.monotonic()))
+        meter.stop()
+        parts = [pool.recv(i, timeout=duration + bench.sizes.warmup + 900) for i in range(pool.size)]
+        bench.close_all()
+        for server in servers:
+            server.settle()
+    finally:
+        for server in servers:
+            with contextlib.suppress(Exception):
+                server.stop()
+    errors: dict[str, int] = {}
+    for p in parts:
+        for code, n in p["errors"].items():
+            errors[code] = errors.get(code, 0) + n
+    acks = sum(p["acks"] for p in parts)
+    hist: Histogram = merged([Histogram.from_dict(p["ack"]) for p in parts])
+    return {
+        "count": count,
+        "acks": acks,
+        "rate": acks / duration,
+        "ack": hist,
+        "used": meter.used,
+        "wall": meter.wall,
+        "per_move_us": {k: v / acks * 1e6 if acks else 0.0 for k, v in meter.used.items()},
+        "finished": sum(p["finished"] for p in parts),
+        "errors": errors,
+        "late": sum(p["late"] for p in parts),
+        "load": " ".join(load_before),
+    }
+
+
+def scenario_scale_out(bench: Bench) -> None:
+    """The same paced load on 1, 2 and 4 processes on one 3+3 cluster; a table per count."""
+    s, r = bench.sizes, bench.report
+    rooms, players, duration = s.scale_rooms, s.paced_players, s.scale_duration
+    counts = bench.args.scale_counts or COUNTS
+    r.heading(
+        f"scale-out: {rooms * players} players in {rooms} rooms of {players}, one move a second "
+        f"each, on {', '.join(map(str, counts))} `solrace serve` processes (whole rooms spread "
+        f"over them, as the proxy's room hash does) sharing a local Redis Cluster of 3 masters "
+        f"and 3 replicas; {duration:.0f} s after {s.warmup:.1f} s warm-up, {s.scale_repeats} "
+        "pass(es)"
+    )
+    with tempfile.TemporaryDirectory(prefix="solrace-scale-") as folder:
+        cluster = RedisClusterProcess(str(Path(folder) / "cluster"), masters=3, replicas=1)
+        with cluster:
+            runs: dict[int, list[dict[str, Any]]] = {c: [] for c in counts}
+            for rep in range(s.scale_repeats):
+                for count in counts:
+                    res = paced_on(bench, cluster, count, rooms, players, duration)
+                    runs[count].append(res)
+                    label = f"{count} process{'es' if count > 1 else ''}, pass {rep + 1}"
+                    r.figure(f"{label} load average at the window's start", res["load"])
+                    r.figure(f"{label} moves/s acknowledged", f"{res['rate']:.0f}")
+                    r.latency(f"{label} move-to-ack latency", res["ack"])
+                    r.figure(
+                        f"{label} CPU per move",
+                        "  ".join(f"{k} {res['per_move_us'][k]:.0f} us" for k in PARTS),
+                    )
+                    r.figure(
+                        f"{label} cores busy",
+                        "  ".join(f"{k} {res['used'][k] / res['wall']:.2f}" for k in PARTS),
+                    )
+                    r.figure(f"{label} races ended in the run", str(res["finished"]))
+                    if res["errors"]:
+                        r.figure(
+                            f"{label} errors",
+                            ", ".join(f"{k} {v}" for k, v in sorted(res["errors"].items())),
+                        )
+    r.line()
+    r.line("  | processes | moves/s | servers us/move | Redis us/move | solver us/move "
+           "| loadgen us/move | ack p50 | ack p99 | vs 1 (servers+Redis) | load |")
+    r.line("  | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    base = None
+    for count in counts:
+        for res in runs[count]:
+            us = res["per_move_us"]
+            deploy = us["servers"] + us["redis"]
+            if count == counts[0] and base is None:
+                base = deploy
+            ratio = f"{deploy / base:.2f}x" if base else "n/a"
+            r.line(
+                f"  | {count} | {res['rate']:.0f} | {us['servers']:.0f} | {us['redis']:.0f} | "
+                f"{us['solver']:.0f} | {us['loadgen']:.0f} | {ms(res['ack'].percentile(50))} | "
+                f"{ms(res['ack'].percentile(99))} | {ratio} | {res['load']} |"
+            )
+    bench.results["scale-out"] = runs
