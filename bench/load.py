@@ -115,6 +115,7 @@ class Sizes:
     scale_rooms: int = 50
     scale_duration: float = 15.0
     scale_repeats: int = 1
+    scale_time_limit: int = 0
 
     @classmethod
     def quick(cls) -> Sizes:
@@ -1066,8 +1067,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument(
         "--scale-duration", dest="scale_duration", type=float, help="scale-out: seconds (15)"
     )
+    p.add_argument("--scale-repeats", dest="scale_repeats", type=int, help="scale-out: passes (1)")
     p.add_argument(
-        "--scale-repeats", dest="scale_repeats", type=int, help="scale-out: passes (1)"
+        "--scale-time-limit",
+        dest="scale_time_limit",
+        type=int,
+        help="scale-out: the rooms' time limit, s (0: none; a limit ends races in the window, "
+        "and their verdicts are the solver's CPU)",
     )
     p.add_argument(
         "--scale-counts",

@@ -13,7 +13,9 @@ processes in turn, on one cluster; what is printed per count is CPU per acknowle
 * the servers (every `solrace serve`, summed),
 * Redis (every node of the cluster, masters and replicas, from /proc),
 * the solver (every process below a server: its pool and multiprocessing's resource tracker;
-  verdicts are solved as races end, so this follows how many races end in the window),
+  verdicts are solved as races end, so this follows how many races end in the window: none
+  with the default rooms, which have no time limit; `--scale-time-limit S` ends every race
+  S seconds after its start, and its verdicts are solved while the window runs),
 * the load generators (not the deployment's: the clients' side),
 
 and the ack latency (p50, p99). On a shared 2-core machine the rates and latencies follow the
@@ -109,12 +111,16 @@ def paced_on(
 
     assert bench.pool is not None
     pool = bench.pool
+    # a key prefix of its own: the rooms a run leaves (their racers gone, grace periods running)
+    # end in the next run's servers otherwise, and their verdicts would be its solver's work
+    prefix = f"{bench.prefix}{count}-{time.monotonic_ns()}:"
     servers = []
     try:
         for _ in range(count):
-            server = RaceServer(bench.work_dir, cluster.url, bench.prefix, bench.server_args)
+            server = RaceServer(bench.work_dir, cluster.url, prefix, bench.server_args)
             servers.append(server.start(60))
-        options = room_options("klondike", players)
+        # a time limit ends the races in the window: their verdicts are the solver's work
+        options = room_options("klondike", players, time_limit=bench.sizes.scale_time_limit)
         for server, n in zip(servers, split(rooms, count), strict=True):
             if n:
                 bench.open_rooms([server.ws_url], n, players, options)
@@ -126,11 +132,13 @@ def paced_on(
         redis = [n.proc.pid for n in cluster.nodes if n.proc is not None]
         meter = PartMeter([s.pid for s in servers], redis, pool.pids)
         time.sleep(max(0.0, t0 - time.monotonic()))
-        load_before = open("/proc/loadavg").read().split()[:3]
+        load_before = Path("/proc/loadavg").read_text().split()[:3]
         meter.start()
         time.sleep(max(0.0, t1 - time.monotonic()))
         meter.stop()
-        parts = [pool.recv(i, timeout=duration + bench.sizes.warmup + 900) for i in range(pool.size)]
+        parts = [
+            pool.recv(i, timeout=duration + bench.sizes.warmup + 900) for i in range(pool.size)
+        ]
         bench.close_all()
         for server in servers:
             server.settle()
@@ -169,7 +177,7 @@ def scenario_scale_out(bench: Bench) -> None:
         f"each, on {', '.join(map(str, counts))} `solrace serve` processes (whole rooms spread "
         f"over them, as the proxy's room hash does) sharing a local Redis Cluster of 3 masters "
         f"and 3 replicas; {duration:.0f} s after {s.warmup:.1f} s warm-up, {s.scale_repeats} "
-        "pass(es)"
+        f"pass(es); rooms' time limit {s.scale_time_limit or 'none'}"
     )
     with tempfile.TemporaryDirectory(prefix="solrace-scale-") as folder:
         cluster = RedisClusterProcess(str(Path(folder) / "cluster"), masters=3, replicas=1)
@@ -198,8 +206,10 @@ def scenario_scale_out(bench: Bench) -> None:
                             ", ".join(f"{k} {v}" for k, v in sorted(res["errors"].items())),
                         )
     r.line()
-    r.line("  | processes | moves/s | servers us/move | Redis us/move | solver us/move "
-           "| loadgen us/move | ack p50 | ack p99 | vs 1 (servers+Redis) | load |")
+    r.line(
+        "  | processes | moves/s | servers us/move | Redis us/move | solver us/move "
+        "| loadgen us/move | ack p50 | ack p99 | vs 1 (servers+Redis) | load |"
+    )
     r.line("  | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     base = None
     for count in counts:
