@@ -11,7 +11,7 @@ The same load (rooms x players, each player moving once a second) runs on each c
 processes in turn, on one cluster; what is printed per count is CPU per acknowledged move of
 
 * the servers (every `solrace serve`, summed),
-* Redis (every node of the cluster, masters and replicas, from /proc),
+* Redis (the cluster's masters and, apart, its replicas, from /proc),
 * the solver (every process below a server: its pool and multiprocessing's resource tracker;
   verdicts are solved as races end, so this follows how many races end in the window: none
   with the default rooms, which have no time limit; `--scale-time-limit S` ends every race
@@ -41,8 +41,10 @@ if TYPE_CHECKING:
 
 #: the counts of server processes compared (each a host behind the proxy)
 COUNTS = (1, 2, 4)
+#: seconds the servers are measured idle (up, nobody connected) before each run
+IDLE_S = 3.0
 #: the parts whose CPU is reported per move, in the order printed
-PARTS = ("servers", "redis", "solver", "loadgen")
+PARTS = ("servers", "masters", "replicas", "solver", "loadgen")
 
 
 def descendants(pid: int) -> list[int]:
@@ -64,15 +66,46 @@ def _cpu(pid: int) -> float:
         return 0.0
 
 
+def roles(cluster: RedisClusterProcess) -> tuple[list[int], list[int]]:
+    """The pids of the cluster's masters and of its replicas (CLUSTER NODES of one node)."""
+    import redis
+
+    client: Any = redis.Redis(host=cluster.host, port=cluster.nodes[0].port)
+    try:
+        lines = client.execute_command("CLUSTER", "NODES").decode().splitlines()
+    finally:
+        client.close()
+    master_ports = {
+        int(line.split()[1].split("@")[0].rsplit(":", 1)[1])
+        for line in lines
+        if "master" in line.split()[2].split(",")
+    }
+    nodes = [(n.port, n.proc.pid) for n in cluster.nodes if n.proc is not None]
+    return (
+        [pid for port, pid in nodes if port in master_ports],
+        [pid for port, pid in nodes if port not in master_ports],
+    )
+
+
 class PartMeter:
     """CPU seconds of each part over a window. The solver's processes are found at both ends
     of the window (a pool starts at the first solve): one born inside the window counts from
     its birth, one that died inside it is not counted."""
 
     def __init__(
-        self, servers: list[int], redis: list[int], loadgen: list[int], with_solver: bool = True
+        self,
+        servers: list[int],
+        masters: list[int],
+        replicas: list[int],
+        loadgen: list[int],
+        with_solver: bool = True,
     ) -> None:
-        self.fixed = {"servers": servers, "redis": redis, "loadgen": loadgen}
+        self.fixed = {
+            "servers": servers,
+            "masters": masters,
+            "replicas": replicas,
+            "loadgen": loadgen,
+        }
         self.servers = servers
         self.with_solver = with_solver
         self.before: dict[int, float] = {}
@@ -119,6 +152,13 @@ def paced_on(
         for _ in range(count):
             server = RaceServer(bench.work_dir, cluster.url, prefix, bench.server_args)
             servers.append(server.start(60))
+        # what the processes cost with nobody connected (beats, the deadline janitor's polls):
+        # the part of each process's CPU that does not follow the moves
+        masters, replicas = roles(cluster)
+        idle = PartMeter([s.pid for s in servers], masters, replicas, [], with_solver=False)
+        idle.start()
+        time.sleep(IDLE_S)
+        idle.stop()
         # a time limit ends the races in the window: their verdicts are the solver's work
         options = room_options("klondike", players, time_limit=bench.sizes.scale_time_limit)
         for server, n in zip(servers, split(rooms, count), strict=True):
@@ -129,8 +169,7 @@ def paced_on(
         t1 = t0 + duration
         for i in range(pool.size):
             pool.send(i, "run", t0=t0, t1=t1, pace=1.0, track_sends=False, until_done=False)
-        redis = [n.proc.pid for n in cluster.nodes if n.proc is not None]
-        meter = PartMeter([s.pid for s in servers], redis, pool.pids)
+        meter = PartMeter([s.pid for s in servers], masters, replicas, pool.pids)
         time.sleep(max(0.0, t0 - time.monotonic()))
         load_before = Path("/proc/loadavg").read_text().split()[:3]
         meter.start()
@@ -164,6 +203,7 @@ def paced_on(
         "errors": errors,
         "late": sum(p["late"] for p in parts),
         "load": " ".join(load_before),
+        "idle": {k: v / idle.wall for k, v in idle.used.items()},
     }
 
 
@@ -199,7 +239,21 @@ def scenario_scale_out(bench: Bench) -> None:
                         f"{label} cores busy",
                         "  ".join(f"{k} {res['used'][k] / res['wall']:.2f}" for k in PARTS),
                     )
-                    r.figure(f"{label} races ended in the run", str(res["finished"]))
+                    r.figure(
+                        f"{label} idle before the load, cores busy",
+                        f"servers {res['idle']['servers']:.3f}  "
+                        f"Redis {res['idle']['masters'] + res['idle']['replicas']:.3f}",
+                    )
+                    r.figure(f"{label} seats finished in the run", str(res["finished"]))
+                    limit = s.scale_time_limit
+                    if limit and limit + 1 < s.warmup + duration:
+                        # every race ended by its clock inside the window: its verdicts were
+                        # asked then (and solved in the window, or queued past it)
+                        r.figure(
+                            f"{label} solver CPU per race ended (every race ended by its "
+                            f"{limit} s clock in the window)",
+                            f"{res['used']['solver'] / rooms * 1000:.0f} ms",
+                        )
                     if res["errors"]:
                         r.figure(
                             f"{label} errors",
@@ -207,21 +261,27 @@ def scenario_scale_out(bench: Bench) -> None:
                         )
     r.line()
     r.line(
-        "  | processes | moves/s | servers us/move | Redis us/move | solver us/move "
-        "| loadgen us/move | ack p50 | ack p99 | vs 1 (servers+Redis) | load |"
+        "  | processes | moves/s | servers us/move | Redis masters us/move | replicas us/move "
+        "| solver us/move | loadgen us/move | ack p50 | ack p99 | servers+Redis vs the first "
+        "count's median | load |"
     )
-    r.line("  | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    base = None
+    r.line("  | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+
+    def deploy_us(res: dict[str, Any]) -> float:
+        us: dict[str, float] = res["per_move_us"]
+        return us["servers"] + us["masters"] + us["replicas"]
+
+    # the first count's median: every row's servers + Redis CPU per move against it
+    firsts = sorted(deploy_us(res) for res in runs[counts[0]])
+    base = firsts[len(firsts) // 2] if firsts else 0.0
     for count in counts:
         for res in runs[count]:
             us = res["per_move_us"]
-            deploy = us["servers"] + us["redis"]
-            if count == counts[0] and base is None:
-                base = deploy
-            ratio = f"{deploy / base:.2f}x" if base else "n/a"
+            ratio = f"{deploy_us(res) / base:.2f}x" if base else "n/a"
             r.line(
-                f"  | {count} | {res['rate']:.0f} | {us['servers']:.0f} | {us['redis']:.0f} | "
+                f"  | {count} | {res['rate']:.0f} | {us['servers']:.0f} | {us['masters']:.0f} | "
+                f"{us['replicas']:.0f} | "
                 f"{us['solver']:.0f} | {us['loadgen']:.0f} | {ms(res['ack'].percentile(50))} | "
                 f"{ms(res['ack'].percentile(99))} | {ratio} | {res['load']} |"
             )
-    bench.results["scale-out"] = runs
+    bench.results["scale-out"] = {str(count): done for count, done in runs.items()}
