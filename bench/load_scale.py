@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 COUNTS = (1, 2, 4)
 #: seconds the servers are measured idle (up, nobody connected) before each run
 IDLE_S = 3.0
+#: seconds the scale-out waits at most, after a window whose races ended, for their verdicts
+DRAIN_S = 300.0
 #: the parts whose CPU is reported per move, in the order printed
 PARTS = ("servers", "masters", "replicas", "solver", "loadgen")
 
@@ -85,6 +88,47 @@ def roles(cluster: RedisClusterProcess) -> tuple[list[int], list[int]]:
         [pid for port, pid in nodes if port in master_ports],
         [pid for port, pid in nodes if port not in master_ports],
     )
+
+
+def solver_metrics(servers: list[RaceServer]) -> dict[str, float]:
+    """Verdict jobs still queued and refused (stored `unknown`: the queue's bound), summed over
+    the servers' /metrics."""
+    out = {"queued": 0.0, "refused": 0.0}
+    for server in servers:
+        try:
+            with urllib.request.urlopen(f"{server.url}/metrics", timeout=5) as r:
+                text = r.read().decode()
+        except OSError:
+            continue
+        for name, key in (
+            ("solrace_solver_queued", "queued"),
+            ("solrace_solver_refused_total", "refused"),
+        ):
+            for line in text.splitlines():
+                if line.startswith(f'{name}{{kind="verdict"}} '):
+                    out[key] += float(line.split()[-1])
+    return out
+
+
+def drain_solver(
+    meter: PartMeter, quiet: float = 2.0, longest: float = DRAIN_S
+) -> tuple[float, bool]:
+    """CPU seconds of the servers' solver processes from the window's start until they have
+    been idle for `quiet` seconds (at most `longest` seconds after now), and whether they
+    were (False: still solving when the wait ended)."""
+
+    def used() -> float:
+        return sum(max(0.0, _cpu(p) - meter.before.get(p, 0.0)) for p in meter.solver_pids())
+
+    last, since, end = used(), time.monotonic(), time.monotonic() + longest
+    while time.monotonic() < end:
+        time.sleep(0.5)
+        now = used()
+        if now > last + 0.01:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return last, True
+    return last, False
 
 
 class PartMeter:
@@ -178,6 +222,10 @@ def paced_on(
         parts = [
             pool.recv(i, timeout=duration + bench.sizes.warmup + 900) for i in range(pool.size)
         ]
+        # with races ended by their clock: the solver's CPU until every verdict is done (its
+        # processes idle for 2 s), counted from the window's start
+        solver_all = drain_solver(meter) if bench.sizes.scale_time_limit else None
+        verdicts = solver_metrics(servers) if bench.sizes.scale_time_limit else {}
         bench.close_all()
         for server in servers:
             server.settle()
@@ -203,7 +251,16 @@ def paced_on(
         "errors": errors,
         "late": sum(p["late"] for p in parts),
         "load": " ".join(load_before),
+        "solver_all": solver_all,
+        "verdicts": verdicts,
         "idle": {k: v / idle.wall for k, v in idle.used.items()},
+        # what the moves themselves cost: the window's CPU less the idle rate over its length
+        "net_us": {
+            k: max(0.0, meter.used[k] - idle.used[k] / idle.wall * meter.wall) / acks * 1e6
+            if acks and idle.wall
+            else 0.0
+            for k in ("servers", "masters", "replicas")
+        },
     }
 
 
@@ -254,6 +311,21 @@ def scenario_scale_out(bench: Bench) -> None:
                             f"{limit} s clock in the window)",
                             f"{res['used']['solver'] / rooms * 1000:.0f} ms",
                         )
+                    if res["solver_all"] is not None:
+                        spent, done = res["solver_all"]
+                        r.figure(
+                            f"{label} solver CPU per race, from the window's start until "
+                            + ("every verdict was done" if done else "the bench stopped waiting"),
+                            f"{spent / rooms * 1000:.0f} ms ({spent:.1f} s for {rooms} races "
+                            f"of {players}"
+                            + ("" if done else f"; still solving after {DRAIN_S:.0f} s")
+                            + ")",
+                        )
+                        r.figure(
+                            f"{label} verdict jobs then still queued, refused (stored unknown)",
+                            f"{res['verdicts'].get('queued', 0):.0f}, "
+                            f"{res['verdicts'].get('refused', 0):.0f}",
+                        )
                     if res["errors"]:
                         r.figure(
                             f"{label} errors",
@@ -263,9 +335,9 @@ def scenario_scale_out(bench: Bench) -> None:
     r.line(
         "  | processes | moves/s | servers us/move | Redis masters us/move | replicas us/move "
         "| solver us/move | loadgen us/move | ack p50 | ack p99 | servers+Redis vs the first "
-        "count's median | load |"
+        "count's median | servers, idle taken out | Redis, idle taken out | load |"
     )
-    r.line("  | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    r.line("  | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 
     def deploy_us(res: dict[str, Any]) -> float:
         us: dict[str, float] = res["per_move_us"]
@@ -278,10 +350,12 @@ def scenario_scale_out(bench: Bench) -> None:
         for res in runs[count]:
             us = res["per_move_us"]
             ratio = f"{deploy_us(res) / base:.2f}x" if base else "n/a"
+            net = res["net_us"]
             r.line(
                 f"  | {count} | {res['rate']:.0f} | {us['servers']:.0f} | {us['masters']:.0f} | "
                 f"{us['replicas']:.0f} | "
                 f"{us['solver']:.0f} | {us['loadgen']:.0f} | {ms(res['ack'].percentile(50))} | "
-                f"{ms(res['ack'].percentile(99))} | {ratio} | {res['load']} |"
+                f"{ms(res['ack'].percentile(99))} | {ratio} | {net['servers']:.0f} | "
+                f"{net['masters'] + net['replicas']:.0f} | {res['load']} |"
             )
     bench.results["scale-out"] = {str(count): done for count, done in runs.items()}
