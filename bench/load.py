@@ -1076,6 +1076,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "and their verdicts are the solver's CPU)",
     )
     p.add_argument(
+        "--scale-proxy",
+        dest="scale_proxy",
+        action="store_true",
+        help="scale-out: nginx with the shipped config (plain http) in front, routing by room; "
+        "its CPU is counted",
+    )
+    p.add_argument(
         "--scale-counts",
         dest="scale_counts",
         type=lambda v: tuple(int(x) for x in v.split(",") if x),

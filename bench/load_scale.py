@@ -5,7 +5,9 @@ What it stands for: hosts behind the shipped proxy, which hashes each room's cod
 (server/deploy/nginx.conf), on a Redis Cluster of 3 masters and 3 replicas
 (docker-compose.cluster.yml). Here every process is one host: whole rooms are spread over the
 processes as the proxy's hash spreads them (each room's every seat on one process), and no
-proxy runs (its CPU is not counted; issue 22's multi-host test runs nginx in front of three).
+proxy runs; with `--scale-proxy`, nginx runs the shipped config (in plain http: the load
+generators speak ws://) in front of the processes, the rooms' creators name their rooms'
+codes as the real clients do, and nginx's CPU is counted.
 
 The same load (rooms x players, each player moving once a second) runs on each count of
 processes in turn, on one cluster; what is printed per count is CPU per acknowledged move of
@@ -25,6 +27,9 @@ machine's other load; CPU per move is the figure to compare across counts.
 from __future__ import annotations
 
 import contextlib
+import re
+import shutil
+import subprocess
 import tempfile
 import time
 import urllib.request
@@ -35,7 +40,7 @@ from solrace.bench.load_hist import Histogram, merged
 from solrace.bench.load_pool import split
 from solrace.bench.load_procs import RaceServer, children, cpu_seconds
 from solrace.bench.load_report import ms
-from solrace.server.store.redis_process import RedisClusterProcess
+from solrace.server.store.redis_process import RedisClusterProcess, free_port
 
 if TYPE_CHECKING:
     from solrace.bench.load import Bench
@@ -47,7 +52,7 @@ IDLE_S = 3.0
 #: seconds the scale-out waits at most, after a window whose races ended, for their verdicts
 DRAIN_S = 300.0
 #: the parts whose CPU is reported per move, in the order printed
-PARTS = ("servers", "masters", "replicas", "solver", "loadgen")
+PARTS = ("servers", "masters", "replicas", "solver", "proxy", "loadgen")
 
 
 def descendants(pid: int) -> list[int]:
@@ -143,12 +148,14 @@ class PartMeter:
         replicas: list[int],
         loadgen: list[int],
         with_solver: bool = True,
+        proxy: list[int] | None = None,
     ) -> None:
         self.fixed = {
             "servers": servers,
             "masters": masters,
             "replicas": replicas,
             "loadgen": loadgen,
+            "proxy": proxy or [],
         }
         self.servers = servers
         self.with_solver = with_solver
@@ -174,6 +181,86 @@ class PartMeter:
         }
 
 
+class Nginx:
+    """nginx with the shipped config (server/deploy/nginx.conf) in front of local servers, in
+    plain http: its upstreams are the servers' ports, its https server listens without TLS (the
+    bench's load generators speak ws://), nginx's own paths go to the work directory. Every
+    routing and proxying directive is the shipped one's, so is `worker_processes auto`."""
+
+    CONF = Path(__file__).resolve().parents[1] / "server" / "deploy" / "nginx.conf"
+
+    def __init__(self, work_dir: Path, ports: list[int]) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="nginx-", dir=work_dir))
+        self.port = free_port()
+        self.ports = ports
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def config(self) -> str:
+        text = self.CONF.read_text()
+        hosts = re.findall(r"^ *server solrace-[a-z]+:8765[^;\n]*;\n", text, re.M)
+        if not hosts:
+            raise RuntimeError(f"{self.CONF} names no upstream solrace-X:8765")
+        text = text.replace(
+            "".join(hosts),
+            "".join(re.sub(r"solrace-[a-z]+:8765", f"127.0.0.1:{p}", hosts[0]) for p in self.ports),
+        )
+        text = text.replace("listen 80;", f"listen 127.0.0.1:{free_port()};")
+        text = text.replace("listen 443 ssl;", f"listen 127.0.0.1:{self.port};")
+        text = re.sub(r"^ *ssl_[a-z_]+ [^;]*;\n", "", text, flags=re.M)
+        temp = " ".join(
+            f"{k}_temp_path {self.dir / k};"
+            for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+        )
+        text = text.replace("http {", f"http {{\n    access_log off;\n    {temp}", 1)
+        return (
+            f"pid {self.dir / 'nginx.pid'};\nerror_log {self.dir / 'error.log'};\ndaemon off;\n"
+            + text
+        )
+
+    def start(self, timeout: float = 15.0) -> Nginx:
+        binary = shutil.which("nginx") or "/usr/sbin/nginx"
+        conf = self.dir / "nginx.conf"
+        conf.write_text(self.config())
+        self.proc = subprocess.Popen(
+            [binary, "-c", str(conf), "-p", str(self.dir)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{self.port}/nginx-health", timeout=2
+                ):
+                    break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(
+                        "nginx did not start: " + (self.dir / "error.log").read_text()[-2000:]
+                    ) from None
+                time.sleep(0.05)
+        return self
+
+    def pids(self) -> list[int]:
+        """The master and its worker processes."""
+        assert self.proc is not None
+        return [self.proc.pid, *children(self.proc.pid)]
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
 def paced_on(
     bench: Bench,
     cluster: RedisClusterProcess,
@@ -192,10 +279,13 @@ def paced_on(
     # end in the next run's servers otherwise, and their verdicts would be its solver's work
     prefix = f"{bench.prefix}{count}-{time.monotonic_ns()}:"
     servers = []
+    proxy: Nginx | None = None
     try:
         for _ in range(count):
             server = RaceServer(bench.work_dir, cluster.url, prefix, bench.server_args)
             servers.append(server.start(60))
+        if bench.args.scale_proxy:
+            proxy = Nginx(bench.work_dir, [s.port for s in servers]).start()
         # what the processes cost with nobody connected (beats, the deadline janitor's polls):
         # the part of each process's CPU that does not follow the moves
         masters, replicas = roles(cluster)
@@ -205,15 +295,36 @@ def paced_on(
         idle.stop()
         # a time limit ends the races in the window: their verdicts are the solver's work
         options = room_options("klondike", players, time_limit=bench.sizes.scale_time_limit)
-        for server, n in zip(servers, split(rooms, count), strict=True):
-            if n:
-                bench.open_rooms([server.ws_url], n, players, options)
+        if proxy is not None:  # the proxy's room hash spreads the rooms; creators name theirs
+            pool.each(
+                "rooms",
+                [
+                    {
+                        "urls": [proxy.ws_url],
+                        "rooms": n,
+                        "players": players,
+                        "options": options,
+                        "name_code": True,
+                    }
+                    for n in split(rooms, pool.size)
+                ],
+            )
+        else:
+            for server, n in zip(servers, split(rooms, count), strict=True):
+                if n:
+                    bench.open_rooms([server.ws_url], n, players, options)
         pool.all("start")
         t0 = time.monotonic() + bench.sizes.warmup
         t1 = t0 + duration
         for i in range(pool.size):
             pool.send(i, "run", t0=t0, t1=t1, pace=1.0, track_sends=False, until_done=False)
-        meter = PartMeter([s.pid for s in servers], masters, replicas, pool.pids)
+        meter = PartMeter(
+            [s.pid for s in servers],
+            masters,
+            replicas,
+            pool.pids,
+            proxy=proxy.pids() if proxy is not None else None,
+        )
         time.sleep(max(0.0, t0 - time.monotonic()))
         load_before = Path("/proc/loadavg").read_text().split()[:3]
         meter.start()
@@ -230,6 +341,8 @@ def paced_on(
         for server in servers:
             server.settle()
     finally:
+        if proxy is not None:
+            proxy.stop()
         for server in servers:
             with contextlib.suppress(Exception):
                 server.stop()
@@ -271,8 +384,13 @@ def scenario_scale_out(bench: Bench) -> None:
     counts = bench.args.scale_counts or COUNTS
     r.heading(
         f"scale-out: {rooms * players} players in {rooms} rooms of {players}, one move a second "
-        f"each, on {', '.join(map(str, counts))} `solrace serve` processes (whole rooms spread "
-        f"over them, as the proxy's room hash does) sharing a local Redis Cluster of 3 masters "
+        f"each, on {', '.join(map(str, counts))} `solrace serve` processes ("
+        + (
+            "behind nginx with the shipped config, routing by room"
+            if bench.args.scale_proxy
+            else "whole rooms spread over them, as the proxy's room hash does; no proxy"
+        )
+        + ") sharing a local Redis Cluster of 3 masters "
         f"and 3 replicas; {duration:.0f} s after {s.warmup:.1f} s warm-up, {s.scale_repeats} "
         f"pass(es); rooms' time limit {s.scale_time_limit or 'none'}"
     )
@@ -334,10 +452,10 @@ def scenario_scale_out(bench: Bench) -> None:
     r.line()
     r.line(
         "  | processes | moves/s | servers us/move | Redis masters us/move | replicas us/move "
-        "| solver us/move | loadgen us/move | ack p50 | ack p99 | servers+Redis vs the first "
+        "| solver us/move | proxy us/move | loadgen us/move | ack p50 | ack p99 | servers+Redis vs the first "
         "count's median | servers, idle taken out | Redis, idle taken out | load |"
     )
-    r.line("  | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    r.line("  |" + " --- |" * 14)
 
     def deploy_us(res: dict[str, Any]) -> float:
         us: dict[str, float] = res["per_move_us"]
@@ -354,7 +472,8 @@ def scenario_scale_out(bench: Bench) -> None:
             r.line(
                 f"  | {count} | {res['rate']:.0f} | {us['servers']:.0f} | {us['masters']:.0f} | "
                 f"{us['replicas']:.0f} | "
-                f"{us['solver']:.0f} | {us['loadgen']:.0f} | {ms(res['ack'].percentile(50))} | "
+                f"{us['solver']:.0f} | {us['proxy']:.0f} | {us['loadgen']:.0f} | "
+                f"{ms(res['ack'].percentile(50))} | "
                 f"{ms(res['ack'].percentile(99))} | {ratio} | {net['servers']:.0f} | "
                 f"{net['masters'] + net['replicas']:.0f} | {res['load']} |"
             )
