@@ -43,7 +43,7 @@ EXPECTED = [
     r"hostile replies: .*error rate_limited",
     # the scale-out scenario: 1, 2 and 4 processes on a local Redis Cluster, each part's CPU
     rf"1 process, pass 1 CPU per move: servers {NUMBER} us  masters {NUMBER} us  "
-    rf"replicas {NUMBER} us  solver {NUMBER} us  loadgen {NUMBER} us",
+    rf"replicas {NUMBER} us  solver {NUMBER} us  proxy {NUMBER} us  loadgen {NUMBER} us",
     rf"4 processes, pass 1 move-to-ack latency: {LATENCY}",
     rf"4 processes, pass 1 idle before the load, cores busy: servers {NUMBER}  Redis {NUMBER}",
 ]

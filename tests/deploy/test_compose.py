@@ -254,3 +254,31 @@ def _serve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="solrace serve")
     serve_main.add_arguments(parser)
     return parser
+
+
+def test_the_scale_out_benchs_proxy_is_the_shipped_config_without_tls(tmp_path: Path) -> None:
+    """`bench load --scenario scale-out --scale-proxy` runs the shipped nginx config in plain
+    http: only the upstreams, listen addresses, TLS lines and nginx's own paths differ, and
+    nginx accepts it."""
+    from solrace.bench.load_scale import Nginx
+
+    proxy = Nginx(tmp_path, [9001, 9002, 9003])
+    text = proxy.config()
+    shipped = (ROOT / "server" / "deploy" / "nginx.conf").read_text()
+    assert upstreams(text) == [f"127.0.0.1:{p}" for p in (9001, 9002, 9003)]
+    directives = [line for line in text.splitlines() if not line.strip().startswith("#")]
+    assert not [line for line in directives if "ssl" in line], "TLS left in the bench's config"
+    for directive in (
+        "hash $solrace_route consistent;",
+        "proxy_read_timeout 120s;",
+        "worker_connections 16384;",
+        "location = /metrics {",
+    ):
+        assert directive in shipped and directive in text, directive
+    conf = tmp_path / "bench-nginx.conf"
+    conf.write_text(text)
+    binary = shutil.which("nginx") or "/usr/sbin/nginx"
+    out = subprocess.run(
+        [binary, "-t", "-c", str(conf), "-p", str(tmp_path)], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
