@@ -14,6 +14,9 @@ Scenarios (issues 5 and 9):
                 and seats split across the processes; CPU per process says what limits it.
 * workers     - `solrace serve --workers N` (a front routing by room, every room on one
                 worker) against one process, alternated: CPU per move of all its processes.
+* scale-out   - one paced load on 1, 2 and 4 `solrace serve` processes sharing a local Redis
+                Cluster (3 masters, 3 replicas): CPU per move of the servers, Redis, the
+                solver and the load, ack p50/p99 (issue 22; solrace.bench.load_scale).
 * hostile     - a victim racer's move-to-ack p99 idle, then while 300 hostile connections
                 send lobby, joins of random codes, creates, bad resumes and bad frames at
                 the rates the server allows them (issue 10; solrace.bench.load_hostile).
@@ -39,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from solrace.bench import load_hostile
+from solrace.bench import load_hostile, load_scale
 from solrace.bench.load_hist import Histogram, merged
 from solrace.bench.load_pool import Pool, split
 from solrace.bench.load_procs import (
@@ -56,7 +59,16 @@ from solrace.server.store.redis_process import RedisProcess
 #: the names under which a run's measured server processes are metered (not Redis, not load)
 SERVER_NAMES = ("server", "echo", "colyseus")
 
-SCENARIOS = ("throughput", "paced", "spectators", "memory", "two-process", "workers", "hostile")
+SCENARIOS = (
+    "throughput",
+    "paced",
+    "spectators",
+    "memory",
+    "two-process",
+    "workers",
+    "hostile",
+    "scale-out",
+)
 
 #: serve flags that lift the limits a benchmark would otherwise measure instead of the server
 DEFAULT_SERVER_ARGS = [
@@ -99,6 +111,11 @@ class Sizes:
     hostiles: int = 300
     hostile_rooms: int = 113
     hostile_duration: float = 20.0
+    #: the scale-out scenario: rooms (of paced_players), seconds measured, passes over the counts
+    scale_rooms: int = 50
+    scale_duration: float = 15.0
+    scale_repeats: int = 1
+    scale_time_limit: int = 0
 
     @classmethod
     def quick(cls) -> Sizes:
@@ -123,6 +140,8 @@ class Sizes:
             hostiles=20,
             hostile_rooms=5,
             hostile_duration=1.0,
+            scale_rooms=4,
+            scale_duration=1.0,
         )
 
 
@@ -951,6 +970,9 @@ class Bench:
         )
         self.results["workers"] = {"one": ones, "many": many, "ratio": ratio}
 
+    def scenario_scale_out(self) -> None:
+        load_scale.scenario_scale_out(self)
+
 
 def _median(values: list[float]) -> float:
     if not values:
@@ -1040,6 +1062,31 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     p.add_argument(
         "--hostile-duration", dest="hostile_duration", type=float, help="seconds measured (20)"
+    )
+    p.add_argument("--scale-rooms", dest="scale_rooms", type=int, help="scale-out: rooms (50)")
+    p.add_argument(
+        "--scale-duration", dest="scale_duration", type=float, help="scale-out: seconds (15)"
+    )
+    p.add_argument("--scale-repeats", dest="scale_repeats", type=int, help="scale-out: passes (1)")
+    p.add_argument(
+        "--scale-time-limit",
+        dest="scale_time_limit",
+        type=int,
+        help="scale-out: the rooms' time limit, s (0: none; a limit ends races in the window, "
+        "and their verdicts are the solver's CPU)",
+    )
+    p.add_argument(
+        "--scale-proxy",
+        dest="scale_proxy",
+        action="store_true",
+        help="scale-out: nginx with the shipped config (plain http) in front, routing by room; "
+        "its CPU is counted",
+    )
+    p.add_argument(
+        "--scale-counts",
+        dest="scale_counts",
+        type=lambda v: tuple(int(x) for x in v.split(",") if x),
+        help="scale-out: the counts of server processes compared (1,2,4)",
     )
     p.add_argument(
         "--profile",

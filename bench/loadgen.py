@@ -29,6 +29,7 @@ from solrace.bench.load_hist import Histogram
 from solrace.bench.load_policy import next_move
 from solrace.bench.server_process import favour_autogroup
 from solrace.client.codec import encode, messages
+from solrace.protocol.codes import CODE_LENGTH, PRIVATE_CODE_LENGTH, new_code
 from solrace.protocol.messages import VERSION, acked_view
 from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
@@ -397,9 +398,22 @@ class Worker:
         self.idle += await asyncio.gather(*(self._hello(url, "idle") for _ in range(count)))
         return len(self.idle)
 
-    async def _room(self, urls: list[str], players: int, options: dict[str, Any], tag: str) -> str:
-        host = await self._hello(urls[0], "player")
-        reply = await self._req(host, {"type": "create", "name": f"{tag}-0", "options": options})
+    async def _room(
+        self,
+        urls: list[str],
+        players: int,
+        options: dict[str, Any],
+        tag: str,
+        name_code: bool = False,
+    ) -> str:
+        create: dict[str, Any] = {"type": "create", "name": f"{tag}-0", "options": options}
+        if name_code:  # as the clients do: draw the code, connect naming it (a proxy routes it)
+            code = new_code(CODE_LENGTH if options.get("public") else PRIVATE_CODE_LENGTH)
+            create["code"] = code
+            host = await self._hello(room_url(urls[0], code), "player")
+        else:
+            host = await self._hello(urls[0], "player")
+        reply = await self._req(host, create)
         room: str = reply["room"]
         host.room, host.seat = room, reply.get("seat", 0)
         host.token, host.host_token = reply.get("token"), reply.get("host_token")
@@ -420,14 +434,22 @@ class Worker:
         return room
 
     async def cmd_rooms(
-        self, urls: list[str], rooms: int, players: int, options: dict[str, Any], tag: str = "bot"
+        self,
+        urls: list[str],
+        rooms: int,
+        players: int,
+        options: dict[str, Any],
+        tag: str = "bot",
+        name_code: bool = False,
     ) -> list[str]:
-        """Create `rooms` rooms of `players` ready players; seat i connects to urls[i % len]."""
+        """Create `rooms` rooms of `players` ready players; seat i connects to urls[i % len].
+        `name_code`: the creator draws the room's code and connects naming it (`?room=`), as
+        the real clients do, so a proxy routing by room sends it where its guests go."""
         self.game = options.get("game", "klondike")
         return list(
             await asyncio.gather(
                 *(
-                    self._room(urls, players, options, f"{tag}{self.index}.{r}")
+                    self._room(urls, players, options, f"{tag}{self.index}.{r}", name_code)
                     for r in range(rooms)
                 )
             )

@@ -61,6 +61,7 @@ def build(
         board_days=config.daily_days,
         solver=solver,
         secret=lambda: service.secret,
+        max_race=limits.max_race,
     )
 
     def finished(room: Room) -> None:

@@ -62,7 +62,8 @@ DAY_MS = 86_400_000
 DEFAULT_BOARD_DAYS = 30
 #: entries a daily's board keeps at most (the worst go first)
 BOARD_CAP = 100_000
-#: a daily attempt's time limit (s): every attempt ends, and its live entry with it
+#: a daily attempt's time limit (s): every attempt ends, and its live entry with it; a server
+#: whose longest race (`--max-race`) is shorter cuts it to that, as it cuts every race's
 TIME_LIMIT = 3600
 #: the room options of every attempt (the game and its rules are the daily's)
 ROOM_OPTIONS: dict[str, Any] = {
@@ -190,8 +191,12 @@ class Dailies:
         clock: Callable[[], int] | None = None,
         solver: SolverPool | None = None,
         secret: Callable[[], bytes] | None = None,
+        max_race: int = 0,
     ) -> None:
         self.redis, self.prefix, self.boards = redis, prefix, boards
+        #: the server's longest race (`--max-race`, s; 0: none): an attempt's hour is cut to it,
+        #: as every other race's limit is (Room.start)
+        self.max_race = max_race
         self.board_ttl_ms = (board_days + 1) * DAY_MS
         #: past days whose deal may be practised (`date`): as long as their boards are kept
         self.archive_days = max(1, board_days)
@@ -390,7 +395,7 @@ class Dailies:
 
         def rule(room: Room, now: int) -> list[dict[str, Any]]:
             room.doc["daily"] = {**info, "player": player}
-            events = room.start(now, deal.seed, salt, deal.solution)
+            events = room.start(now, deal.seed, salt, deal.solution, max_race=self.max_race)
             return events + room.tick(now)
 
         return rule, info

@@ -41,6 +41,11 @@ EXPECTED = [
     rf"victim move-to-ack, hostile: {LATENCY}",
     rf"ratio victim p99 hostile / idle: {NUMBER}",
     r"hostile replies: .*error rate_limited",
+    # the scale-out scenario: 1, 2 and 4 processes on a local Redis Cluster, each part's CPU
+    rf"1 process, pass 1 CPU per move: servers {NUMBER} us  masters {NUMBER} us  "
+    rf"replicas {NUMBER} us  solver {NUMBER} us  proxy {NUMBER} us  loadgen {NUMBER} us",
+    rf"4 processes, pass 1 move-to-ack latency: {LATENCY}",
+    rf"4 processes, pass 1 idle before the load, cores busy: servers {NUMBER}  Redis {NUMBER}",
 ]
 
 
@@ -63,7 +68,7 @@ def test_quick_throughput_run_prints_its_figures(
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(300)
 def test_quick_run_prints_every_figure(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["--quick", "--scenario", "all", "--work-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out

@@ -37,7 +37,7 @@ from solrace.server.league.daily import (
     utc_date,
 )
 from solrace.server.net.api import Api
-from solrace.server.net.conn import networks
+from solrace.server.net.conn import Limits, networks
 from solrace.server.net.daily_pages import DailyPages
 from solrace.server.net.guard import Guard, GuardLimits
 from solrace.server.net.http import make_process_request
@@ -81,11 +81,16 @@ class Daily:
         self.api.daily_pages.pages.kept.clear()
 
 
-@pytest.fixture
-async def daily(redis_url: str, key_prefix: str) -> AsyncIterator[Daily]:
+@contextlib.asynccontextmanager
+async def daily_server(
+    redis_url: str, key_prefix: str, limits: Limits | None = None
+) -> AsyncIterator[Daily]:
+    """A server in the test's loop (`limits`: the serve flags' values) whose dailies' clock is
+    the test's."""
     guard = GuardLimits(exempt=networks("127.0.0.1"))
     transport = build(
-        lambda sink: Store.from_url(redis_url, key_prefix, sink=sink), ServerConfig(guard=guard)
+        lambda sink: Store.from_url(redis_url, key_prefix, sink=sink),
+        ServerConfig(limits=limits or Limits(), guard=guard),
     )
     d = Daily(transport, "", "")
     transport.dailies.clock = d.now
@@ -105,6 +110,12 @@ async def daily(redis_url: str, key_prefix: str) -> AsyncIterator[Daily]:
                 conn.ws.transport.abort()
             await transport.close()
     await transport.store.close()
+
+
+@pytest.fixture
+async def daily(redis_url: str, key_prefix: str) -> AsyncIterator[Daily]:
+    async with daily_server(redis_url, key_prefix) as d:
+        yield d
 
 
 async def player(d: Daily, wire: Any, key: str | None = None) -> Any:
@@ -172,6 +183,29 @@ async def test_three_players_at_different_times_race_one_deal(daily: Daily, wire
         assert entry["score"] == board_score(row)
     assert [e["score"] for e in page["entries"]] == sorted(e["score"] for e in page["entries"])
     assert page["finished"] == 3 and page["racing"] == 0
+
+
+async def test_the_servers_longest_race_caps_a_daily_attempt(
+    redis_url: str, key_prefix: str, wire
+) -> None:
+    """`--max-race` (issue 22) cuts a daily attempt's hour as it cuts every race's limit: an
+    attempt whose player stays connected and does nothing ends when the server's longest race
+    is over (`timeout`), its board entry with it; with the default (2 hours) the hour stands."""
+    async with daily_server(redis_url, key_prefix, Limits(max_race=1)) as d:
+        c = await player(d, wire, new_key())
+        joined = await attempt(c, "ann")
+        snap = joined["snapshot"]
+        assert snap["ends_at"] == snap["starts_at"] + 1000, snap
+        results = await c.wait_event("results", timeout=30)
+        assert results["ranking"][0]["status"] == "timeout", results
+        page = await board_settled(d, 1)
+        assert page["entries"][0]["status"] == "timeout"
+        await c.close()
+    async with daily_server(redis_url, key_prefix) as d:
+        c = await player(d, wire, new_key())
+        snap = (await attempt(c, "bob"))["snapshot"]
+        assert snap["ends_at"] == snap["starts_at"] + 3600 * 1000, snap
+        await c.close()
 
 
 async def test_second_scored_attempt_refused_practice_allowed(daily: Daily, wire) -> None:
