@@ -191,8 +191,13 @@ _OWNED = """
 -- nobody else wrote the room since the copy was loaded.
 -- No version, length or revision check is needed: the holder's copy is the room.
 -- Refused: {-5, epoch} (the caller's lease or copy is stale: it reloads).
+-- Who else listens (`here`: the origins of the processes subscribed, concatenated) and how
+-- many spectators watch (`watching`) are kept in the fence itself by the scripts that change
+-- them (`_HERE`, `_PRESENCE`, and the lease's acquisition: lease.py), so the one read of the
+-- fence answers all four; a fence from before those fields reads the set and the count.
+-- The stream is trimmed approximately (`~`: whole nodes at a time, at least MAXLEN kept).
 -- MAXLEN and TTL as in _APPEND (`owned_script`).
-local fence = redis.call('HMGET', KEYS[1], 'sync', 'epoch')
+local fence = redis.call('HMGET', KEYS[1], 'sync', 'epoch', 'here', 'watching')
 if fence[1] ~= ARGV[1] or fence[2] ~= ARGV[8] then
   return {-5, tonumber(fence[2] or '0')}
 end
@@ -205,11 +210,17 @@ else
 end
 local rev = redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 local n = redis.call('INCR', KEYS[4])
-redis.call('XADD', KEYS[5], 'MAXLEN', MAXLEN, n .. '-0', 'd', ARGV[5])
--- another process listens when `here` holds an origin other than ours (one read of two members)
-local here = redis.call('SRANDMEMBER', KEYS[6], 2)
-local others = #here > 1 or (#here == 1 and here[1] ~= ARGV[7])
-local watching = tonumber(redis.call('HGET', KEYS[7], 'spectators') or '0')
+redis.call('XADD', KEYS[5], 'MAXLEN', '~', MAXLEN, n .. '-0', 'd', ARGV[5])
+local others, watching
+if fence[3] and fence[4] then
+  others = fence[3] ~= '' and fence[3] ~= ARGV[7]
+  watching = tonumber(fence[4])
+else
+  -- another process listens when `here` holds an origin other than ours (one read of two members)
+  local here = redis.call('SRANDMEMBER', KEYS[6], 2)
+  others = #here > 1 or (#here == 1 and here[1] ~= ARGV[7])
+  watching = tonumber(redis.call('HGET', KEYS[7], 'spectators') or '0')
+end
 if others then
   local channel = string.sub(KEYS[1], 1, -6) .. 'pub'
   redis.call('PUBLISH', channel, 'e' .. ARGV[7] .. n .. ':' .. ARGV[5])
@@ -220,6 +231,22 @@ if rev == 1 and TTL > 0 then
   redis.call('PEXPIRE', KEYS[3], TTL)
 end
 return {len, rev, n, watching}
+"""
+
+_HERE = """
+-- KEYS: here fence ; ARGV: origin on ttl
+-- List (on = '1') or unlist this process among those listening to the room, and keep the
+-- list, concatenated, in the room's fence when it has one (`_OWNED` reads it there).
+if ARGV[2] == '1' then
+  redis.call('SADD', KEYS[1], ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
+else
+  redis.call('SREM', KEYS[1], ARGV[1])
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('HSET', KEYS[2], 'here', table.concat(redis.call('SMEMBERS', KEYS[1])))
+end
+return 1
 """
 
 
@@ -268,11 +295,15 @@ return {1, n, tonumber(redis.call('HGET', KEYS[4], 'spectators') or '0')}
 """
 
 _PRESENCE = """
--- KEYS: conn seq events ; ARGV: field delta channel maxlen on_event off_event ttl origin always
+-- KEYS: conn seq events fence ; ARGV: field delta channel maxlen on_event off_event ttl origin always
 -- always = '1': emit the payload even when the count did not cross zero (the watchers count)
+-- The spectators' count is also kept in the room's fence when it has one (`_OWNED` reads it).
 local before = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 local after = redis.call('HINCRBY', KEYS[1], ARGV[1], tonumber(ARGV[2]))
 if after < 0 then redis.call('HSET', KEYS[1], ARGV[1], 0); after = 0 end
+if ARGV[1] == 'spectators' and redis.call('EXISTS', KEYS[4]) == 1 then
+  redis.call('HSET', KEYS[4], 'watching', after)
+end
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[7]))
 local changed = (before > 0) ~= (after > 0)
 local payload = ARGV[5]
@@ -532,6 +563,7 @@ class Store:
         self._append = self._script(append_script(max_events, ACTIVE_TTL_MS))
         self._owned = self._script(owned_script(max_events, ACTIVE_TTL_MS))
         self._presence = self._script(_PRESENCE)
+        self._here_script = self._script(_HERE)
         self._outcome = self._script(_OUTCOME)
         self._load = self._script(_LOAD)
         self._lobby_put = self._script(_LOBBY_PUT)
@@ -619,14 +651,8 @@ class Store:
     async def _here(self, code: str, here: bool) -> None:
         """List (or unlist) this process among those listening to the room: the append script
         publishes a move only when another process is listed."""
-        key = self.key(code, "here")
-        if not here:
-            await self.redis.srem(key, self.origin)
-            return
-        pipe = self.redis.pipeline(transaction=False)  # one key: one node on a cluster
-        pipe.sadd(key, self.origin)
-        pipe.pexpire(key, ACTIVE_TTL_MS)
-        await pipe.execute()
+        keys = [self.key(code, "here"), self.key(code, "fence")]
+        await self._here_script(keys=keys, args=[self.origin, 1 if here else 0, ACTIVE_TTL_MS])
 
     def _lost(self, channels: list[bytes]) -> None:
         """A pub/sub connection came back: what it missed meanwhile is only in the streams."""
@@ -1004,7 +1030,12 @@ class Store:
     ) -> tuple[int, int]:
         """Count a connection in or out; emit on_event/off_event when the count crosses zero
         (or, with `always`, on every call: a delta of 0 then announces the count as it is)."""
-        keys = [self.key(code, "conn"), self.key(code, "seq"), self.key(code, "events")]
+        keys = [
+            self.key(code, "conn"),
+            self.key(code, "seq"),
+            self.key(code, "events"),
+            self.key(code, "fence"),
+        ]
         args: list[ScriptArg] = [
             field,
             delta,
