@@ -195,7 +195,6 @@ _OWNED = """
 -- many spectators watch (`watching`) are kept in the fence itself by the scripts that change
 -- them (`_HERE`, `_PRESENCE`, and the lease's acquisition: lease.py), so the one read of the
 -- fence answers all four; a fence from before those fields reads the set and the count.
--- The stream is trimmed approximately (`~`: whole nodes at a time, at least MAXLEN kept).
 -- MAXLEN and TTL as in _APPEND (`owned_script`).
 local fence = redis.call('HMGET', KEYS[1], 'sync', 'epoch', 'here', 'watching')
 if fence[1] ~= ARGV[1] or fence[2] ~= ARGV[8] then
@@ -210,7 +209,7 @@ else
 end
 local rev = redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 local n = redis.call('INCR', KEYS[4])
-redis.call('XADD', KEYS[5], 'MAXLEN', '~', MAXLEN, n .. '-0', 'd', ARGV[5])
+redis.call('XADD', KEYS[5], 'MAXLEN', MAXLEN, n .. '-0', 'd', ARGV[5])
 local others, watching
 if fence[3] and fence[4] then
   others = fence[3] ~= '' and fence[3] ~= ARGV[7]
