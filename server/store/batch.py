@@ -7,8 +7,10 @@ together, as one non-transactional pipeline, when the turn ends: about 30 µs ea
 less CPU in Redis too (`bench/redis_clients.py` measured the choices: BENCHMARKS.md).
 
 On one Redis the turn's commands go out on a connection of the batcher's own (made by the
-client's pool, packing with hiredis, but kept apart from it): one write, then one read per
-reply, under one deadline for the whole turn (the client's `socket_timeout`). redis-py's
+client's pool, packing with hiredis, but kept apart from it): one write, then the replies
+read off the socket as they come and parsed by hiredis in one loop (no redis-py
+`read_response` per reply), under one deadline for the whole turn (the client's
+`socket_timeout`). redis-py's
 pipeline costs more than the commands in it (a pooled connection behind a lock, metrics
 hooks, a retry wrapper, a timeout and a task per read and write): ~15 µs a turn, which a paced
 move (one command per turn) pays alone. Up to MAX_DIRECT turns are in flight at once, each on

@@ -4,7 +4,8 @@ With room affinity (`solrace serve --workers N`, or a proxy hashing the room cod
 connection of a room lands on one process, its owner. The owner holds the room's lease:
 
     P room:{C}:lease   str   "<epoch>:<process id>", with a TTL the owner renews every beat
-    P room:{C}:fence   hash  epoch (bumped by every acquisition), owner, released (0/1)
+    P room:{C}:fence   hash  epoch (bumped by every acquisition), owner, released (0/1),
+                             here and watching (who listens, how many spectators: store.py)
 
 Both keys share the room's hash tag, so one script reads and writes them on one node of a
 cluster. A process acquires the lease when it serves the room's first local connection (and
