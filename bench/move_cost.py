@@ -14,6 +14,11 @@ each repeat, so a change in the machine's load hits them all; the medians are pr
 Variants:
 * `direct`: the server as it is (the batcher's own connection on one Redis);
 * `pipeline`: the batcher sending each turn as redis-py's pipeline (as before);
+* `setreads`: `direct` with the room's fence stripped of who listens and watches (`here`,
+  `watching`), so the lease holder's append reads the `here` set and the spectators' count
+  itself, as it did before the fence kept them (two more commands a move);
+* `perreply`: `direct` reading a turn's replies with one redis-py `read_response` each, as
+  before the batcher parsed them with hiredis in one loop;
 * `gc`: `direct` with the collector's young generation collected less often
   (`gc.freeze()` of the start-up's objects and a threshold of 50,000 instead of 700);
   `freeze`, `threshold`: each of the two alone.
@@ -33,12 +38,25 @@ from typing import Any
 from solrace.bench.load_policy import next_move
 from solrace.bench.server_process import favour_autogroup
 from solrace.server.race.service import RoomService
+from solrace.server.store import batch as batch_mod
 from solrace.server.store.batch import Batcher
 from solrace.server.store.lease import Leases
 from solrace.server.store.redis_process import RedisProcess
 from solrace.server.store.store import Store
 
-VARIANTS = ("direct", "pipeline", "gc", "freeze", "threshold")
+VARIANTS = ("direct", "pipeline", "setreads", "perreply", "gc", "freeze", "threshold")
+
+
+class PerReplyBatcher(Batcher):
+    """The batcher reading each reply with redis-py's `read_response` (as before)."""
+
+    async def _direct(self, batch: list[Any]) -> list[Any]:
+        real = batch_mod._hiredis_reader
+        batch_mod._hiredis_reader = lambda conn: None
+        try:
+            return await super()._direct(batch)
+        finally:
+            batch_mod._hiredis_reader = real
 
 
 class PipelineBatcher(Batcher):
@@ -48,7 +66,9 @@ class PipelineBatcher(Batcher):
         return await self._pipeline(batch)
 
 
-async def _rooms(service: RoomService, leases: Leases, rooms: int, players: int) -> list[str]:
+async def _rooms(
+    service: RoomService, leases: Leases, rooms: int, players: int, strip_fence: bool = False
+) -> list[str]:
     options = {"game": "klondike", "seed": "solrace-bench", "max_players": players}
     options |= {"time_limit": 0, "countdown": 0}
     codes = []
@@ -60,6 +80,8 @@ async def _rooms(service: RoomService, leases: Leases, rooms: int, players: int)
         await service.start(code, made["host_token"])
         await service.tick(code)
         await leases.acquire(code)
+        if strip_fence:
+            await service.store.redis.hdel(service.store.key(code, "fence"), "here", "watching")
         await service.load(code)
         codes.append(code)
     return codes
@@ -69,9 +91,11 @@ async def _trial(url: str, prefix: str, variant: str, args: argparse.Namespace) 
     store = Store.from_url(url, prefix)
     if variant == "pipeline":
         store.batcher = PipelineBatcher(store.redis)
+    if variant == "perreply":
+        store.batcher = PerReplyBatcher(store.redis)
     service = RoomService(store)
     leases = Leases(store, f"bench-{variant}", 600)
-    codes = await _rooms(service, leases, args.rooms, args.players)
+    codes = await _rooms(service, leases, args.rooms, args.players, variant == "setreads")
     per_seat = max(1, args.moves // (args.rooms * args.players))
     policy_cpu = 0.0
     moves = 0

@@ -7,8 +7,10 @@ together, as one non-transactional pipeline, when the turn ends: about 30 µs ea
 less CPU in Redis too (`bench/redis_clients.py` measured the choices: BENCHMARKS.md).
 
 On one Redis the turn's commands go out on a connection of the batcher's own (made by the
-client's pool, packing with hiredis, but kept apart from it): one write, then one read per
-reply, under one deadline for the whole turn (the client's `socket_timeout`). redis-py's
+client's pool, packing with hiredis, but kept apart from it): one write, then the replies
+read off the socket as they come and parsed by hiredis in one loop (no redis-py
+`read_response` per reply), under one deadline for the whole turn (the client's
+`socket_timeout`). redis-py's
 pipeline costs more than the commands in it (a pooled connection behind a lock, metrics
 hooks, a retry wrapper, a timeout and a task per read and write): ~15 µs a turn, which a paced
 move (one command per turn) pays alone. Up to MAX_DIRECT turns are in flight at once, each on
@@ -36,6 +38,7 @@ from typing import Any, Protocol
 
 import hiredis
 import redis.asyncio as aioredis
+from redis._parsers.hiredis import NOT_ENOUGH_DATA, _AsyncHiredisParser
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -159,12 +162,16 @@ class Batcher:
                         await conn.connect()
                     # redis-py's send_packed_command wraps this in wait_for (a task per write)
                     await conn._send_packed_command(packed)
-                    for _ in batch:
-                        try:
-                            # math.inf: no timeout of its own (the turn's deadline above)
-                            replies.append(await conn.read_response(timeout=_NO_TIMEOUT))
-                        except ResponseError as exc:
-                            replies.append(exc)
+                    reader = _hiredis_reader(conn)
+                    if reader is not None:
+                        await _read_replies(reader, conn._reader, len(batch), replies)
+                    else:
+                        for _ in batch:
+                            try:
+                                # math.inf: no timeout of its own (the turn's deadline above)
+                                replies.append(await conn.read_response(timeout=_NO_TIMEOUT))
+                            except ResponseError as exc:
+                                replies.append(exc)
             except TimeoutError:
                 raise RedisTimeoutError("Timeout talking to Redis") from None
             except OSError as exc:
@@ -195,6 +202,38 @@ class Batcher:
 
 
 _NO_TIMEOUT = float("inf")
+#: bytes asked of the socket per read of a turn's replies
+_READ_SIZE = 65536
+
+
+def _hiredis_reader(conn: Any) -> Any:
+    """The connection's hiredis reader when it parses with hiredis in RESP2 (the turn's
+    replies are then taken from it straight: `_read_replies`), else None."""
+    parser = getattr(conn, "_parser", None)
+    if not isinstance(parser, _AsyncHiredisParser) or getattr(conn, "protocol", 2) not in (2, "2"):
+        return None
+    return parser._reader
+
+
+async def _read_replies(
+    reader: Any, stream: asyncio.StreamReader, count: int, out: list[Any]
+) -> None:
+    """A turn's `count` replies, read off the socket and parsed by hiredis with no per-reply
+    coroutine: redis-py's `read_response` costs a few µs a reply in checks a batch of
+    EVALSHA replies never needs. An error reply is hiredis's exception object (redis-py's
+    `parse_error`: a ResponseError, a NoScriptError), put in its place as the pipeline's
+    `raise_on_error=False` does; a closed socket fails the turn."""
+    while len(out) < count:
+        reply = reader.gets()
+        if reply is NOT_ENOUGH_DATA:
+            data = await stream.read(_READ_SIZE)
+            if not data:
+                raise RedisConnectionError("Connection closed by server.")
+            reader.feed(data)
+            continue
+        if isinstance(reply, RedisConnectionError):
+            raise reply
+        out.append(reply)
 
 
 def _settle(call: _Call, reply: Any) -> bool:

@@ -12,6 +12,7 @@ from solrace.server.common.metrics import METRICS
 from solrace.server.common.room_locks import RoomLocks
 from solrace.server.store.base import ACTIVE_TTL_MS, ORIGIN_LEN, StoreBase, code_of
 from solrace.server.store.pubsub import Reader, make_reader
+from solrace.server.store.scripts import source
 
 log = logging.getLogger("solrace.server")
 
@@ -25,6 +26,7 @@ class Channels(StoreBase):
         #: one subscribe/unsubscribe per room at a time: an unsubscribe's SREM landing after a
         #: subscribe's SADD would unlist a process that listens again
         self._membership = RoomLocks()
+        self._here_script = self._script(source("here"))
 
     async def _close_channels(self) -> None:
         if self._reader is not None:
@@ -56,14 +58,8 @@ class Channels(StoreBase):
     async def _here(self, code: str, here: bool) -> None:
         """List (or unlist) this process among those listening to the room: the append script
         publishes a move only when another process is listed."""
-        key = self.key(code, "here")
-        if not here:
-            await self.redis.srem(key, self.origin)
-            return
-        pipe = self.redis.pipeline(transaction=False)  # one key: one node on a cluster
-        pipe.sadd(key, self.origin)
-        pipe.pexpire(key, ACTIVE_TTL_MS)
-        await pipe.execute()
+        keys = [self.key(code, "here"), self.key(code, "fence")]
+        await self._here_script(keys=keys, args=[self.origin, 1 if here else 0, ACTIVE_TTL_MS])
 
     def _lost(self, channels: list[bytes]) -> None:
         """A pub/sub connection came back: what it missed meanwhile is only in the streams."""

@@ -4,7 +4,8 @@ With room affinity (`solrace serve --workers N`, or a proxy hashing the room cod
 connection of a room lands on one process, its owner. The owner holds the room's lease:
 
     P room:{C}:lease   str   "<epoch>:<process id>", with a TTL the owner renews every beat
-    P room:{C}:fence   hash  epoch (bumped by every acquisition), owner, released (0/1)
+    P room:{C}:fence   hash  epoch (bumped by every acquisition), owner, released (0/1),
+                             here and watching (who listens, how many spectators: store.py)
 
 Both keys share the room's hash tag, so one script reads and writes them on one node of a
 cluster. A process acquires the lease when it serves the room's first local connection (and
@@ -50,8 +51,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("solrace.server")
 
 _ACQUIRE = """
--- KEYS: lease fence ; ARGV: owner ttl_ms keep_ms
+-- KEYS: lease fence conn here ; ARGV: owner ttl_ms keep_ms
 -- -> {epoch, taken_over}: epoch 0 = another process holds the lease
+-- An acquisition also writes into the fence who listens to the room (`here`, the origins
+-- concatenated) and its spectators' count (`watching`): the store's scripts keep both there
+-- from then on, and the lease holder's append reads them with the fence (store.py `_OWNED`).
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local ep, who = string.match(cur, '^(%d+):(.*)$')
@@ -66,7 +70,9 @@ local prev = redis.call('HGET', KEYS[2], 'owner')
 local released = redis.call('HGET', KEYS[2], 'released')
 local ep = redis.call('HINCRBY', KEYS[2], 'epoch', 1)
 redis.call('HINCRBY', KEYS[2], 'sync', 1)
-redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'released', '0')
+redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'released', '0',
+  'here', table.concat(redis.call('SMEMBERS', KEYS[4])),
+  'watching', tonumber(redis.call('HGET', KEYS[3], 'spectators') or '0'))
 redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
 redis.call('SET', KEYS[1], ep .. ':' .. ARGV[1], 'PX', tonumber(ARGV[2]))
 local took = 0
@@ -120,7 +126,8 @@ class Leases:
 
     async def acquire(self, code: str) -> int:
         """Take (or renew) the room's lease: its epoch, or 0 when another process holds it."""
-        out = await self._acquire(keys=self._keys(code), args=[self.owner, self.ttl_ms, KEEP_MS])
+        keys = [*self._keys(code), self.store.key(code, "conn"), self.store.key(code, "here")]
+        out = await self._acquire(keys=keys, args=[self.owner, self.ttl_ms, KEEP_MS])
         epoch, took = int(out[0]), int(out[1])
         if epoch and not self.serves(code):
             # the room's last connection here left while this ran (a renewal racing `release`):

@@ -30,7 +30,12 @@ class Presence(StoreBase):
     ) -> tuple[int, int]:
         """Count a connection in or out; emit on_event/off_event when the count crosses zero
         (or, with `always`, on every call: a delta of 0 then announces the count as it is)."""
-        keys = [self.key(code, "conn"), self.key(code, "seq"), self.key(code, "events")]
+        keys = [
+            self.key(code, "conn"),
+            self.key(code, "seq"),
+            self.key(code, "events"),
+            self.key(code, "fence"),
+        ]
         args: list[ScriptArg] = [
             field,
             delta,

@@ -15,7 +15,10 @@ hash tag `{C}` so a room lives in one Redis Cluster slot and Lua may touch it al
     P room:{C}:fence     hash  epoch (the commit and append scripts refuse an older one), owner,
                                released, sync (moved by every acquisition, every write without
                                the lease and every `outcome`; the lease holder's lean appends
-                               carry the value they loaded the room with): server/store/lease.py's
+                               carry the value they loaded the room with): server/store/lease.py's;
+                               here (the `here` set's origins, concatenated) and watching (the
+                               spectators' count), copied by the lease's acquisition and kept
+                               by `_HERE` and `_PRESENCE`: the lean append's one read of the fence
     P room:{C}:pub       pub/sub channel (a shard channel on a cluster, same slot as the room):
                                b"e<origin><n>:<msgpack event>" and b"b<origin><delay>:<board frame>",
                                origin = the publishing Store's 8-byte id (its own process skips them)

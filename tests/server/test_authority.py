@@ -84,6 +84,47 @@ async def test_a_write_without_the_lease_makes_the_holder_reload(pair) -> None:
     assert (await a.load(CODE)).logs[0] == [b"m1", b"m2"]  # type: ignore[union-attr]
 
 
+async def test_the_fence_knows_who_listens_and_watches(pair) -> None:
+    """The lean append reads who else listens to the room and how many spectators watch from
+    the fence alone (one read): the lease's acquisition, subscribing and presence keep them
+    there, so a process that starts listening gets the holder's next move, and the count of
+    spectators comes back with each append; a fence without those fields (written before
+    them) makes the append read the set and the count instead."""
+    a, b = pair
+    await b.presence(CODE, "spectators", +1)  # before the lease: the acquisition copies it
+    await Leases(a, "proc-a", 30).acquire(CODE)
+    await a.commit(CODE, 0, DOC, [], seats=1)
+    held = await a.load(CODE)
+    assert held is not None
+    await a.subscribe(CODE)
+    assert (await a.append_owned(CODE, held.sync, 0, "m1", {"kind": "p"})).spectators == 1
+    pubsub = a.redis.pubsub()
+    await pubsub.subscribe(a.channel(CODE))
+    assert await a.redis.hget(a.key(CODE, "fence"), "here") == a.origin  # only a listens
+    await b.subscribe(CODE)  # another process listens from now on
+    await b.presence(CODE, "spectators", +1)
+    stored = await a.append_owned(CODE, held.sync, 0, "m2", {"kind": "p"})
+    assert stored.spectators == 2
+
+    async def published() -> bytes:
+        while True:
+            msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5.0)
+            if msg is not None:
+                return bytes(msg["data"])
+
+    assert (await asyncio.wait_for(published(), 5.0)).startswith(b"e" + a.origin)
+    await b.unsubscribe(CODE)
+    await b.presence(CODE, "spectators", -2)
+    assert (await a.append_owned(CODE, held.sync, 0, "m3", {"kind": "p"})).spectators == 0
+    assert await a.redis.hget(a.key(CODE, "fence"), "here") == a.origin
+    # a fence from before these fields: the append reads the set and the count
+    await a.redis.hdel(a.key(CODE, "fence"), "here", "watching")
+    await b.presence(CODE, "spectators", +3)
+    assert (await a.append_owned(CODE, held.sync, 0, "m4", {"kind": "p"})).spectators == 3
+    await pubsub.aclose()
+    await a.unsubscribe(CODE)
+
+
 async def test_a_lost_answers_outcome_stops_the_lean_append(pair) -> None:
     """A lean append whose answer was lost: asking whether it is stored moves the counter, so
     if it is still on its way it is refused when it runs (it is then never stored)."""

@@ -10,23 +10,27 @@ import redis.asyncio as aioredis
 from helpers.race import current_view, play, start_race, until
 from helpers.servers import serving
 from helpers.views import ELSEWHERE
+from solrace.server.store.store import _HERE
 
 
 class ChannelTap:
     """Every message Redis publishes on a room's channel, as any server process would get it.
 
-    It lists itself among the room's listening processes, as a process does when it
-    subscribes (the store publishes a move only when another process listens)."""
+    It lists itself among the room's listening processes with the store's own script, as a
+    process does when it subscribes (the store publishes a move only when another process
+    listens; the lease holder's append reads who listens from the room's fence)."""
 
     def __init__(self, redis_url: str, channel: str) -> None:
         self.redis = aioredis.from_url(redis_url)
         self.pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
         self.channel = channel
         self.here = channel.removesuffix(":pub") + ":here"
+        self.fence = channel.removesuffix(":pub") + ":fence"
+        self.list = self.redis.register_script(_HERE)
         self.seen: list[bytes] = []
 
     async def __aenter__(self) -> ChannelTap:
-        await self.redis.sadd(self.here, "tap00000")
+        await self.list(keys=[self.here, self.fence], args=["tap00000", 1, 60_000])
         await self.pubsub.subscribe(self.channel)
         self.task = asyncio.create_task(self._read())
         return self
@@ -48,7 +52,7 @@ class ChannelTap:
 
     async def __aexit__(self, *exc: object) -> None:
         self.task.cancel()
-        await self.redis.srem(self.here, "tap00000")
+        await self.list(keys=[self.here, self.fence], args=["tap00000", 0, 60_000])
         await self.pubsub.aclose()
         await self.redis.aclose()
 

@@ -6,8 +6,12 @@
 -- nobody else wrote the room since the copy was loaded.
 -- No version, length or revision check is needed: the holder's copy is the room.
 -- Refused: {-5, epoch} (the caller's lease or copy is stale: it reloads).
--- MAXLEN and TTL as in _APPEND (`owned_script`).
-local fence = redis.call('HMGET', KEYS[1], 'sync', 'epoch')
+-- Who else listens (`here`: the origins of the processes subscribed, concatenated) and how
+-- many spectators watch (`watching`) are kept in the fence itself by the scripts that change
+-- them (here.lua, presence.lua, and the lease's acquisition: lease.py), so the one read of the
+-- fence answers all four; a fence from before those fields reads the set and the count.
+-- MAXLEN and TTL as in append.lua (`owned_script`).
+local fence = redis.call('HMGET', KEYS[1], 'sync', 'epoch', 'here', 'watching')
 if fence[1] ~= ARGV[1] or fence[2] ~= ARGV[8] then
   return {-5, tonumber(fence[2] or '0')}
 end
@@ -21,10 +25,16 @@ end
 local rev = redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
 local n = redis.call('INCR', KEYS[4])
 redis.call('XADD', KEYS[5], 'MAXLEN', MAXLEN, n .. '-0', 'd', ARGV[5])
--- another process listens when `here` holds an origin other than ours (one read of two members)
-local here = redis.call('SRANDMEMBER', KEYS[6], 2)
-local others = #here > 1 or (#here == 1 and here[1] ~= ARGV[7])
-local watching = tonumber(redis.call('HGET', KEYS[7], 'spectators') or '0')
+local others, watching
+if fence[3] and fence[4] then
+  others = fence[3] ~= '' and fence[3] ~= ARGV[7]
+  watching = tonumber(fence[4])
+else
+  -- another process listens when `here` holds an origin other than ours (one read of two members)
+  local here = redis.call('SRANDMEMBER', KEYS[6], 2)
+  others = #here > 1 or (#here == 1 and here[1] ~= ARGV[7])
+  watching = tonumber(redis.call('HGET', KEYS[7], 'spectators') or '0')
+end
 if others then
   local channel = string.sub(KEYS[1], 1, -6) .. 'pub'
   redis.call('PUBLISH', channel, 'e' .. ARGV[7] .. n .. ':' .. ARGV[5])
