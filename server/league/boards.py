@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from solrace.server.store import keys
 from solrace.server.store.redis_conn import Client
+from solrace.server.store.scripts import source
 
 #: how a submitted score meets a player's entry already on the board
 Keep = Literal["best", "first", "last", "add"]
@@ -36,49 +37,11 @@ Keep = Literal["best", "first", "last", "add"]
 #: the most entries one page read returns
 PAGE_MAX = 100
 
-_SUBMIT = """
-local old = redis.call('ZSCORE', KEYS[1], ARGV[1])
-local mode = ARGV[4]
-if old and (mode == 'first' or (mode == 'best' and tonumber(old) <= tonumber(ARGV[2]))) then
-  return {0, old}
-end
-if mode == 'add' then
-  redis.call('ZINCRBY', KEYS[1], ARGV[2], ARGV[1])
-else
-  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
-local cap = tonumber(ARGV[6])
-if cap > 0 and redis.call('ZCARD', KEYS[1]) > cap then
-  local gone = redis.call('ZRANGE', KEYS[1], cap, -1)
-  redis.call('ZREMRANGEBYRANK', KEYS[1], cap, -1)
-  redis.call('HDEL', KEYS[2], unpack(gone))
-end
-local ttl = tonumber(ARGV[5])
-if ttl > 0 then
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  redis.call('PEXPIRE', KEYS[2], ttl)
-end
-local now = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if now then return {1, now} end
-return {0, ARGV[2]}
-"""
+_SUBMIT = source("board_submit", __package__)
 
-_PAGE = """
-local start, count = tonumber(ARGV[1]), tonumber(ARGV[2])
-local flat = redis.call('ZRANGE', KEYS[1], start, start + count - 1, 'WITHSCORES')
-local members = {}
-for i = 1, #flat, 2 do members[#members + 1] = flat[i] end
-local rows = {}
-if #members > 0 then rows = redis.call('HMGET', KEYS[2], unpack(members)) end
-return {redis.call('ZCARD', KEYS[1]), flat, rows}
-"""
+_PAGE = source("board_page", __package__)
 
-_ENTRY = """
-local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
-if not rank then return nil end
-return {rank, redis.call('ZSCORE', KEYS[1], ARGV[1]), redis.call('HGET', KEYS[2], ARGV[1])}
-"""
+_ENTRY = source("board_entry", __package__)
 
 
 @dataclass(frozen=True)

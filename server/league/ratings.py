@@ -55,6 +55,7 @@ from solrace.server.common.retry import Backoff
 from solrace.server.league.boards import Boards
 from solrace.server.store.marks import FRESH, MARK, cutoff
 from solrace.server.store.redis_conn import Client
+from solrace.server.store.scripts import source
 
 #: the rating board of a game
 BOARD = "rating:{game}"
@@ -82,47 +83,7 @@ BOOTSTRAP = ESTABLISHED_OPPONENTS
 
 Applied = Literal["applied", "dup", "stale", "conflict", "unrated"]
 
-_APPLY = (
-    FRESH
-    + MARK
-    + """
-local zset, rows, marks, prov = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local id, at, cut = ARGV[1], ARGV[2], ARGV[3]
-local keep, max, cap, n = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local pcap = tonumber(ARGV[8])
-local state = fresh(marks, id, tonumber(at), tonumber(cut), max)
-if state ~= 'fresh' then return state end
-for i = 0, n - 1 do
-  local base = 9 + 5 * i
-  local now = redis.call('HGET', rows, ARGV[base]) or ''
-  if now ~= ARGV[base + 1] then return 'conflict' end
-end
-for i = 0, n - 1 do
-  local base = 9 + 5 * i
-  local pid = ARGV[base]
-  if ARGV[base + 4] == '1' then
-    redis.call('ZADD', zset, ARGV[base + 2], pid)
-    redis.call('ZREM', prov, pid)
-  else
-    redis.call('ZREM', zset, pid)
-    redis.call('ZADD', prov, at, pid)
-  end
-  redis.call('HSET', rows, pid, ARGV[base + 3])
-end
-if cap > 0 and redis.call('ZCARD', zset) > cap then
-  local gone = redis.call('ZRANGE', zset, cap, -1)
-  redis.call('ZREMRANGEBYRANK', zset, cap, -1)
-  redis.call('HDEL', rows, unpack(gone))
-end
-if pcap > 0 and redis.call('ZCARD', prov) > pcap then
-  local gone = redis.call('ZRANGE', prov, 0, -(pcap + 1))
-  redis.call('ZREMRANGEBYRANK', prov, 0, -(pcap + 1))
-  redis.call('HDEL', rows, unpack(gone))
-end
-mark(marks, id, at, cut, max, keep)
-return 'applied'
-"""
-)
+_APPLY = FRESH + MARK + source("ratings_apply", __package__)
 
 
 @dataclass(frozen=True)

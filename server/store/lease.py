@@ -44,52 +44,16 @@ from typing import TYPE_CHECKING
 
 from solrace.server.common.codes import shown
 from solrace.server.common.metrics import METRICS
+from solrace.server.store.scripts import source
 
 if TYPE_CHECKING:
     from solrace.server.store.store import Store
 
 log = logging.getLogger("solrace.server")
 
-_ACQUIRE = """
--- KEYS: lease fence conn here ; ARGV: owner ttl_ms keep_ms
--- -> {epoch, taken_over}: epoch 0 = another process holds the lease
--- An acquisition also writes into the fence who listens to the room (`here`, the origins
--- concatenated) and its spectators' count (`watching`): the store's scripts keep both there
--- from then on, and the lease holder's append reads them with the fence (store.py `_OWNED`).
-local cur = redis.call('GET', KEYS[1])
-if cur then
-  local ep, who = string.match(cur, '^(%d+):(.*)$')
-  if who == ARGV[1] then
-    redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
-    redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
-    return {tonumber(ep), 0}
-  end
-  return {0, 0}
-end
-local prev = redis.call('HGET', KEYS[2], 'owner')
-local released = redis.call('HGET', KEYS[2], 'released')
-local ep = redis.call('HINCRBY', KEYS[2], 'epoch', 1)
-redis.call('HINCRBY', KEYS[2], 'sync', 1)
-redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'released', '0',
-  'here', table.concat(redis.call('SMEMBERS', KEYS[4])),
-  'watching', tonumber(redis.call('HGET', KEYS[3], 'spectators') or '0'))
-redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
-redis.call('SET', KEYS[1], ep .. ':' .. ARGV[1], 'PX', tonumber(ARGV[2]))
-local took = 0
-if prev and prev ~= ARGV[1] and released ~= '1' then took = 1 end
-return {ep, took}
-"""
+_ACQUIRE = source("lease_acquire")
 
-_RELEASE = """
--- KEYS: lease fence ; ARGV: owner
-local cur = redis.call('GET', KEYS[1])
-if not cur then return 0 end
-local ep, who = string.match(cur, '^(%d+):(.*)$')
-if who ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[2], 'released', '1')
-return 1
-"""
+_RELEASE = source("lease_release")
 
 #: how long the fence hash outlives its last acquisition (a room nobody touches goes in a day)
 KEEP_MS = 24 * 3600 * 1000

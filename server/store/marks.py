@@ -8,32 +8,17 @@ at most `max` are kept (the oldest go first). A race is applied only if its mark
 newer than every mark kept. So applying the same race again, from a retry, another process
 or a restarted server, never changes anything, and the marks never grow past `max`.
 
-`FRESH` and `MARK` are Lua source to prepend to a script; their arguments are numbers
-(ms) except `marks` (a key) and `id`.
+`FRESH` and `MARK` are Lua source to prepend to a script (lua/marks_fresh.lua,
+lua/marks_mark.lua); their arguments are numbers (ms) except `marks` (a key) and `id`.
 """
 
 from __future__ import annotations
 
-FRESH = """
-local function fresh(marks, id, at, cutoff, max)
-  if redis.call('ZSCORE', marks, id) then return 'dup' end
-  if at < cutoff then return 'stale' end
-  if max > 0 and redis.call('ZCARD', marks) >= max then
-    local low = redis.call('ZRANGE', marks, 0, 0, 'WITHSCORES')
-    if low[2] and at <= tonumber(low[2]) then return 'stale' end
-  end
-  return 'fresh'
-end
-"""
+from solrace.server.store.scripts import source
 
-MARK = """
-local function mark(marks, id, at, cutoff, max, keep)
-  redis.call('ZADD', marks, at, id)
-  redis.call('ZREMRANGEBYSCORE', marks, '-inf', '(' .. cutoff)
-  if max > 0 then redis.call('ZREMRANGEBYRANK', marks, 0, -(max + 1)) end
-  if keep > 0 then redis.call('PEXPIRE', marks, keep) end
-end
-"""
+FRESH = source("marks_fresh")
+
+MARK = source("marks_mark")
 
 
 def cutoff(now_ms: int, keep_ms: int) -> int:

@@ -12,9 +12,10 @@ from importlib.resources import files
 
 
 @cache
-def source(name: str) -> str:
-    """The text of lua/<name>.lua."""
-    return files("solrace.server.store").joinpath("lua", f"{name}.lua").read_text()
+def source(name: str, package: str = "solrace.server.store") -> str:
+    """The text of lua/<name>.lua in `package` (the store's by default; the league keeps its
+    own scripts beside its modules)."""
+    return files(package).joinpath("lua", f"{name}.lua").read_text()
 
 
 def append_script(max_events: int, ttl_ms: int) -> str:
