@@ -18,14 +18,19 @@ and counts only, and ``solve()`` replays them on the real cards).
 
 Nothing is pruned that a proof does not allow, so "lost" is exact; the tree is
 large, so a deal whose answer the budget does not reach is "unknown".
-Move orders (for finding wins early; they change nothing else): the search runs
-up to three times, each with a third of what is left of the budget and its own
-order of the move classes: discard a complete run (d), onto a card (o), the
-tail's moves (t), deal (s), onto an empty pile (e), as ``ORDERS`` lists. Each run
-is a whole exhaustive search, so whichever run ends first without a win proves
-"lost" on its own. Over seeds 1-100 at 30,000 positions the three orders
-together won more deals than the first alone with the whole budget (Tabby Cat
-86 against 78, SOLVABILITY.md), for less CPU.
+Restarts (since 2026-11-26, issue 24): runs of doubling size (``FIRST_RUN``,
+then twice as many each time, the last given what is left of the budget), each
+in the next order of ``ORDERS``, all sharing one table of positions proved lost
+(``solve_common.search_run``: a position is kept between runs only once its
+strongly connected component is complete, which proves it lost). A run cut
+short loses nothing it proved; a run that ends without a win proves "lost" on
+its own. Move orders (for finding wins early; they change nothing else) are
+strings of the move classes: discard a complete run (d), a whole top build onto
+a card, which uncovers the card below it (g), part of a top build onto a card
+(o), the tail's moves (t), onto an empty pile (e), deal (s). Every order must
+name every class (a test checks), or a run would skip moves. With one order and
+10,000 positions, "dgtose" won 43 of Tabby Cat seeds 1-60, "dgotse" 38; the three
+orders of ``ORDERS`` with restarts 47-49 (SOLVABILITY.md, 2026-11-26 issue 24).
 """
 
 from __future__ import annotations

@@ -706,6 +706,22 @@ def test_tabbycat_lost_matches_a_naive_search_on_random_small_positions(
     agrees_with_naive([_scattered_tabbycat(random.Random(seed), game, 2, stock, tail)], cap=2000)
 
 
+@pytest.mark.slow
+@settings(SOLVE_SETTINGS, max_examples=80)
+@given(
+    game=hst.sampled_from(["tabbycat", "manx"]),
+    full=hst.sampled_from([2, 3]),
+    stock=hst.sampled_from([0, 4, 6]),
+    tail=hst.booleans(),
+    seed=hst.integers(0, 2**32),
+)
+def test_tabbycat_lost_matches_a_naive_search_on_more_random_positions(
+    game: str, full: int, stock: int, tail: bool, seed: int
+) -> None:
+    g = _scattered_tabbycat(random.Random(seed), game, full, stock, tail)
+    agrees_with_naive([g], cap=30_000)
+
+
 def test_tabbycat_deal_replays() -> None:
     g = new_game("tabbycat", 7)
     r = solve(g, budget=100_000)
@@ -759,6 +775,31 @@ def test_leapyear_lost_matches_a_naive_search_on_small_positions() -> None:
         games.append(_leapyear(heights, tab, stock))
     seen = agrees_with_naive(games, cap=10**6)
     assert seen[True] > 5 and seen[False] > 5
+
+
+def _small_leapyear(rng: random.Random, gaps: int, piles: int) -> Game:
+    """Foundations mostly full: ``gaps`` of them short by 1-4 cards, which lie at random on the
+    first ``piles`` piles or in the stock (up to one deal of it)."""
+    heights = [13] * 16
+    for k in rng.sample(range(16), gaps):
+        heights[k] = 13 - rng.randrange(1, 5)
+    left = [
+        f"{'A23456789TJQK'[r]}{'CDHS'[k % 4]}" for k, h in enumerate(heights) for r in range(h, 13)
+    ]
+    rng.shuffle(left)
+    stock = [left.pop() for _ in range(rng.randrange(min(len(left), 10) + 1))]
+    tab: list[list[str]] = [[] for _ in range(8)]
+    for c in left:
+        tab[rng.randrange(piles)].append(c)
+    return _leapyear(heights, tab, stock)
+
+
+@SOLVE_SETTINGS
+@given(gaps=hst.integers(1, 4), piles=hst.integers(1, 3), seed=hst.integers(0, 2**32))
+def test_leapyear_matches_a_naive_search_on_random_small_positions(
+    gaps: int, piles: int, seed: int
+) -> None:
+    agrees_with_naive([_small_leapyear(random.Random(seed), gaps, piles)], cap=10**5)
 
 
 def test_leapyear_dead_test_matches_a_naive_search() -> None:
