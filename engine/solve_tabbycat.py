@@ -83,12 +83,11 @@ class TabbyState:
         # move classes, by letter: d discard, g a whole top build onto a card (uncovers the
         # card under it), o part of a top build onto a card, t the tail's moves, e onto an
         # empty pile, s deal
-        cls: dict[str, list[Move]] = {c: [] for c in "dgotes"}
-        discard = cls["d"]
-        gain = cls["g"]
-        onto = cls["o"]
-        to_tail = cls["t"]
-        to_empty = cls["e"]
+        discard: list[Move] = []
+        gain: list[Move] = []
+        onto: list[Move] = []
+        to_tail: list[Move] = []
+        to_empty: list[Move] = []
         empties = [y for y in range(T) if not tab[y]]
         if first_empty_only:
             empties = empties[:1]
@@ -125,8 +124,8 @@ class TabbyState:
                     to_tail.append((RP, 0, y, n))
             for y in empties:
                 to_tail.append((RP, 0, y, n))
-        if self.stock:
-            cls["s"].append((DEAL, 0, 0, 0))
+        cls = {"d": discard, "g": gain, "o": onto, "t": to_tail, "e": to_empty}
+        cls["s"] = [(DEAL, 0, 0, 0)] if self.stock else []
         out: list[Move] = []
         for c in self.order:
             out += cls[c]
