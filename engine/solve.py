@@ -16,8 +16,9 @@ checked ``play`` on a copy before it is returned (a solver bug raises
 SolverBug rather than claim a false win); "lost" only after a search that
 expanded every reachable position, up to symmetries the rules guarantee (see
 each family module: solve_puttputt, solve_klondike, solve_tabbycat,
-solve_leapyear); Klondike's restarting search expands them over several runs
-and keeps between runs only positions already proved lost. The solvers read the game only through ``to_text()`` and
+solve_leapyear); the restarting searches of Klondike, Tabby Cat and Manx
+expand them over several runs and keep between runs only positions already
+proved lost. The solvers read the game only through ``to_text()`` and
 never change it.
 
 For process pools: ``solve``, ``solve_deal`` and ``solve_text`` are module

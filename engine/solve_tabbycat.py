@@ -18,20 +18,27 @@ and counts only, and ``solve()`` replays them on the real cards).
 
 Nothing is pruned that a proof does not allow, so "lost" is exact; the tree is
 large, so a deal whose answer the budget does not reach is "unknown".
-Move orders (for finding wins early; they change nothing else): the search runs
-up to three times, each with a third of what is left of the budget and its own
-order of the move classes: discard a complete run (d), onto a card (o), the
-tail's moves (t), deal (s), onto an empty pile (e), as ``ORDERS`` lists. Each run
-is a whole exhaustive search, so whichever run ends first without a win proves
-"lost" on its own. Over seeds 1-100 at 30,000 positions the three orders
-together won more deals than the first alone with the whole budget (Tabby Cat
-86 against 78, SOLVABILITY.md), for less CPU.
+Restarts (since 2026-11-26, issue 24): runs of doubling size (``FIRST_RUN``,
+then twice as many each time, the last given what is left of the budget), each
+in the next order of ``ORDERS``, all sharing one table of positions proved lost
+(``solve_common.search_run``: a position is kept between runs only once its
+strongly connected component is complete, which proves it lost). A run cut
+short loses nothing it proved; a run that ends without a win proves "lost" on
+its own. Move orders (for finding wins early; they change nothing else) are
+strings of the move classes: discard a complete run (d), a whole top build onto
+a card, which uncovers the card below it (g), part of a top build onto a card
+(o), the tail's moves (t), onto an empty pile (e), deal (s). Every order must
+name every class (a test checks), or a run would skip moves. With one order and
+10,000 positions, "dgtose" won 43 of Tabby Cat seeds 1-60, "dgotse" 38; the three
+orders of ``ORDERS`` with restarts 47-49 (SOLVABILITY.md, 2026-11-26 issue 24).
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from .cards import RANK, SUCC
-from .solve_common import UNKNOWN, WON, Answer, Position, search
+from .solve_common import UNKNOWN, WON, Answer, Position, search_run
 from .tabbycat import build_len
 
 T = 4
@@ -40,7 +47,7 @@ T = 4
 PP, PR, RP, PD, DEAL = 0, 1, 2, 3, 4
 Move = tuple[int, int, int, int]
 #: the move-class orders of the successive runs (see the module docstring)
-ORDERS = ("dotse", "dteos", "doets")
+ORDERS = ("dgtose", "dtegos", "dgoets")
 #: card int -> its rank, for ``bytes.translate`` (no rule looks at a suit)
 _RANKS = bytes(RANK[i] if i < 52 else i for i in range(256))
 
@@ -73,7 +80,11 @@ class TabbyState:
         tab = self.tab
         tail = self.tail
         first_empty_only = not self.stock
+        # move classes, by letter: d discard, g a whole top build onto a card (uncovers the
+        # card under it), o part of a top build onto a card, t the tail's moves, e onto an
+        # empty pile, s deal
         discard: list[Move] = []
+        gain: list[Move] = []
         onto: list[Move] = []
         to_tail: list[Move] = []
         to_empty: list[Move] = []
@@ -94,7 +105,7 @@ class TabbyState:
                     continue
                 n = (RANK[q[-1]] - rt) % 13 or 13
                 while n <= b:
-                    onto.append((PP, x, y, n))
+                    (gain if n == b else onto).append((PP, x, y, n))
                     n += 13
             for y in empties:
                 # moving a whole pile to an empty one changes nothing once piles are interchangeable
@@ -113,12 +124,12 @@ class TabbyState:
                     to_tail.append((RP, 0, y, n))
             for y in empties:
                 to_tail.append((RP, 0, y, n))
-        deal: list[Move] = [(DEAL, 0, 0, 0)] if self.stock else []
-        if self.order == "dotse":
-            return discard + onto + to_tail + deal + to_empty
-        if self.order == "dteos":
-            return discard + to_tail + to_empty + onto + deal
-        return discard + onto + to_empty + to_tail + deal
+        cls = {"d": discard, "g": gain, "o": onto, "t": to_tail, "e": to_empty}
+        cls["s"] = [(DEAL, 0, 0, 0)] if self.stock else []
+        out: list[Move] = []
+        for c in self.order:
+            out += cls[c]
+        return out
 
     def apply(self, m: Move) -> None:
         kind, a, b, n = m
@@ -168,17 +179,31 @@ class TabbyState:
                 stock.append(self.tab[i].pop())
 
 
+#: positions of the first run of the restarting search; each later run may expand twice as many
+FIRST_RUN = 2_000
+
+
 def solve_tabbycat(pos: Position, budget: int) -> Answer:
+    """Restarting depth-first search: runs of doubling size, each in the next of ``ORDERS``,
+    all sharing the positions proved lost (``search_run``: a position is kept only once its
+    strongly connected component is complete, which proves it lost), the last one given what
+    is left of the budget. Any run that ends without a win proves "lost"."""
+    state = TabbyState(pos)
+    seen: dict[Hashable, int] = {}
     spent = 0
-    for i, order in enumerate(ORDERS):
-        share = (budget - spent) // (len(ORDERS) - i)
-        verdict, path, nodes = search(TabbyState(pos, order), share)
+    run = 0
+    size = FIRST_RUN
+    while True:
+        state.order = ORDERS[run % len(ORDERS)]
+        verdict, path, nodes = search_run(state, min(size, budget - spent), seen)
         spent += nodes
-        if verdict == WON:
-            return Answer(WON, texts(pos, path), spent)
-        if verdict != UNKNOWN:
-            return Answer(verdict, [], spent)
-    return Answer(UNKNOWN, [], spent)
+        if verdict != UNKNOWN or spent >= budget:
+            break
+        run += 1
+        size *= 2
+    if verdict != WON:
+        return Answer(verdict, [], spent)
+    return Answer(WON, texts(pos, path), spent)
 
 
 def texts(pos: Position, path: list[Move]) -> list[str]:

@@ -11,8 +11,11 @@ import random
 from collections.abc import Hashable
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hst
 from solrace.engine import Game, from_text, new_game, solve
 from solrace.engine import solve_klondike as sk
+from solrace.engine import solve_tabbycat as stc
 from solrace.engine.cards import TEXT
 from solrace.engine.solve import SolveResult, solve_deal, solve_text
 from solrace.engine.solve_common import (
@@ -25,6 +28,15 @@ from solrace.engine.solve_common import (
 )
 from solrace.engine.solve_klondike import FT, KlondikeState
 from solrace.engine.solve_klondike_dead import dead
+
+#: hypothesis settings for the solver properties: few examples, each a naive search
+SOLVE_SETTINGS = settings(
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def naive_winnable(game: Game, allow=lambda m: True, cap: int = 10**9) -> bool | None:
@@ -67,20 +79,21 @@ def agrees_with_naive(games: list[Game], cap: int) -> dict[bool, int]:
             continue
         seen[expect] += 1
         assert solve(g).verdict == ("won" if expect else "lost"), g.to_text()
-        if g.NAME == "klondike":
+        if g.NAME in ("klondike", "tabbycat", "manx"):
             assert solve_short_runs(g).verdict == ("won" if expect else "lost"), g.to_text()
     return seen
 
 
 def solve_short_runs(g: Game) -> SolveResult:
-    """Klondike's solve with runs of a few positions, so that it restarts many times (its
-    restarts keep what they prove: every verdict must stay the same)."""
-    first = sk.FIRST_RUN
-    sk.FIRST_RUN = 3
+    """Klondike's, Tabby Cat's or Manx's solve with runs of a few positions, so that it
+    restarts many times (its restarts keep what they prove: every verdict must stay the same)."""
+    module = sk if g.NAME == "klondike" else stc
+    first = module.FIRST_RUN
+    module.FIRST_RUN = 3
     try:
         return solve(g)
     finally:
-        sk.FIRST_RUN = first
+        module.FIRST_RUN = first
 
 
 def replays_to_win(game: Game, result: SolveResult) -> bool:
@@ -605,6 +618,112 @@ def test_tabbycat_verdicts_match_a_naive_search_on_small_positions(game: str) ->
     assert seen[False] >= 8, seen
 
 
+def test_tabbycat_every_run_order_tries_every_move_class() -> None:
+    # a run whose order left out a class would skip those moves, and its "lost" would be false
+    for order in stc.ORDERS:
+        assert sorted(order) == sorted("dgotes"), order
+
+
+def _canonical(move: tuple[str, str | None, int], stock_empty: bool, empty: set[str]) -> tuple:
+    """A move up to the equivalences the solver merges: which discard pile takes a run, and
+    (stock empty, piles interchangeable) which empty pile takes cards."""
+    src, dst, n = move
+    if dst is not None and dst.startswith("f"):
+        return (src, "f", n)
+    if stock_empty and dst in empty:
+        return (src, "empty", n)
+    return (src, dst, n)
+
+
+def _solver_moves_match_legal_moves(g: Game) -> None:
+    """The solver's moves (as texts) are legal, and every legal move has a solver twin, except
+    a whole pile moved onto an empty one once the piles are interchangeable (a no-op)."""
+    pos = parse_position(g.to_text())
+    state = stc.TabbyState(pos, "dgotes")
+    empty = {f"t{i + 1}" for i in range(4) if not state.tab[i]}
+    stock_empty = not state.stock
+    ours = {stc.texts(pos, [m])[0] for m in state.moves()}
+    legal = {m.text: m for m in g.legal_moves()}
+    assert ours <= set(legal), (ours - set(legal), g.to_text())
+    want = set()
+    for m in legal.values():
+        if stock_empty and m.dst in empty and m.count == len(pos.piles[m.src]):
+            continue
+        want.add(_canonical((m.src, m.dst, m.count), stock_empty, empty))
+    got = {_canonical((m.src, m.dst, m.count), stock_empty, empty) for m in map(legal.get, ours)}
+    assert got == want, (want - got, g.to_text())
+
+
+@SOLVE_SETTINGS
+@given(game=hst.sampled_from(["tabbycat", "manx"]), seed=hst.integers(1, 10**6), data=hst.data())
+def test_tabbycat_solver_moves_are_the_legal_moves(game: str, seed: int, data) -> None:
+    g = new_game(game, seed)
+    rng = random.Random(data.draw(hst.integers(0, 2**32)))
+    for _ in range(rng.randrange(0, 120)):
+        _solver_moves_match_legal_moves(g)
+        moves = g.legal_moves()
+        if not moves:
+            break
+        deal = [m for m in moves if m.text == "deal"]
+        g.play(deal[0] if deal and rng.random() < 0.3 else rng.choice(moves))
+
+
+def _scattered_tabbycat(rng: random.Random, game: str, full: int, stock: int, tail: bool) -> Game:
+    """``full`` discard piles hold K..A runs; the other cards lie one by one at random on the
+    piles, ``stock`` of them in the stock, and one in the tail if ``tail``."""
+    deck = [r + s for r in "KQJT98765432A" for s in "CDHS"]
+    rng.shuffle(deck)
+    runs = []
+    for _ in range(full):
+        run = []
+        for r in "KQJT98765432A":
+            c = next(c for c in deck if c[0] == r)
+            deck.remove(c)
+            run.append(c)
+        runs.append(run)
+    rest = [deck.pop() for _ in range(stock)]
+    r = deck.pop() if tail else ""
+    tab: list[list[str]] = [[] for _ in range(4)]
+    for c in deck:
+        tab[rng.randrange(4)].append(c)
+    piles = {f"t{i + 1}": " ".join(p) for i, p in enumerate(tab)}
+    piles |= {f"f{k + 1}": " ".join(runs[k]) if k < full else "" for k in range(4)}
+    return position(game, **piles, r=r, s=" ".join(rest))
+
+
+@SOLVE_SETTINGS
+@given(
+    game=hst.sampled_from(["tabbycat", "manx"]),
+    stock=hst.sampled_from([0, 4, 6]),
+    tail=hst.booleans(),
+    seed=hst.integers(0, 2**32),
+)
+def test_tabbycat_lost_matches_a_naive_search_on_random_small_positions(
+    game: str, stock: int, tail: bool, seed: int
+) -> None:
+    """Random positions of 26 loose cards: wherever the naive search ends, the solver (whole
+    runs, and runs of 3 positions restarting) gives its verdict."""
+    agrees_with_naive([_scattered_tabbycat(random.Random(seed), game, 2, stock, tail)], cap=2000)
+
+
+@pytest.mark.slow
+@settings(SOLVE_SETTINGS, max_examples=30)
+@given(
+    game=hst.sampled_from(["tabbycat", "manx"]),
+    full=hst.sampled_from([2, 3]),
+    stock=hst.sampled_from([0, 4, 6]),
+    tail=hst.booleans(),
+    seed=hst.integers(0, 2**32),
+)
+def test_tabbycat_lost_matches_a_naive_search_on_more_random_positions(
+    game: str, full: int, stock: int, tail: bool, seed: int
+) -> None:
+    # ~1-2 min on the loaded machine: at 80 examples and cap 30,000 it ran into the suite's
+    # 300 s per-test timeout, which hypothesis reported as a flaky failure
+    g = _scattered_tabbycat(random.Random(seed), game, full, stock, tail)
+    agrees_with_naive([g], cap=10_000)
+
+
 def test_tabbycat_deal_replays() -> None:
     g = new_game("tabbycat", 7)
     r = solve(g, budget=100_000)
@@ -658,6 +777,31 @@ def test_leapyear_lost_matches_a_naive_search_on_small_positions() -> None:
         games.append(_leapyear(heights, tab, stock))
     seen = agrees_with_naive(games, cap=10**6)
     assert seen[True] > 5 and seen[False] > 5
+
+
+def _small_leapyear(rng: random.Random, gaps: int, piles: int) -> Game:
+    """Foundations mostly full: ``gaps`` of them short by 1-4 cards, which lie at random on the
+    first ``piles`` piles or in the stock (up to one deal of it)."""
+    heights = [13] * 16
+    for k in rng.sample(range(16), gaps):
+        heights[k] = 13 - rng.randrange(1, 5)
+    left = [
+        f"{'A23456789TJQK'[r]}{'CDHS'[k % 4]}" for k, h in enumerate(heights) for r in range(h, 13)
+    ]
+    rng.shuffle(left)
+    stock = [left.pop() for _ in range(rng.randrange(min(len(left), 10) + 1))]
+    tab: list[list[str]] = [[] for _ in range(8)]
+    for c in left:
+        tab[rng.randrange(piles)].append(c)
+    return _leapyear(heights, tab, stock)
+
+
+@SOLVE_SETTINGS
+@given(gaps=hst.integers(1, 4), piles=hst.integers(1, 3), seed=hst.integers(0, 2**32))
+def test_leapyear_matches_a_naive_search_on_random_small_positions(
+    gaps: int, piles: int, seed: int
+) -> None:
+    agrees_with_naive([_small_leapyear(random.Random(seed), gaps, piles)], cap=10**5)
 
 
 def test_leapyear_dead_test_matches_a_naive_search() -> None:
