@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import pytest
 from helpers.timing import scaled
 from solrace.bench.server_process import ServerProcess
+from web.pages import SCREENSHOTS
 
 WEB_DIR = Path(__file__).resolve().parents[2] / "client" / "web"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -212,7 +213,7 @@ def browser(_chromium_session: None) -> Iterator[object]:
 #: off. It is paint only (no layout, no colour a test or axe-core reads), and Chromium without
 #: a GPU redraws it in software for every frame under a panel: measured, it is two thirds of
 #: the GPU process's CPU and a third of Chromium's per page load (0.42 -> 0.14 CPU-s of the
-#: GPU process per load). Pictures for the docs (SOLRACE_UPDATE_SCREENSHOT) keep it.
+#: GPU process per load). Runs that take pictures (web.pages.SCREENSHOTS) keep it.
 CHEAP_PAINT = """(() => {
   const sheet = new CSSStyleSheet();
   sheet.replaceSync("*, *::before, *::after { backdrop-filter: none !important; }");
@@ -222,7 +223,7 @@ CHEAP_PAINT = """(() => {
 
 def _cheap_paint(target: Any) -> None:
     """Adopt `CHEAP_PAINT` in every document of `target` (a context or a page)."""
-    if not os.environ.get("SOLRACE_UPDATE_SCREENSHOT"):
+    if not SCREENSHOTS:
         target.add_init_script(CHEAP_PAINT)
 
 
