@@ -6,6 +6,7 @@ Every wait reads the page's own model (`window.solrace.state`) or its DOM, never
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,11 @@ from helpers.timing import scaled
 from playwright.sync_api import Browser, BrowserContext, Dialog, Page, expect
 
 TIMEOUT = int(scaled(15_000))  # ms: a hang bound (helpers/timing.py)
+#: take the pictures (test-artifacts/; docs/ too with SOLRACE_UPDATE_SCREENSHOT): a screenshot
+#: is 0.4-0.7 CPU-s of Chromium that no assertion reads, so the suite takes none unless asked
+SCREENSHOTS = bool(
+    os.environ.get("SOLRACE_SCREENSHOTS") or os.environ.get("SOLRACE_UPDATE_SCREENSHOT")
+)
 PHONE = {
     "viewport": {"width": 390, "height": 844},
     "device_scale_factor": 2,

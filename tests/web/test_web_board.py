@@ -16,6 +16,7 @@ from collections import Counter
 
 import pytest
 from solrace.engine import GAMES, new_game
+from web.pages import SCREENSHOTS
 
 pytestmark = pytest.mark.browser
 
@@ -160,6 +161,7 @@ def test_every_game_renders_readably(browser, static_url: str, width: int, tmp_p
             ".card", "els => Math.max(...els.map(e => e.getBoundingClientRect().right))"
         )
         assert right <= width
-        page.screenshot(path=tmp_path / f"boards-{width}.png", full_page=True)
+        if SCREENSHOTS:
+            page.screenshot(path=tmp_path / f"boards-{width}.png", full_page=True)
     finally:
         page.close()

@@ -78,8 +78,14 @@ def test_a_card_sliding_home_does_not_take_the_clicks_of_the_pile_it_left(browse
         solo_klondike(page, web_server.url)
         ace = '.board-wrap.mine .pile[data-pile="t3"] .card[data-card="AH"]'
         expect(page.locator(ace)).to_be_visible(timeout=TIMEOUT)
-        box = page.locator(ace).bounding_box()
-        assert box is not None
+        # found and measured in one step in the page: the board is redrawn on every message,
+        # so a box asked for after the wait may be of a card no longer in the document (None)
+        box = page.wait_for_function(
+            """sel => { const e = document.querySelector(sel); const r = e && e.getBoundingClientRect();
+            return r && r.width > 0 ? {x: r.x, y: r.y, width: r.width, height: r.height} : null; }""",
+            arg=ace,
+            timeout=TIMEOUT,
+        ).json_value()
         page.evaluate(
             """([x, y]) => {
             window.__hits = [];

@@ -19,6 +19,7 @@ from helpers.deals import KLONDIKE_TEXT, dealt
 from helpers.timing import scaled
 from playwright.sync_api import Page, expect
 from solrace.engine import new_game
+from web.pages import SCREENSHOTS
 
 pytestmark = pytest.mark.browser
 
@@ -242,19 +243,21 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:
         assert s.evaluate("window.__batches") >= 1
 
         # A screenshot of the race in progress (README picture when asked for).
-        ARTIFACTS.mkdir(exist_ok=True)
-        shot = ARTIFACTS / "web-race.png"
-        bottom = a.evaluate(
-            "Math.ceil(document.querySelector('.race-layout').getBoundingClientRect().bottom)"
-        )
-        a.screenshot(
-            path=str(shot), clip={"x": 0, "y": 0, "width": 1280, "height": min(860, bottom + 24)}
-        )
-        b.screenshot(path=str(ARTIFACTS / "web-race-phone.png"))
-        s.screenshot(path=str(ARTIFACTS / "web-race-spectator.png"))
-        if os.environ.get("SOLRACE_UPDATE_SCREENSHOT"):
-            (REPO / "docs").mkdir(exist_ok=True)
-            shutil.copy(shot, REPO / "docs" / "screenshot.png")
+        if SCREENSHOTS:
+            ARTIFACTS.mkdir(exist_ok=True)
+            shot = ARTIFACTS / "web-race.png"
+            bottom = a.evaluate(
+                "Math.ceil(document.querySelector('.race-layout').getBoundingClientRect().bottom)"
+            )
+            a.screenshot(
+                path=str(shot),
+                clip={"x": 0, "y": 0, "width": 1280, "height": min(860, bottom + 24)},
+            )
+            b.screenshot(path=str(ARTIFACTS / "web-race-phone.png"))
+            s.screenshot(path=str(ARTIFACTS / "web-race-spectator.png"))
+            if os.environ.get("SOLRACE_UPDATE_SCREENSHOT"):
+                (REPO / "docs").mkdir(exist_ok=True)
+                shutil.copy(shot, REPO / "docs" / "screenshot.png")
 
         # Reload: A resumes the same seat and the same board.
         before = board_cards(a)

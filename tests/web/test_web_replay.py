@@ -20,7 +20,17 @@ import pytest
 from helpers.deals import KLONDIKE_TEXT, dealt
 from playwright.sync_api import Page, Route, expect
 from solrace.engine import new_game
-from web.pages import TIMEOUT, configure, create_room, join_room, js, new_page, start, state
+from web.pages import (
+    SCREENSHOTS,
+    TIMEOUT,
+    configure,
+    create_room,
+    join_room,
+    js,
+    new_page,
+    start,
+    state,
+)
 from web.test_web_a11y import serious_violations
 
 pytestmark = pytest.mark.browser
@@ -244,6 +254,8 @@ def player_page_with_games(page: Page, url: str, pid: str, rid: str) -> None:
 
 
 def save_screenshot(page: Page) -> None:
+    if not SCREENSHOTS:
+        return
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "web-replay.png"
     bottom = page.evaluate(
