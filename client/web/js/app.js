@@ -799,11 +799,19 @@ function boardClick(pile, index) {
 
 // ---- rendering ---------------------------------------------------------------------------
 
+// The page is drawn anew on every message, so the element that had the keyboard focus is
+// replaced; its key finds its successor: the id, else the tag and every data-* attribute (and
+// the aria-label), with its place among the elements that share them.
 function focusKey(el) {
   if (!el || el === document.body) return null;
-  if (el.id) return `#${el.id}`;
-  if (el.dataset.option) return `[data-option="${el.dataset.option}"]`;
-  return null;
+  if (el.id) return { sel: `#${CSS.escape(el.id)}`, i: 0 };
+  const attrs = Object.entries(el.dataset).map(
+    ([k, v]) => `[data-${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}="${CSS.escape(v)}"]`);
+  const label = el.getAttribute("aria-label");
+  if (label != null) attrs.push(`[aria-label="${CSS.escape(label)}"]`);
+  if (!attrs.length) return null;
+  const sel = el.tagName.toLowerCase() + attrs.join("");
+  return { sel, i: [...root.querySelectorAll(sel)].indexOf(el) };
 }
 
 let drawnMoves = null; // the own board's move count when last drawn: a change is a move to animate
@@ -825,7 +833,7 @@ function render() {
   if (moved) ui.dropped = false;
   markHint(root, ui.hint, state.view);
   if (key) {
-    const el = root.querySelector(key);
+    const el = root.querySelectorAll(key.sel)[Math.max(0, key.i)];
     if (el) {
       el.focus();
       if (typed && el.type !== "checkbox" && el.tagName !== "SELECT") {
@@ -856,6 +864,6 @@ setInterval(() => { if (!state.room && state.conn === "open") refreshLobby(); },
 // The dailies' live figures ("3 racing now"), on the landing page and beside a daily race.
 setInterval(() => { if (!document.hidden && (!state.room || state.snap?.daily)) refreshDaily(); }, 5000);
 // Exposed for the browser tests and for debugging from the console; not used by the page.
-window.solrace = { get state() { return state; }, ui, conn, received, sounds: played, animated };
+window.solrace = { get state() { return state; }, ui, conn, received, sounds: played, animated, redraw: () => render() };
 render();
 conn.start();
