@@ -12,7 +12,7 @@ exist: the hub reads rooms through the service (`Hub.attach`).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from solrace.server.league.boards import Boards
 from solrace.server.league.daily import DEFAULT_BOARD_DAYS, Dailies
@@ -20,10 +20,13 @@ from solrace.server.league.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS, Re
 from solrace.server.league.standings import Standings
 from solrace.server.net.admin import Admin, AdminSettings
 from solrace.server.net.conn import Limits
+from solrace.protocol import messages as m
 from solrace.server.net.fanout import Hub
+from solrace.server.net.ws_server import broadcast
 from solrace.server.net.guard import Guard, GuardLimits
 from solrace.server.net.supervisor import RoomSupervisor
 from solrace.server.net.transport import Transport
+from solrace.server.race.arena import ArenaService
 from solrace.server.race.quick import QuickConfig, QuickMatch
 from solrace.server.race.service import RoomService
 from solrace.server.rules.room import Room
@@ -55,7 +58,7 @@ def build(
         days=record_days,
         deadlines=store,
         due_ms=record_due_ms,
-        also=lambda room: standings.owed(room),  # applied with the record, under its reminder
+        also=lambda room: _both(standings.owed(room), arena.owed(room)),  # under its reminder
     )
     standings = Standings(records, Boards(store.redis, store.prefix))
     verdicts = RaceVerdicts(solver, lambda code, rule: service.update(code, rule))
@@ -90,6 +93,10 @@ def build(
     hub.attach(service, rooms.on_room_event)
     checks = Guard(guard or GuardLimits())
     matcher = QuickMatch(service, proc_id, rooms.arm, standings.ratings.get, quick)
+    arena = ArenaService(
+        service, matcher, lambda conns, msg: broadcast([c.ws for c in conns], m.encode(msg))
+    )
+    rooms.arena_end = arena.end
     operators = Admin(
         admin or AdminSettings(),
         service,
@@ -108,4 +115,20 @@ def build(
         guard=checks,
         admin=operators,
         quick=matcher,
+        arena=arena,
     )
+
+
+def _both(
+    first: Callable[[], Awaitable[None]] | None, second: Callable[[], Awaitable[None]] | None
+) -> Callable[[], Awaitable[None]] | None:
+    """Two owed writes of a finished race as one (either may be None)."""
+    if first is None or second is None:
+        return first or second
+    a, b = first, second
+
+    async def both() -> None:
+        await a()
+        await b()
+
+    return both

@@ -18,7 +18,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from solrace.protocol.messages import ProtocolError
@@ -73,6 +73,8 @@ class RoomSupervisor:
         self.janitor: asyncio.Task[None] | None = None
         #: set by close(): the janitor ends even if its cancellation was swallowed
         self.closing = False
+        #: an arena's end (deadline `arena|ID`): server/race/arena.py's, linked by app.py
+        self.arena_end: Callable[[str], Coroutine[Any, Any, Any]] | None = None
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -379,6 +381,8 @@ class RoomSupervisor:
         if kind == "record":
             code, _, round_ = rest.partition("|")
             return self.service.owed_record(code, int(round_))
+        if kind == "arena" and self.arena_end is not None:
+            return self.arena_end(rest)
         return None
 
     async def _handle(self, due: Due) -> None:

@@ -42,6 +42,7 @@ from solrace.server.net.fanout import Hub, send, write
 from solrace.server.net.guard import EXPENSIVE, Guard
 from solrace.server.net.supervisor import RoomSupervisor
 from solrace.server.net.ws_server import WsConnection
+from solrace.server.race.arena import ArenaService
 from solrace.server.race.quick import QuickMatch
 from solrace.server.race.service import RoomService
 from solrace.server.solver.solving import hint
@@ -85,6 +86,7 @@ class Transport:
         guard: Guard,
         admin: Admin,
         quick: QuickMatch | None = None,
+        arena: ArenaService | None = None,
     ) -> None:
         self.service = service
         self.records = records
@@ -106,6 +108,8 @@ class Transport:
         self.quick = quick
         if quick is not None:
             quick.matched_hook = lambda w: self.guard.rated_spend(w.limit_key, 1 if w.rated else 0)
+        #: arena events (server/race/arena.py), on the quick match's queue
+        self.arena = arena
         self.tasks: set[asyncio.Task[Any]] = set()
         #: tasks that drain connections' inboxes or let lost connections go (`idle`)
         self.handlers: set[asyncio.Task[Any]] = set()
@@ -120,6 +124,8 @@ class Transport:
             self.quick.start()
 
     async def close(self) -> None:
+        if self.arena is not None:
+            await self.arena.close()
         if self.quick is not None:
             await self.quick.close()
         await self.admin.close()
@@ -246,6 +252,8 @@ class Transport:
         self.guard.disconnect(conn.limit_key)
         try:
             await self._end_pending(conn)
+            if self.arena is not None:
+                self.arena.dropped(conn)
             if self.quick is not None:
                 await self.quick.dropped(conn)
         finally:
@@ -696,6 +704,42 @@ class Transport:
                 "bad_state", "no ticket of this connection is waiting (none, or matched already)"
             )
         await self.send(conn, m.ok(ref))
+
+    # --- arenas (server/race/arena.py): each request delegated, its view the reply --------
+
+    async def arena_results(self, aid: str) -> dict[str, Any]:
+        """/api/event/ID: the arena with every standing and race (ProtocolError: none)."""
+        return await self._arenas().view(aid, rows=None, races=True)
+
+    def _arenas(self) -> ArenaService:
+        if self.arena is None:
+            raise ProtocolError("not_allowed", "this server has no arenas")
+        return self.arena
+
+    async def on_arena_create(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        view = await self._arenas().create(
+            msg["game"],
+            msg["minutes"],
+            msg.get("max_players", 4),
+            msg.get("title") or "",
+            conn.player,
+            msg.get("name") or "host",
+            conn.addr,
+            exempt=self.guard.exempt(conn.ip),
+        )
+        await self.send(conn, m.with_ref({"type": "arena", "arena": view}, ref))
+
+    async def on_arena_join(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        view = await self._arenas().join(conn, msg["arena"], msg["name"])
+        await self.send(conn, m.with_ref({"type": "arena", "arena": view}, ref))
+
+    async def on_arena_leave(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        view = await self._arenas().leave(conn, msg["arena"])
+        await self.send(conn, m.with_ref({"type": "arena", "arena": view}, ref))
+
+    async def on_arena_watch(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
+        view = await self._arenas().watch(conn, msg["arena"])
+        await self.send(conn, m.with_ref({"type": "arena", "arena": view}, ref))
 
     async def on_admin(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         """An operator's request (server/net/admin.py): refused unless the server has an admin

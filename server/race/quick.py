@@ -31,7 +31,7 @@ import logging
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -204,6 +204,12 @@ class QuickMatch:
         self.rounds = 0
         #: told when a ticket is matched (the owner's rated seat is spent): (owner, waiting)
         self.matched_hook: Callable[[Waiting], None] | None = None
+        #: queues besides the games' (an arena's, server/race/arena.py): queue -> its pairing
+        #: rule, asked at every matcher round
+        self.extra_queues: Callable[[], Awaitable[dict[str, Rules]]] | None = None
+        #: told as a room is made for a group whose tickets carry `arena` (its members busy):
+        #: (arena id, room code, the members' tickets)
+        self.made_hook: Callable[[str, str, list[dict[str, Any]]], Awaitable[None]] | None = None
         self._scripts = {
             name: self.redis.register_script(src)
             for name, src in (
@@ -243,9 +249,15 @@ class QuickMatch:
         bot: bool,
         tell: Callable[[dict[str, Any]], None],
         limit_key: str | None = None,
+        *,
+        queue: str | None = None,
+        rating: float | None = None,
+        arena: str | None = None,
     ) -> dict[str, Any]:
         """Queue `owner` (a connection) for a race of `game`; returns the `queued` reply's
-        fields. `tell` gets the `matched` message (or an error) later."""
+        fields. `tell` gets the `matched` message (or an error) later. An arena's ticket
+        names its own `queue` (paired by its rule: `extra_queues`), its `rating` (the
+        member's score) and the `arena` its room belongs to."""
         if game not in self.games:
             raise ProtocolError("bad_options", f"unknown game {game!r}")
         if self.ticket_of(owner) is not None:
@@ -256,12 +268,14 @@ class QuickMatch:
                 "quick match is rated: say hello with a player key (or ask with rated: false)",
             )
         name = clean_name(name)
-        rating = DEFAULT_RATING
-        if player is not None:
+        if rating is None and player is not None:
+            rating = DEFAULT_RATING
             row = await self.rating_of(game, player)
             if row:
                 rating = float(row["mu"])
-        queue = queue_name(game, rated)
+        if rating is None:
+            rating = DEFAULT_RATING
+        queue = queue or queue_name(game, rated)
         tid = secrets.token_hex(8)
         now = self.service.clock()
         ticket = {
@@ -275,6 +289,7 @@ class QuickMatch:
             "addr": addr_hash(addr),
             "rating": rating,
             "at": now,
+            **({"arena": arena} if arena else {}),
         }
         added = await self._scripts["enqueue"](
             keys=self._qkeys(queue),
@@ -427,6 +442,8 @@ class QuickMatch:
         Returns the players seated."""
         self.rounds += 1
         queues = [queue_name(g, r) for g in self.games for r in (True, False)]
+        extra = await self.extra_queues() if self.extra_queues is not None else {}
+        queues += list(extra)
         pipe = self.redis.pipeline(transaction=False)
         for q in queues:
             pipe.zcard(self._qkeys(q)[1])
@@ -445,15 +462,22 @@ class QuickMatch:
                 tickets[t["id"]] = t
             pairing = self.pairings.get(q)
             if pairing is None:
-                rules = self.config.rules
-                if self.service.seats_per_address and not rules.per_address:
+                rules = extra.get(q) or self.config.rules
+                if self.service.seats_per_address and not rules.per_address and q not in extra:
                     rules = Rules(
                         **{**rules.__dict__, "per_address": self.service.seats_per_address}
                     )
                 pairing = self.pairings[q] = Pairing(rules)
             sealed = pairing.step(
                 [
-                    Ticket(t["id"], float(t["rating"]), t["at"] / 1000.0, t["addr"], bool(t["bot"]))
+                    # an arena's bots are members as any other, never fill-ins
+                    Ticket(
+                        t["id"],
+                        float(t["rating"]),
+                        t["at"] / 1000.0,
+                        t["addr"],
+                        bool(t["bot"]) and q not in extra,
+                    )
                     for t in tickets.values()
                 ],
                 now / 1000.0,
@@ -517,6 +541,7 @@ class QuickMatch:
         svc = self.service
         await svc.load_secret()
         first = members[0]
+        arena = first.get("arena")
         options = {
             "game": first["game"],
             "rated": bool(first["rated"]),
@@ -533,10 +558,14 @@ class QuickMatch:
                     t["name"], token_hash(token), now, t["player"], addr=t["addr"], bot=t["bot"]
                 )
                 events += evs
+            if arena:
+                room.doc["arena"] = arena  # its results are scored (server/race/arena.py)
             return events + room.start(now, seed, salt, secret=svc.secret)
 
         out = await svc.create("quick", options, False, prepare=rule)
         doc = out["doc"]
+        if arena and self.made_hook is not None:
+            await self.made_hook(arena, out["room"], members)
         self.arm(out["room"], doc["starts_at"])
         players = [s["name"] for s in doc["seats"]]
         return [
@@ -550,6 +579,7 @@ class QuickMatch:
                 "starts_at": doc["starts_at"],
                 "players": players,
                 "maker": self.proc_id,
+                **({"arena": arena} if arena else {}),
             }
             for seat, (t, token) in enumerate(zip(members, tokens, strict=True))
         ]
