@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import logging
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -314,12 +315,14 @@ async def run_arena_bot(
     seed: int | str | None = None,
     player_key: str | None = None,
     on_paired: Callable[[ev.ArenaPaired], None] | None = None,
+    on_wait: Callable[[float], None] | None = None,
 ) -> BotResult:
     """A marked bot as an arena's member (PROTOCOL.md, Arena): join, then for each
     `arena_paired` take the seat (on this connection when its process serves the room, else
     over a new one naming the room, which joins the arena again as the member's presence),
     race, and wait to be paired again; until `stop_event` (or `races` races). An arena's
-    members need a player key: one is made when none is given."""
+    members need a player key: one is made when none is given. `on_wait` is told each wait
+    for a pairing (s): from the join, or from the race's results, to `arena_paired`."""
     stop = stop_event or asyncio.Event()
     rng = random.Random(seed)
     result = BotResult()
@@ -340,6 +343,7 @@ async def run_arena_bot(
     await client.connect()
     try:
         await client.arena_join(arena, name)
+        free = time.monotonic()
         while not stop.is_set() and (races is None or result.races < races):
             paired_task = asyncio.ensure_future(
                 client.wait_for(lambda x: isinstance(x, ev.ArenaPaired), timeout=None)
@@ -351,6 +355,8 @@ async def run_arena_bot(
                 paired_task.cancel()
                 break
             paired = cast(ev.ArenaPaired, paired_task.result())
+            if on_wait is not None:
+                on_wait(time.monotonic() - free)
             if on_paired is not None:
                 on_paired(paired)
             if not paired.here:
@@ -359,6 +365,9 @@ async def run_arena_bot(
                 await client.connect()
                 await client.arena_join(arena, name)
             await _race_match(client, paired, pace, stop, result, rng)
+            # free again once the race's results are in (the next pairing follows them)
+            await client.wait_until(lambda: client.room.state == "finished", timeout=None)
+            free = time.monotonic()
     finally:
         await client.close()
     return result

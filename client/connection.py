@@ -486,7 +486,7 @@ class Client:
             raise ConnectionLost("connection closed")
         return cast(ev.Message, item)
 
-    async def wait_until(self, condition: Any, timeout: float = 10.0) -> None:
+    async def wait_until(self, condition: Any, timeout: float | None = 10.0) -> None:
         """Consume pushes until `condition()` (on the room model, say) holds; checks first."""
         async with asyncio.timeout(timeout):
             while not condition():

@@ -45,7 +45,6 @@ from solrace.server.common.codes import shown
 from solrace.server.race.quick import QuickMatch
 from solrace.server.race.service import RoomService
 from solrace.server.rules import arena as rules
-from solrace.server.rules.matchmaking import Rules
 from solrace.server.rules.room import Room, addr_hash
 from solrace.server.store import keys
 from solrace.server.store.redis_conn import Client
@@ -444,18 +443,19 @@ class ArenaService:
 
     # --- the matcher's side ------------------------------------------------------------------
 
-    async def queues(self) -> dict[str, Rules]:
-        """The running arenas' queues and their pairing rules (QuickMatch.extra_queues)."""
+    async def queues(self) -> dict[str, rules.ArenaPairing]:
+        """The running arenas' queues and their pairings (QuickMatch.extra_queues; the
+        matcher keeps the one it got first for each queue)."""
         now = self.service.clock()
         ids = await self.redis.zrangebyscore(keys.arenas(self.prefix), now, "+inf")
-        out: dict[str, Rules] = {}
+        out: dict[str, rules.ArenaPairing] = {}
         for raw in ids:
             aid = _s(raw)
             try:
                 a = await self._arena(aid)
             except ProtocolError:
                 continue
-            out[self.queue(aid)] = rules.pairing_rules(a.max_players)
+            out[self.queue(aid)] = rules.ArenaPairing(a.max_players)
         return out
 
     async def made(self, aid: str, room: str, members: list[dict[str, Any]]) -> None:
@@ -565,11 +565,14 @@ class ArenaService:
     async def round(self) -> None:
         """One look: queue the free members here, push changed leaderboards."""
         started = time.monotonic()
+        now = self.service.clock()
         by_arena: dict[str, list[Member]] = {}
         for mem in list(self.members.values()):
-            if self.quick.ticket_of(mem.conn) is None and started - mem.told > 5.0:
-                by_arena.setdefault(mem.arena, []).append(mem)
-        now = self.service.clock()
+            if self.quick.ticket_of(mem.conn) is None:
+                if started - mem.told > 5.0:
+                    by_arena.setdefault(mem.arena, []).append(mem)
+            elif now >= (await self._arena(mem.arena)).ends_at:
+                await self.quick.cancel(mem.conn)  # over: its queue is paired no more
         for aid, mems in by_arena.items():
             a = await self._arena(aid)
             k = self._keys(aid)

@@ -39,6 +39,7 @@ from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.protocol.names import clean_name
 from solrace.server.race.service import RoomService, new_token
+from solrace.server.rules.arena import ArenaPairing
 from solrace.server.rules.matchmaking import Group, Pairing, Rules, Ticket
 from solrace.server.rules.room import Room, addr_hash, token_hash
 from solrace.server.store import keys
@@ -198,15 +199,15 @@ class QuickMatch:
         self.games = list(m.GAME_NAMES)
         self.waiting: dict[str, Waiting] = {}
         self.by_owner: dict[int, str] = {}
-        self.pairings: dict[str, Pairing] = {}
+        self.pairings: dict[str, Pairing | ArenaPairing] = {}
         self.leader = False
         #: the matcher's rounds so far (tests wait on it)
         self.rounds = 0
         #: told when a ticket is matched (the owner's rated seat is spent): (owner, waiting)
         self.matched_hook: Callable[[Waiting], None] | None = None
         #: queues besides the games' (an arena's, server/race/arena.py): queue -> its pairing
-        #: rule, asked at every matcher round
-        self.extra_queues: Callable[[], Awaitable[dict[str, Rules]]] | None = None
+        #: (server/rules/arena.py), asked at every matcher round
+        self.extra_queues: Callable[[], Awaitable[dict[str, ArenaPairing]]] | None = None
         #: told as a room is made for a group whose tickets carry `arena` (its members busy):
         #: (arena id, room code, the members' tickets)
         self.made_hook: Callable[[str, str, list[dict[str, Any]]], Awaitable[None]] | None = None
@@ -461,9 +462,11 @@ class QuickMatch:
                 t = json.loads(v)
                 tickets[t["id"]] = t
             pairing = self.pairings.get(q)
-            if pairing is None:
-                rules = extra.get(q) or self.config.rules
-                if self.service.seats_per_address and not rules.per_address and q not in extra:
+            if pairing is None and q in extra:
+                pairing = self.pairings[q] = extra[q]
+            elif pairing is None:
+                rules = self.config.rules
+                if self.service.seats_per_address and not rules.per_address:
                     rules = Rules(
                         **{**rules.__dict__, "per_address": self.service.seats_per_address}
                     )

@@ -14,13 +14,18 @@ ranking (`records.rank`, the same for every verifier):
   in a row is *on fire*: its next race scores double, and so does every one after it until
   it does not win; a race that is not a win (any other place, or a 0) ends the streak.
 
-**Pairing** (`pairing_rules`): the quick match's rule (server/rules/matchmaking.py) with the
-member's arena score in place of a rating: members close in score race together; the window
-starts at `SCORE_WINDOW` points either side and widens by `SCORE_WIDEN` points a second
-waited, so two free members always meet within a few seconds whatever their scores; a group
-waits `GATHER` seconds for more (up to the arena's N), at once when full. Bots are members
-like any other (marked, never fill-ins), and one address may hold any number of seats (a
-club on one network).
+**Pairing** (`ArenaPairing`, in the quick match's queue and matcher: its tickets carry the
+member's arena score as their rating): in waves, as lichess's arena pairs. Once the free
+member who has waited longest has waited `GATHER` seconds (so members freed by rooms ending
+at about the same time mix), every free member is paired at once: sorted by score (then by
+how long they waited), cut into the fewest rooms of at most N, their sizes as even as can be
+(5 free in rooms of 4: 3 and 2, never 4 and a lone one). Neighbours in score race together,
+and nobody free beside another free member waits longer than `GATHER` plus a matcher round,
+whatever the scores (a window on the score that widens with the wait, as quick match's
+rating window, left members far apart in score waiting seconds each). A member alone waits
+for the next race to end. Bots are members like any other (marked, never fill-ins), one
+address may hold any number of seats (a club on one network), and a rematch is not avoided
+(rooms mix whoever is free).
 
 A race is scored in the order its results are stored (`replay` recomputes every member's
 standing from the list of races in that order: the event's results are checked against the
@@ -33,17 +38,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from solrace.server.rules.matchmaking import Rules
+from solrace.server.rules.matchmaking import Group, Ticket
 
 __all__ = [
+    "ArenaPairing",
     "GATHER",
     "MAX_ROOM",
     "MIN_ROOM",
     "OUT_STATUSES",
-    "SCORE_WIDEN",
-    "SCORE_WINDOW",
     "Standing",
-    "pairing_rules",
+    "room_sizes",
     "points",
     "replay",
     "score_race",
@@ -55,25 +59,47 @@ OUT_STATUSES = frozenset({"resigned", "left", "timeout"})
 #: a room's size bounds (the arena's N)
 MIN_ROOM = 2
 MAX_ROOM = 8
-#: the score window: points either side at first, widening per second waited
-SCORE_WINDOW = 4.0
-SCORE_WIDEN = 4.0
-#: seconds a group of two or more waits for more members (at once when full)
+#: seconds the longest-waiting free member waits before a wave pairs every free member
 GATHER = 1.5
 
 
-def pairing_rules(max_players: int) -> Rules:
-    """The quick match's pairing rule, tuned for an arena of rooms of up to `max_players`."""
-    return Rules(
-        base=SCORE_WINDOW,
-        widen=SCORE_WIDEN,
-        gather=GATHER,
-        gather_min=0.25,
-        min_players=MIN_ROOM,
-        max_players=max(MIN_ROOM, min(MAX_ROOM, max_players)),
-        per_address=0,
-        bots_after=0.0,
-    )
+def room_sizes(free: int, max_players: int) -> list[int]:
+    """`free` members cut into the fewest rooms of at most `max_players`, as even as can be
+    (none of one: in rooms of two, an odd one out waits; their sum is then `free` - 1)."""
+    if free < MIN_ROOM:
+        return []
+    if max_players <= MIN_ROOM:
+        return [MIN_ROOM] * (free // MIN_ROOM)
+    rooms = -(-free // max_players)
+    base, extra = divmod(free, rooms)
+    return [base + 1] * extra + [base] * (rooms - extra)
+
+
+@dataclass
+class ArenaPairing:
+    """The arena's pairing between matcher rounds (the quick match's `Pairing` interface:
+    `step(tickets, now)` -> the groups sealed). Keeps nothing between steps but its counter."""
+
+    max_players: int = 4
+    gather: float = GATHER
+    _next: int = 0
+
+    def step(self, tickets: Iterable[Ticket], now: float) -> list[Group]:
+        free = list(tickets)
+        if len(free) < MIN_ROOM or now - min(t.at for t in free) < self.gather:
+            return []
+        size = max(MIN_ROOM, min(MAX_ROOM, self.max_players))
+        sizes = room_sizes(len(free), size)
+        if sum(sizes) < len(free):  # the odd one out: the one freed last waits
+            free.remove(max(free, key=lambda t: (t.at, t.id)))
+        free.sort(key=lambda t: (-t.rating, t.at, t.id))
+        groups = []
+        i = 0
+        for n in sizes:
+            self._next += 1
+            groups.append(Group(f"a{self._next}", free[i : i + n], now, now))
+            i += n
+        return groups
 
 
 def points(place: int, racers: int, status: str, streak: int) -> int:
