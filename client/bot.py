@@ -29,6 +29,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -366,11 +367,15 @@ async def run_arena_bot(
                 await client.arena_join(arena, name)
             await _race_match(client, paired, pace, stop, result, rng)
             # free again once the race's results are in (the next pairing follows them)
-            await client.wait_until(lambda: client.room.state == "finished", timeout=None)
+            await client.wait_until(partial(_finished, client.room), timeout=None)
             free = time.monotonic()
     finally:
         await client.close()
     return result
+
+
+def _finished(room: Any) -> bool:
+    return bool(room.state == "finished")
 
 
 async def _race_match(

@@ -14,18 +14,18 @@ from __future__ import annotations
 import secrets
 from collections.abc import Awaitable, Callable
 
+from solrace.protocol import messages as m
 from solrace.server.league.boards import Boards
 from solrace.server.league.daily import DEFAULT_BOARD_DAYS, Dailies
 from solrace.server.league.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS, Records
 from solrace.server.league.standings import Standings
 from solrace.server.net.admin import Admin, AdminSettings
 from solrace.server.net.conn import Limits
-from solrace.protocol import messages as m
 from solrace.server.net.fanout import Hub
-from solrace.server.net.ws_server import broadcast
 from solrace.server.net.guard import Guard, GuardLimits
 from solrace.server.net.supervisor import RoomSupervisor
 from solrace.server.net.transport import Transport
+from solrace.server.net.ws_server import broadcast
 from solrace.server.race.arena import ArenaService
 from solrace.server.race.quick import QuickConfig, QuickMatch
 from solrace.server.race.service import RoomService

@@ -384,7 +384,9 @@ class ArenaService:
 
     # --- views -------------------------------------------------------------------------------
 
-    async def view(self, aid: str, rows: int | None = PUSHED_ROWS, races: bool = False) -> dict[str, Any]:
+    async def view(
+        self, aid: str, rows: int | None = PUSHED_ROWS, races: bool = False
+    ) -> dict[str, Any]:
         """The arena's settings, state and leaderboard (the first `rows`; None: all), and with
         `races` every scored race (what /api/event/ID shows)."""
         k = self._keys(aid)
@@ -485,7 +487,11 @@ class ArenaService:
                 for r in results["ranking"]
             ],
         }
-        return lambda: self.score(aid, mark, room.code, race)
+
+        async def owe() -> None:
+            await self.score(aid, mark, room.code, race)
+
+        return owe
 
     async def score(self, aid: str, mark: str, code: str, race: dict[str, Any]) -> bool:
         """Apply a finished race's points once (compare-and-set on the members' rows)."""
@@ -494,17 +500,13 @@ class ArenaService:
         expire_at = None
         for _ in range(50):
             raw = await self.redis.hmget(k[1], pids) if pids else []
-            rows = {
-                pid: (_s(v) if v is not None else "") for pid, v in zip(pids, raw, strict=True)
-            }
+            rows = {pid: (_s(v) if v is not None else "") for pid, v in zip(pids, raw, strict=True)}
             if expire_at is None:
                 ends = await self.redis.hget(k[0], "ends_at")
                 if ends is None:
                     return False  # the arena expired
                 expire_at = int(_s(ends)) + KEEP_MS
-            before = {
-                pid: rules.Standing.from_json(json.loads(v)) for pid, v in rows.items() if v
-            }
+            before = {pid: rules.Standing.from_json(json.loads(v)) for pid, v in rows.items() if v}
             scored = rules.score_race(race["ranking"], before)
             args: list[Any] = []
             for pid, old in rows.items():
@@ -623,8 +625,7 @@ class ArenaService:
                     "type": "arena_paired",
                     "arena": mem.arena,
                     **{
-                        f: msg[f]
-                        for f in ("room", "seat", "token", "starts_at", "players", "here")
+                        f: msg[f] for f in ("room", "seat", "token", "starts_at", "players", "here")
                     },
                 },
             )

@@ -41,15 +41,15 @@ from typing import Any
 from solrace.server.rules.matchmaking import Group, Ticket
 
 __all__ = [
-    "ArenaPairing",
     "GATHER",
     "MAX_ROOM",
     "MIN_ROOM",
     "OUT_STATUSES",
+    "ArenaPairing",
     "Standing",
-    "room_sizes",
     "points",
     "replay",
+    "room_sizes",
     "score_race",
     "standings",
 ]
@@ -157,7 +157,7 @@ def score_race(
     """A finished race's effect: for each ranked seat with a member id (`player`), the points
     it scores and the member's standing after it. `before` holds the members' standings before
     the race (a member missing starts at zero). Seats without a player id score nothing."""
-    rows = [r for r in ranking]
+    rows = list(ranking)
     racers = len(rows)
     out: dict[str, tuple[int, Standing]] = {}
     for row in rows:
@@ -174,7 +174,7 @@ def score_race(
             streak=old.streak + 1 if win else 0,
             races=old.races + 1,
             wins=old.wins + (1 if win else 0),
-            sheet=(old.sheet + [got])[-SHEET:],
+            sheet=([*old.sheet, got])[-SHEET:],
         )
         out[pid] = (got, new)
     return out

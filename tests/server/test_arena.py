@@ -99,6 +99,7 @@ async def test_twelve_bots_are_paired_without_idle_waits_and_the_standings_match
             assert row["bot"] is True
         ranks = [row["score"] for row in final["standings"]]
         assert ranks == sorted(ranks, reverse=True)
+
         # the spectator saw the leaderboard move, and its last push is the final one's
         def pushes() -> list[dict[str, Any]]:
             return [x["arena"] for x in watcher.received or [] if x["type"] == "arena"]

@@ -3,6 +3,7 @@ and the pairing by score. No Redis, no sockets, no clock."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from hypothesis import given, settings
@@ -46,7 +47,11 @@ def test_two_wins_in_a_row_set_a_member_on_fire_until_it_does_not_win() -> None:
 
 def test_a_resigned_first_place_scores_nothing_and_breaks_the_streak() -> None:
     table = rules.replay(
-        [ranking("ann", "bob"), ranking("ann", "bob"), ranking("ann", "bob", out=frozenset({"ann"}))]
+        [
+            ranking("ann", "bob"),
+            ranking("ann", "bob"),
+            ranking("ann", "bob", out=frozenset({"ann"})),
+        ]
     )
     assert table["ann"].sheet == [4, 4, 0] and table["ann"].streak == 0
     assert table["ann"].wins == 2
@@ -110,9 +115,7 @@ def test_every_standing_is_the_sum_of_its_races_with_the_streak_rule(
         assert st_.score == total
         assert st_.streak == streak
         assert st_.races == len(seq) and st_.wins == sum(w for _, _, w in seq)
-        assert st_.sheet == [
-            p for p in _points_of(seq)
-        ][-rules.SHEET :]
+        assert st_.sheet == list(_points_of(seq))[-rules.SHEET :]
 
 
 def _points_of(seq: list[tuple[int, int, bool]]) -> list[int]:
@@ -152,7 +155,7 @@ def test_free_members_are_all_paired_in_a_wave_into_even_rooms_of_neighbours_in_
             assert all(2 <= n <= size for n in sizes) and max(sizes) - min(sizes) <= 1
             assert len(sealed) == (len(present) // 2 if size == 2 else -(-len(present) // size))
             # each room's scores lie between the next room's and the one before's
-            for hi, lo in zip(sealed, sealed[1:], strict=False):
+            for hi, lo in itertools.pairwise(sealed):
                 assert min(t.rating for t in hi.members) >= max(t.rating for t in lo.members)
         for g in sealed:
             assert not seen & set(g.ids())
