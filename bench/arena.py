@@ -55,9 +55,7 @@ def _cpu(server: RaceServer) -> float:
 async def arena(url: str, server: RaceServer, args: argparse.Namespace) -> None:
     host = Client(url, player_key=new_key(), client_name="solrace-bench")
     await host.connect()
-    view = (
-        await host.arena_create(args.game, args.minutes, args.size, title="bench arena")
-    ).arena
+    view = (await host.arena_create(args.game, args.minutes, args.size, title="bench arena")).arena
     aid = view["id"]
     first: list[float] = []
     later: list[float] = []

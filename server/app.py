@@ -75,6 +75,7 @@ def build(
         verdicts.finished(room)
         records.finished(room)  # and the standings (records.also)
         dailies.finished(room)
+        arena.finished(room)  # scored now; again (a no-op) under the record's reminder
 
     service = RoomService(
         store,

@@ -15,10 +15,11 @@ their I/O (PROTOCOL.md, Arena):
   in the arena's quick-match queue (`arena.ID`, paired by score with the arena's rule); the
   matcher makes the room (server/race/quick.py) and marks its members busy (`made_hook`); the
   ticket's owner is told `arena_paired`, and the client takes the seat as after `matched`;
-* a race's results are scored under its record's reminder (`owed`, beside the standings:
-  a process that dies after the results loses no race's points): the members' standings, the
-  race appended, the members free again, in one compare-and-set script; their processes see
-  them free at their next look (POLL_S) and queue them again;
+* a race's results are scored as they are stored (`finished`), and again under its record's
+  reminder (`owed`, beside the standings: a process that dies after the results loses no
+  race's points; the second finds it scored): the members' standings, the race appended, the
+  members free again, in one compare-and-set script; this process looks at its members at
+  once, others at their next look (POLL_S), and queues them again;
 * the end is a deadline in Redis (`arena|ID`, fired by whichever process's janitor, as room
   clocks are); races paired before the end are played out and count (the event shows
   `running` until they are scored); nothing is paired after it;
@@ -224,6 +225,8 @@ class ArenaService:
         }
         self._task: asyncio.Task[None] | None = None
         self._stopped = False
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
         quick.extra_queues = self.queues
         quick.made_hook = self.made
 
@@ -469,6 +472,25 @@ class ArenaService:
 
     # --- scoring -------------------------------------------------------------------------------
 
+    def finished(self, room: Room) -> None:
+        """The service's hook as a race's results are stored: score it now (its members are
+        paired again at once); the record's reminder scores it again if this fails (`owed`:
+        applied once either way)."""
+        owe = self.owed(room)
+        if owe is None:
+            return
+        task: asyncio.Task[None] = asyncio.ensure_future(owe())
+        self._tasks.add(task)
+        task.add_done_callback(self._scored)
+
+    def _scored(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning(
+                "arena: a race not scored yet (its record's reminder will)",
+                exc_info=task.exception(),
+            )
+
     def owed(self, room: Room) -> Callable[[], Awaitable[None]] | None:
         """What a finished arena race owes (beside its record, under its reminder): its
         points (Records.also)."""
@@ -530,6 +552,7 @@ class ArenaService:
                 ],
             )
             if int(done) != 0:
+                self._wake.set()  # its members are free: queue them now
                 return int(done) == 1
         raise RuntimeError(f"arena {aid}: race {mark} not scored (contention)")
 
@@ -548,6 +571,8 @@ class ArenaService:
 
     async def close(self) -> None:
         self._stopped = True
+        for task in list(self._tasks):
+            task.cancel()
         if self._task is not None:
             self._task.cancel()
             await asyncio.wait({self._task}, timeout=5.0)
@@ -562,7 +587,10 @@ class ArenaService:
             except Exception:
                 log.warning("arena: a round failed", exc_info=True)
                 await asyncio.sleep(1.0)
-            await asyncio.sleep(POLL_S)
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(POLL_S):
+                    await self._wake.wait()
 
     async def round(self) -> None:
         """One look: queue the free members here, push changed leaderboards."""

@@ -16,7 +16,7 @@ ranking (`records.rank`, the same for every verifier):
 
 **Pairing** (`ArenaPairing`, in the quick match's queue and matcher: its tickets carry the
 member's arena score as their rating): in waves, as lichess's arena pairs. Once the free
-member who has waited longest has waited `GATHER` seconds (so members freed by rooms ending
+member who has waited longest has waited `GATHER` seconds (1) (so members freed by rooms ending
 at about the same time mix), every free member is paired at once: sorted by score (then by
 how long they waited), cut into the fewest rooms of at most N, their sizes as even as can be
 (5 free in rooms of 4: 3 and 2, never 4 and a lone one). Neighbours in score race together,
@@ -60,7 +60,7 @@ OUT_STATUSES = frozenset({"resigned", "left", "timeout"})
 MIN_ROOM = 2
 MAX_ROOM = 8
 #: seconds the longest-waiting free member waits before a wave pairs every free member
-GATHER = 1.5
+GATHER = 1.0
 
 
 def room_sizes(free: int, max_players: int) -> list[int]:
