@@ -47,7 +47,7 @@ export function leaderboardTable(view, me = null, { limit = 50, big = false } = 
       h("th", { scope: "col" }, "Points"), h("th", { scope: "col" }, "Recent"), h("th", { scope: "col" }, "Races"))),
     h("tbody", rows.map((r) => h(`tr${r.player === me ? ".me" : ""}`, { dataset: { player: r.player, score: String(r.score) } },
       h("td", String(r.rank)),
-      h("td", r.name, r.bot ? h("span.chip", "bot") : null, r.fire ? h("span.chip.fire", { title: "On fire: two wins in a row, points doubled" }, "🔥") : null,
+      h("td", r.name, r.bot ? h("span.chip", "bot") : null, r.fire ? h("span.chip.fire", { title: "On fire: two wins in a row, points doubled until a race is not a win" }, "on fire ×2") : null,
         r.paused ? h("span.chip", "paused") : null, r.racing ? h("span.chip", "racing") : null),
       h("td.num", h("b", String(r.score))),
       h("td.sheet", (r.sheet || []).slice(-8).join(" ")),
