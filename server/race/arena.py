@@ -613,6 +613,9 @@ class ArenaService:
             if _s(state) != "running" or now >= a.ends_at:
                 if _s(state) == "running":
                     await self.end(aid)  # the deadline is late: end it now
+                for mem in mems:  # over: watchers of its final standings from now on
+                    if self.members.get(id(mem.conn)) is mem:
+                        del self.members[id(mem.conn)]
                 continue
             for mem, raw in zip(mems, rows, strict=True):
                 if raw is None or self.members.get(id(mem.conn)) is not mem:

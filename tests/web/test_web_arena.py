@@ -1,7 +1,8 @@
 """Arenas in the web client (issue 25) against a real `solrace serve`: Ann creates an arena on
 the landing page, Bob joins it by its id; the server pairs them into one room, they resign,
 the leaderboard shows the race's points, and both are moved into their next room by
-themselves. The event page shows the standings with each race's record and passes axe."""
+themselves. The event page shows the standings with each race's record and passes axe; the
+broadcast view shows the leaderboard."""
 
 from __future__ import annotations
 
@@ -59,6 +60,11 @@ def test_an_arena_pairs_two_browsers_scores_their_race_and_pairs_them_again(brow
         expect(ann.locator("[data-testid=arena-board]")).to_contain_text("Bob", timeout=TIMEOUT)
         expect(ann.locator(f"a[href='/replay/{record}']")).to_be_visible(timeout=TIMEOUT)
         assert serious_violations(ann) == []
+        # the broadcast view: the leaderboard large, no controls
+        ann.goto(f"{web_server.url}/broadcast/event/{aid}")
+        board = ann.locator(".arena-broadcast [data-testid=arena-board]")
+        expect(board).to_contain_text("Ann", timeout=TIMEOUT)
+        assert ann.locator(".arena-broadcast button").count() == 0
         assert errors == []
     finally:
         ann.context.close()
