@@ -33,8 +33,8 @@ from solrace.client.connection import Client
 from solrace.client.player_key import new_key
 from solrace.server.store.redis_process import RedisProcess
 
-#: bots connecting at once (the ramp is not measured)
-CONNECTING = 50
+#: bots starting per second (the ramp is measured: it is the first wave's wait)
+RAMP = 50
 
 
 def quantile(xs: list[float], q: float) -> float:
@@ -60,7 +60,6 @@ async def arena(url: str, server: RaceServer, args: argparse.Namespace) -> None:
     first: list[float] = []
     later: list[float] = []
     stop = asyncio.Event()
-    gate = asyncio.Semaphore(CONNECTING)
 
     async def bot(i: int) -> BotResult:
         count = 0
@@ -70,8 +69,7 @@ async def arena(url: str, server: RaceServer, args: argparse.Namespace) -> None:
             (first if count == 0 else later).append(s)
             count += 1
 
-        async with gate:  # the connections ramp up CONNECTING at a time
-            await asyncio.sleep(0)
+        await asyncio.sleep(i / RAMP)  # the crowd joins RAMP a second
         return await run_arena_bot(
             url, aid, f"b{i}", args.pace, stop, seed=i, on_wait=waited, player_key=new_key()
         )
@@ -151,11 +149,8 @@ async def plain(url: str, server: RaceServer, args: argparse.Namespace) -> None:
         )
         return out
 
-    gate = asyncio.Semaphore(max(1, CONNECTING // args.size))
-
     async def gated(g: int) -> list[BotResult | BaseException]:
-        async with gate:
-            await asyncio.sleep(0)
+        await asyncio.sleep(g * args.size / RAMP)
         return await group(g)
 
     results = [r for rs in await asyncio.gather(*(gated(g) for g in range(groups))) for r in rs]

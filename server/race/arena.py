@@ -70,6 +70,9 @@ POLL_S = 0.25
 PUSH_S = 1.0
 #: standings rows a pushed `arena` carries (the page at /api/event/ID has all)
 PUSHED_ROWS = 50
+#: how long the view that answers `arena_join` and `arena_watch` is reused (s): a view reads
+#: every member, and a crowd joining at once must not read them once each
+REPLY_VIEW_S = 0.5
 #: an arena id: URL-safe, long enough not to be guessed in bulk
 ID_LENGTH = 10
 _ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"
@@ -213,6 +216,8 @@ class ArenaService:
         self.members: dict[int, Member] = {}
         self.arenas: dict[str, Arena] = {}
         self.watching: dict[int, str] = {}
+        #: the reply view of each arena lately asked about: (when, view)
+        self._replies: dict[str, tuple[float, dict[str, Any]]] = {}
         self._scripts = {
             name: self.redis.register_script(src)
             for name, src in (
@@ -349,7 +354,7 @@ class ArenaService:
         self.members[id(conn)] = Member(conn, aid, conn.player, name, conn.bot, conn.addr)
         self._watch(conn, a)
         self._start()
-        return await self.view(aid)
+        return await self._reply_view(aid)
 
     async def leave(self, conn: Any, aid: str) -> dict[str, Any]:
         """Pause: not paired again (a race on is played out); the standing is kept, and a
@@ -361,6 +366,7 @@ class ArenaService:
         with contextlib.suppress(Exception):
             await self.quick.cancel(conn)
         await self._scripts["pause"](keys=self._keys(aid)[:2], args=[member.player, "1"])
+        self._replies.pop(aid, None)
         return await self.view(aid)
 
     async def watch(self, conn: Any, aid: str) -> dict[str, Any]:
@@ -368,7 +374,20 @@ class ArenaService:
         a = await self._arena(aid)
         self._watch(conn, a)
         self._start()
-        return await self.view(aid)
+        return await self._reply_view(aid)
+
+    async def _reply_view(self, aid: str) -> dict[str, Any]:
+        """The view a join or a watch is answered with: at most REPLY_VIEW_S old (the pushes
+        bring every change after it)."""
+        mono = time.monotonic()
+        cached = self._replies.get(aid)
+        if cached is not None and mono - cached[0] < REPLY_VIEW_S:
+            return cached[1]
+        view = await self.view(aid)
+        if len(self._replies) > 1000:
+            self._replies.clear()
+        self._replies[aid] = (mono, view)
+        return view
 
     def _watch(self, conn: Any, a: Arena) -> None:
         was = self.watching.get(id(conn))
