@@ -82,7 +82,7 @@ async def arena(url: str, server: RaceServer, args: argparse.Namespace) -> None:
         view = (await host.arena_watch(aid)).arena
         if view["state"] == "ended" and view["running"] == 0:
             break
-        if any(t.done() and t.exception() for t in tasks):
+        if all(t.done() for t in tasks):
             break
     cpu, wall = _cpu(server) - cpu0, time.monotonic() - t0
     load1 = _load()

@@ -24,7 +24,8 @@ their I/O (PROTOCOL.md, Arena):
   clocks are); races paired before the end are played out and count (the event shows
   `running` until they are scored); nothing is paired after it;
 * every process pushes the leaderboard (`arena`) to its local members and spectators when the
-  arena's version moves, at most once per PUSH_S.
+  arena's version moves, at most once per PUSH_S (a second; a crowd less often: one more
+  second per PUSH_MEMBERS_PER_S members), one frame encoded once for all of them.
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ BUSY_STALE_MS = 3 * 3_600_000
 #: seconds between a process's looks at its members (free ones are queued) and pushes
 POLL_S = 0.25
 PUSH_S = 1.0
+#: members per second of push interval beyond PUSH_S: a crowd's leaderboard goes out less
+#: often (1,000 members: every 4 s), as each push is one frame to every member
+PUSH_MEMBERS_PER_S = 250
 #: standings rows a pushed `arena` carries (the page at /api/event/ID has all)
 PUSHED_ROWS = 50
 #: how long the view that answers `arena_join` and `arena_watch` is reused (s): a view reads
@@ -188,6 +192,8 @@ class Arena:
     watchers: set[Any] = field(default_factory=set)
     version: int = -1
     pushed_at: float = 0.0
+    #: seconds between two pushes (PUSH_S, longer for a crowd: PUSH_MEMBERS_PER_S)
+    every: float = PUSH_S
 
 
 def _s(v: Any) -> str:
@@ -688,7 +694,7 @@ class ArenaService:
         for a in list(self.arenas.values()):
             if not a.watchers and not any(x.arena == a.id for x in self.members.values()):
                 del self.arenas[a.id]
-        due = [a for a in watched if mono - a.pushed_at >= PUSH_S]
+        due = [a for a in watched if mono - a.pushed_at >= a.every]
         if not due:
             return
         pipe = self.redis.pipeline(transaction=False)
@@ -703,4 +709,5 @@ class ArenaService:
             except ProtocolError:
                 continue
             a.version, a.pushed_at = view["version"], mono
+            a.every = max(PUSH_S, view["members"] / PUSH_MEMBERS_PER_S)
             self.send(list(a.watchers), {"type": "arena", "arena": view})
