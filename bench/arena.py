@@ -24,6 +24,7 @@ import asyncio
 import os
 import tempfile
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -52,6 +53,16 @@ def _cpu(server: RaceServer) -> float:
     return sum(cpu_seconds(p) for p in server.pids().values())
 
 
+def _moves(server: RaceServer) -> float:
+    """The moves the server has acknowledged so far (its /metrics): every bot's, a bot that
+    failed later included."""
+    with urllib.request.urlopen(f"{server.url}/metrics", timeout=10) as res:
+        for line in res.read().decode().splitlines():
+            if line.startswith("solrace_moves_acked_total "):
+                return float(line.split()[1])
+    return float("nan")
+
+
 async def arena(url: str, server: RaceServer, args: argparse.Namespace) -> None:
     host = Client(url, player_key=new_key(), client_name="solrace-bench")
     await host.connect()
@@ -74,7 +85,7 @@ async def arena(url: str, server: RaceServer, args: argparse.Namespace) -> None:
             url, aid, f"b{i}", args.pace, stop, seed=i, on_wait=waited, player_key=new_key()
         )
 
-    cpu0, t0, load0 = _cpu(server), time.monotonic(), _load()
+    cpu0, t0, load0, moves0 = _cpu(server), time.monotonic(), _load(), _moves(server)
     tasks = [asyncio.create_task(bot(i)) for i in range(args.bots)]
     await host.arena_watch(aid)
     while True:
@@ -86,19 +97,19 @@ async def arena(url: str, server: RaceServer, args: argparse.Namespace) -> None:
             break
     cpu, wall = _cpu(server) - cpu0, time.monotonic() - t0
     load1 = _load()
+    acked = _moves(server) - moves0
     stop.set()
     results = await asyncio.gather(*tasks, return_exceptions=True)
     await host.close()
     failed = [r for r in results if isinstance(r, BaseException)]
-    done = [r for r in results if isinstance(r, BotResult)]
-    moves = sum(r.moves for r in done)
+    moves = acked
     races = view["races"]
     print(
         f"arena: {args.bots} bots, {args.game}, rooms of up to {args.size}, {args.minutes:g} min "
         f"(window {wall:.0f} s to the last race scored), pace {args.pace} s/move"
     )
     print(
-        f"  races scored {races}, members {view['members']}, moves {moves}, "
+        f"  races scored {races}, members {view['members']}, moves acked {moves:.0f}, "
         f"bot failures {len(failed)}" + (f" (first: {failed[0]!r})" if failed else "")
     )
     print(
@@ -121,7 +132,7 @@ async def plain(url: str, server: RaceServer, args: argparse.Namespace) -> None:
     """The baseline: the same bots in plain rooms of `--size`, one race each."""
     groups = max(1, args.bots // args.size)
     stop = asyncio.Event()
-    cpu0, t0, load0 = _cpu(server), time.monotonic(), _load()
+    cpu0, t0, load0, moves0 = _cpu(server), time.monotonic(), _load(), _moves(server)
 
     async def group(g: int) -> list[BotResult | BaseException]:
         made: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -156,10 +167,10 @@ async def plain(url: str, server: RaceServer, args: argparse.Namespace) -> None:
     results = [r for rs in await asyncio.gather(*(gated(g) for g in range(groups))) for r in rs]
     cpu, wall = _cpu(server) - cpu0, time.monotonic() - t0
     done = [r for r in results if isinstance(r, BotResult)]
-    moves = sum(r.moves for r in done)
+    moves = _moves(server) - moves0
     per_move = cpu / moves * 1000 if moves else float("nan")
     print(
-        f"plain: {groups} rooms of {args.size} bots, one race each: moves {moves}, "
+        f"plain: {groups} rooms of {args.size} bots, one race each: moves acked {moves:.0f}, "
         f"failures {len(results) - len(done)}"
     )
     print(
