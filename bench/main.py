@@ -20,6 +20,7 @@ KINDS = {
     "replay": "solrace.bench.replay",
     "leaderboards": "solrace.bench.leaderboards",
     "quick": "solrace.bench.quick_match",
+    "arena": "solrace.bench.arena",
 }
 
 

@@ -26,16 +26,18 @@ import argparse
 import asyncio
 import logging
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from . import events as ev
 from .connection import Client, ConnectionLost, ErrorReply
 from .moves import Board
 from .options import parse_option, room_options
-from .player_key import load_or_create
+from .player_key import load_or_create, new_key
 from .retry import RETRYABLE, backoff
 from .strategy import choose_move
 from .urls import DEFAULT_SERVER, parse_target, share_link, watch_link
@@ -303,9 +305,82 @@ async def run_quick_bot(
     return result
 
 
+async def run_arena_bot(
+    url: str,
+    arena: str,
+    name: str = "bot",
+    pace: float = 0.5,
+    stop_event: asyncio.Event | None = None,
+    *,
+    races: int | None = None,
+    seed: int | str | None = None,
+    player_key: str | None = None,
+    on_paired: Callable[[ev.ArenaPaired], None] | None = None,
+    on_wait: Callable[[float], None] | None = None,
+) -> BotResult:
+    """A marked bot as an arena's member (PROTOCOL.md, Arena): join, then for each
+    `arena_paired` take the seat (on this connection when its process serves the room, else
+    over a new one naming the room, which joins the arena again as the member's presence),
+    race, and wait to be paired again; until `stop_event` (or `races` races). An arena's
+    members need a player key: one is made when none is given. `on_wait` is told each wait
+    for a pairing (s): from the join, or from the race's results, to `arena_paired`."""
+    stop = stop_event or asyncio.Event()
+    rng = random.Random(seed)
+    result = BotResult()
+    key = player_key or new_key()
+
+    def connect_to(room: str | None) -> Client:
+        return Client(
+            url,
+            throttle=True,
+            client_name="solrace-bot/0.1",
+            room=room,
+            player_key=key,
+            bot=True,
+            connect_tries=16,
+        )
+
+    client = connect_to(None)
+    await client.connect()
+    try:
+        await client.arena_join(arena, name)
+        free = time.monotonic()
+        while not stop.is_set() and (races is None or result.races < races):
+            paired_task = asyncio.ensure_future(
+                client.wait_for(lambda x: isinstance(x, ev.ArenaPaired), timeout=None)
+            )
+            stopped = asyncio.ensure_future(stop.wait())
+            await asyncio.wait({paired_task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
+            if not paired_task.done():
+                paired_task.cancel()
+                break
+            paired = cast(ev.ArenaPaired, paired_task.result())
+            if on_wait is not None:
+                on_wait(time.monotonic() - free)
+            if on_paired is not None:
+                on_paired(paired)
+            if not paired.here:
+                await client.close()
+                client = connect_to(paired.room)
+                await client.connect()
+                await client.arena_join(arena, name)
+            await _race_match(client, paired, pace, stop, result, rng)
+            # free again once the race's results are in (the next pairing follows them)
+            await client.wait_until(partial(_finished, client.room), timeout=None)
+            free = time.monotonic()
+    finally:
+        await client.close()
+    return result
+
+
+def _finished(room: Any) -> bool:
+    return bool(room.state == "finished")
+
+
 async def _race_match(
     client: Client,
-    matched: ev.Matched,
+    matched: ev.Matched | ev.ArenaPaired,
     pace: float,
     stop: asyncio.Event,
     result: BotResult,
@@ -330,6 +405,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--create", metavar="GAME", help="the first bot creates a room for GAME and hosts it"
+    )
+    parser.add_argument(
+        "--arena",
+        metavar="ID",
+        help="join the arena ID as marked bots (one member each, a player key each: --keys keeps "
+        "them); each is paired, races and is paired again until stopped (or --races)",
     )
     parser.add_argument(
         "--quick",
@@ -391,12 +472,38 @@ def seed_of(seed: str | None, index: int) -> str | None:
 
 async def _main(args: argparse.Namespace) -> int:
     target = parse_target(args.target, args.server)
-    if not target.room and not args.create and not args.quick:
-        print("solrace bot: name a room (a link or a code), or use --create GAME or --quick GAME")
+    if not target.room and not args.create and not args.quick and not args.arena:
+        print(
+            "solrace bot: name a room (a link or a code), or use --create GAME, --quick GAME "
+            "or --arena ID"
+        )
         return 2
     stop = asyncio.Event()
     names = [args.name] if args.count == 1 else [f"{args.name}-{i + 1}" for i in range(args.count)]
     races = args.races or None
+    if args.arena:
+
+        def paired(p: ev.ArenaPaired) -> None:
+            print(f"paired in room {p.room}: {', '.join(p.players)}", flush=True)
+
+        arena_results = await asyncio.gather(
+            *(
+                run_arena_bot(
+                    target.url,
+                    args.arena,
+                    n,
+                    args.pace,
+                    stop,
+                    races=races,
+                    seed=seed_of(args.seed, i),
+                    player_key=key_of(args.keys, i),
+                    on_paired=paired,
+                )
+                for i, n in enumerate(names)
+            ),
+            return_exceptions=True,
+        )
+        return _report(names, arena_results)
     if args.quick:
 
         def matched(m: ev.Matched) -> None:

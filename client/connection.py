@@ -486,13 +486,13 @@ class Client:
             raise ConnectionLost("connection closed")
         return cast(ev.Message, item)
 
-    async def wait_until(self, condition: Any, timeout: float = 10.0) -> None:
+    async def wait_until(self, condition: Any, timeout: float | None = 10.0) -> None:
         """Consume pushes until `condition()` (on the room model, say) holds; checks first."""
         async with asyncio.timeout(timeout):
             while not condition():
                 await self.next_event()
 
-    async def wait_for(self, predicate: Any, timeout: float = 10.0) -> ev.Message:
+    async def wait_for(self, predicate: Any, timeout: float | None = 10.0) -> ev.Message:
         """Consume pushes until one satisfies `predicate(message)`; returns it."""
         async with asyncio.timeout(timeout):
             while True:
@@ -648,6 +648,39 @@ class Client:
                 return msg
             if isinstance(msg, ev.Error):
                 raise ErrorReply(msg.code, msg.message, msg)
+
+    async def arena_create(
+        self, game: str, minutes: int, max_players: int = 4, title: str | None = None
+    ) -> ev.Arena:
+        """A new arena (PROTOCOL.md, Arena); join it with `arena_join`."""
+        msg: dict[str, Any] = {
+            "type": "arena_create",
+            "game": game,
+            "minutes": minutes,
+            "max_players": max_players,
+        }
+        if title:
+            msg["title"] = title
+        reply = await self.request(msg)
+        assert isinstance(reply, ev.Arena), reply
+        return reply
+
+    async def arena_join(self, arena: str, name: str) -> ev.Arena:
+        """This connection is the player's presence in the arena: `arena_paired` follows
+        whenever the server pairs it (queued again after each race)."""
+        reply = await self.request({"type": "arena_join", "arena": arena, "name": name})
+        assert isinstance(reply, ev.Arena), reply
+        return reply
+
+    async def arena_leave(self, arena: str) -> ev.Arena:
+        reply = await self.request({"type": "arena_leave", "arena": arena})
+        assert isinstance(reply, ev.Arena), reply
+        return reply
+
+    async def arena_watch(self, arena: str) -> ev.Arena:
+        reply = await self.request({"type": "arena_watch", "arena": arena})
+        assert isinstance(reply, ev.Arena), reply
+        return reply
 
     async def join(self, room: str, name: str) -> ev.Joined:
         """A seat in `room`, on a socket naming it (reopened if it names none or another)."""

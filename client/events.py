@@ -172,6 +172,27 @@ class Matched(Message):
 
 
 @dataclass(kw_only=True)
+class Arena(Message):
+    """An arena's settings, state and leaderboard (PROTOCOL.md, Arena): the reply to the
+    `arena_*` requests, and pushed while it changes."""
+
+    arena: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ArenaPaired(Message):
+    """An arena member's next race: take `seat` of `room` with `resume` (`token`)."""
+
+    arena: str
+    room: str
+    seat: int
+    token: str
+    starts_at: int
+    players: list[str] = field(default_factory=list)
+    here: bool = False
+
+
+@dataclass(kw_only=True)
 class Unknown(Message):
     """A message type this client does not know (a newer server)."""
 
@@ -326,6 +347,8 @@ MESSAGE_TYPES: dict[str, type[Message]] = {
     "hint": Hint,
     "queued": Queued,
     "matched": Matched,
+    "arena": Arena,
+    "arena_paired": ArenaPaired,
     "admin": Admin,
 }
 

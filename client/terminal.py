@@ -125,6 +125,8 @@ class Terminal:
         self._last_drawn: tuple[Any, ...] | None = None
         #: seat -> name as last seen: a player who left the lobby is named in its event
         self.names: dict[int, str] = {}
+        #: an arena member's next pairing (`solrace play --arena`): it ends `run`
+        self.paired: asyncio.Queue[ev.ArenaPaired] = asyncio.Queue()
 
     def print(self, text: str = "") -> None:
         self.out.write(text + "\n")
@@ -300,6 +302,11 @@ class Terminal:
             self.print(solved_line(msg.raw, names))
         elif isinstance(msg, ev.Error):
             self.print(f"server: {msg.code}: {msg.message}")
+        elif isinstance(msg, ev.Arena):
+            self.print(arena_line(msg.arena, _me(self.client)))
+        elif isinstance(msg, ev.ArenaPaired):
+            self.paired.put_nowait(msg)
+            self.done.set()
 
     async def _count_down(self) -> None:
         """3... 2... 1... while the room counts down (the server's clock decides)."""
@@ -331,11 +338,12 @@ class Terminal:
             self.done.set()
 
         push_task = asyncio.create_task(pushes())
+        done = asyncio.create_task(self.done.wait())
         try:
             while not self.done.is_set():
                 get = asyncio.create_task(self.lines.get())
                 finished, _ = await asyncio.wait(
-                    {get, push_task}, return_when=asyncio.FIRST_COMPLETED
+                    {get, push_task, done}, return_when=asyncio.FIRST_COMPLETED
                 )
                 if get not in finished:
                     get.cancel()
@@ -345,6 +353,7 @@ class Terminal:
                     break
         finally:
             push_task.cancel()
+            done.cancel()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -398,6 +407,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="race now: whoever is waiting for GAME, paired by rating (rated; Ctrl-C cancels)",
     )
     parser.add_argument(
+        "--arena",
+        metavar="ID",
+        help="take part in the arena ID (PROTOCOL.md, Arena): paired race after race until you "
+        "/quit; the leaderboard is printed as it changes",
+    )
+    parser.add_argument(
         "--casual",
         action="store_true",
         help="with --quick: an unrated race (no player key needed)",
@@ -432,6 +447,8 @@ async def _main(args: argparse.Namespace) -> int:
         return 1
     full_screen = not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
     try:
+        if args.arena:
+            return await arena_loop(client, target, args, color)
         if args.quick:
             client, joined, said = await quick_match(client, target, args)
         elif args.create:
@@ -503,6 +520,71 @@ async def quick_match(
         f"as seat {matched.seat}{' (rated)' if matched.rated else ''}"
     )
     return racer, joined, said
+
+
+def _me(client: Client) -> str | None:
+    """This client's public player id (its welcome's)."""
+    return client.welcome.player if client.welcome is not None else None
+
+
+def arena_line(view: dict[str, Any], me: str | None, top: int = 5) -> str:
+    """The arena's state and leaderboard in a few lines (the member's own row marked)."""
+    state = view.get("state")
+    head = (
+        f"arena {view.get('title') or view.get('id')} ({view.get('game')}): {state}, "
+        f"{view.get('members', 0)} members, {view.get('races', 0)} races"
+    )
+    if state == "ended" and view.get("running"):
+        head += f", {view['running']} still racing"
+    rows = []
+    for row in view.get("standings", []):
+        if row["rank"] > top and row["player"] != me:
+            continue
+        mark = "*" if row["player"] == me else " "
+        fire = " (on fire)" if row.get("fire") else ""
+        bot = " [bot]" if row.get("bot") else ""
+        rows.append(
+            f"{mark}{row['rank']:>3}. {row['name']}{bot}: {row['score']} pts, "
+            f"{row['wins']}/{row['races']} wins{fire}"
+        )
+    return "\n".join([head, *rows])
+
+
+async def arena_loop(client: Client, target: Any, args: argparse.Namespace, color: bool) -> int:
+    """`solrace play --arena ID`: join, then race each pairing (on this connection when its
+    process serves the room, else on a new one naming it, which joins the arena again as the
+    member's presence) in the line-by-line terminal, until /quit or the arena is over."""
+    if client.player_key is None:
+        print("solrace play --arena: an arena's members need the player key (drop --anonymous)")
+        return 2
+    view = await client.arena_join(args.arena, args.name)
+    term = Terminal(client, color)
+    term.print(arena_line(view.arena, _me(client)))
+    term.print("waiting to be paired; /quit leaves")
+    term.start_reader(asyncio.get_running_loop())
+    while True:
+        term.done.clear()
+        await term.run()
+        if term.paired.empty():
+            return 0  # /quit, or the connection is gone
+        paired = term.paired.get_nowait()
+        if not paired.here:
+            await term.client.close()
+            racer = Client(
+                target.url,
+                auto_resume=True,
+                client_name="solrace-terminal/0.1",
+                room=paired.room,
+                player_key=client.player_key,
+            )
+            await racer.connect()
+            await racer.arena_join(args.arena, args.name)
+            term.client = client = racer
+        await client.resume(paired.room, paired.token)
+        others = [p for i, p in enumerate(paired.players) if i != paired.seat]
+        term.print(f"arena: racing {', '.join(others) or 'nobody'} in room {paired.room}")
+        term.print(HELP)
+        term.draw()
 
 
 def daily_said(joined: ev.Joined, target: Any) -> str:

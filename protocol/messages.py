@@ -32,6 +32,7 @@ ERROR_CODES: dict[str, str] = {
     "unsupported_version": "the server does not speak that version (`versions` lists those it does; then close 1002)",
     "rate_limited": "over a rate limit or cap (`limit` names it; `retry_after` ms when waiting helps): the message was dropped",
     "no_room": "no room has that code",
+    "no_arena": "no arena has that id (or its results have expired)",
     "room_full": "every seat of the room is taken",
     "bad_token": "that token holds no seat in this room",
     "not_host": "a host action without the room's host token",
@@ -157,6 +158,17 @@ CLIENT: dict[str, dict[str, F]] = {
     # quick match: race whoever is waiting for `game` now (rated unless `rated: false`)
     "quick": {"game": F(str, True, 32), "name": F(str, True, 24), "rated": F(bool, False)},
     "quick_cancel": {},
+    # arenas (PROTOCOL.md, Arena): a timed event, its members paired by score as they are free
+    "arena_create": {
+        "game": F(str, True, 32),
+        "minutes": F(Num),
+        "max_players": F(int, False),
+        "title": F(str, False, NAME_CODE_POINTS),
+        "name": F(str, False, NAME_CODE_POINTS),
+    },
+    "arena_join": {"arena": F(str, True, 32), "name": F(str, True, NAME_CODE_POINTS)},
+    "arena_leave": {"arena": F(str, True, 32)},
+    "arena_watch": {"arena": F(str, True, 32)},
     # an operator's request (Admin): off unless the server has an admin token
     "admin": {
         "token": F(str, True, 128),
@@ -228,6 +240,19 @@ SERVER: dict[str, dict[str, F]] = {
         "starts_at": F(int),
         "players": F(list),
         "here": F(bool, False),  # the room is served by this connection's process
+    },
+    # an arena's settings, state and leaderboard: the reply to arena_*, and pushed to its
+    # members and watchers when it changes (PROTOCOL.md, Arena)
+    "arena": {"arena": F(dict), "ref": F(int, False)},
+    # an arena member's next race: take the seat as after `matched`
+    "arena_paired": {
+        "arena": F(str),
+        "room": F(str),
+        "seat": F(int),
+        "token": F(str),
+        "starts_at": F(int),
+        "players": F(list),
+        "here": F(bool, False),
     },
     # the answer to `admin`: `procs` (op rooms), `room` (room, kick, close) or `errors`
     "admin": {

@@ -12,8 +12,9 @@ exist: the hub reads rooms through the service (`Hub.attach`).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
+from solrace.protocol import messages as m
 from solrace.server.config import ServerConfig
 from solrace.server.league.boards import Boards
 from solrace.server.league.daily import Dailies
@@ -24,6 +25,8 @@ from solrace.server.net.fanout import Hub
 from solrace.server.net.guard import Guard
 from solrace.server.net.supervisor import RoomSupervisor
 from solrace.server.net.transport import Transport
+from solrace.server.net.ws_server import broadcast
+from solrace.server.race.arena import ArenaService
 from solrace.server.race.quick import QuickMatch
 from solrace.server.race.service import RoomService
 from solrace.server.rules.room import Room
@@ -50,7 +53,7 @@ def build(
         days=config.record_days,
         deadlines=store,
         due_ms=config.record_due_ms,
-        also=lambda room: standings.owed(room),  # applied with the record, under its reminder
+        also=lambda room: _both(standings.owed(room), arena.owed(room)),  # under its reminder
     )
     standings = Standings(records, Boards(store.redis, store.prefix))
     verdicts = RaceVerdicts(solver, lambda code, rule: service.update(code, rule))
@@ -68,6 +71,7 @@ def build(
         verdicts.finished(room)
         records.finished(room)  # and the standings (records.also)
         dailies.finished(room)
+        arena.finished(room)  # scored now; again (a no-op) under the record's reminder
 
     service = RoomService(
         store,
@@ -83,7 +87,8 @@ def build(
     )
     # a room's lease lasts the liveness window: a dead owner's rooms are free as it is counted out
     leases = Leases(store, proc_id, limits.heartbeat * 5, serves=hub.rooms.__contains__)
-    rooms = RoomSupervisor(service, hub, limits, leases, proc_id)
+    # arena.end: the arena's end deadline (`arena|ID`), fired by any process's janitor
+    rooms = RoomSupervisor(service, hub, limits, leases, proc_id, lambda aid: arena.end(aid))
     hub.attach(service, rooms.on_room_event)
     checks = Guard(config.guard)
     matcher = QuickMatch(
@@ -94,6 +99,12 @@ def build(
         config.quick,
         # a rated match spends its seats from the address's budget (the guard's)
         matched=lambda w: checks.rated_spend(w.limit_key, 1 if w.rated else 0),
+        # an arena's queues and the rooms made for its members (server/race/arena.py)
+        extra_queues=lambda: arena.queues(),
+        made=lambda aid, code, members: arena.made(aid, code, members),
+    )
+    arena = ArenaService(
+        service, matcher, lambda conns, msg: broadcast([c.ws for c in conns], m.encode(msg))
     )
     operators = Admin(
         config.admin,
@@ -113,4 +124,20 @@ def build(
         guard=checks,
         admin=operators,
         quick=matcher,
+        arena=arena,
     )
+
+
+def _both(
+    first: Callable[[], Awaitable[None]] | None, second: Callable[[], Awaitable[None]] | None
+) -> Callable[[], Awaitable[None]] | None:
+    """Two owed writes of a finished race as one (either may be None)."""
+    if first is None or second is None:
+        return first or second
+    a, b = first, second
+
+    async def both() -> None:
+        await a()
+        await b()
+
+    return both

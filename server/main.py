@@ -419,6 +419,7 @@ async def serve_forever(
                     guard=transport.guard,
                     trusted_proxies=transport.limits.trusted_proxies,
                     rooms=transport.store.doc,  # /api/room/CODE: an invite link's room
+                    arenas=transport.arena_results,  # /api/event/ID
                 ).handle,
                 admin=lambda peer, forwarded: admin.allows_request(
                     peer, forwarded, transport.limits.trusted_proxies

@@ -16,6 +16,8 @@
                              the ratings of up to RATINGS_MAX players in one game, as shown
                              beside their names (rating, provisional, rated races, the change
                              of their latest rated race); players never rated are left out
+    GET /api/event/ID        an arena: settings, state, every standing, every scored race with its
+                             record id (server/race/arena.py, PROTOCOL.md, Arena)
     GET /api/room/CODE       what an invite link shows before one joins: the room's game,
                              host, seats and state (charged like `spectate`, a miss spends
                              a guess: a private code is the key to its room)
@@ -177,8 +179,11 @@ class Api:
         guard: Guard | None = None,
         trusted_proxies: tuple[IPNetwork, ...] = (),
         rooms: Callable[[str], Awaitable[dict[str, Any] | None]] | None = None,
+        arenas: Callable[[str], Awaitable[dict[str, Any]]] | None = None,
     ) -> None:
         self.records = records
+        #: an arena's view with every standing and race (ArenaService.view), /api/event/ID
+        self.arenas = arenas
         #: a room's document by code (Store.doc), for /api/room/CODE
         self.rooms = rooms
         #: per-address budgets (the WebSocket side's, so one address has one budget)
@@ -205,6 +210,8 @@ class Api:
             return await self.player(request, parts[1], parse_qs(url.query), peer)
         if len(parts) == 2 and parts[0] == "replay":
             return await self.replay(request, parts[1], peer)
+        if len(parts) == 2 and parts[0] == "event" and self.arenas is not None:
+            return await self.event(request, parts[1], peer)
         if len(parts) == 2 and parts[0] == "room" and self.rooms is not None:
             return await self.room(request, parts[1], peer)
         if len(parts) == 2 and parts[0] == "ratings" and self.standings is not None:
@@ -340,6 +347,21 @@ class Api:
         ).encode()
         cache = f"public, max-age={BOARD_MAX_AGE}"
         return _cached(request, body, JSON, _digest_etag(body), cache)
+
+    async def event(self, request: Request, aid: str, peer: str = "") -> Response:
+        """An arena's settings, state, every member's standing and every scored race (each
+        with its record id: PROTOCOL.md, Arena), charged like `spectate`."""
+        assert self.arenas is not None
+        if not aid.isalnum() or not 1 <= len(aid) <= 32:
+            return not_found("event")
+        refused = self.charge(request, peer, "spectate")
+        if refused is not None:
+            return refused
+        try:
+            body = await self.arenas(aid)
+        except ProtocolError:
+            return not_found("event")
+        return _revalidated(request, body)
 
     async def room(self, request: Request, code: str, peer: str = "") -> Response:
         """An invite link's room, as its page shows it before anyone joins (no token, no

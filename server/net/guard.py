@@ -48,14 +48,28 @@ from solrace.protocol.messages import ProtocolError
 from solrace.server.net.conn import Bucket, IPNetwork, address_key, within
 
 #: message types that cost Redis work whatever the room: per-address and server budgets
-EXPENSIVE = frozenset({"lobby", "join", "spectate", "resume", "create", "daily", "admin", "quick"})
+EXPENSIVE = frozenset(
+    {
+        "lobby",
+        "join",
+        "spectate",
+        "resume",
+        "create",
+        "daily",
+        "admin",
+        "quick",
+        "arena_create",  # an arena's keys, its deadline (and its own cap per address an hour)
+        "arena_join",  # the reply reads the arena's whole member table
+        "arena_watch",
+    }
+)
 #: HTTP requests charged like the expensive messages: a replay built (a worker's CPU), a
 #: record or a player's page looked up (Redis reads, records unpacked)
 CHARGED_HTTP = frozenset({"replay", "record", "player"})
 #: requests that make a room (a daily attempt is one): the per-address room budget
 MAKES_ROOM = frozenset({"create", "daily"})
 #: error codes of a lookup that found nothing: a guess
-GUESS_MISSES = frozenset({"no_room", "bad_token"})
+GUESS_MISSES = frozenset({"no_room", "bad_token", "no_arena"})
 
 
 @dataclass(frozen=True)
@@ -230,7 +244,10 @@ class Guard:
         if (kind not in EXPENSIVE and kind not in CHARGED_HTTP) or key is None:
             return
         entry = self._entry(key)
-        if kind in ("join", "spectate", "resume", "admin") and entry.guesses.level() < 1:
+        if (
+            kind in ("join", "spectate", "resume", "admin", "arena_join", "arena_watch")
+            and entry.guesses.level() < 1
+        ):
             raise over(
                 "guesses",
                 "too many lookups of rooms or tokens that do not exist from your address",

@@ -3,7 +3,7 @@
 
 A handler is an `on_<type>` method of one of the groups (`handlers_room`: a room's commands;
 `handlers_lobby`: the lobby and dailies; `handlers_ops`: quick match and the operators'
-requests); `Handlers.table` maps each message type to its bound method, and the transport
+requests; `handlers_arena`: arena events); `Handlers.table` maps each message type to its bound method, and the transport
 (server/net/transport.py) builds one dict of them all when it is made. The checks before a
 handler runs (hello, rate limits, the guard's budget, slow requests in their own task) are the
 transport's."""
@@ -28,6 +28,7 @@ from solrace.server.net.conn import Bucket, Conn, Limits
 from solrace.server.net.fanout import Hub, send
 from solrace.server.net.guard import Guard
 from solrace.server.net.supervisor import RoomSupervisor
+from solrace.server.race.arena import ArenaService
 from solrace.server.race.quick import QuickMatch
 from solrace.server.race.service import RoomService
 
@@ -56,6 +57,7 @@ class Handlers:
         dailies: Dailies,
         admin: Admin,
         quick: QuickMatch | None,
+        arena: ArenaService | None = None,
     ) -> None:
         self.service = service
         self.hub = hub
@@ -65,6 +67,7 @@ class Handlers:
         self.dailies = dailies
         self.admin = admin
         self.quick = quick
+        self.arena = arena
 
     def table(self) -> dict[str, Handler]:
         """This group's handlers by message type: each `on_<type>` method."""

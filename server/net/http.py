@@ -119,11 +119,11 @@ def room_link(code: str) -> Response:
 
 #: pages of the web app with their own address: `/replay/ID` (a race record's replay),
 #: `/player/ID` (a player's races), `/broadcast/CODE` (a room's broadcast view, a
-#: spectator), `/leaderboard[/GAME[/KIND]]` (the all-time boards), `/daily/DATE/GAME` (a
+#: spectator), `/event/ID` and `/broadcast/event/ID` (an arena's leaderboard), `/leaderboard[/GAME[/KIND]]` (the all-time boards), `/daily/DATE/GAME` (a
 #: daily's board), `/dailies` (the archive of past dailies) and `/ratings` (how ratings
 #: work); the app reads which from the path
 APP_PAGE = re.compile(
-    r"^/(?:(?:replay|player|broadcast)/[A-Za-z0-9_-]{1,64}"
+    r"^/(?:(?:replay|player|broadcast|event|broadcast/event)/[A-Za-z0-9_-]{1,64}"
     r"|leaderboard(?:/[a-z]{1,32}(?:/[a-z]{1,16})?)?"
     r"|daily/\d{4}-\d{2}-\d{2}/[a-z]{1,32}"
     r"|dailies|ratings)$"

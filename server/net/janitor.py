@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from solrace.protocol.messages import ProtocolError
@@ -32,8 +32,16 @@ class Janitor:
     #: seconds between janitor rounds (deadlines are due to this precision)
     JANITOR_S = 0.25
 
-    def __init__(self, sv: Supervision, presence: Presence, clocks: Clocks) -> None:
+    def __init__(
+        self,
+        sv: Supervision,
+        presence: Presence,
+        clocks: Clocks,
+        arena_end: Callable[[str], Coroutine[Any, Any, Any]] | None = None,
+    ) -> None:
         self.sv = sv
+        #: an arena's end (deadline `arena|ID`): server/race/arena.py's
+        self.arena_end = arena_end
         self.service = sv.service
         self.store = sv.store
         self.hub = sv.hub
@@ -83,6 +91,8 @@ class Janitor:
         if kind == "record":
             code, _, round_ = rest.partition("|")
             return self.service.owed_record(code, int(round_))
+        if kind == "arena" and self.arena_end is not None:
+            return self.arena_end(rest)
         return None
 
     async def _handle(self, due: Due) -> None:

@@ -17,7 +17,7 @@ The three are modules of their own (`presence`, `clocks`, `janitor`, on the comm
 from __future__ import annotations
 
 import secrets
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from solrace.server.net.clocks import Clocks
@@ -40,11 +40,12 @@ class RoomSupervisor:
         limits: Limits,
         leases: Leases | None = None,
         proc_id: str | None = None,
+        arena_end: Callable[[str], Coroutine[Any, Any, Any]] | None = None,
     ) -> None:
         self.sv = Supervision(service, hub, limits, leases, proc_id or secrets.token_hex(8))
         self.clocks = Clocks(self.sv)
         self.presence = Presence(self.sv, self.clocks)
-        self.janitor = Janitor(self.sv, self.presence, self.clocks)
+        self.janitor = Janitor(self.sv, self.presence, self.clocks, arena_end)
         self.service = service
         self.hub = hub
         self.limits = limits

@@ -34,11 +34,13 @@ from solrace.server.net.conn import Bucket, Conn, Limits, address_key, client_ad
 from solrace.server.net.fanout import Hub, write
 from solrace.server.net.guard import EXPENSIVE, Guard
 from solrace.server.net.handlers import Handler, reply
+from solrace.server.net.handlers_arena import ArenaHandlers
 from solrace.server.net.handlers_lobby import LobbyHandlers
 from solrace.server.net.handlers_ops import OpsHandlers
 from solrace.server.net.handlers_room import RoomHandlers
 from solrace.server.net.supervisor import RoomSupervisor
 from solrace.server.net.ws_server import WsConnection
+from solrace.server.race.arena import ArenaService
 from solrace.server.race.quick import QuickMatch
 from solrace.server.race.service import RoomService
 from solrace.server.store.redis_conn import transient
@@ -81,6 +83,7 @@ class Transport:
         guard: Guard,
         admin: Admin,
         quick: QuickMatch | None = None,
+        arena: ArenaService | None = None,
     ) -> None:
         self.service = service
         self.records = records
@@ -102,13 +105,23 @@ class Transport:
         #: every message type's handler (but hello's and ping's, answered here), built once:
         #: each group's `on_<type>` methods (server/net/handlers*.py)
         self.on: dict[str, Handler] = {}
-        for group in (RoomHandlers, LobbyHandlers, OpsHandlers):
+        for group in (RoomHandlers, LobbyHandlers, OpsHandlers, ArenaHandlers):
             handlers = group(
-                service, hub, rooms, limits, guard=guard, dailies=dailies, admin=admin, quick=quick
+                service,
+                hub,
+                rooms,
+                limits,
+                guard=guard,
+                dailies=dailies,
+                admin=admin,
+                quick=quick,
+                arena=arena,
             )
             table = handlers.table()
             assert not table.keys() & self.on.keys(), "a message type with two handlers"
             self.on.update(table)
+        #: arena events (server/race/arena.py), on the quick match's queue
+        self.arena = arena
         self.tasks: set[asyncio.Task[Any]] = set()
         #: tasks that drain connections' inboxes or let lost connections go (`idle`)
         self.handlers: set[asyncio.Task[Any]] = set()
@@ -122,7 +135,15 @@ class Transport:
         if self.quick is not None:
             self.quick.start()
 
+    async def arena_results(self, aid: str) -> dict[str, Any]:
+        """/api/event/ID: the arena with every standing and race (ProtocolError: none)."""
+        if self.arena is None:
+            raise ProtocolError("not_allowed", "this server has no arenas")
+        return await self.arena.view(aid, rows=None, races=True)
+
     async def close(self) -> None:
+        if self.arena is not None:
+            await self.arena.close()
         if self.quick is not None:
             await self.quick.close()
         await self.admin.close()
@@ -247,6 +268,8 @@ class Transport:
         self.guard.disconnect(conn.limit_key)
         try:
             await self._end_pending(conn)
+            if self.arena is not None:
+                self.arena.dropped(conn)
             if self.quick is not None:
                 await self.quick.dropped(conn)
         finally:

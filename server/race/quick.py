@@ -34,7 +34,7 @@ import logging
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -42,6 +42,7 @@ from solrace.protocol import messages as m
 from solrace.protocol.messages import ProtocolError
 from solrace.protocol.names import clean_name
 from solrace.server.race.service import RoomService, new_token
+from solrace.server.rules.arena import ArenaPairing
 from solrace.server.rules.matchmaking import Group, Pairing, Rules, Ticket
 from solrace.server.rules.room import Room, addr_hash, token_hash
 from solrace.server.store import keys
@@ -195,6 +196,8 @@ class QuickMatch:
         config: QuickConfig | None = None,
         *,
         matched: Callable[[Waiting], None] | None = None,
+        extra_queues: Callable[[], Awaitable[dict[str, ArenaPairing]]] | None = None,
+        made: Callable[[str, str, list[dict[str, Any]]], Awaitable[None]] | None = None,
     ) -> None:
         self.service = service
         self.redis: Client = service.store.redis
@@ -206,12 +209,18 @@ class QuickMatch:
         self.games = list(m.GAME_NAMES)
         self.waiting: dict[str, Waiting] = {}
         self.by_owner: dict[int, str] = {}
-        self.pairings: dict[str, Pairing] = {}
+        self.pairings: dict[str, Pairing | ArenaPairing] = {}
         self.leader = False
         #: the matcher's rounds so far (tests wait on it)
         self.rounds = 0
         #: told when a ticket is matched (the owner's rated seat is spent): (owner, waiting)
         self.matched_hook: Callable[[Waiting], None] | None = matched
+        #: queues besides the games' (an arena's, server/race/arena.py): queue -> its pairing
+        #: (server/rules/arena.py), asked at every matcher round
+        self.extra_queues = extra_queues
+        #: told as a room is made for a group whose tickets carry `arena` (its members busy):
+        #: (arena id, room code, the members' tickets)
+        self.made_hook = made
         self._scripts = {
             name: self.redis.register_script(src)
             for name, src in (
@@ -251,9 +260,15 @@ class QuickMatch:
         bot: bool,
         tell: Callable[[dict[str, Any]], None],
         limit_key: str | None = None,
+        *,
+        queue: str | None = None,
+        rating: float | None = None,
+        arena: str | None = None,
     ) -> dict[str, Any]:
         """Queue `owner` (a connection) for a race of `game`; returns the `queued` reply's
-        fields. `tell` gets the `matched` message (or an error) later."""
+        fields. `tell` gets the `matched` message (or an error) later. An arena's ticket
+        names its own `queue` (paired by its rule: `extra_queues`), its `rating` (the
+        member's score) and the `arena` its room belongs to."""
         if game not in self.games:
             raise ProtocolError("bad_options", f"unknown game {game!r}")
         if self.ticket_of(owner) is not None:
@@ -264,12 +279,14 @@ class QuickMatch:
                 "quick match is rated: say hello with a player key (or ask with rated: false)",
             )
         name = clean_name(name)
-        rating = DEFAULT_RATING
-        if player is not None:
+        if rating is None and player is not None:
+            rating = DEFAULT_RATING
             row = await self.rating_of(game, player)
             if row:
                 rating = float(row["mu"])
-        queue = queue_name(game, rated)
+        if rating is None:
+            rating = DEFAULT_RATING
+        queue = queue or queue_name(game, rated)
         tid = secrets.token_hex(8)
         token = new_token()
         now = self.service.clock()
@@ -285,6 +302,7 @@ class QuickMatch:
             "rating": rating,
             "at": now,
             "seat": token_hash(token),
+            **({"arena": arena} if arena else {}),
         }
         added = await self._scripts["enqueue"](
             keys=self._qkeys(queue),
@@ -437,6 +455,8 @@ class QuickMatch:
         Returns the players seated."""
         self.rounds += 1
         queues = [queue_name(g, r) for g in self.games for r in (True, False)]
+        extra = await self.extra_queues() if self.extra_queues is not None else {}
+        queues += list(extra)
         pipe = self.redis.pipeline(transaction=False)
         for q in queues:
             pipe.zcard(self._qkeys(q)[1])
@@ -454,7 +474,9 @@ class QuickMatch:
                 t = json.loads(v)
                 tickets[t["id"]] = t
             pairing = self.pairings.get(q)
-            if pairing is None:
+            if pairing is None and q in extra:
+                pairing = self.pairings[q] = extra[q]
+            elif pairing is None:
                 rules = self.config.rules
                 if self.service.seats_per_address and not rules.per_address:
                     rules = Rules(
@@ -463,7 +485,14 @@ class QuickMatch:
                 pairing = self.pairings[q] = Pairing(rules)
             sealed = pairing.step(
                 [
-                    Ticket(t["id"], float(t["rating"]), t["at"] / 1000.0, t["addr"], bool(t["bot"]))
+                    # an arena's bots are members as any other, never fill-ins
+                    Ticket(
+                        t["id"],
+                        float(t["rating"]),
+                        t["at"] / 1000.0,
+                        t["addr"],
+                        bool(t["bot"]) and q not in extra,
+                    )
                     for t in tickets.values()
                 ],
                 now / 1000.0,
@@ -527,6 +556,7 @@ class QuickMatch:
         svc = self.service
         await svc.load_secret()
         first = members[0]
+        arena = first.get("arena")
         options = {
             "game": first["game"],
             "rated": bool(first["rated"]),
@@ -542,10 +572,14 @@ class QuickMatch:
                     t["name"], t["seat"], now, t["player"], addr=t["addr"], bot=t["bot"]
                 )
                 events += evs
+            if arena:
+                room.doc["arena"] = arena  # its results are scored (server/race/arena.py)
             return events + room.start(now, seed, salt, secret=svc.secret)
 
         out = await svc.create("quick", options, False, prepare=rule)
         doc = out["doc"]
+        if arena and self.made_hook is not None:
+            await self.made_hook(arena, out["room"], members)
         self.arm(out["room"], doc["starts_at"])
         players = [s["name"] for s in doc["seats"]]
         return [
@@ -558,6 +592,7 @@ class QuickMatch:
                 "starts_at": doc["starts_at"],
                 "players": players,
                 "maker": self.proc_id,
+                **({"arena": arena} if arena else {}),
             }
             for seat, t in enumerate(members)
         ]

@@ -29,6 +29,12 @@ master, so a Lua script may touch all of them at once (a room's move, a board's 
     P quick:{QUEUE}:tickets|seen     a quick-match queue: its tickets, when each was vouched for
     P quickbox:{PROC}       list     what a process's quick-match tickets became (quick.py)
     P quick:lease           str      the quick-match matcher's lease (quick.py)
+    P arena:{ID}:meta       hash     an arena event: its settings, state, version (race/arena.py)
+    P arena:{ID}:members    hash     an arena's members: player id -> standing (JSON)
+    P arena:{ID}:races      list     an arena's scored races, in order (JSON: record id, points)
+    P arena:{ID}:scored     set      the rooms/rounds already scored (applied once)
+    P arenas                zset     the running arenas: id -> when they end (ms)
+    P arenahost:{ADDR}      str      arenas an address created lately (a counter, expiring)
     P secret                str      the server secret (secret.py)
     P signing-key           str      the record-signing key (signing.py)
 """
@@ -36,6 +42,9 @@ master, so a Lua script may touch all of them at once (a room's move, a board's 
 from __future__ import annotations
 
 __all__ = [
+    "arena",
+    "arena_host",
+    "arenas",
     "board",
     "daily",
     "deadlines",
@@ -116,6 +125,21 @@ def quick_inbox(prefix: str, proc_id: str) -> str:
 def quick_lease(prefix: str) -> str:
     """The quick-match matcher's lease: the id of the process that pairs."""
     return f"{prefix}quick:lease"
+
+
+def arena(prefix: str, arena_id: str, part: str) -> str:
+    """An arena's keys (`meta`, `members`, `races`, `scored`), on one hash tag."""
+    return f"{prefix}arena:{{{arena_id}}}:{part}"
+
+
+def arenas(prefix: str) -> str:
+    """The running arenas (the matcher pairs their queues): id -> end time (ms)."""
+    return f"{prefix}arenas"
+
+
+def arena_host(prefix: str, addr: str) -> str:
+    """How many arenas an address (its keyed hash) created lately."""
+    return f"{prefix}arenahost:{{{addr}}}"
 
 
 def secret(prefix: str) -> str:

@@ -452,3 +452,62 @@ async def test_play_quick_races_whoever_is_waiting(server_url, solrace_cmd, chil
         await other.close()
         if racer is not None:
             await racer.close()
+
+
+async def test_play_arena_joins_is_paired_and_races(server_url, solrace_cmd, child_env):
+    """`solrace play --arena ID`: joins the arena (its leaderboard printed), is paired with a
+    bot that `solrace bot --arena ID` made a member, and races in the room it is moved to."""
+    from solrace.client.player_key import new_key
+
+    host = Client(server_url, player_key=new_key())
+    await host.connect()
+    aid = (await host.arena_create("leapyear", 5, 2, title="cli arena")).arena["id"]
+    play = await asyncio.create_subprocess_exec(
+        *solrace_cmd,
+        "play",
+        "--server",
+        server_url,
+        "--arena",
+        aid,
+        "--name",
+        "ann",
+        "--no-color",
+        "--plain",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=child_env,
+    )
+    bot = await asyncio.create_subprocess_exec(
+        *solrace_cmd,
+        "bot",
+        "--server",
+        server_url,
+        "--arena",
+        aid,
+        "--name",
+        "botty",
+        "--pace",
+        "0.2",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=child_env,
+    )
+    try:
+        out = await read_until(play.stdout, "waiting to be paired")
+        assert "arena cli arena (leapyear): running" in out, out
+        out = await read_until(play.stdout, "arena: racing botty in room")
+        assert "paired in room" in (await read_until(bot.stdout, "paired in room"))
+        out = await read_until(play.stdout, "moves: ")  # the race began: ann's board is drawn
+        view = (await host.arena_watch(aid)).arena
+        assert sorted(r["name"] for r in view["standings"]) == ["ann", "botty"]
+        assert [r["bot"] for r in view["standings"] if r["name"] == "botty"] == [True]
+        play.stdin.write(b"/quit\n")
+        await play.stdin.drain()
+        assert await asyncio.wait_for(play.wait(), 10) == 0
+    finally:
+        for proc in (play, bot):
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        await host.close()

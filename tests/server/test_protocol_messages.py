@@ -37,6 +37,10 @@ CLIENT_EXAMPLES = {
     "hint": {},
     "quick": {"game": "klondike", "name": "ann", "rated": True},
     "quick_cancel": {},
+    "arena_create": {"game": "klondike", "minutes": 60, "max_players": 4, "title": "Club night"},
+    "arena_join": {"arena": "k3v9qz2m8a", "name": "ann"},
+    "arena_leave": {"arena": "k3v9qz2m8a"},
+    "arena_watch": {"arena": "k3v9qz2m8a"},
     "admin": {"token": "t" * 20, "op": "kick", "room": "KX7QF", "seat": 1},
 }
 
@@ -158,6 +162,17 @@ def test_garbage_never_crashes(data: bytes) -> None:
 
 
 SERVER_EXAMPLES = [
+    {"type": "arena", "ref": 20, "arena": {"id": "k3v9qz2m8a", "state": "running"}},
+    {
+        "type": "arena_paired",
+        "arena": "k3v9qz2m8a",
+        "room": "Q7K2",
+        "seat": 0,
+        "token": "q3Zw",
+        "starts_at": 1795350895000,
+        "players": ["ann", "bob"],
+        "here": True,
+    },
     m.welcome("solrace/0.1.0", {"max_frame": 8192, "burst": 60, "rate": 20}),
     m.error("illegal_move", "t1-f1: 5C is not next to 9H", ref=7),
     m.ok(3),

@@ -20,6 +20,7 @@ import { keyFromCode, keyFromLocation, validKey } from "./identity.js";
 import { playerKey, setPlayerKey } from "./session.js";
 import { seriesChange } from "./series.js";
 import { quickState, quickText } from "./quick.js";
+import { loadArena, saveArena, arenaIdFrom, timeLeft } from "./arena.js";
 
 const root = document.getElementById("app");
 let state = initialState();
@@ -37,6 +38,8 @@ const ui = {
   settings: { auto: loadSetting("auto", "off"), sound: loadSetting("sound", "off") === "on" },
   daily: dailyState(), // today's dailies and their boards (daily.js)
   quick: quickState(), // a Race now request waiting for its match (quick.js)
+  // the arena this tab takes part in (arena.js): {id, paused, view}; kept over reloads
+  arena: (() => { const a = loadArena(); return a ? { ...a, view: null } : null; })(),
   holdMs: 1000,        // the longest a pressed button holds the page's redraws back
   invite: null,        // a room link opened: {code, info (GET /api/room/CODE), missing}
   practice: practiceFromLocation(), // /?practice=DATE/GAME: an archived daily to play
@@ -133,6 +136,11 @@ function dispatch(msg) {
   }
   announce(before, msg);
   if (msg.type === "matched") takeMatch(msg);
+  if (msg.type === "arena_paired") takeMatch(msg);
+  if (msg.type === "arena" && ui.arena && msg.arena.id === ui.arena.id) {
+    ui.arena = { ...ui.arena, view: msg.arena };
+    render();
+  }
   if (msg.type === "joined") ui.quick = null; // in the room: the wait is over
   if (msg.type === "event" && msg.kind === "results" && state.snap?.daily) refreshDaily();
   maybeResync();
@@ -157,6 +165,8 @@ function onStatus(s) {
  * public rooms. */
 async function onReady(welcome, { rerouted = false } = {}) {
   setState(reduce(state, welcome));
+  // an arena member's presence is its connection: every new one says so again (arena.js)
+  if (ui.arena) arenaHello();
   if (rerouted) return; // reopened for a room about to be entered: its request follows
   if (ui.quick && !ui.quick.matched) {
     // the socket that held the ticket is gone, and so is the ticket: ask again
@@ -390,6 +400,59 @@ function takeMatch(msg) {
   else conn.reconnect();
 }
 
+// ---- arenas (arena.js) -----------------------------------------------------------------
+
+/** This connection is the member's presence (or, paused, a watcher of its leaderboard). */
+async function arenaHello() {
+  const a = ui.arena;
+  const name = (ui.form.name || "").trim() || loadName() || "player";
+  const reply = await ask(a.paused
+    ? { type: "arena_watch", arena: a.id }
+    : { type: "arena_join", arena: a.id, name: fitName(name) });
+  if (!reply) {
+    if (ui.arena?.id === a.id && !state.room) {
+      ui.arena = null; // gone (expired) or refused: the card offers to create or join again
+      saveArena(null);
+      render();
+    }
+    return;
+  }
+  if (ui.arena?.id === a.id) ui.arena = { ...ui.arena, view: reply.arena };
+  render();
+}
+
+async function joinArena(id) {
+  const name = playerName();
+  if (!name || !id) return;
+  const reply = await ask({ type: "arena_join", arena: id, name }, true);
+  if (!reply) return;
+  ui.arena = { id, paused: false, view: reply.arena };
+  saveArena(ui.arena);
+  ui.form.arenaId = "";
+  render();
+}
+
+async function createArena() {
+  const name = playerName();
+  if (!name) return;
+  const f = ui.form;
+  const game = f.arenaGame || state.games[0]?.id;
+  const minutes = Number(f.arenaMinutes || 30);
+  const size = Number(f.arenaSize || 4);
+  const reply = await ask({ type: "arena_create", game, minutes, max_players: size, name, title: `${name}'s arena` }, true);
+  if (reply) await joinArena(reply.arena.id);
+}
+
+async function pauseArena(paused) {
+  const a = ui.arena;
+  if (!a) return;
+  const reply = await ask(paused ? { type: "arena_leave", arena: a.id } : { type: "arena_join", arena: a.id, name: playerName() || "player" });
+  if (!reply) return;
+  ui.arena = { ...a, paused, view: reply.arena };
+  saveArena(ui.arena);
+  render();
+}
+
 // ---- requests -----------------------------------------------------------------------
 
 /** A request whose error reply is shown by the reducer; `wait`: queue it until connected. */
@@ -514,6 +577,17 @@ const actions = {
   "daily-play": (el) => playDaily(el.dataset.game, Boolean(el.dataset.practice)),
   quick: (el) => raceNow(el.dataset.game),
   "quick-cancel": cancelRaceNow,
+  "arena-create": createArena,
+  "arena-join": () => joinArena(arenaIdFrom(ui.form.arenaId)),
+  "arena-pause": () => pauseArena(true),
+  "arena-resume": () => pauseArena(false),
+  async "arena-close"() {
+    const a = ui.arena;
+    if (a && !a.paused && a.view?.state === "running") await ask({ type: "arena_leave", arena: a.id });
+    ui.arena = null;
+    saveArena(null);
+    render();
+  },
   "identity-show"() {
     ui.identity.key = playerKey();
     ui.identity.shown = true;
@@ -847,9 +921,19 @@ function render() {
 function tick() {
   const texts = clockTexts(state, Date.now());
   if (ui.quick) texts.quick = quickText(state, ui, Date.now());
+  if (ui.arena?.view) texts.arena = timeLeft(ui.arena.view, Date.now());
   for (const el of root.querySelectorAll("[data-clock]")) {
     const t = texts[el.dataset.clock];
     if (t != null && el.textContent !== t) el.textContent = t;
+  }
+}
+
+{
+  // a link to join an arena: /?arena=ID (the event page's "Join this arena")
+  const id = arenaIdFrom(new URLSearchParams(location.search).get("arena"));
+  if (id && ui.arena?.id !== id) {
+    ui.form.arenaId = id;
+    history.replaceState(null, "", "/");
   }
 }
 

@@ -6,7 +6,11 @@
 const path = location.pathname.replace(/\/$/, "");
 const root = document.getElementById("app");
 const page = path.match(/\/(replay|player|broadcast)\/([A-Za-z0-9_-]+)$/);
-if (page && page[1] === "broadcast") {
+const event = path.match(/\/(broadcast\/)?event\/([A-Za-z0-9_-]+)$/);
+if (event) {
+  const { startEventPage } = await import("./arena.js");
+  await startEventPage(root, event[2], { broadcast: Boolean(event[1]) });
+} else if (page && page[1] === "broadcast") {
   const { start } = await import("./broadcast.js");
   await start(root, page[2]);
 } else if (page && page[1] === "replay") {

@@ -9,6 +9,7 @@ import { canUndo, gameInfo, gameTitle, isHost, me, rankedTime, serverNow } from 
 import { currentHint, hintText, verdictLines } from "./hint.js";
 import { dailyCards, dailyPanel, dailyRank } from "./daily.js";
 import { quickPanel } from "./quick.js";
+import { arenaPanel, arenaStrip } from "./arena.js";
 import { changeChip, ratingChip } from "./ratings.js";
 import { identityPanel } from "./identity.js";
 import { NAME_CODE_POINTS, NAME_MAX, STATUS_TEXT, formatTime, plural } from "./text.js";
@@ -157,6 +158,7 @@ function homeScreen(state, ui) {
   if (ui.invite) return h("main.home", invitePanel(state, ui));
   return h("main.home",
     quickPanel(state, ui),
+    arenaPanel(state, ui),
     ui.practice ? practicePanel(state, ui) : null,
     dailyCards(state, ui.daily),
     h("nav.panel.page-links", { "aria-label": "More of solrace" }, h("a", { href: "/leaderboard" }, "Leaderboards"), " · ", h("a", { href: "/dailies" }, "Past dailies"),
@@ -556,6 +558,7 @@ export function renderApp(state, ui, now = Date.now()) {
   } else {
     body = raceScreen(state, ui, clockTexts(state, now));
   }
-  return h(`div.app.state-${state.snap?.state || "home"}`, header(state), body, notice(state),
+  const strip = state.room && state.snap && ui.arena?.view ? arenaStrip(state, ui, now) : null;
+  return h(`div.app.state-${state.snap?.state || "home"}`, header(state), body, strip, notice(state),
     ui.help ? helpDialog(ui.help, state.games) : null);
 }
