@@ -82,7 +82,15 @@ async def arena(url: str, server: RaceServer, args: argparse.Namespace) -> None:
 
         await asyncio.sleep(i / RAMP)  # the crowd joins RAMP a second
         return await run_arena_bot(
-            url, aid, f"b{i}", args.pace, stop, seed=i, on_wait=waited, player_key=new_key()
+            url,
+            aid,
+            f"b{i}",
+            args.pace,
+            stop,
+            seed=i,
+            on_wait=waited,
+            player_key=new_key(),
+            race_moves=args.race_moves,
         )
 
     cpu0, t0, load0, moves0 = _cpu(server), time.monotonic(), _load(), _moves(server)
@@ -107,6 +115,7 @@ async def arena(url: str, server: RaceServer, args: argparse.Namespace) -> None:
     print(
         f"arena: {args.bots} bots, {args.game}, rooms of up to {args.size}, {args.minutes:g} min "
         f"(window {wall:.0f} s to the last race scored), pace {args.pace} s/move"
+        + (f", each race resigned after {args.race_moves} moves" if args.race_moves else "")
     )
     print(
         f"  races scored {races}, members {view['members']}, moves acked {moves:.0f}, "
@@ -195,6 +204,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--game", default="puttputt")
     parser.add_argument("--size", type=int, default=4, help="the arena's room size N (2-8)")
     parser.add_argument("--pace", type=float, default=0.5, help="seconds between a bot's moves")
+    parser.add_argument(
+        "--race-moves",
+        type=int,
+        default=0,
+        help="arena bots resign each race after this many moves (0: play it out): short races, "
+        "so a crowd on a small machine is paired again and again within the arena",
+    )
     parser.add_argument(
         "--scenario", nargs="+", choices=["arena", "plain"], default=["plain", "arena"]
     )

@@ -122,8 +122,10 @@ async def play_race(
     stop: asyncio.Event,
     result: BotResult,
     rng: random.Random | None = None,
+    max_moves: int = 0,
 ) -> str:
-    """Play moves until this seat stops racing; returns its final status."""
+    """Play moves until this seat stops racing; returns its final status. With `max_moves`,
+    resign after that many moves of this race (a benchmark's short races)."""
     history: list[str] = []
     seen: set[tuple[Any, ...]] = set()
     loop = asyncio.get_running_loop()
@@ -147,7 +149,7 @@ async def play_race(
             except TimeoutError:
                 pass
         try:
-            if move is None:
+            if move is None or (max_moves and len(history) >= max_moves):
                 await client.resign()
                 return "resigned"
             t0 = loop.time()
@@ -317,13 +319,15 @@ async def run_arena_bot(
     player_key: str | None = None,
     on_paired: Callable[[ev.ArenaPaired], None] | None = None,
     on_wait: Callable[[float], None] | None = None,
+    race_moves: int = 0,
 ) -> BotResult:
     """A marked bot as an arena's member (PROTOCOL.md, Arena): join, then for each
     `arena_paired` take the seat (on this connection when its process serves the room, else
     over a new one naming the room, which joins the arena again as the member's presence),
     race, and wait to be paired again; until `stop_event` (or `races` races). An arena's
     members need a player key: one is made when none is given. `on_wait` is told each wait
-    for a pairing (s): from the join, or from the race's results, to `arena_paired`."""
+    for a pairing (s): from the join, or from the race's results, to `arena_paired`. With
+    `race_moves`, each race is resigned after that many moves (a benchmark's short races)."""
     stop = stop_event or asyncio.Event()
     rng = random.Random(seed)
     result = BotResult()
@@ -365,7 +369,7 @@ async def run_arena_bot(
                 client = connect_to(paired.room)
                 await client.connect()
                 await client.arena_join(arena, name)
-            await _race_match(client, paired, pace, stop, result, rng)
+            await _race_match(client, paired, pace, stop, result, rng, race_moves)
             # free again once the race's results are in (the next pairing follows them)
             await client.wait_until(partial(_finished, client.room), timeout=None)
             free = time.monotonic()
@@ -385,11 +389,12 @@ async def _race_match(
     stop: asyncio.Event,
     result: BotResult,
     rng: random.Random,
+    max_moves: int = 0,
 ) -> None:
     await client.resume(matched.room, matched.token)
     result.room, result.seat = matched.room, matched.seat
     if await _wait(client, lambda: client.room.state in (RACING, "finished"), stop):
-        result.statuses.append(await play_race(client, pace, stop, result, rng))
+        result.statuses.append(await play_race(client, pace, stop, result, rng, max_moves))
         result.races += 1
 
 
