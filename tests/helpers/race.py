@@ -55,14 +55,24 @@ def current_view(client: Any) -> dict[str, Any]:
 
 
 async def play(client: Any, count: int) -> list[dict[str, Any]]:
-    """Up to `count` legal moves, each sent after the previous ack; stops when the seat is done."""
+    """Up to `count` legal moves, each sent after the previous ack; stops when the seat is done.
+
+    A move refused `busy` (the server's retries ran out under contention: a room written by
+    two processes at once) is sent again, as every client does (PROTOCOL.md, errors): `n`
+    makes the retry safe, and a refusal changed nothing."""
     acks = []
     for _ in range(count):
         view = current_view(client)
         mv = putt_move(view)
         if mv is None:
             break
-        ack = await client.request({"type": "move", "move": mv, "n": view["moves"] + 1})
+        msg = {"type": "move", "move": mv, "n": view["moves"] + 1}
+        ack = await client.request(msg)
+        for retry in range(20):
+            if ack.get("code") != "busy":
+                break
+            await asyncio.sleep(0.01 * (retry + 1))
+            ack = await client.request(msg)
         assert ack["type"] == "ack", ack
         acks.append(ack)
         if ack["status"] != "racing":
