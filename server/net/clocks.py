@@ -11,23 +11,18 @@ from typing import Any
 
 from solrace.protocol.messages import ProtocolError
 from solrace.server.common.codes import shown
-from solrace.server.net.supervision import Supervision
+from solrace.server.net.supervision import Part, Supervision
 from solrace.server.race.service import RECHECK_CAP_S, RECHECK_S
 from solrace.server.rules.room import COUNTDOWN, RACING, Room
 
 log = logging.getLogger("solrace.server")
 
 
-class Clocks:
+class Clocks(Part):
     """The rooms' local timers and their Redis deadlines."""
 
     def __init__(self, sv: Supervision) -> None:
-        self.sv = sv
-        self.service = sv.service
-        self.store = sv.store
-        self.hub = sv.hub
-        self.limits = sv.limits
-        self.spawn = sv.spawn
+        super().__init__(sv)
         self.timers: dict[str, asyncio.TimerHandle] = {}
 
     def on_room_event(self, code: str, event: dict[str, Any]) -> None:

@@ -15,7 +15,7 @@ from solrace.protocol.messages import ProtocolError
 from solrace.server.common.codes import shown
 from solrace.server.net.clocks import Clocks
 from solrace.server.net.presence import Presence, connected_events
-from solrace.server.net.supervision import Supervision
+from solrace.server.net.supervision import Part, Supervision
 from solrace.server.rules.room import COUNTDOWN, LOBBY, RACING
 from solrace.server.store.store import Due
 
@@ -26,7 +26,7 @@ log = logging.getLogger("solrace.server")
 DEADLINE_RETRY_MS = 1000
 
 
-class Janitor:
+class Janitor(Part):
     """One task per process: beats, fires due deadlines, counts dead processes out."""
 
     #: seconds between janitor rounds (deadlines are due to this precision)
@@ -39,16 +39,9 @@ class Janitor:
         clocks: Clocks,
         arena_end: Callable[[str], Coroutine[Any, Any, Any]] | None = None,
     ) -> None:
-        self.sv = sv
+        super().__init__(sv)
         #: an arena's end (deadline `arena|ID`): server/race/arena.py's
         self.arena_end = arena_end
-        self.service = sv.service
-        self.store = sv.store
-        self.hub = sv.hub
-        self.limits = sv.limits
-        self.proc_id = sv.proc_id
-        self.leases = sv.leases
-        self.spawn = sv.spawn
         self.presence = presence
         self.clocks = clocks
         self.task: asyncio.Task[None] | None = None

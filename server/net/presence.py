@@ -13,7 +13,7 @@ from solrace.protocol.messages import ProtocolError
 from solrace.server.common.codes import shown
 from solrace.server.net.clocks import Clocks
 from solrace.server.net.conn import Conn
-from solrace.server.net.supervision import Supervision
+from solrace.server.net.supervision import Part, Supervision
 from solrace.server.race.service import RECHECK_CAP_S, RECHECK_S
 from solrace.server.rules.room import COUNTDOWN, LOBBY, RACING
 
@@ -31,18 +31,11 @@ def connected_events(seat: int, now: int) -> tuple[dict[str, Any], dict[str, Any
     )
 
 
-class Presence:
+class Presence(Part):
     """Binding connections to rooms, and what follows from who is connected."""
 
     def __init__(self, sv: Supervision, clocks: Clocks) -> None:
-        self.sv = sv
-        self.service = sv.service
-        self.store = sv.store
-        self.hub = sv.hub
-        self.limits = sv.limits
-        self.proc_id = sv.proc_id
-        self.leases = sv.leases
-        self.spawn = sv.spawn
+        super().__init__(sv)
         self.clocks = clocks
         #: rooms whose spectator count is due to be announced (one pending timer per room)
         self.watcher_timers: dict[str, asyncio.TimerHandle] = {}

@@ -40,3 +40,18 @@ class Supervision:
         task = asyncio.ensure_future(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+
+
+class Part:
+    """A part of the room supervision (presence, clocks, janitor): the common ground's parts
+    under their own names, taken once here rather than copied by each part."""
+
+    def __init__(self, sv: Supervision) -> None:
+        self.sv = sv
+        self.service = sv.service
+        self.store = sv.store
+        self.hub = sv.hub
+        self.limits = sv.limits
+        self.proc_id = sv.proc_id
+        self.leases = sv.leases
+        self.spawn = sv.spawn
