@@ -61,10 +61,16 @@ VOUCH_S = 2.0
 #: results one process's inbox holds at most, and how long it is kept unread
 INBOX_CAP = 100_000
 INBOX_TTL_MS = 60_000
-#: the matcher's lease, renewed every tick
+#: the matcher's lease, and how often its holder renews it (a third of it: two renewals may
+#: fail before another process can take over)
 LEASE_MS = 3_000
+LEASE_RENEW_S = 1.0
 #: seconds between the matcher's looks at the queues, and between inbox reads (while this
-#: process has tickets waiting; else IDLE_POLL_S: a room to make may come)
+#: process has tickets waiting; else IDLE_POLL_S: a room to make may come). A matcher whose
+#: last look found every queue empty looks again after IDLE_POLL_S, or at once when a ticket
+#: is queued here: an idle deployment then costs a few Redis calls a second, not 200 (a
+#: server with no player spent 3.5% of a core, most of it here, 2026-11-26); a ticket queued
+#: on another process waits at most that long to be seen, and a match needs a second one.
 TICK_S = 0.1
 POLL_S = 0.05
 IDLE_POLL_S = 0.5
@@ -211,6 +217,8 @@ class QuickMatch:
         self.by_owner: dict[int, str] = {}
         self.pairings: dict[str, Pairing | ArenaPairing] = {}
         self.leader = False
+        #: the matcher's last look found every queue empty (it looks again less often)
+        self.idle = False
         #: the matcher's rounds so far (tests wait on it)
         self.rounds = 0
         #: told when a ticket is matched (the owner's rated seat is spent): (owner, waiting)
@@ -367,6 +375,8 @@ class QuickMatch:
         next_tick = next_vouch = next_lease = next_poll = 0.0
         while not self._stopped:
             now = time.monotonic()
+            woken = self._wake.is_set()
+            self._wake.clear()
             try:
                 if self.waiting or now >= next_poll:
                     next_poll = now + IDLE_POLL_S
@@ -374,22 +384,23 @@ class QuickMatch:
                 if self.waiting and now >= next_vouch:
                     next_vouch = now + VOUCH_S
                     await self._vouch()
-                if now >= next_lease or self.leader:
-                    next_lease = now + (TICK_S if self.leader else 0.5)
+                if now >= next_lease:
                     await self._hold_lease()
-                if self.leader and now >= next_tick:
-                    next_tick = now + TICK_S
+                    next_lease = now + (LEASE_RENEW_S if self.leader else 0.5)
+                if self.leader and (now >= next_tick or woken):
                     await self.tick()
+                    next_tick = now + (IDLE_POLL_S if self.idle else TICK_S)
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.warning("quick match: a round failed", exc_info=True)
                 await asyncio.sleep(0.5)
-            self._wake.clear()
+            due = [next_poll, next_lease] + [next_tick] * self.leader
+            due += [now + POLL_S] * bool(self.waiting)  # the inbox, while tickets wait here
             # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancel that
             # comes as the wait ends, and this loop would then outlive `close`
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(POLL_S):
+                async with asyncio.timeout(max(0.0, min(due) - time.monotonic())):
                     await self._wake.wait()
 
     async def _hold_lease(self) -> None:
@@ -461,6 +472,7 @@ class QuickMatch:
         for q in queues:
             pipe.zcard(self._qkeys(q)[1])
         sizes = await pipe.execute()
+        self.idle = not any(sizes)
         now = self.service.clock()
         seated = 0
         for q, size in zip(queues, sizes, strict=True):

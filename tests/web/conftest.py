@@ -1,8 +1,14 @@
 """Browser fixtures for the web client's tests: Debian's Chromium driven by Playwright.
 
-Playwright's own browser download does not work here, so the tests use /usr/bin/chromium
-(CHROMIUM overrides). A missing browser is a failure, never a skip: a green run must mean
-the page was really exercised.
+Playwright's own browser download does not work here, so the tests use Debian's Chromium:
+its headless shell (package chromium-headless-shell, /usr/bin/chromium-headless-shell; CHROMIUM
+overrides), the same Blink and V8 as the browser without the browser's window machinery, which
+is what Playwright itself runs for headless tests; and for the tests that take `full_browser`,
+the whole browser (package chromium, /usr/bin/chromium; FULL_CHROMIUM overrides), so the app is
+also seen working in what people run. The shell costs about a third of the browser's CPU per
+page (a new context and the app loaded, eight times: 0.32-0.35 CPU-s a page against 0.86, at
+load 20-24). A missing browser is a failure, never a skip: a green run must mean the page was
+really exercised.
 """
 
 from __future__ import annotations
@@ -24,7 +30,13 @@ from solrace.bench.server_process import ServerProcess
 from web.pages import SCREENSHOTS
 
 WEB_DIR = Path(__file__).resolve().parents[2] / "client" / "web"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium-headless-shell")
+FULL_CHROMIUM = os.environ.get("FULL_CHROMIUM", "/usr/bin/chromium")
+#: the Debian package that installs each default executable (for the message when it is missing)
+PACKAGES = {
+    "/usr/bin/chromium-headless-shell": "chromium-headless-shell",
+    "/usr/bin/chromium": "chromium",
+}
 LAUNCH_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -70,11 +82,23 @@ class PlaywrightThread:
         self.thread.start()
         self.playwright = self.call(lambda: sync_playwright().start())
         _OWNERS[self.playwright._loop] = self
-        self.browser = self.call(
-            lambda: self.playwright.chromium.launch(
-                executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS
+        self.browsers: dict[str, Any] = {}
+
+    def browser(self, executable: str) -> Any:
+        """The worker's browser run from `executable`, launched by the first test that asks
+        for it (most workers never start the full browser)."""
+        if executable not in self.browsers:
+            if not Path(executable).exists():
+                package = PACKAGES.get(executable, "chromium-headless-shell chromium")
+                pytest.fail(
+                    f"{executable} is missing: apt-get install -y {package} (the browser tests need it)"
+                )
+            self.browsers[executable] = self.call(
+                lambda: self.playwright.chromium.launch(
+                    executable_path=executable, headless=True, args=LAUNCH_ARGS
+                )
             )
-        )
+        return self.browsers[executable]
 
     def _serve(self) -> None:
         while (item := self._calls.get()) is not None:
@@ -105,7 +129,8 @@ class PlaywrightThread:
     def close(self) -> None:
         if not self.broken:
             try:
-                self.call(self.browser.close)
+                for browser in self.browsers.values():
+                    self.call(browser.close)
             finally:
                 self.call(self.playwright.stop)
                 self._calls.put(None)
@@ -170,10 +195,6 @@ class _Chromium:
     @classmethod
     def get(cls) -> PlaywrightThread:
         if cls.current is None or cls.current.broken:
-            if not Path(CHROMIUM).exists():
-                pytest.fail(
-                    f"{CHROMIUM} is missing: apt-get install -y chromium (the browser tests need it)"
-                )
             from playwright.sync_api import expect
 
             _install_thread_hop()
@@ -197,16 +218,28 @@ def _chromium_session() -> Iterator[None]:
         _Chromium.close()
 
 
+def _browser_of(executable: str) -> Iterator[object]:
+    chromium = _Chromium.get()
+    browser = chromium.browser(executable)
+    yield StillBrowser(browser)
+    if not chromium.broken:
+        for context in list(browser.contexts):
+            context.close()
+
+
 @pytest.fixture
 def browser(_chromium_session: None) -> Iterator[object]:
-    """Headless Chromium, one per worker session (`PlaywrightThread`); each test makes its own
-    contexts (another person's browser: its own storage), and whatever it leaves open is
-    closed after it, so the next test starts with none."""
-    chromium = _Chromium.get()
-    yield StillBrowser(chromium.browser)
-    if not chromium.broken:
-        for context in list(chromium.browser.contexts):
-            context.close()
+    """Chromium's headless shell, one per worker session (`PlaywrightThread`); each test makes
+    its own contexts (another person's browser: its own storage), and whatever it leaves open
+    is closed after it, so the next test starts with none."""
+    yield from _browser_of(CHROMIUM)
+
+
+@pytest.fixture
+def full_browser(_chromium_session: None) -> Iterator[object]:
+    """The whole Chromium browser (headless), as `browser`: for the tests that show the app
+    working in the browser people run, not only in the shell the other tests use."""
+    yield from _browser_of(FULL_CHROMIUM)
 
 
 #: A style sheet every test page adopts (no element in the DOM): the panels' backdrop blur

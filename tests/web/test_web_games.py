@@ -59,6 +59,17 @@ def make_move(page: Page, view: dict, move: str, drag: bool) -> None:
 
 @pytest.mark.parametrize("game_name", ["puttputt", "tabbycat", "manx", "leapyear", "klondike"])
 def test_solo_race_moves_match_the_engine(browser, web_server, game_name: str) -> None:
+    solo_race(browser, web_server.url, game_name)
+
+
+def test_the_whole_chromium_browser_plays_a_solo_race(full_browser, web_server) -> None:
+    """The other browser tests run Chromium's headless shell; this one, the browser people
+    run: the same race, so a page the shell renders but the browser does not fails here."""
+    solo_race(full_browser, web_server.url, "klondike")
+
+
+def solo_race(browser, url: str, game_name: str) -> None:
+    """A solo race of `game_name`, moved with the mouse, checked against the engine."""
     seed = f"web-solo-{game_name}"
     game = new_game(
         game_name, seed=dealt(seed), options={"moves": "build"} if game_name == "klondike" else None
@@ -68,7 +79,7 @@ def test_solo_race_moves_match_the_engine(browser, web_server, game_name: str) -
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
-        page.goto(web_server.url + "/")
+        page.goto(url + "/")
         page.fill("#name", "Solo")
         page.click("[data-action=create]")
         expect(page.locator("[data-testid=share-code]")).to_be_visible(timeout=TIMEOUT)
