@@ -86,15 +86,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     fixtures are made once, as `--dist loadfile` did), except the tests marked `timing`, which
     wait on real time (grace periods, failovers, leases) and all share one group: one worker
     runs them one after another, so two of them never compete for the CPU.
+
+    The groups go out longest first (`schedule_order`), not in pytest-xdist's order (most
+    tests first): the timing group, which holds its worker for minutes while using little
+    CPU, then the browser tests' files (few tests, many CPU-seconds each), so the run does
+    not end with one worker finishing a heavy file while the others have nothing left.
     """
     if not config.getoption("--slow"):
         slow = [item for item in items if item.get_closest_marker("slow")]
         if slow:
             config.hook.pytest_deselected(items=slow)
             items[:] = [item for item in items if not item.get_closest_marker("slow")]
+    groups: dict[pytest.Item, str] = {}
     for item in items:
         group = "timing" if item.get_closest_marker("timing") else item.path.name
         item.add_marker(pytest.mark.xdist_group(group))
+        groups[item] = group
+    items[:] = schedule_order(items, groups)
+    config.option.loadscopereorder = False  # keep this order (pytest-xdist's own: by count)
+
+
+#: rough CPU weight of a test against a plain one, for the order the groups go out in
+BROWSER_WEIGHT = 10
+
+
+def schedule_order(items: list[pytest.Item], groups: dict[pytest.Item, str]) -> list[pytest.Item]:
+    """The items with each group's together, heaviest group first (the timing group before
+    all), each group's items in their collected order."""
+    weight: dict[str, float] = {}
+    for item in items:
+        w = BROWSER_WEIGHT if item.get_closest_marker("browser") else 1
+        weight[groups[item]] = weight.get(groups[item], 0) + w
+    weight["timing"] = float("inf")
+    rank = {g: i for i, g in enumerate(sorted(weight, key=lambda g: -weight[g]))}
+    return sorted(items, key=lambda item: rank[groups[item]])
 
 
 def pytest_report_header(config: pytest.Config) -> str:
