@@ -14,7 +14,7 @@ from solrace.server.common.codes import shown
 from solrace.server.common.metrics import METRICS
 from solrace.server.store.base import ACTIVE_TTL_MS, ScriptArg, StoreBase, as_bytes, as_text
 from solrace.server.store.batch import Batcher
-from solrace.server.store.scripts import append_script, owned_script, source
+from solrace.server.store.scripts import append_script, numbering, owned_script, source
 
 log = logging.getLogger("solrace.server")
 
@@ -61,11 +61,11 @@ class RoomLog(StoreBase):
 
     def _init_room_log(self, finished_ttl: int) -> None:
         self.finished_ttl_ms = finished_ttl * 1000
-        self._commit = self._script(source("commit"))
+        self._commit = self._script(numbering("commit"))
         self._append = self._script(append_script(self.max_events, ACTIVE_TTL_MS))
         self._owned = self._script(owned_script(self.max_events, ACTIVE_TTL_MS))
         self._outcome = self._script(source("outcome"))
-        self._load = self._script(source("load"))
+        self._load = self._script(numbering("load"))
         #: the move path's writes, one pipeline per turn of the loop (`batch.Batcher`)
         self.batcher = Batcher(self.redis)
         #: room code -> the lease epoch this process writes it with (server/store/lease.py)
@@ -84,6 +84,7 @@ class RoomLog(StoreBase):
         finished: bool = False,
         clear_logs: bool = False,
         revs: dict[int, int] | None = None,
+        lengths: dict[int, int] | None = None,
         trim: bool = False,
     ) -> tuple[int, list[int]]:
         """Write the document if it is still at `ver` (and the logs at `revs`), append the events.
@@ -92,12 +93,14 @@ class RoomLog(StoreBase):
         the configured time; any other room's after a day without a change. `trim` keeps
         only this commit's events in the stream: once a race has its results, its
         progress events are dead weight (three quarters of a finished room's memory),
-        and a client resuming from before them gets a snapshot instead.
+        and a client resuming from before them gets a snapshot instead. `lengths` (seat ->
+        the log's length) checks the logs of `revs` by their length too: the lease holder's
+        lean pushes leave a seat's revision as it was (`append_owned`).
         """
         ttl = self.finished_ttl_ms if finished else ACTIVE_TTL_MS
         rev_args: list[int] = []
         for seat, rev in sorted((revs or {}).items()):
-            rev_args += [seat, rev]
+            rev_args += [seat, rev, (lengths or {}).get(seat, -1)]
         flags = ("c" if clear_logs else "") + ("t" if trim else "")
         args: list[ScriptArg] = [
             ver,
@@ -138,7 +141,7 @@ class RoomLog(StoreBase):
             keys = [
                 self.key(code, "meta"),
                 self.key(code, "revs"),
-                self.key(code, "seq"),
+                self.key(code, "events"),
                 self.key(code, "fence"),
             ]
             got = await self._load(
@@ -182,7 +185,6 @@ class RoomLog(StoreBase):
             self.key(code, "meta"),
             self.log_key(code, seat),
             self.key(code, "revs"),
-            self.key(code, "seq"),
             self.key(code, "events"),
             self.key(code, "conn"),
             self.key(code, "fence"),
@@ -221,10 +223,19 @@ class RoomLog(StoreBase):
         *,
         delay: int = 0,
         pop: bool = False,
+        last: int = 0,
+        rev: int = 0,
     ) -> Appended:
         """The lease holder's append (or pop) of one move it judged on its copy in memory,
         loaded when the fence's counter was `sync` (`Loaded.sync`): one lean script that
         checks that counter and stores the move, nothing else (`_OWNED`).
+
+        `last` is the room's last event number as the holder's copy knows it (`Loaded.seq`,
+        then what its writes were numbered): the move's event is numbered `last + 1` unless
+        another writer numbered one since (then the next free number; `Appended.n` says
+        which), so no counter is incremented per move. `rev` is the seat's revision in the
+        copy: a push leaves it as it is (the log's length tells the pushes apart), a pop
+        bumps it.
 
         Raises Conflict("fence") when another process has taken the room over (the lease is
         forgotten, as `append`'s fencing does), Conflict("sync") when the copy is stale (a
@@ -233,7 +244,6 @@ class RoomLog(StoreBase):
             self.key(code, "fence"),
             self.log_key(code, seat),
             self.key(code, "revs"),
-            self.key(code, "seq"),
             self.key(code, "events"),
             self.key(code, "here"),
             self.key(code, "conn"),
@@ -247,6 +257,8 @@ class RoomLog(StoreBase):
             b"%d:%s" % (delay, board) if board else b"",
             self.origin,
             self.fences.get(code, 0),
+            last + 1,
+            rev,
         ]
         out = await self.batcher.evalsha(self._owned, keys, args)
         if int(out[0]) == -5:
@@ -303,7 +315,7 @@ class RoomLog(StoreBase):
             self._fan_event(code, n, event)
         elif self.sink is not None:
             self.sink.lost(code)  # its event is gone from the stream: connections check it
-        return Appended(length - 1 if pop else length + 1, rev + 1, n, spectators)
+        return Appended(length - 1 if pop else length + 1, int(out[3]), n, spectators)
 
     def _fenced(self, code: str, fence: int) -> Conflict:
         """Another process took the room over (its fence is past our lease): forget the lease;
@@ -320,7 +332,10 @@ class RoomLog(StoreBase):
     # --- events -------------------------------------------------------------------------
 
     async def last_event(self, code: str) -> int:
-        return int(await self.redis.get(self.key(code, "seq")) or 0)
+        """The number of the room's last event: its stream's last entry (the stream is the
+        counter: lua/top.lua)."""
+        rows = await self.redis.xrevrange(self.key(code, "events"), count=1)
+        return int(as_text(rows[0][0]).split("-")[0]) if rows else 0
 
     async def events_after(self, code: str, after: int) -> list[tuple[int, dict[str, Any]]] | None:
         """Events numbered after `after`, or None when some of them are no longer kept, or
