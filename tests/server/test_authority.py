@@ -139,6 +139,67 @@ async def test_a_lost_answers_outcome_stops_the_lean_append(pair) -> None:
     assert (await a.load(CODE)).logs[0] == []  # type: ignore[union-attr]
 
 
+async def test_the_holder_numbers_its_events_after_any_other_writers(pair) -> None:
+    """The holder numbers its move's event itself (no counter is incremented per move): after
+    the last number its copy knows, or, when another process numbered an event since (a
+    connection counted in), the next free one. The room's events stay one gapless sequence."""
+    a, b = pair
+    await Leases(a, "proc-a", 30).acquire(CODE)
+    await a.commit(CODE, 0, DOC, [{"kind": "created"}], seats=1)
+    held = await a.load(CODE)
+    assert held is not None and held.seq == 1
+    first = await a.append_owned(CODE, held.sync, 0, "m1", {"kind": "p"}, last=1)
+    assert first.n == 2
+    _, joined = await b.presence(CODE, "0", +1, {"kind": "connected"})
+    assert joined == 3
+    stale = await a.append_owned(CODE, held.sync, 0, "m2", {"kind": "p"}, last=first.n)
+    assert stale.n == 4  # not refused: numbered after the other writer's event
+    later = await a.append_owned(CODE, held.sync, 0, "m3", {"kind": "p"}, last=stale.n)
+    assert later.n == 5
+    events = await a.events_after(CODE, 0)
+    assert events is not None and [n for n, _ in events] == [1, 2, 3, 4, 5]
+    assert await a.last_event(CODE) == 5
+
+
+async def test_a_commit_judged_before_a_lean_push_is_refused(pair) -> None:
+    """The holder's lean push leaves the seat's revision as it was, so a commit judged on the
+    log before it (a process without the lease ending the race) is refused by the log's
+    length; judged on the log as it is, it stands."""
+    a, b = pair
+    await Leases(a, "proc-a", 30).acquire(CODE)
+    ver, _ = await a.commit(CODE, 0, DOC, [], seats=1)
+    held = await a.load(CODE)
+    assert held is not None
+    seen = await b.load(CODE)
+    assert seen is not None and seen.logs[0] == [] and seen.revs == {}
+    stored = await a.append_owned(CODE, held.sync, 0, "m1", {"kind": "p"})
+    assert stored.rev == 0
+    done = {**DOC, "state": "finished"}
+    with pytest.raises(Conflict) as exc:
+        await b.commit(CODE, ver, done, [], seats=1, revs={0: 0}, lengths={0: 0})
+    assert exc.value.what == "log"
+    await b.commit(CODE, ver, done, [], seats=1, revs={0: 0}, lengths={0: 1})
+    assert (await b.load(CODE)).doc["state"] == "finished"  # type: ignore[union-attr]
+
+
+async def test_a_lost_lean_push_is_found(pair) -> None:
+    """A lean push whose answer was lost is found stored by its entry at its place (its
+    revision did not move), with its event number, and asking again changes nothing."""
+    a, _ = pair
+    await Leases(a, "proc-a", 30).acquire(CODE)
+    await a.commit(CODE, 0, DOC, [], seats=1)
+    held = await a.load(CODE)
+    assert held is not None
+    stored = await a.append_owned(CODE, held.sync, 0, "m1", {"kind": "p", "moves": 1})
+    found = await a.outcome(CODE, 0, 0, 0, "m1", {"kind": "p", "moves": 1})
+    assert found is not None and found[:3] == stored[:3] == (1, 0, 1)
+    assert await a.outcome(CODE, 0, 0, 0, "m1", {"kind": "p", "moves": 1}) == found
+    # one that was not stored is not found, and never will be
+    assert await a.outcome(CODE, 0, 1, 0, "m2", {"kind": "p", "moves": 2}) is None
+    with pytest.raises(Conflict):
+        await a.append(CODE, 1, 0, 1, 0, "m2", {"kind": "p", "moves": 2})
+
+
 # --- a randomized run: the holder's memory against the room rebuilt from Redis ---------------
 
 
