@@ -335,7 +335,8 @@ class RoomLog(StoreBase):
         """The number of the room's last event: its stream's last entry (the stream is the
         counter: lua/top.lua)."""
         rows = await self.redis.xrevrange(self.key(code, "events"), count=1)
-        return int(as_text(rows[0][0]).split("-")[0]) if rows else 0
+        rid = rows[0][0] if rows else None
+        return 0 if rid is None else int(as_text(rid).split("-")[0])
 
     async def events_after(self, code: str, after: int) -> list[tuple[int, dict[str, Any]]] | None:
         """Events numbered after `after`, or None when some of them are no longer kept, or
