@@ -18,6 +18,9 @@ from solrace.server.store.scripts import append_script, numbering, owned_script,
 
 log = logging.getLogger("solrace.server")
 
+#: how many seats' lean-append keys the store keeps made (`RoomLog.append_owned`)
+OWNED_KEYS_KEPT = 4096
+
 
 class Conflict(Exception):
     """The store refused a write made against an old version; reload and try again.
@@ -70,6 +73,9 @@ class RoomLog(StoreBase):
         self.batcher = Batcher(self.redis)
         #: room code -> the lease epoch this process writes it with (server/store/lease.py)
         self.fences: dict[str, int] = {}
+        #: (room code, seat) -> the lean append's keys, made once, not per move (bounded:
+        #: emptied when it holds OWNED_KEYS_KEPT seats)
+        self._owned_keys: dict[tuple[str, int], list[str]] = {}
 
     # --- room document ------------------------------------------------------------------
 
@@ -240,14 +246,18 @@ class RoomLog(StoreBase):
         Raises Conflict("fence") when another process has taken the room over (the lease is
         forgotten, as `append`'s fencing does), Conflict("sync") when the copy is stale (a
         write without the lease since, a lost answer's `outcome`): the caller reloads."""
-        keys = [
-            self.key(code, "fence"),
-            self.log_key(code, seat),
-            self.key(code, "revs"),
-            self.key(code, "events"),
-            self.key(code, "here"),
-            self.key(code, "conn"),
-        ]
+        keys = self._owned_keys.get((code, seat))
+        if keys is None:
+            if len(self._owned_keys) >= OWNED_KEYS_KEPT:
+                self._owned_keys.clear()
+            keys = self._owned_keys[code, seat] = [
+                self.key(code, "fence"),
+                self.log_key(code, seat),
+                self.key(code, "revs"),
+                self.key(code, "events"),
+                self.key(code, "here"),
+                self.key(code, "conn"),
+            ]
         args: list[ScriptArg] = [
             sync,
             seat,
