@@ -357,8 +357,8 @@ class RoomLog(StoreBase):
         The count is read before the stream: events stored between the two reads only add
         rows (read the other way round, they looked like a gap and cost a snapshot)."""
         last = await self.last_event(code)
-        if not 0 <= after <= last:
-            return None
+        if not 0 <= after <= last or after < last - self.max_events:
+            return None  # (the lease holder trims the stream lazily: past max_events is gone)
         rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
         out = [
             (int(as_text(rid).split("-")[0]), decode_trusted(as_bytes(fields[b"d"])))

@@ -29,6 +29,11 @@ def append_script(max_events: int, ttl_ms: int) -> str:
     return f"local MAXLEN, TTL = {int(max_events)}, {int(ttl_ms)}\n" + numbering("append")
 
 
+#: the lease holder's append trims the room's stream once every this many events (owned.lua)
+TRIM_EVERY = 16
+
+
 def owned_script(max_events: int, ttl_ms: int) -> str:
-    """The lease holder's append script, the same way."""
-    return f"local MAXLEN, TTL = {int(max_events)}, {int(ttl_ms)}\n" + numbering("owned")
+    """The lease holder's append script, the same way, and how often it trims the stream."""
+    head = f"local MAXLEN, TTL, TRIM = {int(max_events)}, {int(ttl_ms)}, {TRIM_EVERY}\n"
+    return head + numbering("owned")

@@ -23,6 +23,7 @@ from solrace.protocol.messages import ProtocolError
 from solrace.server.race.service import RoomService
 from solrace.server.rules.room import RACING, Room
 from solrace.server.store.lease import Leases
+from solrace.server.store.scripts import TRIM_EVERY
 from solrace.server.store.store import Conflict, Store
 
 DOC = {"code": "OWNED", "seats": [{"seat": 0}], "state": "racing"}
@@ -198,6 +199,36 @@ async def test_a_lost_lean_push_is_found(pair) -> None:
     assert await a.outcome(CODE, 0, 1, 0, "m2", {"kind": "p", "moves": 2}) is None
     with pytest.raises(Conflict):
         await a.append(CODE, 1, 0, 1, 0, "m2", {"kind": "p", "moves": 2})
+
+
+async def test_the_holders_stream_keeps_exactly_max_events(redis_url: str, key_prefix: str) -> None:
+    """The lean append trims the room's stream once every TRIM_EVERY events, not at each: the
+    stream holds at most that many more than max_events, and a client catching up sees
+    exactly max_events of history (an older `last_event` gets a full resync, as before)."""
+    store = Store.from_url(redis_url, key_prefix, max_events=10)
+    try:
+        await Leases(store, "proc-a", 30).acquire(CODE)
+        await store.commit(CODE, 0, DOC, [], seats=1)
+        held = await store.load(CODE)
+        assert held is not None
+        last = 0
+        for i in range(40):
+            stored = await store.append_owned(
+                CODE, held.sync, 0, f"m{i}", {"kind": "p", "i": i}, last=last
+            )
+            last = stored.n
+            kept = await store.redis.xlen(store.key(CODE, "events"))
+            assert kept <= 10 + TRIM_EVERY - 1
+        assert last == 40
+        assert await store.redis.xlen(store.key(CODE, "events")) > 10  # trimmed lazily
+        events = await store.events_after(CODE, last - 10)
+        assert events is not None and [n for n, _ in events] == list(range(31, 41))
+        assert await store.events_after(CODE, last - 11) is None
+    finally:
+        keys = [k async for k in store.redis.scan_iter(match=f"{key_prefix}*")]
+        if keys:
+            await store.redis.delete(*keys)
+        await store.close()
 
 
 # --- a randomized run: the holder's memory against the room rebuilt from Redis ---------------

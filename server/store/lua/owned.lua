@@ -16,17 +16,21 @@
 -- many spectators watch (`watching`) are kept in the fence itself by the scripts that change
 -- them (here.lua, presence.lua, and the lease's acquisition: lease.py), so the one read of the
 -- fence answers all four; a fence from before those fields reads the set and the count.
--- MAXLEN and TTL as in append.lua (`owned_script`); `top` from top.lua.
+-- MAXLEN and TTL as in append.lua, TRIM (`owned_script`); `top` from top.lua.
 local fence = redis.call('HMGET', KEYS[1], 'sync', 'epoch', 'here', 'watching')
 if fence[1] ~= ARGV[1] or fence[2] ~= ARGV[8] then
   return {-5, tonumber(fence[2] or '0')}
 end
 local n = tonumber(ARGV[9])
-local added = redis.pcall('XADD', KEYS[4], 'MAXLEN', MAXLEN, n .. '-0', 'd', ARGV[5])
+local added = redis.pcall('XADD', KEYS[4], n .. '-0', 'd', ARGV[5])
 if type(added) == 'table' and added.err then
   n = top(KEYS[4]) + 1
-  redis.call('XADD', KEYS[4], 'MAXLEN', MAXLEN, n .. '-0', 'd', ARGV[5])
+  redis.call('XADD', KEYS[4], n .. '-0', 'd', ARGV[5])
 end
+-- the stream is cut back to MAXLEN once every TRIM events, not at each (an exact trim on every
+-- XADD was a fifth of the script's cost); it holds at most MAXLEN + TRIM - 1, and what is
+-- past MAXLEN counts as gone (`events_after`), so a client sees the same history
+if n % TRIM == 0 then redis.call('XTRIM', KEYS[4], 'MAXLEN', MAXLEN) end
 local len
 local rev = tonumber(ARGV[10])
 if ARGV[3] == 'push' then
