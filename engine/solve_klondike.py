@@ -32,6 +32,15 @@ pay off through a later move onto them, so they are offered only when a card
 that could make that move is somewhere it could come from (``hostable``,
 ``worth_lowering``; proof in docs/SOLVABILITY.md).
 
+Talon cards go home just before their successor. With draw one and unlimited
+passes a talon card c that is not forced home is played there only when the
+next card of its suit is not buried (a top, or face up with moves=build, or in
+the talon), or c is a King. Proof: in a shortest win, c never comes back down
+from its foundation before c+1 goes home (playing it from the talon straight
+to where it came down to would be shorter), so its play home can move to just
+before c+1's, past moves that neither read c's foundation nor touch c; there
+c+1 is a top or in the talon (proof in docs/SOLVABILITY.md).
+
 Safe cards stay home. A foundation card that ``safe`` calls safe is never
 brought back down: moves are offered only where nothing is forced, lowering c
 changes no other card's ``safe`` test (it reads the other suits) and makes only
@@ -79,6 +88,9 @@ TF = 1  # tableau a -> foundation
 WT = 2  # talon card a -> tableau b
 WF = 3  # talon card a -> foundation
 FT = 4  # foundation suit a -> tableau b
+
+#: the rule "talon cards go home just before their successor" (off only to measure it)
+DEFER_HOME = True
 
 #: moves after which a position that was not dead may be (solve_klondike_dead)
 SUSPECT = (TT, TF, WT, FT)
@@ -341,7 +353,9 @@ class KlondikeState:
         buried = self.buried()
         for i, macro in tt_tops:
             c = talon[i]
-            if found[SUIT[c]] == RANK[c] - 1:
+            if found[SUIT[c]] == RANK[c] - 1 and (
+                not defer or not DEFER_HOME or RANK[c] == 13 or c + 1 not in buried
+            ):
                 talon_home.append((WF, i, 0, 1, c, macro))
             if defer and not self.hostable(c, buried):
                 continue
