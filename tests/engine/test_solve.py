@@ -372,7 +372,7 @@ def test_klondike_talon_card_goes_to_the_tableau_only_at_the_head_of_a_chain_tha
         offered = 0
         for moves, st in _walk(state, 2000):
             buried = st.buried()
-            for kind, a, _b, _n, c, _macro in moves:
+            for kind, _a, _b, _n, c, _macro in moves:
                 if kind == WT:
                     offered += 1
                     assert _chain_pays(c, st, buried), (TEXT[c], moves)
