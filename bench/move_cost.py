@@ -2,7 +2,7 @@
 as acks return, against a private redis-server.
 
     setsid python -m solrace.bench.move_cost [--rooms 8] [--players 8] [--moves 4000] [--repeats 3]
-                                      [--only direct,pipeline,...]
+                                      [--only direct,pipeline,...] [--profile FILE]
 
 Each variant plays fresh rooms (Klondike, the load bench's seed and bots' policy) through the
 server's own service and store, the lease held, so every move is the lease holder's lean
@@ -22,12 +22,18 @@ Variants:
 * `gc`: `direct` with the collector's young generation collected less often
   (`gc.freeze()` of the start-up's objects and a threshold of 50,000 instead of 700);
   `freeze`, `threshold`: each of the two alone.
+
+`--profile FILE` runs the bots of every trial under cProfile and writes the stats of the last
+(`python -m pstats FILE`): what a move is made of in Python, the bots' policy included (its
+own functions, `load_policy`, are easy to leave out); the CPU figures of a profiled run are
+the profiler's, not the server's.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import gc
 import os
 import statistics
@@ -123,9 +129,15 @@ async def _trial(url: str, prefix: str, variant: str, args: argparse.Namespace) 
         gc.freeze()
     if variant in ("gc", "threshold"):
         gc.set_threshold(50_000, 10, 10)
+    profiler = cProfile.Profile() if args.profile else None
     cpu0 = time.process_time()
+    if profiler is not None:
+        profiler.enable()
     await asyncio.gather(*(bot(c, s) for c in codes for s in range(args.players)))
     cpu = time.process_time() - cpu0
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(args.profile)
     gc.set_threshold(700, 10, 10)
     gc.unfreeze()
     info1 = await store.redis.info("cpu")
@@ -178,6 +190,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--moves", type=int, default=4000, help="moves per trial (about)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--only", help="variants to run, comma-separated: " + ",".join(VARIANTS))
+    p.add_argument("--profile", metavar="FILE", help="cProfile the bots, stats of the last trial")
     args = p.parse_args(argv)
     if os.getsid(0) == os.getpid():  # run under `setsid`: this session's autogroup favoured
         favour_autogroup(os.getpid())

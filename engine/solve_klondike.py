@@ -30,7 +30,19 @@ Deferred plays. A talon card put on the tableau (draw one, unlimited passes:
 it was as reachable in the talon) and a foundation card brought back down only
 pay off through a later move onto them, so they are offered only when a card
 that could make that move is somewhere it could come from (``hostable``,
-``worth_lowering``; proof in docs/SOLVABILITY.md).
+``worth_lowering``; proof in docs/SOLVABILITY.md). With draw one and unlimited
+passes a card that would come from the talon counts only when it heads such a
+chain of its own: talon cards each on the one before, ending at a card that
+can move from the tableau or a foundation (*talon chains*).
+
+Talon cards go home just before their successor. With draw one and unlimited
+passes a talon card c that is not forced home is played there only when the
+next card of its suit is not buried (a top, or face up with moves=build, or in
+the talon), or c is a King. Proof: in a shortest win, c never comes back down
+from its foundation before c+1 goes home (playing it from the talon straight
+to where it came down to would be shorter), so its play home can move to just
+before c+1's, past moves that neither read c's foundation nor touch c; there
+c+1 is a top or in the talon (proof in docs/SOLVABILITY.md).
 
 Safe cards stay home. A foundation card that ``safe`` calls safe is never
 brought back down: moves are offered only where nothing is forced, lowering c
@@ -79,6 +91,11 @@ TF = 1  # tableau a -> foundation
 WT = 2  # talon card a -> tableau b
 WF = 3  # talon card a -> foundation
 FT = 4  # foundation suit a -> tableau b
+
+#: the rule "talon cards go home just before their successor" (off only to measure it)
+DEFER_HOME = True
+#: talon chains in ``hostable`` and ``worth_lowering`` (off only to measure them)
+CHAIN = True
 
 #: moves after which a position that was not dead may be (solve_klondike_dead)
 SUSPECT = (TT, TF, WT, FT)
@@ -177,8 +194,23 @@ class KlondikeState:
         after which a card that may lie on c is not buried (a top, or any face-up
         card with moves=build, on a foundation, or in the talon; one deck, so that
         card is never c itself).
+
+        Talon chains: if that card e is itself in the talon, its play onto c is such
+        a talon play too, deferred in turn to just before a card is put on e; so in
+        some win the plays of a chain of talon cards come one after the other, just
+        before a card that is not in the talon (a tableau card that is not buried, or
+        a foundation card) is put on the last, and nothing between them changes where
+        those cards are. So e counts only when it heads such a chain itself.
         """
-        return any(e not in buried for e in CHILDREN[c])
+        if not CHAIN:
+            return any(e not in buried for e in CHILDREN[c])
+        talon = self.talon
+        for e in CHILDREN[c]:
+            if e in buried:
+                continue
+            if e not in talon or self.hostable(e, buried):
+                return True
+        return False
 
     def worth_lowering(self, s: int, buried: set[int]) -> bool:
         """A foundation-to-tableau play of suit s's top card d may pay off.
@@ -191,12 +223,15 @@ class KlondikeState:
         those places, so the rule holds for all of them at once (and together with
         the talon rule above). Any talon card counts, reachable now or not: the card
         later put on d may come from the talon by then (a superset of the places
-        keeps the rule sound in every mode).
+        keeps the rule sound in every mode). With draw one and unlimited passes a
+        talon card counts only when it heads a chain that pays (``hostable``): its play
+        onto d comes just after d's, and its own payoff just after that.
         """
         h = self.found[s]
         d = s * 13 + h - 1
+        chain = CHAIN and self.talon_key == 0
         for e in CHILDREN[d]:
-            if e not in buried:
+            if e not in buried and (not chain or e not in self.talon or self.hostable(e, buried)):
                 return True
         if h >= 2:
             for t in PARENTS[d - 1]:
@@ -341,7 +376,9 @@ class KlondikeState:
         buried = self.buried()
         for i, macro in tt_tops:
             c = talon[i]
-            if found[SUIT[c]] == RANK[c] - 1:
+            if found[SUIT[c]] == RANK[c] - 1 and (
+                not defer or not DEFER_HOME or RANK[c] == 13 or c + 1 not in buried
+            ):
                 talon_home.append((WF, i, 0, 1, c, macro))
             if defer and not self.hostable(c, buried):
                 continue

@@ -95,6 +95,8 @@ def listing(room: Room) -> dict[str, Any] | None:
 class Cached:
     room: Room
     ver: int
+    #: the room's last event number as this copy knows it (loaded, then what this process's
+    #: writes were numbered): the lease holder numbers its next move's event after it
     seq: int
     #: the fence's counter when this copy was loaded (`Loaded.sync`; b"": unknown). While this
     #: process holds the room's lease, a move is stored by the lean append that carries it
@@ -274,6 +276,7 @@ class RoomService:
             elif self.records is not None and clear and cached.room.state == FINISHED:
                 await self.records.settle(cached.room)  # before its moves are cleared
             revs = {seat: race.rev for seat, race in room.races.items()} if finishing else None
+            lengths = {seat: race.moves for seat, race in room.races.items()}
             try:
                 ver, numbers = await self.store.commit(
                     code,
@@ -284,6 +287,7 @@ class RoomService:
                     finished=room.state == FINISHED,
                     clear_logs=clear,
                     revs=revs,
+                    lengths=lengths,
                     trim=finishing,
                 )
             except Conflict:
@@ -605,6 +609,7 @@ class RoomService:
                 board = b""  # whether its board went out is unknown here: published below
             self.watched[code] = stored.spectators
             room.races[seat].rev = stored.rev
+            cached.seq = max(cached.seq, stored.n)  # the next lean append's event follows it
             ack = self._ack(room, seat, plan, stored)
             if reply is not None:
                 reply(ack)
@@ -636,7 +641,7 @@ class RoomService:
             if cached.sync and self.store.fences.get(code):
                 stored = await self.store.append_owned(
                     code, cached.sync, plan.seat, entry, plan.event, board, delay=delay,
-                    pop=plan.undone,
+                    pop=plan.undone, last=cached.seq, rev=plan.expected_rev,
                 )  # fmt: skip
             else:
                 stored = await self.store.append(

@@ -112,6 +112,6 @@ class StoreBase:
         return self.key(code, "pub")
 
     def room_keys(self, code: str, seats: int) -> list[str]:
-        return [self.key(code, p) for p in ("meta", "seq", "events", "revs", "conn", "fence")] + [
+        return [self.key(code, p) for p in ("meta", "events", "revs", "conn", "fence")] + [
             self.log_key(code, s) for s in range(seats)
         ]

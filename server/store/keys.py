@@ -5,7 +5,6 @@ in braces is the key's hash tag: on a Redis Cluster, keys with the same tag live
 master, so a Lua script may touch all of them at once (a room's move, a board's submit).
 
     P room:{CODE}:meta      hash     the room document (`doc`) and its version (store.py)
-    P room:{CODE}:seq       str      the number of the room's last event
     P room:{CODE}:events    stream   the room's numbered events, for catching up
     P room:{CODE}:revs      hash     each seat's log revision
     P room:{CODE}:log:SEAT  list     a seat's moves
@@ -64,7 +63,7 @@ __all__ = [
 
 
 def room(prefix: str, code: str, part: str) -> str:
-    """One of a room's keys (`meta`, `seq`, `events`, `log:SEAT`, ...), all on its hash tag."""
+    """One of a room's keys (`meta`, `events`, `log:SEAT`, ...), all on its hash tag."""
     return f"{prefix}room:{{{code}}}:{part}"
 
 

@@ -7,14 +7,14 @@ from typing import Any
 
 from solrace.protocol.messages import encode
 from solrace.server.store.base import ACTIVE_TTL_MS, ScriptArg, StoreBase, as_text
-from solrace.server.store.scripts import source
+from solrace.server.store.scripts import numbering, source
 
 
 class Presence(StoreBase):
     """Connection counts per room, and the idle room's shorter lifetime."""
 
     def _init_presence(self) -> None:
-        self._presence = self._script(source("presence"))
+        self._presence = self._script(numbering("presence"))
         self._keep = self._script(source("keep"))
         self._shorten = self._script(source("shorten"))
 
@@ -32,7 +32,6 @@ class Presence(StoreBase):
         (or, with `always`, on every call: a delta of 0 then announces the count as it is)."""
         keys = [
             self.key(code, "conn"),
-            self.key(code, "seq"),
             self.key(code, "events"),
             self.key(code, "fence"),
         ]
@@ -70,7 +69,7 @@ class Presence(StoreBase):
 
     def _idle_keys(self, code: str, seats: int) -> list[str]:
         """The room's keys whose lifetime follows its idleness: `conn` first, `meta` second."""
-        keys = [self.key(code, "conn"), *self.room_keys(code, seats)[:4], self.key(code, "fence")]
+        keys = [self.key(code, "conn"), *self.room_keys(code, seats)[:3], self.key(code, "fence")]
         return [*keys, self.key(code, "here"), *(self.log_key(code, s) for s in range(seats))]
 
     async def connections(self, code: str) -> dict[str, int]:

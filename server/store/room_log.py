@@ -14,9 +14,12 @@ from solrace.server.common.codes import shown
 from solrace.server.common.metrics import METRICS
 from solrace.server.store.base import ACTIVE_TTL_MS, ScriptArg, StoreBase, as_bytes, as_text
 from solrace.server.store.batch import Batcher
-from solrace.server.store.scripts import append_script, owned_script, source
+from solrace.server.store.scripts import append_script, numbering, owned_script, source
 
 log = logging.getLogger("solrace.server")
+
+#: how many seats' lean-append keys the store keeps made (`RoomLog.append_owned`)
+OWNED_KEYS_KEPT = 4096
 
 
 class Conflict(Exception):
@@ -61,15 +64,18 @@ class RoomLog(StoreBase):
 
     def _init_room_log(self, finished_ttl: int) -> None:
         self.finished_ttl_ms = finished_ttl * 1000
-        self._commit = self._script(source("commit"))
+        self._commit = self._script(numbering("commit"))
         self._append = self._script(append_script(self.max_events, ACTIVE_TTL_MS))
         self._owned = self._script(owned_script(self.max_events, ACTIVE_TTL_MS))
         self._outcome = self._script(source("outcome"))
-        self._load = self._script(source("load"))
+        self._load = self._script(numbering("load"))
         #: the move path's writes, one pipeline per turn of the loop (`batch.Batcher`)
         self.batcher = Batcher(self.redis)
         #: room code -> the lease epoch this process writes it with (server/store/lease.py)
         self.fences: dict[str, int] = {}
+        #: (room code, seat) -> the lean append's keys, made once, not per move (bounded:
+        #: emptied when it holds OWNED_KEYS_KEPT seats)
+        self._owned_keys: dict[tuple[str, int], list[str]] = {}
 
     # --- room document ------------------------------------------------------------------
 
@@ -84,6 +90,7 @@ class RoomLog(StoreBase):
         finished: bool = False,
         clear_logs: bool = False,
         revs: dict[int, int] | None = None,
+        lengths: dict[int, int] | None = None,
         trim: bool = False,
     ) -> tuple[int, list[int]]:
         """Write the document if it is still at `ver` (and the logs at `revs`), append the events.
@@ -92,12 +99,14 @@ class RoomLog(StoreBase):
         the configured time; any other room's after a day without a change. `trim` keeps
         only this commit's events in the stream: once a race has its results, its
         progress events are dead weight (three quarters of a finished room's memory),
-        and a client resuming from before them gets a snapshot instead.
+        and a client resuming from before them gets a snapshot instead. `lengths` (seat ->
+        the log's length) checks the logs of `revs` by their length too: the lease holder's
+        lean pushes leave a seat's revision as it was (`append_owned`).
         """
         ttl = self.finished_ttl_ms if finished else ACTIVE_TTL_MS
         rev_args: list[int] = []
         for seat, rev in sorted((revs or {}).items()):
-            rev_args += [seat, rev]
+            rev_args += [seat, rev, (lengths or {}).get(seat, -1)]
         flags = ("c" if clear_logs else "") + ("t" if trim else "")
         args: list[ScriptArg] = [
             ver,
@@ -138,7 +147,7 @@ class RoomLog(StoreBase):
             keys = [
                 self.key(code, "meta"),
                 self.key(code, "revs"),
-                self.key(code, "seq"),
+                self.key(code, "events"),
                 self.key(code, "fence"),
             ]
             got = await self._load(
@@ -182,7 +191,6 @@ class RoomLog(StoreBase):
             self.key(code, "meta"),
             self.log_key(code, seat),
             self.key(code, "revs"),
-            self.key(code, "seq"),
             self.key(code, "events"),
             self.key(code, "conn"),
             self.key(code, "fence"),
@@ -221,23 +229,35 @@ class RoomLog(StoreBase):
         *,
         delay: int = 0,
         pop: bool = False,
+        last: int = 0,
+        rev: int = 0,
     ) -> Appended:
         """The lease holder's append (or pop) of one move it judged on its copy in memory,
         loaded when the fence's counter was `sync` (`Loaded.sync`): one lean script that
         checks that counter and stores the move, nothing else (`_OWNED`).
 
+        `last` is the room's last event number as the holder's copy knows it (`Loaded.seq`,
+        then what its writes were numbered): the move's event is numbered `last + 1` unless
+        another writer numbered one since (then the next free number; `Appended.n` says
+        which), so no counter is incremented per move. `rev` is the seat's revision in the
+        copy: a push leaves it as it is (the log's length tells the pushes apart), a pop
+        bumps it.
+
         Raises Conflict("fence") when another process has taken the room over (the lease is
         forgotten, as `append`'s fencing does), Conflict("sync") when the copy is stale (a
         write without the lease since, a lost answer's `outcome`): the caller reloads."""
-        keys = [
-            self.key(code, "fence"),
-            self.log_key(code, seat),
-            self.key(code, "revs"),
-            self.key(code, "seq"),
-            self.key(code, "events"),
-            self.key(code, "here"),
-            self.key(code, "conn"),
-        ]
+        keys = self._owned_keys.get((code, seat))
+        if keys is None:
+            if len(self._owned_keys) >= OWNED_KEYS_KEPT:
+                self._owned_keys.clear()
+            keys = self._owned_keys[code, seat] = [
+                self.key(code, "fence"),
+                self.log_key(code, seat),
+                self.key(code, "revs"),
+                self.key(code, "events"),
+                self.key(code, "here"),
+                self.key(code, "conn"),
+            ]
         args: list[ScriptArg] = [
             sync,
             seat,
@@ -247,6 +267,8 @@ class RoomLog(StoreBase):
             b"%d:%s" % (delay, board) if board else b"",
             self.origin,
             self.fences.get(code, 0),
+            last + 1,
+            rev,
         ]
         out = await self.batcher.evalsha(self._owned, keys, args)
         if int(out[0]) == -5:
@@ -303,7 +325,7 @@ class RoomLog(StoreBase):
             self._fan_event(code, n, event)
         elif self.sink is not None:
             self.sink.lost(code)  # its event is gone from the stream: connections check it
-        return Appended(length - 1 if pop else length + 1, rev + 1, n, spectators)
+        return Appended(length - 1 if pop else length + 1, int(out[3]), n, spectators)
 
     def _fenced(self, code: str, fence: int) -> Conflict:
         """Another process took the room over (its fence is past our lease): forget the lease;
@@ -320,7 +342,11 @@ class RoomLog(StoreBase):
     # --- events -------------------------------------------------------------------------
 
     async def last_event(self, code: str) -> int:
-        return int(await self.redis.get(self.key(code, "seq")) or 0)
+        """The number of the room's last event: its stream's last entry (the stream is the
+        counter: lua/top.lua)."""
+        rows = await self.redis.xrevrange(self.key(code, "events"), count=1)
+        rid = rows[0][0] if rows else None
+        return 0 if rid is None else int(as_text(rid).split("-")[0])
 
     async def events_after(self, code: str, after: int) -> list[tuple[int, dict[str, Any]]] | None:
         """Events numbered after `after`, or None when some of them are no longer kept, or
@@ -331,8 +357,8 @@ class RoomLog(StoreBase):
         The count is read before the stream: events stored between the two reads only add
         rows (read the other way round, they looked like a gap and cost a snapshot)."""
         last = await self.last_event(code)
-        if not 0 <= after <= last:
-            return None
+        if not 0 <= after <= last or after < last - self.max_events:
+            return None  # (the lease holder trims the stream lazily: past max_events is gone)
         rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
         out = [
             (int(as_text(rid).split("-")[0]), decode_trusted(as_bytes(fields[b"d"])))

@@ -3,7 +3,8 @@
 Each script is read once, with `importlib.resources` (so it works from a wheel, a zip or the
 strict editable install alike), and registered by the part of the store that runs it. The
 append scripts get the store's stream length and key lifetime written in as their first line
-(`MAXLEN`, `TTL`): fewer arguments to send per move."""
+(`MAXLEN`, `TTL`): fewer arguments to send per move. The scripts that number a room's events
+get `top` (lua/top.lua: the stream's last number) written in before them (`numbering`)."""
 
 from __future__ import annotations
 
@@ -18,11 +19,21 @@ def source(name: str, package: str = "solrace.server.store") -> str:
     return files(package).joinpath("lua", f"{name}.lua").read_text()
 
 
+def numbering(name: str) -> str:
+    """A script that numbers a room's events, after the function that reads the last number."""
+    return source("top") + source(name)
+
+
 def append_script(max_events: int, ttl_ms: int) -> str:
     """The append script with this store's stream length and key lifetime written in."""
-    return f"local MAXLEN, TTL = {int(max_events)}, {int(ttl_ms)}\n" + source("append")
+    return f"local MAXLEN, TTL = {int(max_events)}, {int(ttl_ms)}\n" + numbering("append")
+
+
+#: the lease holder's append trims the room's stream once every this many events (owned.lua)
+TRIM_EVERY = 16
 
 
 def owned_script(max_events: int, ttl_ms: int) -> str:
-    """The lease holder's append script, the same way."""
-    return f"local MAXLEN, TTL = {int(max_events)}, {int(ttl_ms)}\n" + source("owned")
+    """The lease holder's append script, the same way, and how often it trims the stream."""
+    head = f"local MAXLEN, TTL, TRIM = {int(max_events)}, {int(ttl_ms)}, {TRIM_EVERY}\n"
+    return head + numbering("owned")

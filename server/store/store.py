@@ -6,10 +6,13 @@ Layout, for a key prefix P and a room code C (every key of a room shares the
 hash tag `{C}` so a room lives in one Redis Cluster slot and Lua may touch it all):
 
     P room:{C}:meta      hash  doc (msgpack room document), ver (int, bumped on every change)
-    P room:{C}:revs      hash  seat -> revision of that seat's log (bumped on every append/pop)
+    P room:{C}:revs      hash  seat -> revision of that seat's log (bumped on every checked
+                               append and every pop; with the log's length it names one state
+                               of the log: the lease holder's lean push leaves it as it was)
     P room:{C}:log:<s>   list  seat s's moves of the current race, "move at_ms" each
-    P room:{C}:seq       int   number of the last room event
-    P room:{C}:events    stream the last MAX_EVENTS events, entry id "<n>-0", field d = msgpack
+    P room:{C}:events    stream the last MAX_EVENTS events, entry id "<n>-0", field d = msgpack;
+                               its last entry's n is the room's last event number (the
+                               counter: the lease holder numbers its moves' events itself)
     P room:{C}:conn      hash  seat -> live connections; "spectators" -> live spectator connections
     P room:{C}:lease     str   "<epoch>:<process>" with a TTL: the process serving the room
     P room:{C}:fence     hash  epoch (the commit and append scripts refuse an older one), owner,

@@ -23,6 +23,7 @@ from solrace.protocol.messages import ProtocolError
 from solrace.server.race.service import RoomService
 from solrace.server.rules.room import RACING, Room
 from solrace.server.store.lease import Leases
+from solrace.server.store.scripts import TRIM_EVERY
 from solrace.server.store.store import Conflict, Store
 
 DOC = {"code": "OWNED", "seats": [{"seat": 0}], "state": "racing"}
@@ -51,7 +52,7 @@ async def test_a_stale_lease_holders_append_is_refused(pair) -> None:
     loaded = await a.load(CODE)
     assert loaded is not None and loaded.sync == b"1"
     stored = await a.append_owned(CODE, loaded.sync, 0, "m1", {"kind": "progress"})
-    assert (stored.length, stored.rev) == (1, 1)
+    assert (stored.length, stored.rev) == (1, 0)  # a push leaves the revision: the length moved
     await a.redis.delete(a.key(CODE, "lease"))  # a stalls past its lease
     assert await lb.acquire(CODE) == 2
     with pytest.raises(Conflict) as exc:
@@ -137,6 +138,97 @@ async def test_a_lost_answers_outcome_stops_the_lean_append(pair) -> None:
     with pytest.raises(Conflict):
         await a.append_owned(CODE, held.sync, 0, "m1", {"kind": "progress"})
     assert (await a.load(CODE)).logs[0] == []  # type: ignore[union-attr]
+
+
+async def test_the_holder_numbers_its_events_after_any_other_writers(pair) -> None:
+    """The holder numbers its move's event itself (no counter is incremented per move): after
+    the last number its copy knows, or, when another process numbered an event since (a
+    connection counted in), the next free one. The room's events stay one gapless sequence."""
+    a, b = pair
+    await Leases(a, "proc-a", 30).acquire(CODE)
+    await a.commit(CODE, 0, DOC, [{"kind": "created"}], seats=1)
+    held = await a.load(CODE)
+    assert held is not None and held.seq == 1
+    first = await a.append_owned(CODE, held.sync, 0, "m1", {"kind": "p"}, last=1)
+    assert first.n == 2
+    _, joined = await b.presence(CODE, "0", +1, {"kind": "connected"})
+    assert joined == 3
+    stale = await a.append_owned(CODE, held.sync, 0, "m2", {"kind": "p"}, last=first.n)
+    assert stale.n == 4  # not refused: numbered after the other writer's event
+    later = await a.append_owned(CODE, held.sync, 0, "m3", {"kind": "p"}, last=stale.n)
+    assert later.n == 5
+    events = await a.events_after(CODE, 0)
+    assert events is not None and [n for n, _ in events] == [1, 2, 3, 4, 5]
+    assert await a.last_event(CODE) == 5
+
+
+async def test_a_commit_judged_before_a_lean_push_is_refused(pair) -> None:
+    """The holder's lean push leaves the seat's revision as it was, so a commit judged on the
+    log before it (a process without the lease ending the race) is refused by the log's
+    length; judged on the log as it is, it stands."""
+    a, b = pair
+    await Leases(a, "proc-a", 30).acquire(CODE)
+    ver, _ = await a.commit(CODE, 0, DOC, [], seats=1)
+    held = await a.load(CODE)
+    assert held is not None
+    seen = await b.load(CODE)
+    assert seen is not None and seen.logs[0] == [] and seen.revs == {}
+    stored = await a.append_owned(CODE, held.sync, 0, "m1", {"kind": "p"})
+    assert stored.rev == 0
+    done = {**DOC, "state": "finished"}
+    with pytest.raises(Conflict) as exc:
+        await b.commit(CODE, ver, done, [], seats=1, revs={0: 0}, lengths={0: 0})
+    assert exc.value.what == "log"
+    await b.commit(CODE, ver, done, [], seats=1, revs={0: 0}, lengths={0: 1})
+    assert (await b.load(CODE)).doc["state"] == "finished"  # type: ignore[union-attr]
+
+
+async def test_a_lost_lean_push_is_found(pair) -> None:
+    """A lean push whose answer was lost is found stored by its entry at its place (its
+    revision did not move), with its event number, and asking again changes nothing."""
+    a, _ = pair
+    await Leases(a, "proc-a", 30).acquire(CODE)
+    await a.commit(CODE, 0, DOC, [], seats=1)
+    held = await a.load(CODE)
+    assert held is not None
+    stored = await a.append_owned(CODE, held.sync, 0, "m1", {"kind": "p", "moves": 1})
+    found = await a.outcome(CODE, 0, 0, 0, "m1", {"kind": "p", "moves": 1})
+    assert found is not None and found[:3] == stored[:3] == (1, 0, 1)
+    assert await a.outcome(CODE, 0, 0, 0, "m1", {"kind": "p", "moves": 1}) == found
+    # one that was not stored is not found, and never will be
+    assert await a.outcome(CODE, 0, 1, 0, "m2", {"kind": "p", "moves": 2}) is None
+    with pytest.raises(Conflict):
+        await a.append(CODE, 1, 0, 1, 0, "m2", {"kind": "p", "moves": 2})
+
+
+async def test_the_holders_stream_keeps_exactly_max_events(redis_url: str, key_prefix: str) -> None:
+    """The lean append trims the room's stream once every TRIM_EVERY events, not at each: the
+    stream holds at most that many more than max_events, and a client catching up sees
+    exactly max_events of history (an older `last_event` gets a full resync, as before)."""
+    store = Store.from_url(redis_url, key_prefix, max_events=10)
+    try:
+        await Leases(store, "proc-a", 30).acquire(CODE)
+        await store.commit(CODE, 0, DOC, [], seats=1)
+        held = await store.load(CODE)
+        assert held is not None
+        last = 0
+        for i in range(40):
+            stored = await store.append_owned(
+                CODE, held.sync, 0, f"m{i}", {"kind": "p", "i": i}, last=last
+            )
+            last = stored.n
+            kept = await store.redis.xlen(store.key(CODE, "events"))
+            assert kept <= 10 + TRIM_EVERY - 1
+        assert last == 40
+        assert await store.redis.xlen(store.key(CODE, "events")) > 10  # trimmed lazily
+        events = await store.events_after(CODE, last - 10)
+        assert events is not None and [n for n, _ in events] == list(range(31, 41))
+        assert await store.events_after(CODE, last - 11) is None
+    finally:
+        keys = [k async for k in store.redis.scan_iter(match=f"{key_prefix}*")]
+        if keys:
+            await store.redis.delete(*keys)
+        await store.close()
 
 
 # --- a randomized run: the holder's memory against the room rebuilt from Redis ---------------

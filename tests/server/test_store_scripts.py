@@ -26,7 +26,7 @@ def test_each_script_is_shipped_as_written(name: str) -> None:
 def test_each_script_is_run_by_the_store() -> None:
     used: set[str] = set()
     for module in STORE.glob("*.py"):
-        used |= set(re.findall(r'source\("(\w+)"\)', module.read_text()))
+        used |= set(re.findall(r'(?:source|numbering)\("(\w+)"\)', module.read_text()))
     used |= {"append", "owned"}  # append_script and owned_script write their limits in
     assert set(NAMES) == used
 

@@ -1,13 +1,14 @@
--- KEYS: meta log revs seq events conn fence here ; ARGV: ver len rev seat op entry event board origin epoch
+-- KEYS: meta log revs events conn fence here ; ARGV: ver len rev seat op entry event board origin epoch
 -- MAXLEN and TTL are the store's own, written in when the script is registered (`append_script`);
--- the room's channel is its meta key with 'pub' for 'meta' (fewer arguments to send per move).
+-- the room's channel is its meta key with 'pub' for 'meta' (fewer arguments to send per move);
+-- the event's number follows the stream's last (`top`, top.lua).
 -- The move is published only when another process listens to the room (`here`: the origins of
 -- the processes subscribed to it): no process reads back and drops its own copies.
 -- op 'push' appends entry; op 'pop' removes the last entry, which must equal entry.
 -- The board is published only while the room has spectators; the reply carries their count.
 -- epoch: the writer's lease epoch (server/store/lease.py), 0 = written without the lease
 local epoch = tonumber(ARGV[10])
-local fence = tonumber(redis.call('HGET', KEYS[7], 'epoch') or '0')
+local fence = tonumber(redis.call('HGET', KEYS[6], 'epoch') or '0')
 if epoch > 0 and fence ~= epoch then return {-5, fence} end
 local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
 if ver ~= tonumber(ARGV[1]) then return {-1, ver} end
@@ -23,20 +24,21 @@ else
   redis.call('RPOP', KEYS[2])
   len = len - 1
 end
-if epoch == 0 and fence > 0 then redis.call('HINCRBY', KEYS[7], 'sync', 1) end
+if epoch == 0 and fence > 0 then redis.call('HINCRBY', KEYS[6], 'sync', 1) end
 rev = redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
-local n = redis.call('INCR', KEYS[4])
-redis.call('XADD', KEYS[5], 'MAXLEN', MAXLEN, n .. '-0', 'd', ARGV[7])
+local n = top(KEYS[4]) + 1
+redis.call('XADD', KEYS[4], 'MAXLEN', MAXLEN, n .. '-0', 'd', ARGV[7])
 local channel = string.sub(KEYS[1], 1, -5) .. 'pub'
-local others = redis.call('SCARD', KEYS[8]) - redis.call('SISMEMBER', KEYS[8], ARGV[9])
+local others = redis.call('SCARD', KEYS[7]) - redis.call('SISMEMBER', KEYS[7], ARGV[9])
 if others > 0 then redis.call('PUBLISH', channel, 'e' .. ARGV[9] .. n .. ':' .. ARGV[7]) end
-local watching = tonumber(redis.call('HGET', KEYS[6], 'spectators') or '0')
+local watching = tonumber(redis.call('HGET', KEYS[5], 'spectators') or '0')
 if ARGV[8] ~= '' and watching > 0 and others > 0 then
   redis.call('PUBLISH', channel, 'b' .. ARGV[9] .. ARGV[8])
 end
 -- a seat's log and the revisions get the room's lifetime with the seat's first store of the
--- round; every commit of the room renews it (a move does not: the document would expire first)
-if rev == 1 and TTL > 0 then
+-- round (the lease holder's pushes leave the revision as it was: a log it began has length 1);
+-- every commit of the room renews it (a move does not: the document would expire first)
+if (rev == 1 or len == 1) and TTL > 0 then
   redis.call('PEXPIRE', KEYS[2], TTL)
   redis.call('PEXPIRE', KEYS[3], TTL)
 end
