@@ -234,7 +234,7 @@ class Dailies:
             self._spawn(self._ahead(following, game), self.drawing)
         return found
 
-    def predraw(self) -> None:
+    def predraw(self, games: list[str] | None = None) -> None:
         """Draw the deals of today and the next `PREDRAW_DAYS` days of every game in the
         background, one at a time (today's first, Klondike's, the slowest to draw, first of
         each day), and again as each UTC day begins (`solrace serve --predraw-daily`).
@@ -242,11 +242,12 @@ class Dailies:
         A deal is drawn at the solver's large draw budget (server/solver/solving.py: any
         winnable deal, not the quickest won), which takes a Klondike daily seconds to tens of
         seconds; kept in Redis days ahead, it is ready before anyone asks, even for a process
-        that has just started (a restart, a new worker) or a day nobody played before."""
-        self._spawn(self._predraw_days(), self.drawing)
+        that has just started (a restart, a new worker) or a day nobody played before.
+        `games`: these only (tests; default every game)."""
+        order = sorted(games or m.GAME_NAMES, key=lambda g: g != "klondike")
+        self._spawn(self._predraw_days(order), self.drawing)
 
-    async def _predraw_days(self) -> None:
-        games = sorted(m.GAME_NAMES, key=lambda g: g != "klondike")
+    async def _predraw_days(self, games: list[str]) -> None:
         while True:
             date = self.today()
             for _ in range(PREDRAW_DAYS + 1):
