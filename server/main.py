@@ -82,9 +82,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--predraw-daily",
         action=argparse.BooleanOptionalAction,
         default=os.environ.get("SOLRACE_PREDRAW_DAILY", "1") != "0",
-        help="draw today's daily deals in the background at start-up, so the first player "
-        "of the day does not wait for the solver (default on; SOLRACE_PREDRAW_DAILY=0 turns "
-        "it off, as the test suite does)",
+        help="draw the daily deals of today and the next two days in the background at "
+        "start-up and as each UTC day begins, kept in Redis, so the first player of a day "
+        "does not wait for the solver (default on; SOLRACE_PREDRAW_DAILY=0 turns it off, as "
+        "the test suite does)",
     )
     parser.add_argument(
         "--daily-days",
