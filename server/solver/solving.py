@@ -78,8 +78,9 @@ class Budgets:
             # ~97% of deals won (seeds 1-2,000), 0.4-0.6 CPU s a deal
             "tabbycat": 200_000,
             "manx": 200_000,
-            # ~2 CPU s a deal; about a quarter won, half still unknown (seeds 1-40)
-            "klondike": 100_000,
+            # ~0.65 CPU s a deal, 20% won, 62% unknown (seeds 1-40): a daily drawn cold is
+            # about 4 CPU s of candidates; at 100,000 it took 29 (27.5% won, 50% unknown)
+            "klondike": 30_000,
             # 2.9% won, 97% unknown at any budget tried (no Leap Year loss is ever proved)
             "leapyear": 10_000,
         }
