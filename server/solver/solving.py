@@ -75,11 +75,11 @@ class Budgets:
         default_factory=lambda: {
             # every deal of seeds 1-2,000 decided; the largest search 684,128 positions
             "puttputt": 2_000_000,
-            # ~97% of deals won (seeds 1-2,000), 0.4-0.6 CPU s a deal
+            # 96.6% of deals won, 3.4% unknown (seeds 1-1,000), 0.4-0.7 CPU s a deal
             "tabbycat": 200_000,
             "manx": 200_000,
-            # ~0.65 CPU s a deal, 20% won, 62% unknown (seeds 1-40): a daily drawn cold is
-            # about 4 CPU s of candidates; at 100,000 it took 29 (27.5% won, 50% unknown)
+            # 19% won, 71% undecided (seeds 1-100); a daily drawn cold took 15.2 CPU s of
+            # candidates (7.9) at load 31-38, at 100,000 positions 29.3 (5.7) at load 14-23
             "klondike": 30_000,
             # 2.9% won, 97% unknown at any budget tried (no Leap Year loss is ever proved)
             "leapyear": 10_000,
