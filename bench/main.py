@@ -15,6 +15,7 @@ KINDS = {
     "load": "solrace.bench.load",
     "peer": "solrace.bench.peer",
     "winnable": "solrace.bench.winnable",
+    "daily-start": "solrace.bench.daily_start",
     "hint-starvation": "solrace.bench.hint_starvation",
     "records": "solrace.bench.records",
     "replay": "solrace.bench.replay",

@@ -4,7 +4,10 @@
 
 One process, one deal after another; CPU seconds are ``time.process_time`` around
 each solve. Every "won" is replayed by ``solve`` itself. Prints one line per deal
-and a summary with 95% Wilson intervals and /proc/loadavg at start and end.
+(seed, verdict, positions, CPU s, solution length: 0 unless won) and a summary with 95%
+Wilson intervals and /proc/loadavg at start and end. The per-deal lines are what
+`solrace bench winnable --difficulty --from FILE` reads to compare the server's draw with
+all winnable deals.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ def main() -> None:
         dt = time.process_time() - t
         cpus.append(dt)
         counts[r.verdict] += 1
-        print(f"{seed} {r.verdict} {r.nodes} {dt:.3f}", flush=True)
+        print(f"{seed} {r.verdict} {r.nodes} {dt:.3f} {len(r.moves)}", flush=True)
     n = len(cpus)
     cpus.sort()
     p99 = cpus[min(n - 1, int(0.99 * n))]

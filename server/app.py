@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from solrace.protocol import messages as m
 from solrace.server.config import ServerConfig
@@ -30,7 +31,7 @@ from solrace.server.race.arena import ArenaService
 from solrace.server.race.quick import QuickMatch
 from solrace.server.race.service import RoomService
 from solrace.server.rules.room import Room
-from solrace.server.solver.solving import RaceVerdicts, SolverPool
+from solrace.server.solver.solving import Budgets, RaceVerdicts, SolverPool
 from solrace.server.store.lease import Leases
 from solrace.server.store.store import EventSink, Store
 
@@ -45,7 +46,11 @@ def build(
     proc_id = secrets.token_hex(8)  # this process, in Redis (liveness, leases, summaries)
     hub = Hub()
     store = make_store(hub)
-    solver = SolverPool(limits.solver_workers or None)  # its processes start at the first solve
+    budgets = Budgets()
+    budgets = replace(budgets, draw={**budgets.draw, **config.draw_budgets})
+    solver = SolverPool(
+        limits.solver_workers or None, budgets
+    )  # processes start at the first solve
     # `service` and `standings` close cycles: each is made below, before anything calls these
     records = Records(
         store.redis,

@@ -42,5 +42,7 @@ class ServerConfig:
     record_due_ms: int = RECORD_DUE_MS
     #: days a daily's board and deal are kept after its day (`--daily-days`)
     daily_days: int = DEFAULT_BOARD_DAYS
+    #: draw budgets of winnable deals by game, over the solver's (`--draw-budget GAME=N`)
+    draw_budgets: dict[str, int] = field(default_factory=dict)
     #: which codes this process may give a new room (`--workers`: those the front routes to it)
     owns: Callable[[str], bool] = any_code

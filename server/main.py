@@ -13,6 +13,7 @@ import sys
 from collections import Counter
 from typing import Any
 
+from solrace.protocol.messages import GAME_NAMES
 from solrace.protocol.record_sign import key_info
 from solrace.server.app import build
 from solrace.server.common import redact
@@ -38,6 +39,16 @@ from solrace.server.store.store import Store
 from websockets.frames import CloseCode
 
 log = logging.getLogger("solrace.server")
+
+
+def draw_budget(text: str) -> tuple[str, int]:
+    """`--draw-budget GAME=POSITIONS`: a known game and a positive budget."""
+    game, _, value = text.partition("=")
+    if game not in GAME_NAMES or not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: GAME=POSITIONS, GAME one of {', '.join(GAME_NAMES)}, POSITIONS > 0"
+        )
+    return game, int(value)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,9 +93,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--predraw-daily",
         action=argparse.BooleanOptionalAction,
         default=os.environ.get("SOLRACE_PREDRAW_DAILY", "1") != "0",
-        help="draw today's daily deals in the background at start-up, so the first player "
-        "of the day does not wait for the solver (default on; SOLRACE_PREDRAW_DAILY=0 turns "
-        "it off, as the test suite does)",
+        help="draw the daily deals of today and the next two days in the background at "
+        "start-up and as each UTC day begins, kept in Redis, so the first player of a day "
+        "does not wait for the solver (default on; SOLRACE_PREDRAW_DAILY=0 turns it off, as "
+        "the test suite does)",
     )
     parser.add_argument(
         "--daily-days",
@@ -115,6 +127,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=Limits().max_race,
         help="seconds a race may last at most, time limit or not (0: no cap; default "
         "%(default)s): every race ends then, even if a deadline was lost",
+    )
+    parser.add_argument(
+        "--draw-budget",
+        action="append",
+        default=[],
+        type=draw_budget,
+        metavar="GAME=POSITIONS",
+        help="the solver's budget for a winnable deal of GAME (repeatable; default: "
+        "server/solver/solving.py's Budgets, large so that any winnable deal may be drawn; "
+        "a smaller one draws sooner and favours easy deals: docs/SOLVABILITY.md)",
     )
     parser.add_argument(
         "--solver-workers",
@@ -366,6 +388,7 @@ async def serve_forever(
         record_days=args.record_days,
         record_due_ms=int(args.record_due * 1000),
         daily_days=args.daily_days,
+        draw_budgets=dict(args.draw_budget),
         # with --workers, draw room codes that the front routes back to this worker
         owns=front.owns(args.worker_index, args.workers)
         if args.worker_fd is not None

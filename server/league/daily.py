@@ -8,9 +8,11 @@ The deal: the first n = 0, 1, ... whose seed, derived from the secret under the 
 from the fields DATE, GAME, OPTIONS, n (`candidate_seed`, server/common/derive.py: no room's text
 seed can be dealt it), the solver wins within its draw budget (`daily_seed`), so every
 process of a deployment finds the same one, and nobody without the server's secret can
-compute it. It is drawn once, off the event loop, and kept in Redis (SET NX: the first process
-to finish writes it, every process reads that one) and in this process; Redis keeps it
-`--daily-days` after its day: the archive that practice plays.
+compute it. The budget is large (server/solver/solving.py, `Budgets`), so the daily is any
+winnable deal, not one of those the solver wins soonest. It is drawn once, off the event
+loop, and kept in Redis (SET NX: the first process to finish writes it, every process reads
+that one) and in this process; Redis keeps it `--daily-days` after its day: the archive
+that practice plays. `predraw` draws the next days' deals ahead.
 
 An attempt is a private solo room (a fresh salt and commitment as any room; no spectators,
 so no board of the day's deal reaches anyone) whose race starts at once. Only the *scored*
@@ -76,6 +78,9 @@ ROOM_OPTIONS: dict[str, Any] = {
     "deal": "winnable",
     "hints": False,
 }
+#: days after today whose deals `predraw` keeps drawn in Redis (a small pool: a day's first
+#: player never waits for the solver, which takes seconds on a Klondike daily)
+PREDRAW_DAYS = 2
 #: a live entry outlives its race's limit by this much (grace periods, a late end)
 LIVE_SLACK_MS = 300_000
 
@@ -229,17 +234,28 @@ class Dailies:
             self._spawn(self._ahead(following, game), self.drawing)
         return found
 
-    def predraw(self) -> None:
-        """Draw today's deal of every game in the background, one game at a time (Klondike's,
-        the slowest to draw, first), so the day's first player of a server that was idle
-        yesterday does not wait for the solver (`solrace serve --predraw-daily`)."""
-        date = self.today()
-        games = sorted(m.GAME_NAMES, key=lambda g: g != "klondike")
-        self._spawn(self._predraw(date, games), self.drawing)
+    def predraw(self, games: list[str] | None = None) -> None:
+        """Draw the deals of today and the next `PREDRAW_DAYS` days of every game in the
+        background, one at a time (today's first, Klondike's, the slowest to draw, first of
+        each day), and again as each UTC day begins (`solrace serve --predraw-daily`).
 
-    async def _predraw(self, date: str, games: list[str]) -> None:
-        for game in games:
-            await self._ahead(date, game)
+        A deal is drawn at the solver's large draw budget (server/solver/solving.py: any
+        winnable deal, not the quickest won), which takes a Klondike daily seconds to tens of
+        seconds; kept in Redis days ahead, it is ready before anyone asks, even for a process
+        that has just started (a restart, a new worker) or a day nobody played before.
+        `games`: these only (tests; default every game)."""
+        order = sorted(games or m.GAME_NAMES, key=lambda g: g != "klondike")
+        self._spawn(self._predraw_days(order), self.drawing)
+
+    async def _predraw_days(self, games: list[str]) -> None:
+        while True:
+            date = self.today()
+            for _ in range(PREDRAW_DAYS + 1):
+                for game in games:
+                    await self._ahead(date, game)
+                date = next_date(date)
+            wait_ms = day_end_ms(self.today()) - self.clock()
+            await asyncio.sleep(max(1.0, wait_ms / 1000 + 1))
 
     async def _ahead(self, date: str, game: str) -> None:
         try:

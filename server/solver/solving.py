@@ -13,9 +13,11 @@ Three uses, each bounded by a node budget per game (`Budgets`), because a positi
 solver cannot decide would otherwise hold a worker for minutes:
 
 * `winnable_seed`: draw fresh secret seeds until one is "won" within the draw budget;
-  several candidates run at once (one per worker). After `max_seconds` (or `max_draws`
-  candidates) without a win, or when the draws' queue is full, the start is refused with
-  `busy` (retryable): a host never waits without end.
+  several candidates run at once (one per worker), but the one taken is the first *drawn*
+  that is won, never the first to finish, and the budget is large (issue 24): so the deal
+  drawn is any winnable deal the budget decides, not the ones the solver wins soonest.
+  After `max_seconds` (or `max_draws` candidates) without a win, or when the draws' queue
+  is full, the start is refused with `busy` (retryable): a host never waits without end.
 * `verdicts`: after a race, the deal (unless already known from a winnable draw) and
   each unfinished seat's final position; "unknown" when the budget runs out or the verdicts'
   queue is full. None for a race nobody played (every racer resigned or left with no move)
@@ -28,6 +30,7 @@ solver cannot decide would otherwise hold a worker for minutes:
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import logging
 import os
@@ -57,28 +60,36 @@ __all__ = ["LOST", "UNKNOWN", "WON", "Budgets", "RaceVerdicts", "SolverPool", "W
 class Budgets:
     """Positions the solver may expand, per use (and per game for draws).
 
-    A draw budget is small on purpose: most winnable deals are won in a few thousand
-    positions, while a deal the solver cannot settle quickly costs the whole budget, so
-    skipping to the next seed finds a winnable deal sooner (measured with
-    `solrace bench winnable`; the figures are in docs/SOLVABILITY.md and the issue's note).
+    A draw budget is large on purpose (issue 24). A deal is drawn when the solver wins it
+    within the budget, so a small budget (500 Klondike positions, 2,500 Tabby Cat ones, as
+    until 2026-11-26) draws only the deals the solver wins soonest: the easy ones, with
+    solutions a third to a half as long as a winnable deal's (`solrace bench winnable
+    --difficulty`; docs/SOLVABILITY.md, "Winnable deals: difficulty of the draw"). At these
+    budgets Putt Putt is always decided and Tabby Cat and Manx nearly always, so their draw
+    is all winnable deals; Klondike's and Leap Year's leave out the deals still "unknown" at
+    the budget, the only bias left (the same section gives the shares). Dailies are drawn
+    ahead (server/league/daily.py), so nobody waits for these budgets on a day's first daily.
     """
 
     draw: dict[str, int] = field(
         default_factory=lambda: {
-            "puttputt": 20_000,  # ~93% of deals won, nearly all within a few thousand
-            "tabbycat": 2_500,
-            "manx": 2_500,
-            # 2.7% of deals are won within 500 positions (seeds 1-2000): 0.61 s mean / 2.9 s
-            # p99 of one core's CPU to a winnable deal, against 1.08 / 4.9 s at 1,500 (4.5% won)
-            "klondike": 500,
-            "leapyear": 1_500,
+            # every deal of seeds 1-2,000 decided; the largest search 684,128 positions
+            "puttputt": 2_000_000,
+            # 96.6% of deals won, 3.4% unknown (seeds 1-1,000), 0.4-0.7 CPU s a deal
+            "tabbycat": 200_000,
+            "manx": 200_000,
+            # 19% won, 71% undecided (seeds 1-100); a daily drawn cold took 15.2 CPU s of
+            # candidates (7.9) at load 31-38, at 100,000 positions 29.3 (5.7) at load 14-23
+            "klondike": 30_000,
+            # 2.9% won, 97% unknown at any budget tried (no Leap Year loss is ever proved)
+            "leapyear": 10_000,
         }
     )
     verdict: int = 100_000
     hint: int = 50_000
     #: a winnable draw gives up (`busy`) after this many candidates or seconds
     max_draws: int = 2_000
-    max_seconds: float = 30.0
+    max_seconds: float = 60.0
 
     def for_draw(self, game: str) -> int:
         return self.draw.get(game, 2_000)
@@ -134,9 +145,13 @@ class SolverPool:
         workers: int | None = None,
         budgets: Budgets | None = None,
         bounds: QueueBounds | None = None,
+        seeds: Callable[[], int] | None = None,
     ) -> None:
         self.workers = workers or max(1, min(4, os.cpu_count() or 1))
         self.budgets = budgets or Budgets()
+        #: where a winnable draw's candidates come from: fresh secret 64-bit seeds (tests
+        #: give a sequence of their own, to know which deal a draw must take)
+        self.seeds: Callable[[], int] = seeds or (lambda: secrets.randbits(64))
         self.jobs = Jobs(self.workers, bounds)
         self._hints: LRU[str, tuple[str, list[str]]] = LRU(HINTS_KEPT)
         self._solving: dict[str, asyncio.Future[SolveResult]] = {}
@@ -197,10 +212,18 @@ class SolverPool:
         return Winnable(seed, solution, tried, game, options)
 
     async def winnable_seed(self, game: str, options: dict[str, Any]) -> tuple[int, int, int]:
-        """A fresh secret seed whose deal the solver wins within the draw budget (at most one
-        candidate per worker queued at once; `busy` when the draws' queue is full)."""
+        """A fresh secret seed whose deal the solver wins within the draw budget.
+
+        Candidates are solved one per worker at once, and the one taken is the first drawn
+        that is won: a candidate is accepted only once every candidate drawn before it is
+        known not won. Taking the first solve to finish, as until 2026-11-26, favoured the
+        deals solved soonest among those racing. So which deal is drawn depends only on the
+        seeds and on each one's verdict at the budget, never on how long a solve took
+        (`busy` when the draws' queue is full or the draw ran out of tries or time)."""
         budget = self.budgets.for_draw(game)
-        running: dict[asyncio.Future[tuple[str, int]], int] = {}
+        pending: collections.deque[tuple[int, asyncio.Future[tuple[str, int]]]] = (
+            collections.deque()
+        )
         tried = 0
         loop = asyncio.get_running_loop()
         give_up = loop.time() + self.budgets.max_seconds
@@ -208,30 +231,34 @@ class SolverPool:
             while True:
                 out_of_time = loop.time() >= give_up
                 while (
-                    len(running) < self.workers
+                    sum(not f.done() for _, f in pending) < self.workers
+                    and len(pending) < 4 * self.workers
                     and tried < self.budgets.max_draws
                     and not out_of_time
                 ):
-                    seed = secrets.randbits(64)
+                    seed = self.seeds()
                     try:
                         fut = self.jobs.submit(DRAW, draw_solve, game, seed, dict(options), budget)
                     except QueueFull:
                         raise _busy("draw") from None
-                    running[fut] = seed
+                    pending.append((seed, fut))
                     tried += 1
-                if not running:
+                while pending and pending[0][1].done():
+                    seed, first = pending.popleft()
+                    verdict, length = first.result()
+                    if verdict == WON:
+                        return seed, length, tried
+                if not pending:
+                    if tried < self.budgets.max_draws and loop.time() < give_up:
+                        continue
                     raise ProtocolError(
                         "busy",
                         f"no winnable {game} deal found in {tried} tries; try again",
                     )
-                await asyncio.wait(list(running), return_when=asyncio.FIRST_COMPLETED)
-                for f in [f for f in running if f.done()]:
-                    seed = running.pop(f)
-                    verdict, length = f.result()
-                    if verdict == WON:
-                        return seed, length, tried
+                running = [f for _, f in pending if not f.done()]  # the first among them
+                await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for f in running:
+            for _, f in pending:
                 f.cancel()  # a candidate still queued leaves the queue
 
     # --- after a race -------------------------------------------------------------------

@@ -11,6 +11,19 @@ from helpers.race import until
 from helpers.servers import serving
 from solrace.protocol import messages as m
 
+#: the draw budgets before issue 24 (a few CPU seconds for every game's deal): the serve
+#: defaults would take the solver minutes on a loaded machine (Klondike at 100,000 positions)
+SMALL_BUDGETS = [
+    f"--draw-budget={game}={n}"
+    for game, n in {
+        "puttputt": 20_000,
+        "tabbycat": 2_500,
+        "manx": 2_500,
+        "klondike": 500,
+        "leapyear": 1_500,
+    }.items()
+]
+
 
 def deal_keys(prefix: str) -> list[str]:
     today = datetime.datetime.now(datetime.UTC).date().isoformat()
@@ -24,7 +37,7 @@ async def test_a_server_started_with_predraw_has_every_deal_before_anyone_asks(
     keys = deal_keys(key_prefix)
     async with serving(redis_url, key_prefix, extra_args=["--no-predraw-daily"]):
         assert await r.exists(*keys) == 0  # up, and nothing drawn
-    async with serving(redis_url, key_prefix, extra_args=["--predraw-daily"]):
+    async with serving(redis_url, key_prefix, extra_args=["--predraw-daily", *SMALL_BUDGETS]):
         # no client connected: the server drew them itself (the solver takes a few seconds)
         await until(lambda: _all_there(r, keys), "every deal drawn", timeout=180)
     await r.aclose()
