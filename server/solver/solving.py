@@ -94,6 +94,15 @@ class Budgets:
     def for_draw(self, game: str) -> int:
         return self.draw.get(game, 2_000)
 
+    def for_hint(self, text: str) -> int:
+        """A hint's budget for a position text: never below its game's draw budget, so a
+        deal drawn as winnable (won within that budget from its start, and the solver is
+        deterministic) gets a won hint at its start, whose solution then answers the hints
+        along it (a Putt Putt deal drawn at 2,000,000 positions was answered "unknown" at
+        `hint`'s 50,000)."""
+        game = text.split(None, 2)[1] if text.startswith("game ") else ""
+        return max(self.hint, self.for_draw(game))
+
 
 @dataclass(frozen=True)
 class Winnable:
@@ -305,7 +314,7 @@ class SolverPool:
         running = self._solving.get(text)
         if running is None:
             try:
-                job = self.jobs.submit(HINT, _solve_text, text, self.budgets.hint)
+                job = self.jobs.submit(HINT, _solve_text, text, self.budgets.for_hint(text))
             except QueueFull:
                 raise _busy("hint") from None
             running = self._solving[text] = job

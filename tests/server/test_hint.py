@@ -102,3 +102,18 @@ async def test_hint_from_a_lost_position_has_no_move() -> None:
         assert won.to_text() in pool._hints
     finally:
         pool.close()
+
+
+def test_a_hint_gets_at_least_its_games_draw_budget() -> None:
+    """A deal drawn as winnable is won within its game's draw budget from its start, so the
+    first hint there must have that budget too (Putt Putt draws at 2,000,000 positions; at
+    the hints' own 50,000 a drawn deal was answered "unknown", and following the hints of a
+    winnable deal failed)."""
+    from solrace.server.solver.solving import Budgets
+
+    b = Budgets()
+    for game in ("puttputt", "tabbycat", "manx", "klondike", "leapyear"):
+        text = new_game(game, seed=1).to_text()
+        assert b.for_hint(text) == max(b.hint, b.for_draw(game)) >= b.for_draw(game), game
+    assert b.for_hint(new_game("puttputt", seed=1).to_text()) > b.hint
+    assert b.for_hint("not a position") == max(b.hint, b.for_draw(""))
