@@ -82,6 +82,9 @@ async function openInvite(code) {
 const linkedRoom = roomFromLocation(location);
 let openedAtRoot = (location.pathname === "/" && !location.hash && !location.search)
   || Boolean(linkedRoom && linkedRoom !== loadSession()?.room);
+// The reader went to the landing page from that link's invite: a resume that answers later
+// (a slow connection) must not bring the invite back.
+let linkLeft = false;
 const auto = { busy: false, paused: false }; // one automatic move at a time; an error pauses it
 let resyncing = false;
 
@@ -227,7 +230,7 @@ async function rejoin(saved) {
     if (openedAtRoot && state.snap?.state === "finished") {
       openedAtRoot = false;
       leaveRoom();
-      if (linkedRoom) {
+      if (linkedRoom && !linkLeft) {
         history.replaceState(null, "", `/#${linkedRoom}`);
         ui.form.code = linkedRoom;
         openInvite(linkedRoom);
@@ -607,6 +610,7 @@ const actions = {
   "practice-past": () => ui.practice && playDaily(ui.practice.game, true, ui.practice.date),
   landing() {
     // the landing page itself, whatever link opened this one
+    linkLeft = true;
     ui.invite = null;
     ui.practice = null;
     ui.form.code = "";
