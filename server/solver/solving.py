@@ -39,7 +39,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from solrace.engine import from_text
+from solrace.engine import from_text, new_game
 from solrace.engine.solve import LOST, UNKNOWN, WON, SolveResult, solve_deal, solve_text
 from solrace.protocol.messages import ProtocolError
 from solrace.server.common.codes import shown
@@ -405,13 +405,27 @@ class RaceVerdicts:
                 deal = await self.solver.deal_verdict(
                     options["game"], seed, options["game_options"]
                 )
-            seats = await self.solver.position_verdicts(texts)
+            seats = await self._seat_verdicts(options, seed, deal[0], texts)
             solved = {"deal": deal[0], "deal_moves": deal[1], "seats": seats}
             await self.update(code, _store_solved(round_, solved))
         except asyncio.CancelledError:
             raise
         except Exception:
             log.warning("post-race verdicts of %s not stored", shown(code), exc_info=True)
+
+    async def _seat_verdicts(
+        self, options: dict[str, Any], seed: int, deal: str, texts: dict[str, str]
+    ) -> dict[str, str]:
+        """Each seat's final position judged; a seat still at the deal gets the deal's own
+        verdict when that is known won: a winnable deal is drawn at a larger budget than a
+        verdict's, so judging it again could say "unknown" beside a deal "won"."""
+        known: dict[str, str] = {}
+        if deal == WON:
+            start = new_game(options["game"], seed, options["game_options"]).to_text()
+            known = {seat: WON for seat, text in texts.items() if text == start}
+        rest = {seat: text for seat, text in texts.items() if seat not in known}
+        judged = await self.solver.position_verdicts(rest) if rest else {}
+        return {seat: known.get(seat) or judged[seat] for seat in texts}
 
     def close(self) -> None:
         for t in list(self.tasks):

@@ -53,7 +53,8 @@ async def test_winnable_room_reveals_a_seed_the_solution_wins(shared_server, wir
     assert digest == countdown["commitment"] == results["commitment"]
     assert results["deal"] == "winnable" and results["solution_moves"] > 0
     # the revealed seed's deal is won by the solver's moves, replayed by the engine
-    solved = solve_deal("puttputt", seed, results["game_options"], budget=200_000)
+    budget = Budgets().for_draw("puttputt")  # the draw's own budget (see below)
+    solved = solve_deal("puttputt", seed, results["game_options"], budget=budget)
     assert solved.verdict == "won"
     assert replay("puttputt", seed, results["game_options"], solved.moves).is_won()
     assert len(solved.moves) == results["solution_moves"]
@@ -126,7 +127,10 @@ async def test_draws_give_up_with_busy_after_the_cap() -> None:
     finally:
         pool.close()
     assert dealt.game == "puttputt" and dealt.tried >= 1
-    assert solve_deal("puttputt", dealt.seed, {}, 200_000).verdict == "won"
+    # judged at the draw's own budget: a deal drawn as won within it may need more than
+    # any smaller one (a check at 200,000 failed once on a deal drawn at 2,000,000)
+    budget = Budgets().for_draw("puttputt")
+    assert solve_deal("puttputt", dealt.seed, {}, budget).verdict == "won"
 
 
 async def test_a_deal_drawn_ahead_is_used_once() -> None:
@@ -142,5 +146,33 @@ async def test_a_deal_drawn_ahead_is_used_once() -> None:
         assert (await pool.winnable(opts)).seed == drawn.seed
         assert pool._ahead == {}
         assert (await pool.winnable(opts)).seed != drawn.seed
+    finally:
+        pool.close()
+
+
+async def test_a_seat_still_at_a_won_deal_is_judged_won_without_a_new_solve() -> None:
+    """A winnable deal is drawn at a larger budget than a post-race verdict's: a seat that never
+    moved gets the deal's known "won", not a verdict solved again at the smaller budget (here
+    1 position, which can only say "unknown"); a seat that moved is judged as before."""
+    from solrace.server.solver.solving import RaceVerdicts
+
+    async def no_update(code: str, rule: object) -> None:
+        return None
+
+    pool = SolverPool(workers=1, budgets=Budgets(verdict=1))
+    try:
+        judge = RaceVerdicts(pool, no_update)
+        options = {"game": "puttputt", "game_options": {}}
+        start = new_game("puttputt", 7)
+        moved = new_game("puttputt", 7)
+        moved.play(str(moved.legal_moves()[0]))
+        texts = {"0": start.to_text(), "1": moved.to_text()}
+        seats = await judge._seat_verdicts(options, 7, "won", texts)
+        assert seats == {"0": "won", "1": "unknown"}
+        # the deal not known won: the start is solved like any position
+        assert await judge._seat_verdicts(options, 7, "unknown", texts) == {
+            "0": "unknown",
+            "1": "unknown",
+        }
     finally:
         pool.close()
