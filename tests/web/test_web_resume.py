@@ -54,6 +54,9 @@ def test_page_resumes_after_the_server_restarts(browser, race_server) -> None:
         )
         expect(page.locator("[data-option=seed]")).to_have_value(SEED)
         page.click("[data-testid=ready]")
+        # the ready acknowledged first: a start with a player unready asks to confirm, and a
+        # dialog nobody answers is dismissed (the race did not start, once under load)
+        expect(page.locator(".player[data-ready=true]")).to_have_count(1, timeout=TIMEOUT)
         page.click("[data-testid=start]")
         page.wait_for_function(
             "window.solrace.state.view && window.solrace.state.snap.state === 'racing'",
