@@ -236,19 +236,26 @@ def test_klondike_win_that_needs_a_foundation_card_back_down() -> None:
 KLONDIKE_OPTIONS = ["", "draw=3", "moves=build", "passes=2", "passes=1", "draw=3 passes=1"]
 
 
-def _small_klondike(rng: random.Random, options: str) -> Game:
-    """A few cards off the foundations, piled on one or two tableau piles and in the talon."""
+def _small_klondike(
+    rng: random.Random,
+    options: str,
+    taken: tuple[int, int] = (3, 7),
+    piles_range: tuple[int, int] = (1, 3),
+    in_talon: float = 0.4,
+) -> Game:
+    """A few cards off the foundations (`taken` draws of a suit), piled on one or two tableau
+    piles (`piles_range`) and in the talon (each card with chance `in_talon`)."""
     found = dict(FULL)
-    for _ in range(rng.randrange(3, 7)):
+    for _ in range(rng.randrange(*taken)):
         suit = rng.choice("CDHS")
         found[suit] = max(0, found[suit] - 1)
     left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
     rng.shuffle(left)
     tab: list[list[str]] = [[] for _ in range(7)]
     talon: list[str] = []
-    piles = rng.randrange(1, 3)
+    piles = rng.randrange(*piles_range)
     for c in left:
-        (talon if rng.random() < 0.4 else tab[rng.randrange(piles)]).append(c)
+        (talon if rng.random() < in_talon else tab[rng.randrange(piles)]).append(c)
     tab_text = []
     for p in tab:
         down = rng.randrange(len(p)) if p else 0
@@ -407,23 +414,7 @@ def test_klondike_talon_card_home_just_before_its_successor_wins() -> None:
 
 def _talon_heavy_klondike(rng: random.Random, options: str) -> Game:
     """A few cards off the foundations, most of them in the talon and next on their suit."""
-    found = dict(FULL)
-    for _ in range(rng.randrange(4, 9)):
-        suit = rng.choice("CDHS")
-        found[suit] = max(0, found[suit] - 1)
-    left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
-    rng.shuffle(left)
-    tab: list[list[str]] = [[] for _ in range(7)]
-    talon: list[str] = []
-    piles = rng.randrange(1, 4)
-    for c in left:
-        (talon if rng.random() < 0.6 else tab[rng.randrange(piles)]).append(c)
-    tab_text = []
-    for p in tab:
-        down = rng.randrange(len(p)) if p else 0
-        tab_text.append(" ".join([f"[{c}]" for c in p[:down]] + p[down:]))
-    cut = rng.randrange(len(talon) + 1)
-    return _klondike(options, found, tab_text, " ".join(talon[cut:]), " ".join(talon[:cut]))
+    return _small_klondike(rng, options, taken=(4, 9), piles_range=(1, 4), in_talon=0.6)
 
 
 @settings(SOLVE_SETTINGS, max_examples=8)
