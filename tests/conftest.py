@@ -181,3 +181,44 @@ def _tree_cpu() -> tuple[float, float]:
                 below.add(pid)
                 grew = True
     return own, total + sum(cpu[pid] for pid in below if pid != os.getpid())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _child_profile() -> Iterator[None]:
+    """With SOLRACE_TEST_PROFILE=FILE, one line per child process the tests start (a server,
+    a proxy) in FILE.children: the test that started it, its CPU seconds when it was stopped
+    or killed (start-up included), and what it was. Starts are the suite's largest fixed cost
+    (a `solrace serve` costs about a CPU second to come up): this says which tests pay it."""
+    path = os.environ.get("SOLRACE_TEST_PROFILE")
+    if not path:
+        yield
+        return
+    from solrace.bench.server_process import ChildProcess
+
+    def cpu(proc: ChildProcess) -> float:
+        try:
+            with open(f"/proc/{proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, AssertionError):
+            return 0.0
+        return sum(int(x) for x in fields[11:13]) / os.sysconf("SC_CLK_TCK")
+
+    def wrap(name: str) -> None:
+        original = getattr(ChildProcess, name)
+
+        def ended(self: ChildProcess, *args: object, **kwargs: object) -> object:
+            if self.proc is not None and self.proc.poll() is None:
+                test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" ", 1)[0]
+                with open(path + ".children", "a") as out:
+                    out.write(f"{cpu(self):.2f}\t{self.what}\t{test}\n")
+            return original(self, *args, **kwargs)
+
+        setattr(ChildProcess, name, ended)
+        undo.append((name, original))
+
+    undo: list[tuple[str, object]] = []
+    for name in ("stop", "kill"):
+        wrap(name)
+    yield
+    for name, original in undo:
+        setattr(ChildProcess, name, original)
