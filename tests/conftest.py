@@ -149,6 +149,15 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         out.write(f"{wall:.2f}\t{me - me0:.2f}\t{tree - me - tree0 + me0:.2f}\t{item.nodeid}\n")
 
 
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """With SOLRACE_TEST_PROFILE=FILE, each failed test's id and phase in FILE.failed as it
+    fails (a worker that crashes later takes the run's summary with it, not this)."""
+    path = os.environ.get("SOLRACE_TEST_PROFILE")
+    if path and report.failed and not hasattr(report, "node"):  # "node": xdist's copy
+        with open(path + ".failed", "a") as out:
+            out.write(f"{report.when}\t{report.nodeid}\n")
+
+
 def _tree_cpu() -> tuple[float, float]:
     """CPU seconds of this process, and of it and all its descendants: its own and its reaped
     children's (rusage), and each live descendant's with the children that one reaped (/proc;
