@@ -27,7 +27,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -486,52 +486,8 @@ async def _main(args: argparse.Namespace) -> int:
     stop = asyncio.Event()
     names = [args.name] if args.count == 1 else [f"{args.name}-{i + 1}" for i in range(args.count)]
     races = args.races or None
-    if args.arena:
-
-        def paired(p: ev.ArenaPaired) -> None:
-            print(f"paired in room {p.room}: {', '.join(p.players)}", flush=True)
-
-        arena_results = await asyncio.gather(
-            *(
-                run_arena_bot(
-                    target.url,
-                    args.arena,
-                    n,
-                    args.pace,
-                    stop,
-                    races=races,
-                    seed=seed_of(args.seed, i),
-                    player_key=key_of(args.keys, i),
-                    on_paired=paired,
-                )
-                for i, n in enumerate(names)
-            ),
-            return_exceptions=True,
-        )
-        return _report(names, arena_results)
-    if args.quick:
-
-        def matched(m: ev.Matched) -> None:
-            print(f"matched in room {m.room}: {', '.join(m.players)}", flush=True)
-
-        quick_results = await asyncio.gather(
-            *(
-                run_quick_bot(
-                    target.url,
-                    args.quick,
-                    n,
-                    args.pace,
-                    stop,
-                    races=races,
-                    seed=seed_of(args.seed, i),
-                    player_key=key_of(args.keys, i),
-                    on_matched=matched,
-                )
-                for i, n in enumerate(names)
-            ),
-            return_exceptions=True,
-        )
-        return _report(names, quick_results)
+    if args.arena or args.quick:
+        return await _fill_ins(args, target.url, names, stop, races)
     room = target.room
     tasks = []
     if args.create:
@@ -581,6 +537,36 @@ async def _main(args: argparse.Namespace) -> int:
         for i, n in enumerate(names_to_join, start=first)
     ]
     results = await asyncio.gather(*tasks, return_exceptions=True)
+    return _report(names, results)
+
+
+async def _fill_ins(
+    args: argparse.Namespace, url: str, names: list[str], stop: asyncio.Event, races: int | None
+) -> int:
+    """`--arena ID` or `--quick GAME`: the bots wait to be seated by the server (an arena's
+    pairing, the quick-match queue) rather than in a room of their own; each says where."""
+
+    def paired(p: ev.ArenaPaired) -> None:
+        print(f"paired in room {p.room}: {', '.join(p.players)}", flush=True)
+
+    def matched(m: ev.Matched) -> None:
+        print(f"matched in room {m.room}: {', '.join(m.players)}", flush=True)
+
+    def one(i: int, name: str) -> Awaitable[BotResult]:
+        seed, key = seed_of(args.seed, i), key_of(args.keys, i)
+        if args.arena:
+            return run_arena_bot(
+                url, args.arena, name, args.pace, stop, races=races, seed=seed, player_key=key,
+                on_paired=paired,
+            )  # fmt: skip
+        return run_quick_bot(
+            url, args.quick, name, args.pace, stop, races=races, seed=seed, player_key=key,
+            on_matched=matched,
+        )  # fmt: skip
+
+    results = await asyncio.gather(
+        *(one(i, n) for i, n in enumerate(names)), return_exceptions=True
+    )
     return _report(names, results)
 
 
