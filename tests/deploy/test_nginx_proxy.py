@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 from helpers.race import until
+from helpers.timing import scaled
 from solrace.bench.server_process import ServerProcess
 from solrace.client import Client
 from solrace.client.events import Joined
@@ -165,7 +166,7 @@ def nginx(
         stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + scaled(10)
         while True:
             try:
                 assert proxy.get("/healthz")[0] == 200

@@ -10,6 +10,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from helpers.timing import scaled
 from solrace.server.common.codes import PRIVATE_CODE_LENGTH
 from solrace.server.store.redis_process import free_port
 
@@ -33,7 +34,7 @@ def _start_serve(port: int, redis_port: int, data_dir: Path) -> subprocess.Popen
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + scaled(15)
     while True:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=0.5) as resp:
