@@ -6,26 +6,12 @@ import asyncio
 import datetime
 from pathlib import Path
 
+from helpers.output import read_until
 from solrace.client import Client
 from solrace.server.league.players import key_hash, player_id
 
 #: where the racers of these tests connect from: the watching command runs at 127.0.0.1
 RACERS = "127.0.0.3"
-
-
-async def read_until(stream: asyncio.StreamReader, needle: str, timeout: float = 15.0) -> str:
-    seen = []
-    try:
-        async with asyncio.timeout(timeout):
-            while True:
-                line = (await stream.readline()).decode()
-                if not line:
-                    raise AssertionError(f"EOF before {needle!r}:\n{''.join(seen)}")
-                seen.append(line)
-                if needle in line:
-                    return "".join(seen)
-    except TimeoutError:
-        raise AssertionError(f"no {needle!r} within {timeout}s:\n{''.join(seen)}") from None
 
 
 async def test_play_joins_readies_and_sends_a_move(server_url, solrace_cmd, child_env):

@@ -5,22 +5,8 @@ from __future__ import annotations
 import asyncio
 import re
 
+from helpers.output import read_until
 from solrace.client.verdicts import hint_line, solved_line
-
-
-async def read_until(stream: asyncio.StreamReader, needle: str, timeout: float = 60.0) -> str:
-    seen = []
-    try:
-        async with asyncio.timeout(timeout):
-            while True:
-                line = (await stream.readline()).decode()
-                if not line:
-                    raise AssertionError(f"EOF before {needle!r}:\n{''.join(seen)}")
-                seen.append(line)
-                if needle in line:
-                    return "".join(seen)
-    except TimeoutError:
-        raise AssertionError(f"no {needle!r} within {timeout}s:\n{''.join(seen)}") from None
 
 
 async def test_play_hint_gives_a_move_the_server_takes(server_url, solrace_cmd, child_env):
@@ -48,17 +34,17 @@ async def test_play_hint_gives_a_move_the_server_takes(server_url, solrace_cmd, 
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        await read_until(proc.stdout, "created")
+        await read_until(proc.stdout, "created", 60)
         proc.stdin.write(b"/start\n")
-        await read_until(proc.stdout, "GO!")
+        await read_until(proc.stdout, "GO!", 60)
         for n in (1, 2):
             proc.stdin.write(b"/hint\n")
-            out = await read_until(proc.stdout, "hint:")
+            out = await read_until(proc.stdout, "hint:", 60)
             found = re.search(r"hint: (\S+) \(move (\d+)\) keeps the game winnable", out)
             assert found, out
             assert int(found.group(2)) == n
             proc.stdin.write(found.group(1).encode() + b"\n")
-            await read_until(proc.stdout, f"ok {found.group(1)} (move {n})")
+            await read_until(proc.stdout, f"ok {found.group(1)} (move {n})", 60)
         proc.stdin.close()  # EOF quits
         assert await asyncio.wait_for(proc.wait(), 10) == 0
     finally:

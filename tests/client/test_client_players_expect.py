@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 
+from helpers.output import read_line_with
 from solrace.client import Client, parse_target
 from solrace.client.bot import DEFAULT_RACES, pause, seed_of
 from solrace.client.render import header, render_spectator_screen
@@ -95,15 +96,6 @@ def test_watch_links_name_the_room():
     assert link == "http://h:1/?watch=KX7QF"
     assert parse_target(link).room == "KX7QF"
     assert parse_target("https://h/?room=AB12").room == "AB12"
-
-
-async def read_line_with(stream: asyncio.StreamReader, needle: str) -> str:
-    async with asyncio.timeout(30):
-        while True:
-            line = (await stream.readline()).decode()
-            assert line, f"EOF before {needle!r}"
-            if needle in line:
-                return line
 
 
 async def test_bot_create_prints_a_watch_link_and_leaves_after_one_race(

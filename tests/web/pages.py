@@ -103,9 +103,11 @@ def ready(page: Page) -> None:
     js(page, "S.snap.players.find(p => p.seat === S.seat).ready === true")
 
 
-def start(page: Page) -> None:
+def start(page: Page, timeout: int = TIMEOUT) -> None:
+    """Start the race (the host's button). `timeout`: a room that deals a winnable deal starts
+    once the solver has drawn one, seconds of CPU on a loaded machine."""
     page.click("[data-testid=start]")
-    js(page, "S.snap.state === 'countdown' || S.snap.state === 'racing'")
+    js(page, "S.snap.state === 'countdown' || S.snap.state === 'racing'", timeout)
 
 
 def racing_with_board(page: Page) -> None:

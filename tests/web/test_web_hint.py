@@ -20,7 +20,9 @@ def test_hint_button_highlights_the_move_and_results_say_winnable(browser, web_s
         page.check("[data-option=hints]")  # the host's control, as a person sets it
         js(page, "S.snap.options.hints === true")
         ready(page)
-        start(page)
+        start(
+            page, TIMEOUT * 4
+        )  # the winnable deal is drawn first (Putt Putt: 2,000,000 positions)
         racing_with_board(page)
         hint_button = page.locator("[data-testid=hint]")
         for n in (1, 2):
