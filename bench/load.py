@@ -373,6 +373,7 @@ class Bench:
         out = {
             "ack": merged([Histogram.from_dict(p["ack"]) for p in parts]),
             "acks": sum(p["acks"] for p in parts),
+            "warmup_echoes": sum(p["warmup_echoes"] for p in parts),
             "rate": sum(p["acks"] for p in parts) / duration,
             "frames_rate": sum(p.get("frames", 0) for p in parts) / duration,
             "errors": errors,

@@ -582,6 +582,8 @@ class Worker:
             if ts >= t0:
                 hist.record(tr - ts)
                 stats["acks"] += 1
+            else:
+                stats["warmup_echoes"] += 1
 
     async def _count_frames(self, t0: float, t1: float, stats: dict[str, Any]) -> None:
         """Frames this worker's connections received in [t0, t1) (echo replies counted by the loop)."""
@@ -602,6 +604,7 @@ class Worker:
         stats: dict[str, Any] = {
             "ack": Histogram(),
             "acks": 0,
+            "warmup_echoes": 0,  # echo round trips before t0: the warm-up ran the load
             "errors": Counter(),
             "finished": 0,
             "late": 0,

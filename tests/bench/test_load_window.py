@@ -40,8 +40,11 @@ def test_warmup_runs_the_load_and_cpu_is_read_over_the_window(
         after = cpu_seconds(echo.pid)
         bench.close_all()
     assert res["acks"] > 0
-    # the echo server worked before the window opened: the warm-up was load, not a sleep
+    # the warm-up was load, not a sleep: echoes went round before the window opened, and the
+    # echo server used CPU outside the window (how much depends on the machine's load: 0.04
+    # CPU-s of a 0.6 s warm-up at load 19, so only that it did)
+    assert res["warmup_echoes"] > 0, res
     outside = (after - before) - res["cpu_used"]["echo"]
-    assert outside >= 0.05, (after - before, res["cpu_used"])
+    assert outside > 0, (after - before, res["cpu_used"])
     # CPU over the window alone: /proc read at its two edges, not around the whole run
     assert res["cpu_wall"] == pytest.approx(0.4, abs=0.15)
