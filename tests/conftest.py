@@ -85,7 +85,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     The tests run with `--dist loadgroup`: a file's tests share a group (so its module
     fixtures are made once, as `--dist loadfile` did), except the tests marked `timing`, which
     wait on real time (grace periods, failovers, leases) and all share one group: one worker
-    runs them one after another, so two of them never compete for the CPU.
+    runs them one after another, so two of them never compete for the CPU; and the tests
+    marked `spread` (files of long CPU-bound tests with no module fixture: the solver's
+    cross-checks), each a group of its own, so one file does not hold one worker for minutes.
 
     The groups go out longest first (`schedule_order`), not in pytest-xdist's order (most
     tests first): the timing group, which holds its worker for minutes while using little
@@ -99,7 +101,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             items[:] = [item for item in items if not item.get_closest_marker("slow")]
     groups: dict[pytest.Item, str] = {}
     for item in items:
-        group = "timing" if item.get_closest_marker("timing") else item.path.name
+        if item.get_closest_marker("timing"):
+            group = "timing"
+        elif item.get_closest_marker("spread"):
+            group = item.nodeid
+        else:
+            group = item.path.name
         item.add_marker(pytest.mark.xdist_group(group))
         groups[item] = group
     items[:] = schedule_order(items, groups)

@@ -16,6 +16,9 @@ import random
 import pytest
 from solrace.engine import GAMES, IllegalMove, Move, from_text, new_game, replay, seed_from_text
 
+#: long CPU-bound cross-checks with no module fixture: any worker may take each one
+pytestmark = pytest.mark.spread
+
 MASK = (1 << 64) - 1
 RANKS = "A23456789TJQK"
 UNSHUFFLED = [r + s for s in "CDHS" for r in RANKS]

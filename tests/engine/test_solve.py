@@ -29,6 +29,9 @@ from solrace.engine.solve_common import (
 from solrace.engine.solve_klondike import FT, WF, WT, KlondikeState
 from solrace.engine.solve_klondike_dead import CHILDREN, PARENTS, dead
 
+#: long CPU-bound cross-checks with no module fixture: any worker may take each one
+pytestmark = pytest.mark.spread
+
 #: hypothesis settings for the solver properties: few examples, each a naive search
 SOLVE_SETTINGS = settings(
     max_examples=15,
