@@ -44,14 +44,14 @@ from typing import TYPE_CHECKING
 
 from solrace.server.common.codes import shown
 from solrace.server.common.metrics import METRICS
-from solrace.server.store.scripts import source
+from solrace.server.store.base import ACTIVE_TTL_MS
+from solrace.server.store.scripts import folding, source
 
 if TYPE_CHECKING:
     from solrace.server.store.store import Store
 
 log = logging.getLogger("solrace.server")
 
-_ACQUIRE = source("lease_acquire")
 
 _RELEASE = source("lease_release")
 
@@ -72,7 +72,10 @@ class Leases:
         self.store = store
         self.owner = owner
         self.ttl_ms = max(1, int(ttl_s * 1000))
-        self._acquire = store.redis.register_script(_ACQUIRE)
+        # a new epoch folds the last holder's tail in and deletes it (lua/tail.lua)
+        self._acquire = store.redis.register_script(
+            folding("lease_acquire", store.max_events, ACTIVE_TTL_MS)
+        )
         self._release = store.redis.register_script(_RELEASE)
         self._task: asyncio.Task[None] | None = None
         #: set by close(): the renewal loop ends even if its cancellation was swallowed

@@ -7,14 +7,14 @@ from typing import Any
 
 from solrace.protocol.messages import encode
 from solrace.server.store.base import ACTIVE_TTL_MS, ScriptArg, StoreBase, as_text
-from solrace.server.store.scripts import numbering, source
+from solrace.server.store.scripts import folding, source
 
 
 class Presence(StoreBase):
     """Connection counts per room, and the idle room's shorter lifetime."""
 
     def _init_presence(self) -> None:
-        self._presence = self._script(numbering("presence"))
+        self._presence = self._script(folding("presence", self.max_events, ACTIVE_TTL_MS))
         self._keep = self._script(source("keep"))
         self._shorten = self._script(source("shorten"))
 
