@@ -21,7 +21,10 @@ store forgets the epoch, the service drops its cached room, reloads it from Redi
 the command again, now as a process without the lease.
 
 The holder is the room's one writer: it judges moves on its copy in memory and stores each
-with the store's lean append (`Store.append_owned`), which checks the fence's epoch and its
+with one native command (`Store.append_native`: `XADD ... NOMKSTREAM` to its tail,
+`room:{C}:tail:<sync>`, which only its own load makes and every write without the lease, and
+every acquisition, folds in and deletes: lua/tail.lua), or, while another process listens to
+the room, with the lean script (`Store.append_owned`), which checks the fence's epoch and its
 `sync` counter instead of the room's version, log length and revision. `sync` moves with
 every acquisition here and with every write made without the lease (and every `outcome` of a
 lost answer: store.py), so a holder whose copy was loaded under the current `sync` knows that
