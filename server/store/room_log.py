@@ -77,6 +77,7 @@ class RoomLog(StoreBase):
         self._outcome = self._script(folding("outcome", self.max_events, ACTIVE_TTL_MS))
         self._load = self._script(folding("load", self.max_events, ACTIVE_TTL_MS))
         self._fold = self._script(folding("fold", self.max_events, ACTIVE_TTL_MS))
+        self._events = self._script(folding("events", self.max_events, ACTIVE_TTL_MS))
         #: the move path's writes, one pipeline per turn of the loop (`batch.Batcher`)
         self.batcher = Batcher(self.redis)
         #: room code -> the lease epoch this process writes it with (server/store/lease.py)
@@ -350,11 +351,6 @@ class RoomLog(StoreBase):
             self._fan_board(code, delay, board)
         return stored
 
-    async def fold(self, code: str) -> None:
-        """Fold the lease holder's tail into the seat logs and the stream (lua/tail.lua):
-        before the stream is read for a client catching up."""
-        await self._fold(keys=[self.key(code, "fence")], args=[])
-
     def _appended(
         self, code: str, out: list[Any], event: dict[str, Any], board: bytes, delay: int
     ) -> Appended:
@@ -420,11 +416,12 @@ class RoomLog(StoreBase):
 
     async def last_event(self, code: str) -> int:
         """The number of the room's last event: its stream's last entry (the stream is the
-        counter: lua/top.lua)."""
-        await self.fold(code)  # the holder's latest events may still be in its tail
-        rows = await self.redis.xrevrange(self.key(code, "events"), count=1)
-        rid = rows[0][0] if rows else None
-        return 0 if rid is None else int(as_text(rid).split("-")[0])
+        counter: lua/top.lua), the lease holder's tail folded in first (lua/events.lua)."""
+        out = await self._events(keys=self._event_keys(code), args=[-1])
+        return int(out[0])
+
+    def _event_keys(self, code: str) -> list[str]:
+        return [self.key(code, "events"), self.key(code, "fence")]
 
     async def events_after(self, code: str, after: int) -> list[tuple[int, dict[str, Any]]] | None:
         """Events numbered after `after`, or None when some of them are no longer kept, or
@@ -432,16 +429,17 @@ class RoomLog(StoreBase):
         client from before a Redis restart, or a forged number): a full resync, never a replay
         that would leave the client waiting for events it believes it has.
 
-        The count is read before the stream: events stored between the two reads only add
-        rows (read the other way round, they looked like a gap and cost a snapshot)."""
-        last = await self.last_event(code)
-        if not 0 <= after <= last or after < last - self.max_events:
+        One script (lua/events.lua): the lease holder's tail folded in, the count and the rows
+        read in one step, one round trip (a catch-up at full speed reads again while events
+        keep coming: each read's length is how long it lasts)."""
+        got = await self._events(keys=self._event_keys(code), args=[after])
+        last, rows = int(got[0]), got[1]
+        if rows is None:
             return None  # (the lease holder trims the stream lazily: past max_events is gone)
-        rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
+        # each row as the script gives it: [id, [b"d", event]]
         out = [
-            (int(as_text(rid).split("-")[0]), decode_trusted(as_bytes(fields[b"d"])))
-            for rid, fields in rows or ()
-            if rid is not None and fields is not None
+            (int(as_text(rid).split("-")[0]), decode_trusted(as_bytes(fields[1])))
+            for rid, fields in rows
         ]
         if last > after and (not out or out[0][0] != after + 1):
             return None
