@@ -25,19 +25,37 @@ local function fold(fence, drop)
   if #rows > 0 then
     local room = string.sub(fence, 1, -6)
     local events, revs = room .. 'events', room .. 'revs'
+    -- a seat's pushes go in one RPUSH (a pop of that seat sends them first: order is per seat)
+    local pushes, seats = {}, {}
+    local function push(seat)
+      local entries = pushes[seat]
+      if entries and #entries > 0 then
+        local log = room .. 'log:' .. seat
+        if redis.call('RPUSH', log, unpack(entries)) == #entries and TTL > 0 then
+          redis.call('PEXPIRE', log, TTL)
+        end
+        pushes[seat] = {}
+      end
+    end
     for _, row in ipairs(rows) do
       local f = row[2]
       local seat = f[2]
-      local log = room .. 'log:' .. seat
       if f[4] == 'p' then
-        if redis.call('RPUSH', log, f[6]) == 1 and TTL > 0 then redis.call('PEXPIRE', log, TTL) end
+        if not pushes[seat] then
+          pushes[seat] = {}
+          seats[#seats + 1] = seat
+        end
+        local entries = pushes[seat]
+        entries[#entries + 1] = f[6]
       else
-        redis.call('RPOP', log)
+        push(seat)
+        redis.call('RPOP', room .. 'log:' .. seat)
         redis.call('HINCRBY', revs, seat, 1)
         if TTL > 0 then redis.call('PEXPIRE', revs, TTL) end
       end
       redis.pcall('XADD', events, row[1], 'd', f[8])
     end
+    for _, seat in ipairs(seats) do push(seat) end
     redis.call('XTRIM', events, 'MAXLEN', MAXLEN)
     if not drop then
       redis.call('XTRIM', tail, 'MAXLEN', 0)
