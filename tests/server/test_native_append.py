@@ -50,22 +50,31 @@ async def test_a_stale_lease_holders_native_append_is_refused(pair) -> None:
     assert (one.length, one.rev, one.n) == (1, 0, 2) and two.n == 3
     # nothing but the tail holds them yet: one command a move
     assert await a.redis.llen(a.log_key(CODE, 0)) == 0
+    # a client catching up sees them (the read folds the tail in; the tail stays the holder's)
+    caught = await b.events_after(CODE, 1)
+    assert caught is not None and [n for n, _ in caught] == [2, 3]
+    assert await b.last_event(CODE) == 3 and await b.events_after(CODE, 4) is None
+    assert await a.redis.exists(a.key(CODE, "tail:" + held.sync.decode())) == 1
+    three = await a.append_native(CODE, held.sync, 0, "m1b", {"kind": "p"}, last=two.n, length=1)
+    assert three.n == 4
+    await a.append_native(CODE, held.sync, 0, "m1b", {"kind": "p"}, pop=True, last=4, length=2)
     await a.redis.delete(a.key(CODE, "lease"))  # a stalls past its lease
     assert await Leases(b, "proc-b", 30).acquire(CODE) == 2
     assert await a.redis.exists(a.key(CODE, "tail:" + held.sync.decode())) == 0
     with pytest.raises(Conflict) as exc:
-        await a.append_native(CODE, held.sync, 0, "m2", {"kind": "p"}, last=two.n, length=1)
+        await a.append_native(CODE, held.sync, 0, "m2", {"kind": "p"}, last=5, length=1)
     assert exc.value.what == "fence" and exc.value.have == 2
     assert a.fences == {}
     mine = await b.load(CODE)
-    assert mine is not None and mine.logs == {0: [b"m1"], 1: [b"n1"]} and mine.seq == 3
+    assert mine is not None and mine.logs == {0: [b"m1"], 1: [b"n1"]} and mine.seq == 5
+    assert mine.revs == {0: 1}  # the pop bumped the seat's revision
     events = await b.events_after(CODE, 0)
-    assert events is not None and [n for n, _ in events] == [1, 2, 3]
+    assert events is not None and [n for n, _ in events] == [1, 2, 3, 4, 5]
     # the stale holder's key was never made again: its append stays refused
     with pytest.raises(Conflict):
-        await a.append_native(CODE, held.sync, 0, "m2", {"kind": "p"}, last=two.n, length=1)
-    stored = await b.append_native(CODE, mine.sync, 0, "m2", {"kind": "p"}, last=3, length=1)
-    assert stored.n == 4
+        await a.append_native(CODE, held.sync, 0, "m2", {"kind": "p"}, last=5, length=1)
+    stored = await b.append_native(CODE, mine.sync, 0, "m2", {"kind": "p"}, last=5, length=1)
+    assert stored.n == 6
     assert (await b.load(CODE)).logs[0] == [b"m1", b"m2"]  # type: ignore[union-attr]
 
 
