@@ -13,8 +13,13 @@ Variants:
 * `script5`: the lease holder's lean script as it was before 2026-11-27 (`HMGET` of the
   fence, `RPUSH`, `HINCRBY` of the revision, `INCR` of the event counter, `XADD`);
 * `script3`: `HMGET`, `XADD` numbered by the holder (trimmed exactly, `MAXLEN` 1000), `RPUSH`;
-* `lazy3`: as it is now (lua/owned.lua): `script3` with the stream trimmed once every 16
-  events (`XTRIM`) instead of on every `XADD`;
+* `lazy3`: the lean script (lua/owned.lua, still the holder's store of a move while another
+  process listens to the room): `script3` with the stream trimmed once every 16 events
+  (`XTRIM`) instead of on every `XADD`;
+* `tail1`: as it is now (`Store.append_native`, lua/tail.lua): ONE native command a move,
+  `XADD tail NOMKSTREAM <n>-0 s o m d` to the holder's tail, and the fold script (the
+  package's own) every FOLD_EVERY events of a room, which moves the tail's entries into the
+  seat logs and the room's stream;
 * `script1`: a script of the fence's read and `RPUSH` alone (what a script costs as such);
 * `native2`: `RPUSH` and `XADD` as two native commands (no fence);
 * `rpush`, `xadd`: one native command (`RPUSH` is Colyseus's whole store of a move).
@@ -33,6 +38,8 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
+from solrace.server.store.base import ACTIVE_TTL_MS
+from solrace.server.store.scripts import FOLD_EVERY, folding
 
 ROOMS, SEATS, MAXLEN = 8, 8, 1000
 FENCE = "local fence = redis.call('HMGET', KEYS[1], 'sync', 'epoch', 'here', 'watching')\n"
@@ -63,7 +70,7 @@ return {len, 0, n, tonumber(fence[4])}
 """,
     "script1": FENCE + REFUSE + "return redis.call('RPUSH', KEYS[2], ARGV[3])\n",
 }
-VARIANTS = ("script5", "script3", "lazy3", "script1", "native2", "rpush", "xadd")
+VARIANTS = ("script5", "script3", "lazy3", "tail1", "script1", "native2", "rpush", "xadd")
 
 
 def _keys(room: int, seat: int) -> list[str]:
@@ -86,7 +93,22 @@ def _trial(r: redis.Redis, pid: int, variant: str, shas: dict[str, str], args: A
     last = dict.fromkeys(range(ROOMS), 0)
     event = os.urandom(60)
     store: Callable[[Any, list[str], bytes, int, int], None]
-    if variant in SCRIPTS:
+    if variant == "tail1":
+        fold = shas["fold"]
+        for room in range(ROOMS):
+            tail = _keys(room, 0)[0][: -len("fence")] + "tail:1"
+            r.xadd(tail, {"h": 1}, id="0-1")
+            r.xtrim(tail, maxlen=0)
+
+        def store(p: Any, k: list[str], entry: bytes, seat: int, n: int) -> None:
+            tail = k[0][: -len("fence")] + "tail:1"
+            p.execute_command(
+                "XADD", tail, "NOMKSTREAM", b"%d-0" % n, "s", seat, "o", "p", "m", entry, "d", event
+            )
+            if n % FOLD_EVERY == 0:
+                p.evalsha(fold, 1, k[0])
+
+    elif variant in SCRIPTS:
         sha = shas[variant]
 
         def store(p: Any, k: list[str], entry: bytes, seat: int, n: int) -> None:
@@ -143,6 +165,7 @@ def main(argv: list[str] | None = None) -> None:
                 except redis.ConnectionError:
                     time.sleep(0.05)
             shas = {name: str(r.script_load(text)) for name, text in SCRIPTS.items()}
+            shas["fold"] = str(r.script_load(folding("fold", MAXLEN, ACTIVE_TTL_MS)))
             figures: dict[str, list[float]] = {v: [] for v in variants}
             for _ in range(args.repeats):
                 for v in variants:  # in rotation: a change in the machine's load hits them all

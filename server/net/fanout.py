@@ -268,6 +268,10 @@ class Hub:
             timer.cancel()
         return True
 
+    def watchers(self, code: str) -> int:
+        """The room's spectators here (`EventSink.watchers`)."""
+        return len(self.spectators.get(code, ()))
+
     def members(self, code: str) -> set[Conn]:
         return self.rooms.get(code, set())
 

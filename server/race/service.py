@@ -102,6 +102,9 @@ class Cached:
     #: process holds the room's lease, a move is stored by the lean append that carries it
     #: (`Store.append_owned`): equal counters say nobody else wrote the room since.
     sync: bytes = b""
+    #: whether another process listens to the room (`Loaded.others`): the lease holder's move
+    #: is then the lean script that publishes it, else one native command (`append_native`)
+    others: bool = True
 
 
 class RoomService:
@@ -232,7 +235,7 @@ class RoomService:
         for seat, race in room.races.items():
             entries = [Entry.decode(raw) for raw in loaded.logs.get(seat, [])]
             race.load(entries, loaded.revs.get(seat, 0))
-        cached = Cached(room, loaded.ver, loaded.seq, loaded.sync)
+        cached = Cached(room, loaded.ver, loaded.seq, loaded.sync, loaded.others)
         self.cache[code] = cached
         if recheck and self.unfinished(room, self.clock()):
             self.recheck(code)  # e.g. a process died between a race's last move and its end
@@ -305,7 +308,7 @@ class RoomService:
             # the copy stays as good as the one loaded above: a write by another process
             # since then moved the fence's counter, and the next lean append reloads
             self.cache[code] = Cached(
-                room, ver, numbers[-1] if numbers else cached.seq, cached.sync
+                room, ver, numbers[-1] if numbers else cached.seq, cached.sync, cached.others
             )
             if finishing and self.finished is not None:
                 self.finished(room)
@@ -638,7 +641,13 @@ class RoomService:
         entry = plan.entry.encode()
         delay = room.options["spectator_delay"]
         try:
-            if cached.sync and self.store.fences.get(code):
+            if cached.sync and self.store.fences.get(code) and not cached.others:
+                stored = await self.store.append_native(
+                    code, cached.sync, plan.seat, entry, plan.event, board, delay=delay,
+                    pop=plan.undone, last=cached.seq, rev=plan.expected_rev,
+                    length=plan.expected_len,
+                )  # fmt: skip
+            elif cached.sync and self.store.fences.get(code):
                 stored = await self.store.append_owned(
                     code, cached.sync, plan.seat, entry, plan.event, board, delay=delay,
                     pop=plan.undone, last=cached.seq, rev=plan.expected_rev,

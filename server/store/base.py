@@ -37,6 +37,10 @@ class EventSink(Protocol):
     def lost(self, code: str) -> None:
         """Pub/sub messages of this room may have been lost: catch up from the stream."""
 
+    def watchers(self, code: str) -> int:
+        """This process's spectators of the room (the lease holder's native append: nobody
+        else listens, so they are all of them)."""
+
 
 def as_text(value: bytes | str) -> str:
     """A Redis reply as text (this client does not decode replies: they come as bytes)."""

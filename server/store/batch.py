@@ -56,9 +56,10 @@ class Script(Protocol):
 
 @dataclass(slots=True)
 class _Call:
-    script: Script
-    keys: Sequence[Any]
-    args: Sequence[Any]
+    #: None: a native command (`Batcher.command`), which no SCRIPT LOAD can help
+    script: Script | None
+    #: the command as sent: EVALSHA sha numkeys keys... args..., or the native command
+    command: tuple[Any, ...]
     future: asyncio.Future[Any]
 
 
@@ -80,12 +81,23 @@ class Batcher:
 
     async def evalsha(self, script: Script, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         """Run `script` with this turn's other calls; its reply, or its own error."""
+        command = ("EVALSHA", script.sha, len(keys), *keys, *args)
+        return await self.queue(script, command)
+
+    def queue(self, script: Script | None, command: tuple[Any, ...]) -> asyncio.Future[Any]:
+        """Queue a command (`script`: the one its EVALSHA runs, None for a native command)
+        for this turn's pipeline: the future of its reply, or of its own error."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        self._queue.append(_Call(script, keys, args, future))
+        self._queue.append(_Call(script, command, future))
         if self._handle is None:
             self._handle = loop.call_soon(self._flush)
-        return await future
+        return future
+
+    async def command(self, *command: Any) -> Any:
+        """Run a native command with this turn's other calls (the lease holder's one command a
+        move: `Store.append_native`); its reply, or its own error."""
+        return await self.queue(None, command)
 
     def _flush(self) -> None:
         self._handle = None
@@ -106,7 +118,8 @@ class Batcher:
             missing = [c for c, r in zip(batch, replies, strict=True) if _settle(c, r)]
             if missing:
                 for script in {id(c.script): c.script for c in missing}.values():
-                    await self._load(script)
+                    if script is not None:
+                        await self._load(script)
                 for call, reply in zip(missing, await self._execute(missing), strict=True):
                     if _settle(call, reply):
                         _fail(call, reply)
@@ -140,7 +153,7 @@ class Batcher:
         for call in batch:
             # execute_command: redis-py's cluster pipeline refuses its evalsha() method, not
             # the command (it routes EVALSHA by its first key)
-            pipe.execute_command("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args)
+            pipe.execute_command(*call.command)
         return list(await pipe.execute(raise_on_error=False))
 
     async def _direct(self, batch: list[_Call]) -> list[Any]:
@@ -150,7 +163,7 @@ class Batcher:
         self._busy += 1
         ok = False
         try:
-            commands = [("EVALSHA", c.script.sha, len(c.keys), *c.keys, *c.args) for c in batch]
+            commands = [c.command for c in batch]
             try:  # hiredis's C packer straight (redis-py's pack_commands only loops and joins)
                 packed = [hiredis.pack_command(command) for command in commands]
             except TypeError:  # what hiredis does not take: redis-py's packer and its errors
@@ -238,7 +251,7 @@ async def _read_replies(
 
 def _settle(call: _Call, reply: Any) -> bool:
     """Hand a reply (or its error) to its caller; True when the script must be loaded first."""
-    if isinstance(reply, NoScriptError):
+    if isinstance(reply, NoScriptError) and call.script is not None:
         return True
     if isinstance(reply, BaseException):
         _fail(call, reply)

@@ -12,7 +12,7 @@ from solrace.server.common.metrics import METRICS
 from solrace.server.common.room_locks import RoomLocks
 from solrace.server.store.base import ACTIVE_TTL_MS, ORIGIN_LEN, StoreBase, code_of
 from solrace.server.store.pubsub import Reader, make_reader
-from solrace.server.store.scripts import source
+from solrace.server.store.scripts import folding
 
 log = logging.getLogger("solrace.server")
 
@@ -26,7 +26,7 @@ class Channels(StoreBase):
         #: one subscribe/unsubscribe per room at a time: an unsubscribe's SREM landing after a
         #: subscribe's SADD would unlist a process that listens again
         self._membership = RoomLocks()
-        self._here_script = self._script(source("here"))
+        self._here_script = self._script(folding("here", self.max_events, ACTIVE_TTL_MS))
 
     async def _close_channels(self) -> None:
         if self._reader is not None:

@@ -11,6 +11,7 @@ master, so a Lua script may touch all of them at once (a room's move, a board's 
     P room:{CODE}:conn      hash     connections per process, spectator count
     P room:{CODE}:here      set      the processes subscribed to the room (pub/sub origins)
     P room:{CODE}:fence     hash     the lease epoch every write must carry, and `sync` (lease.py)
+    P room:{CODE}:tail:SYNC stream   the lease holder's moves not yet folded in (lua/tail.lua)
     P room:{CODE}:lease     str      the room's lease (lease.py)
     P room:{CODE}:pub       channel  the room's live events for other processes (pub/sub)
     P {lobby}:rows|codes|gone        the public rooms' lobby summary

@@ -21,7 +21,10 @@ store forgets the epoch, the service drops its cached room, reloads it from Redi
 the command again, now as a process without the lease.
 
 The holder is the room's one writer: it judges moves on its copy in memory and stores each
-with the store's lean append (`Store.append_owned`), which checks the fence's epoch and its
+with one native command (`Store.append_native`: `XADD ... NOMKSTREAM` to its tail,
+`room:{C}:tail:<sync>`, which only its own load makes and every write without the lease, and
+every acquisition, folds in and deletes: lua/tail.lua), or, while another process listens to
+the room, with the lean script (`Store.append_owned`), which checks the fence's epoch and its
 `sync` counter instead of the room's version, log length and revision. `sync` moves with
 every acquisition here and with every write made without the lease (and every `outcome` of a
 lost answer: store.py), so a holder whose copy was loaded under the current `sync` knows that
@@ -44,14 +47,14 @@ from typing import TYPE_CHECKING
 
 from solrace.server.common.codes import shown
 from solrace.server.common.metrics import METRICS
-from solrace.server.store.scripts import source
+from solrace.server.store.base import ACTIVE_TTL_MS
+from solrace.server.store.scripts import folding, source
 
 if TYPE_CHECKING:
     from solrace.server.store.store import Store
 
 log = logging.getLogger("solrace.server")
 
-_ACQUIRE = source("lease_acquire")
 
 _RELEASE = source("lease_release")
 
@@ -72,7 +75,10 @@ class Leases:
         self.store = store
         self.owner = owner
         self.ttl_ms = max(1, int(ttl_s * 1000))
-        self._acquire = store.redis.register_script(_ACQUIRE)
+        # a new epoch folds the last holder's tail in and deletes it (lua/tail.lua)
+        self._acquire = store.redis.register_script(
+            folding("lease_acquire", store.max_events, ACTIVE_TTL_MS)
+        )
         self._release = store.redis.register_script(_RELEASE)
         self._task: asyncio.Task[None] | None = None
         #: set by close(): the renewal loop ends even if its cancellation was swallowed

@@ -7,16 +7,16 @@ from typing import Any
 
 from solrace.protocol.messages import encode
 from solrace.server.store.base import ACTIVE_TTL_MS, ScriptArg, StoreBase, as_text
-from solrace.server.store.scripts import numbering, source
+from solrace.server.store.scripts import folding
 
 
 class Presence(StoreBase):
     """Connection counts per room, and the idle room's shorter lifetime."""
 
     def _init_presence(self) -> None:
-        self._presence = self._script(numbering("presence"))
-        self._keep = self._script(source("keep"))
-        self._shorten = self._script(source("shorten"))
+        self._presence = self._script(folding("presence", self.max_events, ACTIVE_TTL_MS))
+        self._keep = self._script(folding("keep", self.max_events, ACTIVE_TTL_MS))
+        self._shorten = self._script(folding("shorten", self.max_events, ACTIVE_TTL_MS))
 
     async def presence(
         self,
@@ -68,7 +68,8 @@ class Presence(StoreBase):
         return int(await self._shorten(keys=self._idle_keys(code, seats), args=[idle_ms]))
 
     def _idle_keys(self, code: str, seats: int) -> list[str]:
-        """The room's keys whose lifetime follows its idleness: `conn` first, `meta` second."""
+        """The room's keys whose lifetime follows its idleness: `conn` first, `meta` second,
+        the fence fifth (the scripts find the lease holder's tail by it)."""
         keys = [self.key(code, "conn"), *self.room_keys(code, seats)[:3], self.key(code, "fence")]
         return [*keys, self.key(code, "here"), *(self.log_key(code, s) for s in range(seats))]
 

@@ -4,17 +4,19 @@ stream a client catches up from. The store's module docstring has the key layout
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from redis.exceptions import ResponseError
 from solrace.protocol.messages import decode_trusted, encode
 from solrace.server.common.codes import shown
 from solrace.server.common.metrics import METRICS
 from solrace.server.store.base import ACTIVE_TTL_MS, ScriptArg, StoreBase, as_bytes, as_text
 from solrace.server.store.batch import Batcher
-from solrace.server.store.scripts import append_script, numbering, owned_script, source
+from solrace.server.store.scripts import FOLD_EVERY, append_script, folding, owned_script
 
 log = logging.getLogger("solrace.server")
 
@@ -55,8 +57,13 @@ class Loaded:
     revs: dict[int, int]
     seq: int
     #: the fence's `sync` as of this cut (b"": the room has no fence yet): what the lease
-    #: holder's lean appends carry (`Store.append_owned`)
+    #: holder's lean appends carry (`Store.append_owned`), and its tail's name
+    #: (`Store.append_native`)
     sync: bytes = b""
+    #: whether a process other than this one listens to the room (the fence's `here`; True
+    #: when unknown): the lease holder then publishes its moves (`append_owned`), else it
+    #: stores each with one native command (`append_native`)
+    others: bool = True
 
 
 class RoomLog(StoreBase):
@@ -64,11 +71,13 @@ class RoomLog(StoreBase):
 
     def _init_room_log(self, finished_ttl: int) -> None:
         self.finished_ttl_ms = finished_ttl * 1000
-        self._commit = self._script(numbering("commit"))
+        self._commit = self._script(folding("commit", self.max_events, ACTIVE_TTL_MS))
         self._append = self._script(append_script(self.max_events, ACTIVE_TTL_MS))
         self._owned = self._script(owned_script(self.max_events, ACTIVE_TTL_MS))
-        self._outcome = self._script(source("outcome"))
-        self._load = self._script(numbering("load"))
+        self._outcome = self._script(folding("outcome", self.max_events, ACTIVE_TTL_MS))
+        self._load = self._script(folding("load", self.max_events, ACTIVE_TTL_MS))
+        self._fold = self._script(folding("fold", self.max_events, ACTIVE_TTL_MS))
+        self._events = self._script(folding("events", self.max_events, ACTIVE_TTL_MS))
         #: the move path's writes, one pipeline per turn of the loop (`batch.Batcher`)
         self.batcher = Batcher(self.redis)
         #: room code -> the lease epoch this process writes it with (server/store/lease.py)
@@ -151,14 +160,17 @@ class RoomLog(StoreBase):
                 self.key(code, "fence"),
             ]
             got = await self._load(
-                keys=keys + [self.log_key(code, s) for s in range(seats)], args=[ver]
+                keys=keys + [self.log_key(code, s) for s in range(seats)],
+                args=[ver, self.fences.get(code, 0)],
             )
             if int(got[0]) == -1:
                 continue  # changed between the two reads: read again
             flat = got[1]
             revs = {int(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
-            logs = {s: list(got[4 + s]) for s in range(seats)}
-            return Loaded(doc, ver, logs, revs, int(got[2] or 0), as_bytes(got[3]))
+            logs = {s: list(got[5 + s]) for s in range(seats)}
+            here = got[4]
+            others = here is None or as_bytes(here) not in (b"", self.origin)
+            return Loaded(doc, ver, logs, revs, int(got[2] or 0), as_bytes(got[3]), others)
 
     async def doc(self, code: str) -> dict[str, Any] | None:
         """The room's document alone (no logs): enough to check a token, one small read."""
@@ -278,6 +290,67 @@ class RoomLog(StoreBase):
             raise Conflict("sync", epoch)
         return self._appended(code, out, event, board, delay)
 
+    async def append_native(
+        self,
+        code: str,
+        sync: bytes,
+        seat: int,
+        entry: str,
+        event: dict[str, Any],
+        board: bytes = b"",
+        *,
+        delay: int = 0,
+        pop: bool = False,
+        last: int = 0,
+        rev: int = 0,
+        length: int = 0,
+    ) -> Appended:
+        """The lease holder's store of one move, when no other process listens to the room
+        (`Loaded.others`): ONE native command, `XADD` of the move and its event to the holder's
+        tail (lua/tail.lua), queued with the turn's other writes. The tail's key names the
+        fence's counter the copy was loaded under (`sync`), and only the holder's load makes
+        it; every other writer folds it into the seat logs and the stream, and one without
+        the lease deletes it: `NOMKSTREAM` then refuses the stale holder's append (a nil
+        reply). The entry's id is the event's number, `last + 1`: an event another writer
+        numbered since raised the tail's last id, and the stream refuses the old number.
+        Every FOLD_EVERY events the holder folds its tail (one script, not awaited).
+
+        `length` and `rev` are the seat's log length and revision in the copy: a push makes
+        the length one more, a pop one less and the revision one more (as the fold does).
+        Raises Conflict("fence") when another process took the room over, Conflict("sync")
+        when the copy is stale: the caller reloads."""
+        n = last + 1
+        fence = self.key(code, "fence")
+        tail = self.key(code, "tail:" + as_text(sync))
+        try:
+            added = await self.batcher.command(
+                "XADD", tail, "NOMKSTREAM", b"%d-0" % n,
+                "s", seat, "o", b"u" if pop else b"p", "m", entry, "d", encode(event),
+            )  # fmt: skip
+        except ResponseError as exc:
+            if "equal or smaller" not in str(exc):
+                raise
+            added = None  # another writer numbered an event: the copy is behind
+        if added is None:
+            raw = await self.redis.hget(fence, "epoch")
+            epoch = int(raw or 0)
+            if epoch != self.fences.get(code, 0):
+                raise self._fenced(code, epoch)
+            raise Conflict("sync", epoch)
+        if n % FOLD_EVERY == 0:
+            self.batcher.queue(self._fold, ("EVALSHA", self._fold.sha, 1, fence)).add_done_callback(
+                _folded
+            )
+        watching = self.sink.watchers(code) if self.sink is not None else 0
+        if pop:
+            stored = Appended(length - 1, rev + 1, n, watching)
+        else:
+            stored = Appended(length + 1, rev, n, watching)
+        self._fan_event(code, n, event)
+        if board and watching > 0:
+            self._fan_board(code, delay, board)
+        return stored
+
     def _appended(
         self, code: str, out: list[Any], event: dict[str, Any], board: bytes, delay: int
     ) -> Appended:
@@ -343,10 +416,12 @@ class RoomLog(StoreBase):
 
     async def last_event(self, code: str) -> int:
         """The number of the room's last event: its stream's last entry (the stream is the
-        counter: lua/top.lua)."""
-        rows = await self.redis.xrevrange(self.key(code, "events"), count=1)
-        rid = rows[0][0] if rows else None
-        return 0 if rid is None else int(as_text(rid).split("-")[0])
+        counter: lua/top.lua), the lease holder's tail folded in first (lua/events.lua)."""
+        out = await self._events(keys=self._event_keys(code), args=[-1])
+        return int(out[0])
+
+    def _event_keys(self, code: str) -> list[str]:
+        return [self.key(code, "events"), self.key(code, "fence")]
 
     async def events_after(self, code: str, after: int) -> list[tuple[int, dict[str, Any]]] | None:
         """Events numbered after `after`, or None when some of them are no longer kept, or
@@ -354,17 +429,28 @@ class RoomLog(StoreBase):
         client from before a Redis restart, or a forged number): a full resync, never a replay
         that would leave the client waiting for events it believes it has.
 
-        The count is read before the stream: events stored between the two reads only add
-        rows (read the other way round, they looked like a gap and cost a snapshot)."""
-        last = await self.last_event(code)
-        if not 0 <= after <= last or after < last - self.max_events:
+        One script (lua/events.lua): the lease holder's tail folded in, the count and the rows
+        read in one step, one round trip (a catch-up at full speed reads again while events
+        keep coming: each read's length is how long it lasts)."""
+        got = await self._events(keys=self._event_keys(code), args=[after])
+        last, rows = int(got[0]), got[1]
+        if rows is None:
             return None  # (the lease holder trims the stream lazily: past max_events is gone)
-        rows = await self.redis.xrange(self.key(code, "events"), min=f"{after + 1}-0", max="+")
+        # each row as the script gives it: [id, [b"d", event]]
         out = [
-            (int(as_text(rid).split("-")[0]), decode_trusted(as_bytes(fields[b"d"])))
-            for rid, fields in rows or ()
-            if rid is not None and fields is not None
+            (int(as_text(rid).split("-")[0]), decode_trusted(as_bytes(fields[1])))
+            for rid, fields in rows
         ]
         if last > after and (not out or out[0][0] != after + 1):
             return None
         return out
+
+
+def _folded(future: asyncio.Future[Any]) -> None:
+    """The holder's periodic fold answered: a failure is only logged (the next fold, or any
+    other writer's, or a reload folds the same entries; nothing acked depends on it)."""
+    if future.cancelled():
+        return
+    exc = future.exception()
+    if exc is not None:
+        log.warning("a fold of a lease holder's tail failed: %s", exc)

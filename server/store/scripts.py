@@ -24,10 +24,21 @@ def numbering(name: str) -> str:
     return source("top") + source(name)
 
 
+def folding(name: str, max_events: int, ttl_ms: int) -> str:
+    """A script that folds the lease holder's tail (lua/tail.lua) before it reads or writes
+    the room, with this store's stream length and key lifetime written in, and `top`."""
+    head = f"local MAXLEN, TTL = {int(max_events)}, {int(ttl_ms)}\n"
+    return head + source("top") + source("tail") + source(name)
+
+
 def append_script(max_events: int, ttl_ms: int) -> str:
     """The append script with this store's stream length and key lifetime written in."""
-    return f"local MAXLEN, TTL = {int(max_events)}, {int(ttl_ms)}\n" + numbering("append")
+    return folding("append", max_events, ttl_ms)
 
+
+#: the lease holder folds its tail (lua/tail.lua) into the seat logs and the room's stream
+#: once every this many events (`Store.append_native`)
+FOLD_EVERY = 32
 
 #: the lease holder's append trims the room's stream once every this many events (owned.lua)
 TRIM_EVERY = 16

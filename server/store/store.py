@@ -22,6 +22,10 @@ hash tag `{C}` so a room lives in one Redis Cluster slot and Lua may touch it al
                                here (the `here` set's origins, concatenated) and watching (the
                                spectators' count), copied by the lease's acquisition and kept
                                by `_HERE` and `_PRESENCE`: the lean append's one read of the fence
+    P room:{C}:tail:<sync> stream the lease holder's moves not yet folded into the logs and the
+                               stream (lua/tail.lua): entry id "<n>-0" (the event's number),
+                               fields s (seat), o (p push / u pop), m (the entry), d (the event);
+                               it exists only while the holder loaded under that `sync` may write
     P room:{C}:pub       pub/sub channel (a shard channel on a cluster, same slot as the room):
                                b"e<origin><n>:<msgpack event>" and b"b<origin><delay>:<board frame>",
                                origin = the publishing Store's 8-byte id (its own process skips them)
@@ -57,9 +61,13 @@ On a Redis Cluster every multi-key write is one Lua script on one hash tag (no M
 and the scripts publish with SPUBLISH (the channel shares the room's hash tag).
 
 Redis is the source of truth. The process holding a room's lease is its one writer: it
-judges moves on its copy in memory and stores each with one lean script (`lua/owned.lua`) that
-checks only the fence (its epoch, and the `sync` counter the copy was loaded under) and
-appends. Any other writer uses the checked script (`lua/append.lua`: the document's version, the
+judges moves on its copy in memory and stores each with ONE native command,
+`XADD <tail> NOMKSTREAM <n>-0 ...` to its tail (`Store.append_native`, lua/tail.lua), whose key
+names the fence's `sync` counter the copy was loaded under: only the holder's load makes it,
+every other writer folds it into the logs and the stream first, and one without the lease
+deletes it, so a stale holder's append finds no key and is refused (fencing without a script).
+While another process listens to the room the holder's move is instead one lean script
+(`lua/owned.lua`) that checks the fence, appends and publishes. Any other writer uses the checked script (`lua/append.lua`: the document's version, the
 log's length and its revision in one step) and moves the fence's counter, so two processes
 (or two connections of one seat) can never both store move N.
 

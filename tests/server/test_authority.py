@@ -90,21 +90,30 @@ async def test_the_fence_knows_who_listens_and_watches(pair) -> None:
     the fence alone (one read): the lease's acquisition, subscribing and presence keep them
     there, so a process that starts listening gets the holder's next move, and the count of
     spectators comes back with each append; a fence without those fields (written before
-    them) makes the append read the set and the count instead."""
+    them) makes the append read the set and the count instead. A change of who listens moves
+    the fence's counter: the holder reloads and learns from its load whether another
+    process listens (`Loaded.others`: then this lean script, else the native append)."""
     a, b = pair
     await b.presence(CODE, "spectators", +1)  # before the lease: the acquisition copies it
     await Leases(a, "proc-a", 30).acquire(CODE)
     await a.commit(CODE, 0, DOC, [], seats=1)
     held = await a.load(CODE)
-    assert held is not None
+    assert held is not None and not held.others
     await a.subscribe(CODE)
+    with pytest.raises(Conflict) as exc:  # who listens changed: the copy is reloaded
+        await a.append_owned(CODE, held.sync, 0, "m1", {"kind": "p"})
+    assert exc.value.what == "sync"
+    held = await a.load(CODE)
+    assert held is not None and not held.others  # only a listens
     assert (await a.append_owned(CODE, held.sync, 0, "m1", {"kind": "p"})).spectators == 1
     pubsub = a.redis.pubsub()
     await pubsub.subscribe(a.channel(CODE))
     assert await a.redis.hget(a.key(CODE, "fence"), "here") == a.origin  # only a listens
     await b.subscribe(CODE)  # another process listens from now on
     await b.presence(CODE, "spectators", +1)
-    stored = await a.append_owned(CODE, held.sync, 0, "m2", {"kind": "p"})
+    held = await a.load(CODE)
+    assert held is not None and held.others
+    stored = await a.append_owned(CODE, held.sync, 0, "m2", {"kind": "p"}, last=held.seq)
     assert stored.spectators == 2
 
     async def published() -> bytes:
@@ -116,7 +125,10 @@ async def test_the_fence_knows_who_listens_and_watches(pair) -> None:
     assert (await asyncio.wait_for(published(), 5.0)).startswith(b"e" + a.origin)
     await b.unsubscribe(CODE)
     await b.presence(CODE, "spectators", -2)
-    assert (await a.append_owned(CODE, held.sync, 0, "m3", {"kind": "p"})).spectators == 0
+    held = await a.load(CODE)
+    assert held is not None and not held.others
+    stored = await a.append_owned(CODE, held.sync, 0, "m3", {"kind": "p"}, last=held.seq)
+    assert stored.spectators == 0
     assert await a.redis.hget(a.key(CODE, "fence"), "here") == a.origin
     # a fence from before these fields: the append reads the set and the count
     await a.redis.hdel(a.key(CODE, "fence"), "here", "watching")
@@ -252,15 +264,23 @@ class Side:
 
 
 def counting(side: Side) -> None:
+    """Count the holder's fenced appends: the native one (nobody else listens, as here) and
+    the lean script."""
     store = side.service.store
-    real = store.append_owned
+    owned, native = store.append_owned, store.append_native
 
     async def append_owned(*args: Any, **kw: Any) -> Any:
-        out = await real(*args, **kw)
+        out = await owned(*args, **kw)
+        side.owned += 1
+        return out
+
+    async def append_native(*args: Any, **kw: Any) -> Any:
+        out = await native(*args, **kw)
         side.owned += 1
         return out
 
     store.append_owned = append_owned  # type: ignore[method-assign]
+    store.append_native = append_native  # type: ignore[method-assign]
 
 
 ACTION = st.one_of(

@@ -10,7 +10,7 @@ import redis.asyncio as aioredis
 from helpers.race import current_view, play, start_race, until
 from helpers.servers import serving
 from helpers.views import ELSEWHERE
-from solrace.server.store.scripts import source
+from solrace.server.store.scripts import folding
 
 
 class ChannelTap:
@@ -26,7 +26,7 @@ class ChannelTap:
         self.channel = channel
         self.here = channel.removesuffix(":pub") + ":here"
         self.fence = channel.removesuffix(":pub") + ":fence"
-        self.list = self.redis.register_script(source("here"))
+        self.list = self.redis.register_script(folding("here", 1000, 60_000))
         self.seen: list[bytes] = []
 
     async def __aenter__(self) -> ChannelTap:

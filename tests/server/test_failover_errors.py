@@ -11,6 +11,7 @@ from helpers.views import putt_move
 from redis.exceptions import ConnectionError as RedisConnectionError
 from solrace.server.store.redis_conn import TRANSIENT_ERRORS, transient
 from solrace.server.store.redis_process import RedisProcess
+from solrace.server.store.scripts import folding
 
 
 class ForgetfulNode:
@@ -51,10 +52,15 @@ async def test_a_move_meeting_an_unknown_script_is_busy_not_internal(
 ) -> None:
     with RedisProcess(data_dir=str(tmp_path)) as redis:
         async with in_loop(redis.url, key_prefix) as (transport, url):
-            (a, _b), _, _, _ = await start_race(url, wire, players=2)
+            (a, _b), _, code, _ = await start_race(url, wire, players=2)
             view = current_view(a)
             batcher = transport.store.batcher
             direct = aioredis.Redis.from_url(redis.url)
+            # another process listens to the room: the lease holder's move is then its lean
+            # script (lua/owned.lua), which publishes it (alone, it is one native command)
+            room = f"{key_prefix}room:{{{code}}}:"
+            here = direct.register_script(folding("here", 1000, 60_000))
+            await here(keys=[room + "here", room + "fence"], args=["other000", 1, 60_000])
             await direct.script_flush()
             batcher.redis = ForgetfulNode(batcher.redis)
             try:

@@ -54,10 +54,9 @@ async def test_a_stored_move_whose_answer_was_lost_is_acked(tmp_path, key_prefix
             (a,), _, code, _ = await start_race(srv.ws_url, wire, players=1)
             await play(a, 1)
             view = current_view(a)
-            # of this room's commands, only a move's append names the room's `here` key with
-            # its `conn` key next (the lease's renewal names both, the other way round)
-            conn_key = f"{key_prefix}room:{{{code}}}:conn".encode()
-            proxy.lose_answers_to(b":here\r\n$%d\r\n%s" % (len(conn_key), conn_key))
+            # of this room's commands, only a move's append is an XADD ... NOMKSTREAM (the
+            # lease holder's native append to its tail: Store.append_native)
+            proxy.lose_answers_to(b"NOMKSTREAM")
             ack = await a.request({"type": "move", "move": putt_move(view), "n": 2}, timeout=60)
             proxy.lose_answers_to(None)
             assert proxy.lost == 1  # the append's answer was lost

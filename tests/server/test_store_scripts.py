@@ -26,7 +26,7 @@ def test_each_script_is_shipped_as_written(name: str) -> None:
 def test_each_script_is_run_by_the_store() -> None:
     used: set[str] = set()
     for module in STORE.glob("*.py"):
-        used |= set(re.findall(r'(?:source|numbering)\("(\w+)"\)', module.read_text()))
+        used |= set(re.findall(r'(?:source|numbering|folding)\("(\w+)"', module.read_text()))
     used |= {"append", "owned"}  # append_script and owned_script write their limits in
     assert set(NAMES) == used
 
@@ -34,3 +34,9 @@ def test_each_script_is_run_by_the_store() -> None:
 def test_the_append_scripts_get_their_limits_written_in() -> None:
     assert scripts.append_script(500, 1000).startswith("local MAXLEN, TTL = 500, 1000\n")
     assert scripts.owned_script(500, 1000).endswith(scripts.source("owned"))
+
+
+def test_the_folding_scripts_get_the_tail_and_their_limits() -> None:
+    text = scripts.folding("load", 500, 1000)
+    assert text.startswith("local MAXLEN, TTL = 500, 1000\n")
+    assert scripts.source("tail") in text and text.endswith(scripts.source("load"))

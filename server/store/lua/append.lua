@@ -10,6 +10,9 @@
 local epoch = tonumber(ARGV[10])
 local fence = tonumber(redis.call('HGET', KEYS[6], 'epoch') or '0')
 if epoch > 0 and fence ~= epoch then return {-5, fence} end
+-- the lease holder's tail first (tail.lua): the holder's own, kept; without the lease, fenced
+-- off (deleted, `sync` moved) when the checks below pass, else just folded
+if epoch == 0 and fence > 0 then fold(KEYS[6], true) else fold(KEYS[6], false) end
 local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
 if ver ~= tonumber(ARGV[1]) then return {-1, ver} end
 local len = redis.call('LLEN', KEYS[2])
@@ -28,6 +31,7 @@ if epoch == 0 and fence > 0 then redis.call('HINCRBY', KEYS[6], 'sync', 1) end
 rev = redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
 local n = top(KEYS[4]) + 1
 redis.call('XADD', KEYS[4], 'MAXLEN', MAXLEN, n .. '-0', 'd', ARGV[7])
+tail_past(KEYS[6], n)
 local channel = string.sub(KEYS[1], 1, -5) .. 'pub'
 local others = redis.call('SCARD', KEYS[7]) - redis.call('SISMEMBER', KEYS[7], ARGV[9])
 if others > 0 then redis.call('PUBLISH', channel, 'e' .. ARGV[9] .. n .. ':' .. ARGV[7]) end

@@ -10,6 +10,11 @@
 local epoch = tonumber(ARGV[9])
 local fence = tonumber(redis.call('HGET', KEYS[5], 'epoch') or '0')
 if epoch > 0 and fence ~= epoch then return {-5, fence} end
+-- the lease holder's tail first (tail.lua): kept for the holder, deleted without the lease
+-- (with `sync` moved below), and on a finish (the race's moves are all in; the holder makes
+-- a new one at its next load)
+local finish = string.find(ARGV[6], 't', 1, true)
+fold(KEYS[5], (epoch == 0 and fence > 0) or finish ~= nil)
 local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
 if ver ~= tonumber(ARGV[1]) then return {-1, ver} end
 local nrev = tonumber(ARGV[8])
@@ -38,7 +43,8 @@ for i = 10 + 3 * nrev, #ARGV do
   redis.call('PUBLISH', ARGV[3], 'e' .. ARGV[7] .. n .. ':' .. ARGV[i])
   out[#out + 1] = n
 end
-if string.find(ARGV[6], 't', 1, true) then
+tail_past(KEYS[5], n)
+if finish then
   redis.call('XTRIM', KEYS[2], 'MAXLEN', math.max(1, #ARGV - 9 - 3 * nrev))
 end
 local ttl = tonumber(ARGV[5])

@@ -12,5 +12,9 @@ if total == 0 then
 elseif left > tonumber(ARGV[1]) then
   return 0
 end
-for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ttl) end
+-- KEYS[5] is the fence: the lease holder's tail (tail.lua) follows the room's lifetime too
+local keys = {unpack(KEYS)}
+local tail = tail_of(KEYS[5])
+if tail and redis.call('EXISTS', tail) == 1 then keys[#keys + 1] = tail end
+for k = 1, #keys do redis.call('PEXPIRE', keys[k], ttl) end
 return ttl

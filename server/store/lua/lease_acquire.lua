@@ -13,6 +13,8 @@ if cur then
   end
   return {0, 0}
 end
+-- a new epoch: the last holder's tail is folded in and deleted (tail.lua), its appends refused
+if redis.call('EXISTS', KEYS[2]) == 1 then fold(KEYS[2], true) end
 local prev = redis.call('HGET', KEYS[2], 'owner')
 local released = redis.call('HGET', KEYS[2], 'released')
 local ep = redis.call('HINCRBY', KEYS[2], 'epoch', 1)

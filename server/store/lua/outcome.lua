@@ -8,7 +8,9 @@
 -- A push is stored when the log holds its entry at its place (the lease holder's lean push
 -- leaves the revision as it was, so the revision alone cannot say); an undo when it is the one
 -- change to the seat's log since (every pop bumps the revision).
-if redis.call('EXISTS', KEYS[5]) == 1 then redis.call('HINCRBY', KEYS[5], 'sync', 1) end
+-- the lease holder's tail is folded in and deleted (tail.lua): a native append still on its
+-- way finds no key and is refused
+if redis.call('EXISTS', KEYS[5]) == 1 then fence_off(KEYS[5]) end
 local want = tonumber(ARGV[3])
 local rev = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 local len = redis.call('LLEN', KEYS[1])

@@ -12,8 +12,10 @@ local changed = (before > 0) ~= (after > 0)
 local payload = ARGV[5]
 if after == 0 then payload = ARGV[6] end
 if (changed or ARGV[9] == '1') and payload ~= '' then
+  fold(KEYS[3], false)
   local n = top(KEYS[2]) + 1
   redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[4], n .. '-0', 'd', payload)
+  tail_past(KEYS[3], n)
   redis.call('PUBLISH', ARGV[3], 'e' .. ARGV[8] .. n .. ':' .. payload)
   return {after, n}
 end

@@ -6,10 +6,14 @@ for _, v in ipairs(redis.call('HVALS', KEYS[1])) do total = total + (tonumber(v)
 if total > 0 then return -1 end
 if redis.call('EXISTS', KEYS[2]) == 0 then return -2 end
 local ttl, n = tonumber(ARGV[1]), 0
-for k = 1, #KEYS do
-  local left = redis.call('PTTL', KEYS[k])
+-- KEYS[5] is the fence: the lease holder's tail (tail.lua) follows the room's lifetime too
+local keys = {unpack(KEYS)}
+local tail = tail_of(KEYS[5])
+if tail and redis.call('EXISTS', tail) == 1 then keys[#keys + 1] = tail end
+for k = 1, #keys do
+  local left = redis.call('PTTL', keys[k])
   if left == -1 or left > ttl then
-    redis.call('PEXPIRE', KEYS[k], ttl)
+    redis.call('PEXPIRE', keys[k], ttl)
     n = n + 1
   end
 end
