@@ -49,7 +49,7 @@ def build(
     budgets = Budgets()
     budgets = replace(budgets, draw={**budgets.draw, **config.draw_budgets})
     solver = SolverPool(
-        limits.solver_workers or None, budgets
+        limits.solver_workers or None, budgets, pool_mode=config.deal_pool
     )  # processes start at the first solve
     # `service` and `standings` close cycles: each is made below, before anything calls these
     records = Records(
