@@ -6,10 +6,11 @@ of games, whatever clients ask for (PROTOCOL.md, Daily races).
 
 The deal: the first n = 0, 1, ... whose seed, derived from the secret under the daily key
 from the fields DATE, GAME, OPTIONS, n (`candidate_seed`, server/common/derive.py: no room's text
-seed can be dealt it), the solver wins within its draw budget (`daily_seed`), so every
+seed can be dealt it), the solver wins within its daily budget (`daily_seed`), so every
 process of a deployment finds the same one, and nobody without the server's secret can
-compute it. The budget is large (server/solver/solving.py, `Budgets`), so the daily is any
-winnable deal, not one of those the solver wins soonest. It is drawn once, off the event
+compute it. The budget is large (server/solver/solving.py, `Budgets.for_daily`: the draw
+budget, and for Klondike 100,000 positions, the pool's), so the daily is any winnable deal,
+not one of those the solver wins soonest. It is drawn once, off the event
 loop, and kept in Redis (SET NX: the first process to finish writes it, every process reads
 that one) and in this process; Redis keeps it `--daily-days` after its day: the archive
 that practice plays. `predraw` draws the next days' deals ahead.
@@ -175,10 +176,10 @@ def _parse_deal(kept: str | bytes) -> DailyDeal:
 async def daily_seed(
     solver: SolverPool, secret: bytes, date: str, game: str, game_options: dict[str, Any]
 ) -> DailyDeal:
-    """The first candidate (n = 0, 1, ...) the solver wins within its draw budget; the
+    """The first candidate (n = 0, 1, ...) the solver wins within its daily budget; the
     candidates are tried a batch (one per worker) at a time, and the lowest n won is taken,
     so every process finds the same deal."""
-    budget = solver.budgets.for_draw(game)
+    budget = solver.budgets.for_daily(game)
     for first in range(0, solver.budgets.max_draws, solver.workers):
         batch = range(first, first + solver.workers)
         seeds = [candidate_seed(secret, date, game, game_options, n) for n in batch]
@@ -259,8 +260,8 @@ class Dailies:
         background, one at a time (today's first, Klondike's, the slowest to draw, first of
         each day), and again as each UTC day begins (`solrace serve --predraw-daily`).
 
-        A deal is drawn at the solver's large draw budget (server/solver/solving.py: any
-        winnable deal, not the quickest won), which takes a Klondike daily seconds to tens of
+        A deal is drawn at the solver's large daily budget (server/solver/solving.py: any
+        winnable deal, not the quickest won), which takes a Klondike daily tens of CPU
         seconds; kept in Redis days ahead, it is ready before anyone asks, even for a process
         that has just started (a restart, a new worker) or a day nobody played before.
         `games`: these only (tests; default every game)."""

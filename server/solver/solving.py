@@ -91,6 +91,11 @@ class Budgets:
             "leapyear": 10_000,
         }
     )
+    #: a daily's search, where larger than `draw` (it runs in the background, days ahead:
+    #: server/league/daily.py): Klondike at the shipped pool's budget, so a searched daily is
+    #: any deal won there (27 of seeds 1-100), as a pooled one is, not those won within
+    #: 30,000 positions (19 of them). `--draw-budget GAME=N` sets both.
+    daily: dict[str, int] = field(default_factory=lambda: {"klondike": 100_000})
     verdict: int = 100_000
     hint: int = 50_000
     #: a winnable draw gives up (`busy`) after this many candidates or seconds
@@ -99,6 +104,10 @@ class Budgets:
 
     def for_draw(self, game: str) -> int:
         return self.draw.get(game, 2_000)
+
+    def for_daily(self, game: str) -> int:
+        """A daily's search budget: the draw's, or the larger `daily` one."""
+        return max(self.for_draw(game), self.daily.get(game, 0))
 
     def for_hint(self, text: str) -> int:
         """A hint's budget for a position text: never below its game's draw budget, so a

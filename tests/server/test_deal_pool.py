@@ -177,9 +177,13 @@ async def test_a_daily_asked_before_it_was_drawn_comes_from_the_pool_at_once(
             "solution": want.length,
             "n": POOLED,
         }
-        other = dailies(redis, key_prefix + "other:", SolverPool(workers=1), DAY)
-        assert await other.deal(DAY, "puttputt") == dealt
-        await other.flush()
+        second = SolverPool(workers=1)
+        other = dailies(redis, key_prefix + "other:", second, DAY)
+        try:
+            assert await other.deal(DAY, "puttputt") == dealt
+        finally:
+            await other.flush()
+            second.close()
         solver.go.set()  # the search goes on (today's, then the next days')
         days = (next_date(DAY), next_date(next_date(DAY)))
         ahead = [d.key(day, "puttputt", "deal") for day in days]
@@ -270,3 +274,15 @@ async def test_off_never_draws_from_a_pool(redis: Client, key_prefix: str) -> No
         await d.flush()
         solver.close()
         await wipe(redis, key_prefix)
+
+
+def test_a_searched_klondike_daily_is_decided_at_the_pools_budget() -> None:
+    """The pre-draw searches in the background, days ahead, so a Klondike daily is searched
+    at the shipped pool's budget (any deal won there, as a pooled one), not the rooms' 30,000;
+    a game without a larger daily budget searches at its draw budget."""
+    b = Budgets()
+    klondike = deal_pool.pool_for("klondike", default_options("klondike"))
+    assert klondike is not None
+    assert b.for_daily("klondike") == klondike.budget > b.for_draw("klondike")
+    for game in ("puttputt", "tabbycat", "manx", "leapyear"):
+        assert b.for_daily(game) == b.for_draw(game)
