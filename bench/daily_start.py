@@ -85,9 +85,9 @@ def deal_keys(game: str) -> list[str]:
     return out
 
 
-def start(url: str, predraw: bool, pool: str) -> tuple[ServerProcess, float]:
+def start(url: str, predraw: bool, pool: str, extra: list[str]) -> tuple[ServerProcess, float]:
     flag = "--predraw-daily" if predraw else "--no-predraw-daily"
-    server = ServerProcess(url, PREFIX, extra_args=[flag, f"--deal-pool={pool}"])
+    server = ServerProcess(url, PREFIX, extra_args=[flag, f"--deal-pool={pool}", *extra])
     t0 = time.perf_counter()
     server.start(timeout=120)
     return server, time.perf_counter() - t0
@@ -115,10 +115,18 @@ def main(argv: list[str] | None = None) -> int:
         default="cold",
         help="solrace serve's --deal-pool (off: the search only, as before the pools)",
     )
+    parser.add_argument(
+        "--serve",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="another solrace serve argument, repeatable (main before the pools: --deal-pool "
+        "off --serve=--draw-budget=klondike=30000)",
+    )
     args = parser.parse_args(argv)
     with RedisProcess() as store:
         r = redis.Redis.from_url(store.url)
-        server, listening = start(store.url, predraw=True, pool=args.deal_pool)
+        server, listening = start(store.url, predraw=True, pool=args.deal_pool, extra=args.serve)
         try:
             # the day's first player of a new deployment, asking at once
             keys = deal_keys(args.game)
@@ -131,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             server.stop()
         for _ in range(args.restarts):
-            server, listening = start(store.url, predraw=False, pool=args.deal_pool)
+            server, listening = start(
+                store.url, predraw=False, pool=args.deal_pool, extra=args.serve
+            )
             try:
                 waited, reply = asyncio.run(first_player(server.ws_url, args.game))
                 print(row("restart", listening, waited, reply), flush=True)
