@@ -13,10 +13,13 @@ processes (the output order stays the seed order).
 
 ``--pool FILE`` (with ``--seeds``) also writes the won seeds into a deal pool file, made or
 extended (server/solver/deal_pool.py: the shipped pools of winnable deals, one per rule
-set, decided at one budget); the pools shipped in server/solver/pools/ were made so::
+set, decided at one budget); the pools shipped in server/solver/pools/ were made so (then
+Klondike's extended with --seeds 161-400; docs/SOLVABILITY.md, "Shipped deal pools")::
 
     solrace solve klondike --seeds 1-160 --budget 100000 --jobs 2 --no-moves \
         --pool server/solver/pools/klondike.csv
+    solrace solve puttputt --seeds 1-200 --budget 2000000 ...   # tabbycat, manx: 200000
+    solrace solve leapyear --seeds 1-300 --budget 30000 ...
 """
 
 from __future__ import annotations
