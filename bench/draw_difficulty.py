@@ -15,6 +15,14 @@ is the share still "unknown" at that budget, printed with each game.
     solrace bench winnable --difficulty --games tabbycat --seeds 1-200 --draw-budget 2500
     solrace bench winnable --difficulty --games tabbycat --from tabbycat=FILE
 
+`--pool` describes the shipped deal pools instead (server/solver/pools: every seed of a range
+solved at a large budget offline, the won ones kept): each pool's deals (all winnable deals
+of its seeds at its budget) beside the part of them a search at the server's draw budget
+could draw (those won within that many positions: `--infer`'s rule), read from the pool
+files, no solving.
+
+    solrace bench winnable --difficulty --pool
+
 `--from GAME=FILE` reads the large-budget verdicts from `python -m solrace.bench.solve_family`
 output (seed, verdict, positions, CPU s, solution length per line) instead of solving again.
 One JSON line per game and set.
@@ -181,6 +189,27 @@ def compare(
     return rows
 
 
+def pool_rows() -> list[dict[str, Any]]:
+    """Each shipped pool against the part of it the search at the draw budget could take."""
+    from solrace.server.solver import deal_pool
+    from solrace.server.solver.solving import Budgets
+
+    rows = []
+    for pool in deal_pool.shipped().values():
+        draw = Budgets().for_draw(pool.game)
+        deals = [Solved(s.seed, WON, s.positions, 0.0, s.length) for s in pool.seeds]
+        tried = ",".join(f"{r.start}-{r.stop - 1}" for r in pool.tried)
+        sets = (
+            ("pool", pool.budget, deals),
+            ("search draw", draw, [d for d in deals if d.nodes <= draw]),
+        )
+        for name, budget, chosen in sets:
+            row = {"game": pool.game, "options": pool.options, "set": name, "budget": budget}
+            row |= {"seeds": tried, "tried": pool.tried_count(), **describe(chosen)}
+            rows.append(row)
+    return rows
+
+
 def parse_range(text: str) -> range:
     first, _, last = text.partition("-")
     return range(int(first), int(last or first) + 1)
@@ -209,7 +238,14 @@ def main(argv: list[str] | None = None) -> int:
         "a budget cuts them; the default mode checks it)",
     )
     parser.add_argument("--jobs", type=int, default=max(1, min(2, os.cpu_count() or 1)))
+    parser.add_argument(
+        "--pool", action="store_true", help="describe the shipped deal pools (no solving)"
+    )
     args = parser.parse_args(argv)
+    if args.pool:
+        for row in pool_rows():
+            print(json.dumps(row), flush=True)
+        return 0
     files = dict(f.split("=", 1) for f in args.family)
     seeds = parse_range(args.seeds)
     for game in args.games.split(","):

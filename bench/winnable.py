@@ -115,7 +115,7 @@ async def daily_cold(game: str, days: int, workers: int | None) -> dict[str, Any
         "game": game,
         "daily_draws": days,
         "workers": pool.workers,
-        "draw_budget": pool.budgets.for_draw(game),
+        "draw_budget": pool.budgets.for_daily(game),
         "wall_s_mean": round(sum(walls) / days, 2),
         "wall_s_p50": round(quantile(walls, 0.5), 2),
         "wall_s_p90": round(quantile(walls, 0.9), 2),

@@ -10,6 +10,16 @@ with a 95% Wilson interval for each share, and the mean, median, p99 and max
 seconds (wall clock, and CPU time, which a busy shared machine disturbs less),
 which is how docs/SOLVABILITY.md was measured. ``--jobs N`` solves in N worker
 processes (the output order stays the seed order).
+
+``--pool FILE`` (with ``--seeds``) also writes the won seeds into a deal pool file, made or
+extended (server/solver/deal_pool.py: the shipped pools of winnable deals, one per rule
+set, decided at one budget); the pools shipped in server/solver/pools/ were made so (then
+Klondike's extended with --seeds 161-400; docs/SOLVABILITY.md, "Shipped deal pools")::
+
+    solrace solve klondike --seeds 1-160 --budget 100000 --jobs 2 --no-moves \
+        --pool server/solver/pools/klondike.csv
+    solrace solve puttputt --seeds 1-200 --budget 2000000 ...   # tabbycat, manx: 200000
+    solrace solve leapyear --seeds 1-300 --budget 30000 ...
 """
 
 from __future__ import annotations
@@ -63,6 +73,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"positions a search may expand before it answers 'unknown' (default {DEFAULT_BUDGET})",
     )
     parser.add_argument("--jobs", "-j", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--pool",
+        metavar="FILE",
+        help="with --seeds: write the won seeds into this deal pool file (made, or extended "
+        "when it holds the same game, options and budget; server/solver/pools/ ships them)",
+    )
     parser.add_argument(
         "--no-moves",
         action="store_true",
@@ -157,6 +173,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"solrace solve: {exc}", file=sys.stderr)
         return 2
+    if args.pool is not None and args.seeds is None:
+        print("solrace solve: --pool needs --seeds A-B", file=sys.stderr)
+        return 2
+    if args.pool is not None:
+        try:  # refused before any solve: the pool holds another rule set or budget
+            write_pool(args.pool, args.game, new_game(args.game, 0, options).options, args, [])
+        except ValueError as exc:
+            print(f"solrace solve: --pool {args.pool}: {exc}", file=sys.stderr)
+            return 2
     seeds: list[int | str] = list(args.seeds) if args.seeds is not None else [args.seed]
     jobs = [(args.game, s, options, args.budget) for s in seeds]
     rows = []
@@ -169,4 +194,33 @@ def run(args: argparse.Namespace) -> int:
         opts = " ".join(f"{k}={v}" for k, v in sorted(options.items()))
         label = f"{args.game}{' ' + opts if opts else ''} seeds {seeds[0]}-{seeds[-1]}"
         print(summary(rows, f"{label} budget {args.budget}"), file=sys.stderr)
+    if args.pool is not None:
+        write_pool(args.pool, args.game, new_game(args.game, 0, options).options, args, rows)
     return 0
+
+
+def write_pool(
+    path: str,
+    game: str,
+    options: dict[str, Any],
+    args: argparse.Namespace,
+    rows: list[dict[str, Any]],
+) -> None:
+    """Make or extend the deal pool file at `path` with these rows' won seeds."""
+    from solrace.server.solver import deal_pool
+
+    try:
+        with open(path) as f:
+            old: deal_pool.DealPool | None = deal_pool.parse(f.read())
+    except FileNotFoundError:
+        old = None
+    tried = args.seeds if rows else range(0)
+    pool = deal_pool.merged(old, game, options, args.budget, tried, rows)
+    if not rows:
+        return  # a check only, before solving: the pool may take these seeds
+    with open(path, "w") as f:
+        f.write(deal_pool.render(pool))
+    print(
+        f"{path}: {len(pool.seeds)} won of {pool.tried_count()} seeds tried at {pool.budget}",
+        file=sys.stderr,
+    )

@@ -47,9 +47,13 @@ def build(
     hub = Hub()
     store = make_store(hub)
     budgets = Budgets()
-    budgets = replace(budgets, draw={**budgets.draw, **config.draw_budgets})
+    budgets = replace(  # a game's --draw-budget is its dailies' too
+        budgets,
+        draw={**budgets.draw, **config.draw_budgets},
+        daily={g: n for g, n in budgets.daily.items() if g not in config.draw_budgets},
+    )
     solver = SolverPool(
-        limits.solver_workers or None, budgets
+        limits.solver_workers or None, budgets, pool_mode=config.deal_pool
     )  # processes start at the first solve
     # `service` and `standings` close cycles: each is made below, before anything calls these
     records = Records(

@@ -21,6 +21,7 @@ from solrace.server.net.admin import AdminSettings
 from solrace.server.net.conn import Limits
 from solrace.server.net.guard import GuardLimits
 from solrace.server.race.quick import QuickConfig
+from solrace.server.solver.deal_pool import DEFAULT_MODE
 
 
 def any_code(code: str) -> bool:
@@ -44,5 +45,7 @@ class ServerConfig:
     daily_days: int = DEFAULT_BOARD_DAYS
     #: draw budgets of winnable deals by game, over the solver's (`--draw-budget GAME=N`)
     draw_budgets: dict[str, int] = field(default_factory=dict)
+    #: where shipped deal pools deal winnable deals (`--deal-pool`, server/solver/deal_pool.py)
+    deal_pool: str = DEFAULT_MODE
     #: which codes this process may give a new room (`--workers`: those the front routes to it)
     owns: Callable[[str], bool] = any_code

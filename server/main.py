@@ -34,6 +34,7 @@ from solrace.server.net.ws_limits import SendLimits
 from solrace.server.net.ws_server import serve
 from solrace.server.race.quick import QuickConfig
 from solrace.server.rules.matchmaking import Rules
+from solrace.server.solver.deal_pool import DEFAULT_MODE, MODES
 from solrace.server.store.redis_process import RedisProcess
 from solrace.server.store.store import Store
 from websockets.frames import CloseCode
@@ -137,6 +138,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the solver's budget for a winnable deal of GAME (repeatable; default: "
         "server/solver/solving.py's Budgets, large so that any winnable deal may be drawn; "
         "a smaller one draws sooner and favours easy deals: docs/SOLVABILITY.md)",
+    )
+    parser.add_argument(
+        "--deal-pool",
+        choices=MODES,
+        default=DEFAULT_MODE,
+        help="where the shipped pools of winnable deals (server/solver/pools: seeds decided "
+        "offline at a large budget) deal instead of the solver's search: 'cold' (default) a "
+        "daily asked before it was drawn (a new deployment's first minutes), 'always' every "
+        "daily and winnable room of a rule set with a pool (no wait, no bias toward easy "
+        "deals, but the pools are public: a player can recognise a deal from its first cards "
+        "and look up its solution), 'off' never",
     )
     parser.add_argument(
         "--solver-workers",
@@ -389,6 +401,7 @@ async def serve_forever(
         record_due_ms=int(args.record_due * 1000),
         daily_days=args.daily_days,
         draw_budgets=dict(args.draw_budget),
+        deal_pool=args.deal_pool,
         # with --workers, draw room codes that the front routes back to this worker
         owns=front.owns(args.worker_index, args.workers)
         if args.worker_fd is not None

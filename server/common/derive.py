@@ -32,7 +32,9 @@ TAG = b"solrace/v1/key/"
 ROOM_TEXT_SEED = "room-text-seed"
 #: a daily's candidate deal (`daily.candidate_seed`)
 DAILY_CANDIDATE = "daily-candidate"
-PURPOSES = frozenset({ROOM_TEXT_SEED, DAILY_CANDIDATE})
+#: the order of a shipped deal pool's seeds for dailies (`deal_pool.daily_pick`)
+DAILY_POOL = "daily-pool"
+PURPOSES = frozenset({ROOM_TEXT_SEED, DAILY_CANDIDATE, DAILY_POOL})
 
 
 def key_for(secret: bytes, purpose: str) -> bytes:

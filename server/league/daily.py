@@ -6,13 +6,22 @@ of games, whatever clients ask for (PROTOCOL.md, Daily races).
 
 The deal: the first n = 0, 1, ... whose seed, derived from the secret under the daily key
 from the fields DATE, GAME, OPTIONS, n (`candidate_seed`, server/common/derive.py: no room's text
-seed can be dealt it), the solver wins within its draw budget (`daily_seed`), so every
+seed can be dealt it), the solver wins within its daily budget (`daily_seed`), so every
 process of a deployment finds the same one, and nobody without the server's secret can
-compute it. The budget is large (server/solver/solving.py, `Budgets`), so the daily is any
-winnable deal, not one of those the solver wins soonest. It is drawn once, off the event
+compute it. The budget is large (server/solver/solving.py, `Budgets.for_daily`: the draw
+budget, and for Klondike 100,000 positions, the pool's), so the daily is any winnable deal,
+not one of those the solver wins soonest. It is drawn once, off the event
 loop, and kept in Redis (SET NX: the first process to finish writes it, every process reads
 that one) and in this process; Redis keeps it `--daily-days` after its day: the archive
 that practice plays. `predraw` draws the next days' deals ahead.
+
+A shipped pool of winnable deals (server/solver/deal_pool.py: seeds decided offline at a
+large budget) deals a day instead, as `solrace serve --deal-pool` says: by default (`cold`)
+only a daily asked before it was drawn, which a new deployment's first player would
+otherwise wait for (34 s for a Klondike daily); with `always`, every day of a rule set with
+a pool. A pooled day's deal is `deal_pool.daily_pick` (the secret, the date and the pool:
+every process finds the same), stored as a searched one is, with n = -1. A pool is public:
+its deals can be recognised from their first cards, so the default keeps it to cold starts.
 
 An attempt is a private solo room (a fresh salt and commitment as any room; no spectators,
 so no board of the day's deal reaches anyone) whose race starts at once. Only the *scored*
@@ -53,6 +62,7 @@ from solrace.server.common.derive import DAILY_CANDIDATE, derive_seed
 from solrace.server.common.shared import Shared
 from solrace.server.league.boards import Boards
 from solrace.server.rules.room import Room, check_game_options
+from solrace.server.solver.deal_pool import daily_pick
 from solrace.server.solver.solving import WON, SolverPool, draw_solve
 from solrace.server.store import keys
 from solrace.server.store.redis_conn import Client
@@ -146,10 +156,15 @@ def board_score(row: dict[str, Any]) -> float:
     return float(_NOT_WON + (behind << _TIME_BITS) + t)
 
 
+#: a DailyDeal's `n` when the deal came from a shipped pool, not candidate n
+POOLED = -1
+
+
 @dataclass(frozen=True)
 class DailyDeal:
     seed: int
     solution: int
+    #: the candidate taken (POOLED: a pool's deal)
     n: int
 
 
@@ -161,10 +176,10 @@ def _parse_deal(kept: str | bytes) -> DailyDeal:
 async def daily_seed(
     solver: SolverPool, secret: bytes, date: str, game: str, game_options: dict[str, Any]
 ) -> DailyDeal:
-    """The first candidate (n = 0, 1, ...) the solver wins within its draw budget; the
+    """The first candidate (n = 0, 1, ...) the solver wins within its daily budget; the
     candidates are tried a batch (one per worker) at a time, and the lowest n won is taken,
     so every process finds the same deal."""
-    budget = solver.budgets.for_draw(game)
+    budget = solver.budgets.for_daily(game)
     for first in range(0, solver.budgets.max_draws, solver.workers):
         batch = range(first, first + solver.workers)
         seeds = [candidate_seed(secret, date, game, game_options, n) for n in batch]
@@ -228,7 +243,13 @@ class Dailies:
         The next day's deal of a game played today is drawn ahead, in the background: a
         Klondike daily takes the solver tens of candidates (20-50 s on two busy workers),
         which its day's first player should not wait for."""
-        found = await self.deals.get(daily_id(date, game), lambda: self._deal(date, game))
+        name = daily_id(date, game)
+        if name in self.deals.pending and self._pool_pick(date, game, asked=True) is not None:
+            # being drawn (the pre-draw) and someone waits: the pool answers now, and the
+            # draw, finding the day dealt in Redis, gives that deal too
+            found = await self._deal(date, game, asked=True)
+        else:
+            found = await self.deals.get(name, lambda: self._deal(date, game, asked=True))
         following = next_date(date)
         if date == self.today() and daily_id(following, game) not in self.deals.kept:
             self._spawn(self._ahead(following, game), self.drawing)
@@ -239,8 +260,8 @@ class Dailies:
         background, one at a time (today's first, Klondike's, the slowest to draw, first of
         each day), and again as each UTC day begins (`solrace serve --predraw-daily`).
 
-        A deal is drawn at the solver's large draw budget (server/solver/solving.py: any
-        winnable deal, not the quickest won), which takes a Klondike daily seconds to tens of
+        A deal is drawn at the solver's large daily budget (server/solver/solving.py: any
+        winnable deal, not the quickest won), which takes a Klondike daily tens of CPU
         seconds; kept in Redis days ahead, it is ready before anyone asks, even for a process
         that has just started (a restart, a new worker) or a day nobody played before.
         `games`: these only (tests; default every game)."""
@@ -259,7 +280,7 @@ class Dailies:
 
     async def _ahead(self, date: str, game: str) -> None:
         try:
-            await self.deals.get(daily_id(date, game), lambda: self._deal(date, game))
+            await self.deals.get(daily_id(date, game), lambda: self._deal(date, game, asked=False))
         except Exception as exc:  # the server is closing, or Redis is away: drawn when asked
             log.info("daily %s not drawn ahead: %r", daily_id(date, game), exc)
 
@@ -271,14 +292,34 @@ class Dailies:
         tasks.add(task)
         task.add_done_callback(tasks.discard)
 
-    async def _deal(self, date: str, game: str) -> DailyDeal:
+    def _pool_pick(self, date: str, game: str, asked: bool) -> DailyDeal | None:
+        """The day's deal from its game's pool, when `--deal-pool` has a pool deal it: every
+        day (`always`), or only a day someone is waiting for (`cold`, `asked`)."""
+        if self.solver is None or self.solver.pool_mode == "off":
+            return None
+        if self.solver.pool_mode == "cold" and not asked:
+            return None
+        pool = self.solver.pool(game, default_options(game))
+        if pool is None:
+            return None
+        pick = daily_pick(pool, self.secret(), date)
+        return DailyDeal(pick.seed, pick.length, POOLED)
+
+    async def _deal(self, date: str, game: str, asked: bool) -> DailyDeal:
+        """The day's deal from Redis, else dealt now (from a pool or by the solver's search)
+        and kept, the first process to keep it winning. `asked`: somebody waits for it
+        (not the pre-draw)."""
         key = self.key(date, game, "deal")
         kept = await self.redis.get(key)
         if kept is None:
-            if self.solver is None:
-                raise ProtocolError("not_allowed", "this server has no solver to deal dailies")
-            found = await daily_seed(self.solver, self.secret(), date, game, default_options(game))
-            log.info("daily %s dealt (candidate %d)", daily_id(date, game), found.n)
+            found = self._pool_pick(date, game, asked)
+            if found is None:
+                if self.solver is None:
+                    raise ProtocolError("not_allowed", "this server has no solver to deal dailies")
+                opts = default_options(game)
+                found = await daily_seed(self.solver, self.secret(), date, game, opts)
+            how = "from the pool" if found.n == POOLED else f"candidate {found.n}"
+            log.info("daily %s dealt (%s)", daily_id(date, game), how)
             text = json.dumps({"seed": found.seed, "solution": found.solution, "n": found.n})
             expire = day_end_ms(date) + (self.archive_days + 1) * DAY_MS  # the archive
             await self.redis.set(key, text, nx=True, pxat=expire)

@@ -12,6 +12,10 @@ their bound they are "unknown".
 Three uses, each bounded by a node budget per game (`Budgets`), because a position the
 solver cannot decide would otherwise hold a worker for minutes:
 
+* A shipped pool (server/solver/deal_pool.py: seeds decided offline at a large budget)
+  replaces the search where `--deal-pool` says: `always`, every winnable room of a rule set
+  with a pool takes one of its seeds at random, at once (public deals: see that module);
+  `cold` (the default) leaves rooms to the search and only answers a daily not drawn yet.
 * `winnable_seed`: draw fresh secret seeds until one is "won" within the draw budget;
   several candidates run at once (one per worker), but the one taken is the first *drawn*
   that is won, never the first to finish, and the budget is large (issue 24): so the deal
@@ -46,6 +50,8 @@ from solrace.server.common.codes import shown
 from solrace.server.common.lru import LRU
 from solrace.server.common.metrics import METRICS
 from solrace.server.rules.room import FINISHED, Room
+from solrace.server.solver import deal_pool
+from solrace.server.solver.deal_pool import DEFAULT_MODE, MODES, DealPool
 from solrace.server.solver.solver_jobs import DRAW, HINT, VERDICT, Jobs, QueueBounds, QueueFull
 
 log = logging.getLogger("solrace.server")
@@ -85,6 +91,11 @@ class Budgets:
             "leapyear": 10_000,
         }
     )
+    #: a daily's search, where larger than `draw` (it runs in the background, days ahead:
+    #: server/league/daily.py): Klondike at the shipped pool's budget, so a searched daily is
+    #: any deal won there (117 of seeds 1-400), as a pooled one is, not only those won
+    #: within 30,000 positions (81 of them). `--draw-budget GAME=N` sets both.
+    daily: dict[str, int] = field(default_factory=lambda: {"klondike": 100_000})
     verdict: int = 100_000
     hint: int = 50_000
     #: a winnable draw gives up (`busy`) after this many candidates or seconds
@@ -94,14 +105,22 @@ class Budgets:
     def for_draw(self, game: str) -> int:
         return self.draw.get(game, 2_000)
 
+    def for_daily(self, game: str) -> int:
+        """A daily's search budget: the draw's, or the larger `daily` one."""
+        return max(self.for_draw(game), self.daily.get(game, 0))
+
     def for_hint(self, text: str) -> int:
         """A hint's budget for a position text: never below its game's draw budget, so a
         deal drawn as winnable (won within that budget from its start, and the solver is
         deterministic) gets a won hint at its start, whose solution then answers the hints
         along it (a Putt Putt deal drawn at 2,000,000 positions was answered "unknown" at
         `hint`'s 50,000)."""
-        game = text.split(None, 2)[1] if text.startswith("game ") else ""
-        return max(self.hint, self.for_draw(game))
+        return max(self.hint, self.for_draw(text_game(text)))
+
+
+def text_game(text: str) -> str:
+    """The game a position text is of ("" when it names none)."""
+    return text.split(None, 2)[1] if text.startswith("game ") else ""
 
 
 @dataclass(frozen=True)
@@ -155,9 +174,17 @@ class SolverPool:
         budgets: Budgets | None = None,
         bounds: QueueBounds | None = None,
         seeds: Callable[[], int] | None = None,
+        pool_mode: str = DEFAULT_MODE,
+        pools: Callable[[str, dict[str, Any]], DealPool | None] | None = None,
     ) -> None:
         self.workers = workers or max(1, min(4, os.cpu_count() or 1))
         self.budgets = budgets or Budgets()
+        if pool_mode not in MODES:
+            raise ValueError(f"deal pool mode {pool_mode!r}: one of {', '.join(MODES)}")
+        #: where shipped pools replace the search (`solrace serve --deal-pool`, deal_pool.MODES)
+        self.pool_mode = pool_mode
+        #: a rule set's pool (the shipped ones; tests give their own)
+        self._pools = pools or deal_pool.pool_for
         #: where a winnable draw's candidates come from: fresh secret 64-bit seeds (tests
         #: give a sequence of their own, to know which deal a draw must take)
         self.seeds: Callable[[], int] = seeds or (lambda: secrets.randbits(64))
@@ -165,6 +192,10 @@ class SolverPool:
         self._hints: LRU[str, tuple[str, list[str]]] = LRU(HINTS_KEPT)
         self._solving: dict[str, asyncio.Future[SolveResult]] = {}
         self._ahead: dict[str, asyncio.Future[Winnable]] = {}
+
+    def pool(self, game: str, options: dict[str, Any]) -> DealPool | None:
+        """The deal pool of a rule set, unless pools are off (`--deal-pool off`)."""
+        return None if self.pool_mode == "off" else self._pools(game, options)
 
     async def run(self, kind: str, fn: Any, *args: Any) -> Any:
         """`fn(*args)` in a worker, after every more urgent job queued (`KINDS`); `QueueFull`
@@ -209,14 +240,24 @@ class SolverPool:
         set up), so that `start` usually finds one ready. The seed stays in this process's
         memory only and is committed, as any seed, when a race starts with it."""
         key = _deal_key(room_options)
-        if key in self._ahead or len(self._ahead) >= 32:
-            return
+        if key in self._ahead or len(self._ahead) >= 32 or self._pooled(room_options):
+            return  # a pooled draw is instant: nothing to draw ahead
         task = asyncio.ensure_future(self._draw(room_options))
         task.add_done_callback(_quiet)
         self._ahead[key] = task
 
+    def _pooled(self, room_options: dict[str, Any]) -> DealPool | None:
+        """The pool a winnable room draws from (`--deal-pool always`), else None: search."""
+        if self.pool_mode != "always":
+            return None
+        return self.pool(room_options["game"], dict(room_options["game_options"]))
+
     async def _draw(self, room_options: dict[str, Any]) -> Winnable:
         game, options = room_options["game"], dict(room_options["game_options"])
+        pool = self._pooled(room_options)
+        if pool is not None:
+            pick = secrets.choice(pool.seeds)
+            return Winnable(pick.seed, pick.length, 0, game, options)
         seed, solution, tried = await self.winnable_seed(game, options)
         return Winnable(seed, solution, tried, game, options)
 
@@ -314,7 +355,7 @@ class SolverPool:
         running = self._solving.get(text)
         if running is None:
             try:
-                job = self.jobs.submit(HINT, _solve_text, text, self.budgets.for_hint(text))
+                job = self.jobs.submit(HINT, _solve_text, text, self.hint_budget(text))
             except QueueFull:
                 raise _busy("hint") from None
             running = self._solving[text] = job
@@ -324,6 +365,14 @@ class SolverPool:
             return r.verdict, None
         self._remember(text, r.moves)
         return WON, r.moves[0] if r.moves else None
+
+    def hint_budget(self, text: str) -> int:
+        """A hint's budget (`Budgets.for_hint`), and with rooms dealt from pools (`always`) at
+        least the pools' budget, so a pooled deal's first hint finds the pool's win."""
+        budget = self.budgets.for_hint(text)
+        if self.pool_mode == "always":
+            budget = max(budget, deal_pool.budget_for(text_game(text)))
+        return budget
 
     def _remember(self, text: str, moves: list[str]) -> None:
         """Every position along the solution, so following the hints needs no new solve."""

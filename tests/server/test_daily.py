@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from helpers.deals import TEST_SECRET
 from helpers.race import play, until
-from solrace.engine.solve import solve_deal
 from solrace.protocol import messages as m
 from solrace.protocol.record_sign import check
 from solrace.protocol.record_text import export, parse
@@ -31,7 +30,6 @@ from solrace.server.league.daily import (
     Dailies,
     board_name,
     board_score,
-    candidate_seed,
     default_options,
     previous_date,
     utc_date,
@@ -43,6 +41,7 @@ from solrace.server.net.guard import Guard, GuardLimits
 from solrace.server.net.http import make_process_request
 from solrace.server.net.ws_server import serve
 from solrace.server.rules.room import text_deal_seed
+from solrace.server.solver.deal_pool import daily_pick, pool_for
 from solrace.server.store.redis_conn import connect
 from solrace.server.store.store import Store
 
@@ -282,17 +281,12 @@ async def test_hidden_seed_and_record_until_the_day_ends(daily: Daily, wire) -> 
     assert verify(parse(text.decode())) == [] and parse(export(body)) == body
     signer = daily.transport.records.signer  # its day and `scored` are signed too
     assert signer is not None and check(parse(text.decode()), signer.public_key()).ok
-    # the deal is the first candidate of the day the solver wins, as documented
-    options = default_options(GAME)
-    secret = TEST_SECRET.encode()
-    budget = daily.transport.service.solver.budgets.for_draw(GAME)
-    n = next(
-        n
-        for n in range(100)
-        if solve_deal(GAME, candidate_seed(secret, date, GAME, options, n), options, budget).verdict
-        == "won"
-    )
-    assert body["seed"] == candidate_seed(secret, date, GAME, options, n)
+    # asked before anything drew it, the day's deal is the shipped pool's pick for the day
+    # (`--deal-pool cold`, the default; tests/server/test_deal_pool.py: the pre-draw searches
+    # a secret candidate instead, as tests/server/test_winnable_draw.py checks)
+    pool = pool_for(GAME, default_options(GAME))
+    assert pool is not None
+    assert body["seed"] == daily_pick(pool, TEST_SECRET.encode(), date).seed
 
 
 async def test_live_counts_on_the_landing_api(daily: Daily, wire) -> None:

@@ -94,7 +94,7 @@ async def test_a_daily_is_the_first_candidate_won_at_the_servers_budget(
     assert solve_deal("tabbycat", first, options, OLD_DRAW_BUDGET).verdict == "unknown"
     deals = []
     for prefix in (key_prefix, key_prefix + "other:"):  # two deployments' Redis keys
-        pool = SolverPool(workers=1)  # serve's budgets
+        pool = SolverPool(workers=1, pool_mode="off")  # serve's budgets, the search only
         d = dailies(redis, prefix, pool, next_date(next_date(DAY)))  # a past day: no draw ahead
         try:
             deals.append(await d.deal(DAY, "tabbycat"))
