@@ -96,6 +96,12 @@ FT = 4  # foundation suit a -> tableau b
 DEFER_HOME = True
 #: talon chains in ``hostable`` and ``worth_lowering`` (off only to measure them)
 CHAIN = True
+#: part-run moves only where the card they leave may be used (``partial_pays``; off only
+#: to measure it)
+TWIN = True
+#: draw three, unlimited passes: pointers that reach the same cards share a key (off only
+#: to measure it)
+POINTER_KEY = True
 
 #: moves after which a position that was not dead may be (solve_klondike_dead)
 SUSPECT = (TT, TF, WT, FT)
@@ -142,7 +148,12 @@ class KlondikeState:
         if self.talon_key == 0:
             return head + self.fint.to_bytes(3)
         if self.talon_key == 1:
-            return head + self.fint.to_bytes(3) + self.p.to_bytes(1)
+            # a pointer at a multiple of the draw, or past the last card, reaches the very
+            # cards a pointer at 0 does (``talon_pointer_key``)
+            p = self.p
+            if POINTER_KEY and (p % self.draw == 0 or p >= len(self.talon)):
+                p = 0
+            return head + self.fint.to_bytes(3) + p.to_bytes(1)
         return head + self.fint.to_bytes(3) + self.p.to_bytes(1) + self.rec.to_bytes(8)
 
     def won(self) -> bool:
@@ -239,6 +250,35 @@ class KlondikeState:
                     return True
         return False
 
+    def partial_pays(self, c: int, b: int, buried: set[int], reach: set[int]) -> bool:
+        """A part of a face-up run, based at b, moved off face-up c (moves=build) may pay off.
+
+        Such a move leaves c a top and changes nothing else a later move reads, so it
+        can be deferred to just before the first later move that uses c (a card put
+        on it, c moved, c home) or moves b as a base. In a shortest win that move is not
+        b going back onto c (the pair would cancel) nor b home (b could go home from c
+        one move sooner); c moved onto another card is the same as c moved with the
+        run on it, then the run moved off, so the part move comes later and is judged
+        there. So some shortest win makes each such move just before c goes home or
+        b's twin (the other card of b's rank and colour, the only other card that may
+        lie on c) is put on c: the move is offered only when c is next on its
+        foundation or that twin can move onto c right now (face up in the tableau,
+        reachable in the talon, or the top of its foundation; the part move does not
+        change which). Proof in docs/SOLVABILITY.md.
+        """
+        found = self.found
+        if found[SUIT[c]] == RANK[c] - 1:
+            return True
+        s = SAME_COLOUR[SUIT[b]]
+        r = RANK[b]
+        h = found[s]
+        if h >= r:
+            return h == r
+        e = s * 13 + r - 1
+        if e in buried:
+            return False
+        return e in reach or e not in self.talon
+
     def talon_tops(self) -> list[tuple[int, tuple[int, int, int, int]]]:
         """Each talon index that deals (and a recycle) can bring to the waste top, once.
 
@@ -326,6 +366,10 @@ class KlondikeState:
         other: list[Move] = []
         back: list[Move] = []
         build = self.build
+        # the rules below ask whether a card could be moved onto the one in question later:
+        # with moves=build that card may be the base of a run, so every face-up card counts
+        buried = self.buried()
+        reach = {talon[i] for i, _ in tt_tops} if build else set()
         for x in range(T):
             p = tab[x]
             if not p:
@@ -346,7 +390,8 @@ class KlondikeState:
                         (TT, x, empty, 1, c, NO_MACRO)
                     )
                 continue
-            # moves=build: any part of the face-up run
+            # moves=build: any part of the face-up run; a part that leaves a face-up card
+            # on the pile only where that card may be used (``partial_pays``)
             run = 1
             i = len(p) - 1
             while run < up and RED[p[i]] != RED[p[i - 1]] and RANK[p[i]] + 1 == RANK[p[i - 1]]:
@@ -360,7 +405,11 @@ class KlondikeState:
                 if q:
                     d = q[-1]
                     n = RANK[d] - rt
-                    if 1 <= n <= run and RED[p[-n]] != RED[d]:
+                    if (
+                        1 <= n <= run
+                        and RED[p[-n]] != RED[d]
+                        and (n == up or not TWIN or self.partial_pays(p[-n - 1], p[-n], buried, reach))
+                    ):
                         (reveal if n == up and down[x] else other).append(
                             (TT, x, y, n, c, NO_MACRO)
                         )
@@ -371,9 +420,6 @@ class KlondikeState:
                             (TT, x, y, n, c, NO_MACRO)
                         )
         defer = self.talon_key == 0
-        # the rules below ask whether a card could be moved onto the one in question later:
-        # with moves=build that card may be the base of a run, so every face-up card counts
-        buried = self.buried()
         for i, macro in tt_tops:
             c = talon[i]
             if found[SUIT[c]] == RANK[c] - 1 and (
