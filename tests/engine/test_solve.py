@@ -426,6 +426,114 @@ def test_klondike_talon_rules_match_a_naive_search_on_random_positions(
     agrees_with_naive([_talon_heavy_klondike(random.Random(seed), options)], cap=3000)
 
 
+def _runs_klondike(rng: random.Random, options: str) -> Game:
+    """A few cards off the foundations, most of them built into face-up runs on the tableau
+    (each card on a parent where one is a top, so twins compete for the same parents), a
+    face-down card or two under some runs, the rest in the talon: positions where a part of
+    a run can be moved off a face-up card (the twin rule of ``partial_pays``)."""
+    low = rng.choice(("CS", "DH"))  # one colour lower, so few cards are safe to play home
+    found = {suit: rng.randrange(8, 10) if suit in low else rng.randrange(10, 13) for suit in "CDHS"}
+    left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
+    rng.shuffle(left)
+    left.sort(key=lambda c: -"A23456789TJQK".index(c[0]))  # high cards first, shuffled within
+    tab: list[list[str]] = [[] for _ in range(7)]
+    downs = [0] * 7
+    talon: list[str] = []
+    for c in left:
+        rank = "A23456789TJQK".index(c[0])
+        red = c[1] in "DH"
+        parents = [
+            p
+            for p in tab
+            if p and "A23456789TJQK".index(p[-1][0]) == rank + 1 and (p[-1][1] in "DH") != red
+        ]
+        if parents and rng.random() < 0.8:
+            rng.choice(parents).append(c)
+        elif rng.random() < 0.35:
+            talon.append(c)
+        else:
+            x = rng.randrange(7)
+            if tab[x] and rng.random() < 0.3:
+                downs[x] = len(tab[x])  # the cards under c are face down
+            tab[x].append(c)
+    tab_text = [
+        " ".join([f"[{c}]" for c in p[:d]] + p[d:]) for p, d in zip(tab, downs, strict=True)
+    ]
+    rng.shuffle(talon)
+    cut = rng.randrange(len(talon) + 1)
+    return _klondike(options, found, tab_text, " ".join(talon[cut:]), " ".join(talon[:cut]))
+
+
+def _twin_free(st: KlondikeState, c: int, b: int) -> bool:
+    """b's twin could be put on face-up c right now, or c goes home (written apart from the
+    solver's code): the twin is face up in the tableau, reachable in the talon, or on top of
+    its foundation."""
+    if st.found[c // 13] == c % 13:
+        return True
+    e = (3 - b // 13) * 13 + b % 13
+    if st.found[e // 13] > e % 13:
+        return st.found[e // 13] == e % 13 + 1
+    for x in range(7):
+        if e in st.tab[x]:
+            return st.tab[x].index(e) >= st.down[x]
+    return e in {st.talon[i] for i, _macro in st.talon_tops()}
+
+
+@pytest.mark.parametrize("options", [{"moves": "build"}, {"draw": 3, "moves": "build"}])
+def test_klondike_part_run_moves_only_where_the_twin_or_home_follows(options: dict) -> None:
+    # moves=build: a part of a run moved off a face-up card pays only if that card goes home
+    # next or the moved base's twin is put on it next; every other part move is left out
+    for seed in (1, 4):
+        state = KlondikeState(parse_position(new_game("klondike", seed, options).to_text()))
+        offered = cut = 0
+        for moves, st in _walk(state, 1500):
+            for kind, a, _b, n, _c, _macro in moves:
+                if kind == sk.TT and n < len(st.tab[a]) - st.down[a]:
+                    p = st.tab[a]
+                    offered += 1
+                    assert _twin_free(st, p[-n - 1], p[-n]), (st.tab, moves)
+            sk.TWIN = False
+            try:
+                every = st.moves()
+            finally:
+                sk.TWIN = True
+            cut += len(every) - len(moves)
+        # seed 1 at 1,500 positions: draw one 265 offered, 296 left out; draw three 1,476 and 4,282
+        assert offered > 100 and cut > 100
+
+
+def test_klondike_twin_rule_keeps_every_verdict_on_positions_played_into() -> None:
+    # positions a few random moves into draw-three deals with build moves: the search with the
+    # twin rule and the one without (itself checked against the naive search above) must give
+    # the same verdict wherever both decide, lost ones included
+    rng = random.Random(5)
+    seen: dict[str, int] = {}
+    for seed in range(1, 26):
+        g = new_game("klondike", seed, {"draw": 3, "moves": "build"})
+        for _ in range(rng.randrange(0, 30)):
+            moves = g.legal_moves()
+            if not moves:
+                break
+            g.apply(rng.choice(moves))
+        sk.TWIN = False
+        try:
+            before = solve(g, budget=20_000).verdict
+        finally:
+            sk.TWIN = True
+        after = solve(g, budget=20_000).verdict
+        if UNKNOWN not in (before, after):
+            assert before == after, g.to_text()
+            seen[after] = seen.get(after, 0) + 1
+    assert seen.get(LOST, 0) >= 4 and seen.get(WON, 0) >= 8, seen
+
+
+@settings(SOLVE_SETTINGS, max_examples=10)
+@given(seed=hst.integers(0, 2**32), options=hst.sampled_from(["moves=build", "draw=3 moves=build"]))
+def test_klondike_runs_on_the_tableau_match_a_naive_search(seed: int, options: str) -> None:
+    # build moves over face-up runs (part moves, the twin rule) against every line of play
+    agrees_with_naive([_runs_klondike(random.Random(seed), options)], cap=4000)
+
+
 @pytest.mark.parametrize(("stock", "verdict"), [("2S 3S", "lost"), ("3S 2S", "won")])
 def test_klondike_draw_three_single_pass_reaches_only_every_third_card(
     stock: str, verdict: str
