@@ -8,7 +8,10 @@ one sequence, the *talon*, with a pointer (the waste's length): cards only
 leave it, so which talon cards remain follows from the tableau and foundations
 and only the pointer and the recycles made enter the key, and not even those
 with draw one and unlimited passes, where every talon card can be reached from
-any pointer.
+any pointer. With draw three and unlimited passes a pointer at a multiple of the draw (or past
+the last card) reaches exactly the cards a pointer at 0 does, and a
+play from the talon leaves the same position whichever way it reached its card, so those
+pointers share the key 0.
 
 Moves. Dealing and recycling commute with every other move, so a solution can
 always deal just before it plays from the waste: the search has no bare
@@ -49,6 +52,11 @@ brought back down: moves are offered only where nothing is forced, lowering c
 changes no other card's ``safe`` test (it reads the other suits) and makes only
 c next on its foundation, so c would be forced straight back up to the very
 position it left, through a position with no other successor.
+
+Part moves pay only for a twin (moves=build). A part of a face-up run moved off a
+face-up card c is offered only when c is next on its foundation or the twin of the run's
+base (the other card that may lie on c) can be put on c right away (``partial_pays``;
+proof in docs/SOLVABILITY.md).
 
 Dead positions. A position where some card can never reach its foundation
 (``solve_klondike_dead.dead``, a least fixpoint of could-ever-happen facts)
@@ -408,7 +416,11 @@ class KlondikeState:
                     if (
                         1 <= n <= run
                         and RED[p[-n]] != RED[d]
-                        and (n == up or not TWIN or self.partial_pays(p[-n - 1], p[-n], buried, reach))
+                        and (
+                            n == up
+                            or not TWIN
+                            or self.partial_pays(p[-n - 1], p[-n], buried, reach)
+                        )
                     ):
                         (reveal if n == up and down[x] else other).append(
                             (TT, x, y, n, c, NO_MACRO)

@@ -432,7 +432,9 @@ def _runs_klondike(rng: random.Random, options: str) -> Game:
     face-down card or two under some runs, the rest in the talon: positions where a part of
     a run can be moved off a face-up card (the twin rule of ``partial_pays``)."""
     low = rng.choice(("CS", "DH"))  # one colour lower, so few cards are safe to play home
-    found = {suit: rng.randrange(8, 10) if suit in low else rng.randrange(10, 13) for suit in "CDHS"}
+    found = {
+        suit: rng.randrange(8, 10) if suit in low else rng.randrange(10, 13) for suit in "CDHS"
+    }
     left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
     rng.shuffle(left)
     left.sort(key=lambda c: -"A23456789TJQK".index(c[0]))  # high cards first, shuffled within
