@@ -579,10 +579,17 @@ class KlondikeState:
 
 #: positions of the first run of the restarting search; each later run may expand twice as many
 FIRST_RUN = 2_000
+#: each run may expand this many times as many positions as the one before
+GROWTH = 2.0
+#: the same for draw three with unlimited passes (standard Klondike): shorter runs, more
+#: orders; measured there only (docs/SOLVABILITY.md, sixth pass)
+FIRST_RUN_DRAW3 = 500
+GROWTH_DRAW3 = 1.3
 
 
 def solve_klondike(pos: Position, budget: int) -> Answer:
-    """Restarting depth-first search: runs of doubling size, the first in the fixed move
+    """Restarting depth-first search: runs of growing size (doubling; 1.3x from 500 with
+    draw three and unlimited passes, where more, shorter runs find wins sooner), the first in the fixed move
     order, each later one in its own seeded random order within each group of moves, all
     sharing the positions proved lost (``search_run``), the last one given what is left of
     the budget. A run that gets lost in a large losing subtree is cut short and the next one
@@ -590,7 +597,9 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
     state = KlondikeState(pos)
     seen: dict[Hashable, int] = {}
     nodes = 0
-    size = FIRST_RUN
+    standard = state.talon_key == 1
+    size = FIRST_RUN_DRAW3 if standard else FIRST_RUN
+    growth = GROWTH_DRAW3 if standard else GROWTH
     run = 0
     while True:
         state.rng = random.Random(run) if run else None
@@ -599,7 +608,7 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
         if verdict != UNKNOWN or nodes >= budget:
             break
         run += 1
-        size *= 2
+        size = max(size + 1, int(size * growth))
     if verdict != WON:
         return Answer(verdict, [], nodes)
     path = path + state.finish()
