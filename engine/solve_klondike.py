@@ -53,6 +53,10 @@ changes no other card's ``safe`` test (it reads the other suits) and makes only
 c next on its foundation, so c would be forced straight back up to the very
 position it left, through a position with no other successor.
 
+A pointer that reaches more. With draw three and unlimited passes, a position is lost
+when the same layout with a pointer that reaches a superset of its talon cards is proved
+lost (``dominated``, asked by ``search_run``).
+
 Part moves pay only for a twin (moves=build). A part of a face-up run moved off a
 face-up card c is offered only when c is next on its foundation or the twin of the run's
 base (the other card that may lie on c) can be put on c right away (``partial_pays``;
@@ -86,7 +90,7 @@ import random
 from collections.abc import Hashable
 
 from .cards import RANK, RED, SUIT
-from .solve_common import UNKNOWN, WON, Answer, Position, search_run
+from .solve_common import PROVED_LOST, UNKNOWN, WON, Answer, Position, search_run
 from .solve_klondike_dead import CHILDREN, PARENTS, T, dead, stays_alive
 
 OTHER_COLOUR = [(1, 2), (0, 3), (0, 3), (1, 2)]
@@ -110,6 +114,9 @@ TWIN = True
 #: draw three, unlimited passes: pointers that reach the same cards share a key (off only
 #: to measure it)
 POINTER_KEY = True
+#: draw three, unlimited passes: a position is lost when the same one with a pointer that
+#: reaches more is (``dominated``; off only to measure it)
+DOMINANCE = True
 
 #: moves after which a position that was not dead may be (solve_klondike_dead)
 SUSPECT = (TT, TF, WT, FT)
@@ -163,6 +170,31 @@ class KlondikeState:
                 p = 0
             return head + self.fint.to_bytes(3) + p.to_bytes(1)
         return head + self.fint.to_bytes(3) + self.p.to_bytes(1) + self.rec.to_bytes(8)
+
+    def dominated(self, key: bytes, seen: dict[Hashable, int]) -> bool:
+        """Draw three (or more), unlimited passes: the same position with a pointer that
+        reaches a superset of the talon cards this one reaches is proved lost.
+
+        A pointer p reaches, besides what pointer 0 reaches (every draw-th card and the
+        last, after a recycle), the cards p-1, p-1+draw, ... before the last: so pointer 0
+        reaches least, and among pointers of one residue modulo the draw a lower one reaches
+        more. A play from the talon leaves the same position from either pointer, and every
+        other move keeps both pointers, so from the one that reaches more every line of the
+        other can be played (the search offers every move there that it offers here: only
+        ``partial_pays`` reads the reachable cards, and more of them only allows more). So
+        this position is lost if that one is (proof in docs/SOLVABILITY.md).
+        """
+        if not DOMINANCE or self.talon_key != 1:
+            return False
+        n = len(self.talon)
+        p = key[-1]
+        base = key[:-1]
+        d = self.draw
+        get = seen.get
+        # pointer 0 is reached by every pointer that is not keyed 0; a pointer by each lower
+        # one of its residue
+        stronger = (q for q in range(1, n) if q % d) if p == 0 else range(p % d, p, d)
+        return any(get(base + bytes((q,))) == PROVED_LOST for q in stronger)
 
     def won(self) -> bool:
         return self.fint == FULL or self.trivially_won()
