@@ -37,9 +37,13 @@ def _load() -> str:
         return f.read().split()[0]
 
 
-def _seeds(text: str) -> range:
-    a, _, b = text.partition("-")
-    return range(int(a), int(b or a) + 1)
+def _seeds(text: str) -> list[int]:
+    """Seeds from ranges and single seeds, comma separated: ``1-100`` or ``1,4,7-9``."""
+    out: list[int] = []
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        out.extend(range(int(a), int(b or a) + 1))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -163,6 +163,8 @@ def search_run(
     path: list[Any] = []
     nodes = 1
     get = seen.get
+    #: optional: True when a position proved lost can do all this one can (Klondike's talon)
+    dominated = getattr(state, "dominated", None)
     while stack:
         m = next(stack[-1], None)
         if m is None:
@@ -193,6 +195,11 @@ def search_run(
         if state.won():
             path.append(m)
             return WON, path, nodes
+        if dominated is not None and dominated(k, seen):
+            # as good as a position proved lost, so lost itself (the family's proof)
+            seen[k] = PROVED_LOST
+            state.undo(m)
+            continue
         if nodes >= budget:
             state.undo(m)
             for w in comp:

@@ -8,7 +8,10 @@ one sequence, the *talon*, with a pointer (the waste's length): cards only
 leave it, so which talon cards remain follows from the tableau and foundations
 and only the pointer and the recycles made enter the key, and not even those
 with draw one and unlimited passes, where every talon card can be reached from
-any pointer.
+any pointer. With draw three and unlimited passes a pointer at a multiple of the draw (or past
+the last card) reaches exactly the cards a pointer at 0 does, and a
+play from the talon leaves the same position whichever way it reached its card, so those
+pointers share the key 0.
 
 Moves. Dealing and recycling commute with every other move, so a solution can
 always deal just before it plays from the waste: the search has no bare
@@ -50,6 +53,15 @@ changes no other card's ``safe`` test (it reads the other suits) and makes only
 c next on its foundation, so c would be forced straight back up to the very
 position it left, through a position with no other successor.
 
+A pointer that reaches more. With draw three and unlimited passes, a position is lost
+when the same layout with a pointer that reaches a superset of its talon cards is proved
+lost (``dominated``, asked by ``search_run``).
+
+Part moves pay only for a twin (moves=build). A part of a face-up run moved off a
+face-up card c is offered only when c is next on its foundation or the twin of the run's
+base (the other card that may lie on c) can be put on c right away (``partial_pays``;
+proof in docs/SOLVABILITY.md).
+
 Dead positions. A position where some card can never reach its foundation
 (``solve_klondike_dead.dead``, a least fixpoint of could-ever-happen facts)
 gets no moves; it is tested only after a move that may have killed a live
@@ -78,7 +90,7 @@ import random
 from collections.abc import Hashable
 
 from .cards import RANK, RED, SUIT
-from .solve_common import UNKNOWN, WON, Answer, Position, search_run
+from .solve_common import PROVED_LOST, UNKNOWN, WON, Answer, Position, search_run
 from .solve_klondike_dead import CHILDREN, PARENTS, T, dead, stays_alive
 
 OTHER_COLOUR = [(1, 2), (0, 3), (0, 3), (1, 2)]
@@ -96,6 +108,15 @@ FT = 4  # foundation suit a -> tableau b
 DEFER_HOME = True
 #: talon chains in ``hostable`` and ``worth_lowering`` (off only to measure them)
 CHAIN = True
+#: part-run moves only where the card they leave may be used (``partial_pays``; off only
+#: to measure it)
+TWIN = True
+#: draw three, unlimited passes: pointers that reach the same cards share a key (off only
+#: to measure it)
+POINTER_KEY = True
+#: draw three, unlimited passes: a position is lost when the same one with a pointer that
+#: reaches more is (``dominated``; off only to measure it)
+DOMINANCE = True
 
 #: moves after which a position that was not dead may be (solve_klondike_dead)
 SUSPECT = (TT, TF, WT, FT)
@@ -142,8 +163,38 @@ class KlondikeState:
         if self.talon_key == 0:
             return head + self.fint.to_bytes(3)
         if self.talon_key == 1:
-            return head + self.fint.to_bytes(3) + self.p.to_bytes(1)
+            # a pointer at a multiple of the draw, or past the last card, reaches the very
+            # cards a pointer at 0 does (``talon_pointer_key``)
+            p = self.p
+            if POINTER_KEY and (p % self.draw == 0 or p >= len(self.talon)):
+                p = 0
+            return head + self.fint.to_bytes(3) + p.to_bytes(1)
         return head + self.fint.to_bytes(3) + self.p.to_bytes(1) + self.rec.to_bytes(8)
+
+    def dominated(self, key: bytes, seen: dict[Hashable, int]) -> bool:
+        """Draw three (or more), unlimited passes: the same position with a pointer that
+        reaches a superset of the talon cards this one reaches is proved lost.
+
+        A pointer p reaches, besides what pointer 0 reaches (every draw-th card and the
+        last, after a recycle), the cards p-1, p-1+draw, ... before the last: so pointer 0
+        reaches least, and among pointers of one residue modulo the draw a lower one reaches
+        more. A play from the talon leaves the same position from either pointer, and every
+        other move keeps both pointers, so from the one that reaches more every line of the
+        other can be played (the search offers every move there that it offers here: only
+        ``partial_pays`` reads the reachable cards, and more of them only allows more). So
+        this position is lost if that one is (proof in docs/SOLVABILITY.md).
+        """
+        if not DOMINANCE or self.talon_key != 1:
+            return False
+        n = len(self.talon)
+        p = key[-1]
+        base = key[:-1]
+        d = self.draw
+        get = seen.get
+        # pointer 0 is reached by every pointer that is not keyed 0; a pointer by each lower
+        # one of its residue
+        stronger = (q for q in range(1, n) if q % d) if p == 0 else range(p % d, p, d)
+        return any(get(base + bytes((q,))) == PROVED_LOST for q in stronger)
 
     def won(self) -> bool:
         return self.fint == FULL or self.trivially_won()
@@ -239,6 +290,35 @@ class KlondikeState:
                     return True
         return False
 
+    def partial_pays(self, c: int, b: int, buried: set[int], reach: set[int]) -> bool:
+        """A part of a face-up run, based at b, moved off face-up c (moves=build) may pay off.
+
+        Such a move leaves c a top and changes nothing else a later move reads, so it
+        can be deferred to just before the first later move that uses c (a card put
+        on it, c moved, c home) or moves b as a base. In a shortest win that move is not
+        b going back onto c (the pair would cancel) nor b home (b could go home from c
+        one move sooner); c moved onto another card is the same as c moved with the
+        run on it, then the run moved off, so the part move comes later and is judged
+        there. So some shortest win makes each such move just before c goes home or
+        b's twin (the other card of b's rank and colour, the only other card that may
+        lie on c) is put on c: the move is offered only when c is next on its
+        foundation or that twin can move onto c right now (face up in the tableau,
+        reachable in the talon, or the top of its foundation; the part move does not
+        change which). Proof in docs/SOLVABILITY.md.
+        """
+        found = self.found
+        if found[SUIT[c]] == RANK[c] - 1:
+            return True
+        s = SAME_COLOUR[SUIT[b]]
+        r = RANK[b]
+        h = found[s]
+        if h >= r:
+            return h == r
+        e = s * 13 + r - 1
+        if e in buried:
+            return False
+        return e in reach or e not in self.talon
+
     def talon_tops(self) -> list[tuple[int, tuple[int, int, int, int]]]:
         """Each talon index that deals (and a recycle) can bring to the waste top, once.
 
@@ -326,6 +406,10 @@ class KlondikeState:
         other: list[Move] = []
         back: list[Move] = []
         build = self.build
+        # the rules below ask whether a card could be moved onto the one in question later:
+        # with moves=build that card may be the base of a run, so every face-up card counts
+        buried = self.buried()
+        reach = {talon[i] for i, _ in tt_tops} if build else set()
         for x in range(T):
             p = tab[x]
             if not p:
@@ -346,7 +430,8 @@ class KlondikeState:
                         (TT, x, empty, 1, c, NO_MACRO)
                     )
                 continue
-            # moves=build: any part of the face-up run
+            # moves=build: any part of the face-up run; a part that leaves a face-up card
+            # on the pile only where that card may be used (``partial_pays``)
             run = 1
             i = len(p) - 1
             while run < up and RED[p[i]] != RED[p[i - 1]] and RANK[p[i]] + 1 == RANK[p[i - 1]]:
@@ -360,7 +445,15 @@ class KlondikeState:
                 if q:
                     d = q[-1]
                     n = RANK[d] - rt
-                    if 1 <= n <= run and RED[p[-n]] != RED[d]:
+                    if (
+                        1 <= n <= run
+                        and RED[p[-n]] != RED[d]
+                        and (
+                            n == up
+                            or not TWIN
+                            or self.partial_pays(p[-n - 1], p[-n], buried, reach)
+                        )
+                    ):
                         (reveal if n == up and down[x] else other).append(
                             (TT, x, y, n, c, NO_MACRO)
                         )
@@ -371,9 +464,6 @@ class KlondikeState:
                             (TT, x, y, n, c, NO_MACRO)
                         )
         defer = self.talon_key == 0
-        # the rules below ask whether a card could be moved onto the one in question later:
-        # with moves=build that card may be the base of a run, so every face-up card counts
-        buried = self.buried()
         for i, macro in tt_tops:
             c = talon[i]
             if found[SUIT[c]] == RANK[c] - 1 and (
@@ -521,10 +611,17 @@ class KlondikeState:
 
 #: positions of the first run of the restarting search; each later run may expand twice as many
 FIRST_RUN = 2_000
+#: each run may expand this many times as many positions as the one before
+GROWTH = 2.0
+#: the same for draw three with unlimited passes (standard Klondike): shorter runs, more
+#: orders; measured there only (docs/SOLVABILITY.md, sixth pass)
+FIRST_RUN_DRAW3 = 500
+GROWTH_DRAW3 = 1.3
 
 
 def solve_klondike(pos: Position, budget: int) -> Answer:
-    """Restarting depth-first search: runs of doubling size, the first in the fixed move
+    """Restarting depth-first search: runs of growing size (doubling; 1.3x from 500 with
+    draw three and unlimited passes, where more, shorter runs find wins sooner), the first in the fixed move
     order, each later one in its own seeded random order within each group of moves, all
     sharing the positions proved lost (``search_run``), the last one given what is left of
     the budget. A run that gets lost in a large losing subtree is cut short and the next one
@@ -532,7 +629,9 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
     state = KlondikeState(pos)
     seen: dict[Hashable, int] = {}
     nodes = 0
-    size = FIRST_RUN
+    standard = state.talon_key == 1
+    size = FIRST_RUN_DRAW3 if standard else FIRST_RUN
+    growth = GROWTH_DRAW3 if standard else GROWTH
     run = 0
     while True:
         state.rng = random.Random(run) if run else None
@@ -541,7 +640,7 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
         if verdict != UNKNOWN or nodes >= budget:
             break
         run += 1
-        size *= 2
+        size = max(size + 1, int(size * growth))
     if verdict != WON:
         return Answer(verdict, [], nodes)
     path = path + state.finish()

@@ -92,11 +92,14 @@ def solve_short_runs(g: Game) -> SolveResult:
     restarts many times (its restarts keep what they prove: every verdict must stay the same)."""
     module = sk if g.NAME == "klondike" else stc
     first = module.FIRST_RUN
+    first3 = sk.FIRST_RUN_DRAW3
     module.FIRST_RUN = 3
+    sk.FIRST_RUN_DRAW3 = 3
     try:
         return solve(g)
     finally:
         module.FIRST_RUN = first
+        sk.FIRST_RUN_DRAW3 = first3
 
 
 def replays_to_win(game: Game, result: SolveResult) -> bool:
@@ -427,6 +430,170 @@ def test_klondike_talon_rules_match_a_naive_search_on_random_positions(
 ) -> None:
     # the talon deferrals (a card put on the tableau, a card played home) against every line
     agrees_with_naive([_talon_heavy_klondike(random.Random(seed), options)], cap=3000)
+
+
+def _runs_klondike(rng: random.Random, options: str) -> Game:
+    """A few cards off the foundations, most of them built into face-up runs on the tableau
+    (each card on a parent where one is a top, so twins compete for the same parents), a
+    face-down card or two under some runs, the rest in the talon: positions where a part of
+    a run can be moved off a face-up card (the twin rule of ``partial_pays``)."""
+    low = rng.choice(("CS", "DH"))  # one colour lower, so few cards are safe to play home
+    found = {
+        suit: rng.randrange(8, 10) if suit in low else rng.randrange(10, 13) for suit in "CDHS"
+    }
+    left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
+    rng.shuffle(left)
+    left.sort(key=lambda c: -"A23456789TJQK".index(c[0]))  # high cards first, shuffled within
+    tab: list[list[str]] = [[] for _ in range(7)]
+    downs = [0] * 7
+    talon: list[str] = []
+    for c in left:
+        rank = "A23456789TJQK".index(c[0])
+        red = c[1] in "DH"
+        parents = [
+            p
+            for p in tab
+            if p and "A23456789TJQK".index(p[-1][0]) == rank + 1 and (p[-1][1] in "DH") != red
+        ]
+        if parents and rng.random() < 0.8:
+            rng.choice(parents).append(c)
+        elif rng.random() < 0.35:
+            talon.append(c)
+        else:
+            x = rng.randrange(7)
+            if tab[x] and rng.random() < 0.3:
+                downs[x] = len(tab[x])  # the cards under c are face down
+            tab[x].append(c)
+    tab_text = [
+        " ".join([f"[{c}]" for c in p[:d]] + p[d:]) for p, d in zip(tab, downs, strict=True)
+    ]
+    rng.shuffle(talon)
+    cut = rng.randrange(len(talon) + 1)
+    return _klondike(options, found, tab_text, " ".join(talon[cut:]), " ".join(talon[:cut]))
+
+
+def _twin_free(st: KlondikeState, c: int, b: int) -> bool:
+    """b's twin could be put on face-up c right now, or c goes home (written apart from the
+    solver's code): the twin is face up in the tableau, reachable in the talon, or on top of
+    its foundation."""
+    if st.found[c // 13] == c % 13:
+        return True
+    e = (3 - b // 13) * 13 + b % 13
+    if st.found[e // 13] > e % 13:
+        return st.found[e // 13] == e % 13 + 1
+    for x in range(7):
+        if e in st.tab[x]:
+            return st.tab[x].index(e) >= st.down[x]
+    return e in {st.talon[i] for i, _macro in st.talon_tops()}
+
+
+@pytest.mark.parametrize("options", [{"moves": "build"}, {"draw": 3, "moves": "build"}])
+def test_klondike_part_run_moves_only_where_the_twin_or_home_follows(options: dict) -> None:
+    # moves=build: a part of a run moved off a face-up card pays only if that card goes home
+    # next or the moved base's twin is put on it next; every other part move is left out
+    for seed in (1, 4):
+        state = KlondikeState(parse_position(new_game("klondike", seed, options).to_text()))
+        offered = cut = 0
+        for moves, st in _walk(state, 1500):
+            for kind, a, _b, n, _c, _macro in moves:
+                if kind == sk.TT and n < len(st.tab[a]) - st.down[a]:
+                    p = st.tab[a]
+                    offered += 1
+                    assert _twin_free(st, p[-n - 1], p[-n]), (st.tab, moves)
+            sk.TWIN = False
+            try:
+                every = st.moves()
+            finally:
+                sk.TWIN = True
+            cut += len(every) - len(moves)
+        # seed 1 at 1,500 positions: draw one 265 offered, 296 left out; draw three 1,476 and 4,282
+        assert offered > 100 and cut > 100
+
+
+def test_klondike_twin_rule_keeps_every_verdict_on_positions_played_into() -> None:
+    # positions a few random moves into draw-three deals with build moves: the search with the
+    # twin rule and the one without (itself checked against the naive search above) must give
+    # the same verdict wherever both decide, lost ones included
+    rng = random.Random(5)
+    seen: dict[str, int] = {}
+    for seed in range(1, 26):
+        g = new_game("klondike", seed, {"draw": 3, "moves": "build"})
+        for _ in range(rng.randrange(0, 30)):
+            moves = g.legal_moves()
+            if not moves:
+                break
+            g.apply(rng.choice(moves))
+        sk.TWIN = False
+        try:
+            before = solve(g, budget=20_000).verdict
+        finally:
+            sk.TWIN = True
+        after = solve(g, budget=20_000).verdict
+        if UNKNOWN not in (before, after):
+            assert before == after, g.to_text()
+            seen[after] = seen.get(after, 0) + 1
+    assert seen.get(LOST, 0) >= 4 and seen.get(WON, 0) >= 8, seen
+
+
+def _reached(st: KlondikeState, p: int) -> set[int]:
+    """Talon indices the solver's macro moves reach with the waste pointer at p."""
+    keep = st.p
+    st.p = p
+    try:
+        return {i for i, _macro in st.talon_tops()}
+    finally:
+        st.p = keep
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7, 11, 21, 24])
+def test_klondike_draw_three_pointers_reach_what_the_key_and_dominance_assume(n: int) -> None:
+    # unlimited passes: pointers keyed as 0 reach exactly what pointer 0 reaches, and a pointer
+    # that ``dominated`` takes as reaching more does reach a superset
+    text = new_game("klondike", 1, {"draw": 3}).to_text()
+    st = KlondikeState(parse_position(text))
+    st.talon = st.talon[:n]
+    zero = _reached(st, 0)
+    for p in range(n + 1):
+        reach = _reached(st, p)
+        if p % 3 == 0 or p >= n:
+            assert reach == zero, p
+        else:
+            assert zero <= reach, p
+            for q in range(p % 3, p, 3):
+                assert reach <= _reached(st, q), (p, q)
+
+
+def test_klondike_pointer_dominance_keeps_every_verdict_and_shortens_loss_proofs() -> None:
+    # positions a few random moves into draw-three deals: the same verdicts with and without
+    # the rule wherever both decide; and the loss proof of seed 150 shrinks (28,209 to 22,965)
+    rng = random.Random(8)
+    seen: dict[str, int] = {}
+    for seed in range(26, 46):
+        g = new_game("klondike", seed, {"draw": 3, "moves": "build"})
+        for _ in range(rng.randrange(0, 30)):
+            moves = g.legal_moves()
+            if not moves:
+                break
+            g.apply(rng.choice(moves))
+        sk.DOMINANCE = False
+        try:
+            before = solve(g, budget=20_000).verdict
+        finally:
+            sk.DOMINANCE = True
+        after = solve(g, budget=20_000).verdict
+        if UNKNOWN not in (before, after):
+            assert before == after, g.to_text()
+            seen[after] = seen.get(after, 0) + 1
+    assert seen.get(LOST, 0) >= 3 and seen.get(WON, 0) >= 5, seen
+    r = solve_deal("klondike", 150, {"draw": 3, "moves": "build"}, budget=100_000)
+    assert r.verdict == LOST and r.nodes < 25_000
+
+
+@settings(SOLVE_SETTINGS, max_examples=10)
+@given(seed=hst.integers(0, 2**32), options=hst.sampled_from(["moves=build", "draw=3 moves=build"]))
+def test_klondike_runs_on_the_tableau_match_a_naive_search(seed: int, options: str) -> None:
+    # build moves over face-up runs (part moves, the twin rule) against every line of play
+    agrees_with_naive([_runs_klondike(random.Random(seed), options)], cap=4000)
 
 
 @pytest.mark.parametrize(("stock", "verdict"), [("2S 3S", "lost"), ("3S 2S", "won")])
