@@ -41,7 +41,12 @@ def _start_serve(port: int, redis_port: int, data_dir: Path) -> subprocess.Popen
                 assert resp.status == 200
                 return proc
         except OSError:
-            assert time.monotonic() < deadline and proc.poll() is None, "server did not come up"
+            if time.monotonic() >= deadline or proc.poll() is not None:
+                proc.kill()  # not left behind, with its embedded Redis, by a failed test
+                out, _ = proc.communicate(timeout=15)
+                raise AssertionError(
+                    f"server did not come up:\n{out.decode(errors='replace')[-2000:]}"
+                ) from None
             time.sleep(0.1)
 
 
