@@ -516,28 +516,35 @@ def test_klondike_part_run_moves_only_where_the_twin_or_home_follows(options: di
 CHECK_BUDGET = 7_000
 
 
-def test_klondike_twin_rule_keeps_every_verdict_on_positions_played_into() -> None:
-    # positions a few random moves into draw-three deals with build moves: the search with the
-    # twin rule and the one without (itself checked against the naive search above) must give
-    # the same verdict wherever both decide (at CHECK_BUDGET), lost ones included
-    rng = random.Random(5)
+def _same_verdicts_without(rule: str, rng: random.Random, seeds: range) -> dict[str, int]:
+    """Positions a few random moves into the draw-three deals of `seeds` (build moves): the
+    search with the solver's flag `rule` off and on gives the same verdict wherever both decide
+    at CHECK_BUDGET. How many positions each verdict counted."""
     seen: dict[str, int] = {}
-    for seed in range(1, 26):
+    for seed in seeds:
         g = new_game("klondike", seed, {"draw": 3, "moves": "build"})
         for _ in range(rng.randrange(0, 30)):
             moves = g.legal_moves()
             if not moves:
                 break
             g.apply(rng.choice(moves))
-        sk.TWIN = False
+        setattr(sk, rule, False)
         try:
             before = solve(g, budget=CHECK_BUDGET).verdict
         finally:
-            sk.TWIN = True
+            setattr(sk, rule, True)
         after = solve(g, budget=CHECK_BUDGET).verdict
         if UNKNOWN not in (before, after):
             assert before == after, g.to_text()
             seen[after] = seen.get(after, 0) + 1
+    return seen
+
+
+def test_klondike_twin_rule_keeps_every_verdict_on_positions_played_into() -> None:
+    # positions a few random moves into draw-three deals with build moves: the search with the
+    # twin rule and the one without (itself checked against the naive search above) must give
+    # the same verdict wherever both decide (at CHECK_BUDGET), lost ones included
+    seen = _same_verdicts_without("TWIN", random.Random(5), range(1, 26))
     assert seen.get(LOST, 0) >= 4 and seen.get(WON, 0) >= 8, seen
 
 
@@ -572,24 +579,7 @@ def test_klondike_draw_three_pointers_reach_what_the_key_and_dominance_assume(n:
 def test_klondike_pointer_dominance_keeps_every_verdict_and_shortens_loss_proofs() -> None:
     # positions a few random moves into draw-three deals: the same verdicts with and without
     # the rule wherever both decide; and the loss proof of seed 150 shrinks (28,209 to 22,965)
-    rng = random.Random(8)
-    seen: dict[str, int] = {}
-    for seed in range(26, 46):
-        g = new_game("klondike", seed, {"draw": 3, "moves": "build"})
-        for _ in range(rng.randrange(0, 30)):
-            moves = g.legal_moves()
-            if not moves:
-                break
-            g.apply(rng.choice(moves))
-        sk.DOMINANCE = False
-        try:
-            before = solve(g, budget=CHECK_BUDGET).verdict
-        finally:
-            sk.DOMINANCE = True
-        after = solve(g, budget=CHECK_BUDGET).verdict
-        if UNKNOWN not in (before, after):
-            assert before == after, g.to_text()
-            seen[after] = seen.get(after, 0) + 1
+    seen = _same_verdicts_without("DOMINANCE", random.Random(8), range(26, 46))
     assert seen.get(LOST, 0) >= 3 and seen.get(WON, 0) >= 5, seen
     r = solve_deal("klondike", 150, {"draw": 3, "moves": "build"}, budget=100_000)
     assert r.verdict == LOST and r.nodes < 25_000

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from helpers.timing import scaled
 from solrace.protocol import messages as m
+from solrace.server.store.store import Store
 from websockets.asyncio.client import ClientConnection, connect
 
 #: rate_limited refusals `WireClient.request` waits out before it fails the test
@@ -192,3 +193,17 @@ async def wire() -> AsyncIterator[Callable[..., Any]]:
             await asyncio.wait_for(c.close(), 2)
         except Exception:
             pass
+
+
+@pytest.fixture
+async def pair(redis_url: str, key_prefix: str) -> AsyncIterator[tuple[Store, Store]]:
+    """Two stores on one Redis and one key prefix: two processes of one deployment, for the
+    tests of leases, fencing and the lease holder's appends. Their keys go with them."""
+    a = Store.from_url(redis_url, key_prefix)
+    b = Store.from_url(redis_url, key_prefix)
+    yield a, b
+    keys = [k async for k in a.redis.scan_iter(match=f"{key_prefix}*")]
+    if keys:
+        await a.redis.delete(*keys)
+    await a.close()
+    await b.close()

@@ -30,18 +30,6 @@ DOC = {"code": "OWNED", "seats": [{"seat": 0}], "state": "racing"}
 CODE = "OWNED"
 
 
-@pytest.fixture
-async def pair(redis_url: str, key_prefix: str):
-    a = Store.from_url(redis_url, key_prefix)
-    b = Store.from_url(redis_url, key_prefix)
-    yield a, b
-    keys = [k async for k in a.redis.scan_iter(match=f"{key_prefix}*")]
-    if keys:
-        await a.redis.delete(*keys)
-    await a.close()
-    await b.close()
-
-
 async def test_a_stale_lease_holders_append_is_refused(pair) -> None:
     """The holder loads the room under its lease and writes lean appends; another process
     takes the room over; the old holder's next lean append is refused and stores nothing."""

@@ -13,22 +13,10 @@ from helpers.race import play, reached, sent_to, start_race
 from helpers.servers import serving
 from solrace.server.common.metrics import METRICS
 from solrace.server.store.lease import Leases
-from solrace.server.store.store import Conflict, Store
+from solrace.server.store.store import Conflict
 
 DOC = {"code": "FENCE", "seats": [{"seat": 0}], "state": "racing"}
 CODE = "FENCE"
-
-
-@pytest.fixture
-async def pair(redis_url: str, key_prefix: str):
-    a = Store.from_url(redis_url, key_prefix)
-    b = Store.from_url(redis_url, key_prefix)
-    yield a, b
-    keys = [k async for k in a.redis.scan_iter(match=f"{key_prefix}*")]
-    if keys:
-        await a.redis.delete(*keys)
-    await a.close()
-    await b.close()
 
 
 async def test_first_acquirer_owns_the_room_and_the_other_waits(pair) -> None:

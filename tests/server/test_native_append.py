@@ -17,18 +17,6 @@ DOC = {"code": "NATIVE", "seats": [{"seat": 0}, {"seat": 1}], "state": "racing"}
 CODE = "NATIVE"
 
 
-@pytest.fixture
-async def pair(redis_url: str, key_prefix: str):
-    a = Store.from_url(redis_url, key_prefix)
-    b = Store.from_url(redis_url, key_prefix)
-    yield a, b
-    keys = [k async for k in a.redis.scan_iter(match=f"{key_prefix}*")]
-    if keys:
-        await a.redis.delete(*keys)
-    await a.close()
-    await b.close()
-
-
 async def _held(store: Store, owner: str = "proc-a"):
     await Leases(store, owner, 30).acquire(CODE)
     loaded = await store.load(CODE)
