@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from helpers.deals import TEST_SECRET
-from helpers.timing import FACTOR
+from helpers.timing import FACTOR, factor_for
 from solrace.bench.server_process import ServerProcess
 from solrace.server.store.redis_process import RedisProcess
 
@@ -67,6 +67,25 @@ def shared_server(redis_url: str) -> Iterator[ServerProcess]:
 
 
 # ---------------------------------------------------------------- lanes and worker groups
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-timeout's bound (pyproject's `timeout`) is a hang bound too: stretched by the
+    factor (helpers/timing.py) unless `--timeout` or PYTEST_TIMEOUT set one. Runs before
+    pytest-timeout reads it."""
+    ini = config.getini("timeout")
+    if config.getoption("timeout", None) is None and not os.environ.get("PYTEST_TIMEOUT") and ini:
+        config.option.timeout = float(ini) * run_factor(config)
+
+
+def run_factor(config: pytest.Config) -> float:
+    """The hang bounds' factor of this run: a worker's own, or (in pytest-xdist's controller,
+    for the report) the one its workers will have."""
+    workers = config.getoption("numprocesses", None)
+    if "PYTEST_XDIST_WORKER" not in os.environ and isinstance(workers, int) and workers > 0:
+        return factor_for(workers)
+    return FACTOR
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -131,7 +150,7 @@ def schedule_order(items: list[pytest.Item], groups: dict[pytest.Item, str]) -> 
 
 def pytest_report_header(config: pytest.Config) -> str:
     lane = "fast and slow lanes" if config.getoption("--slow") else "fast lane (--slow: all)"
-    return f"solrace: {lane}; hang bounds x{FACTOR:g} (SOLRACE_TESTS_TIME_FACTOR)"
+    return f"solrace: {lane}; hang bounds x{run_factor(config):g} (SOLRACE_TESTS_TIME_FACTOR)"
 
 
 # ---------------------------------------------------------------- where the suite's time goes

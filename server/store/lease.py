@@ -110,8 +110,8 @@ class Leases:
             self.store.fences[code] = epoch
             if took:
                 METRICS.rooms_taken_over.inc()
-        else:
-            self.store.fences.pop(code, None)
+        elif (held := self.store.fences.pop(code, None)) is not None:
+            log.warning("room %s: lease lost to another process (held epoch %d)", shown(code), held)
         return epoch
 
     async def release(self, code: str) -> None:

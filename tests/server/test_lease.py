@@ -85,7 +85,8 @@ async def test_two_processes_a_stale_owners_move_is_fenced_then_judged_again(
     """Two servers: A serves a race (it holds the lease) and renews it only every 30 s; B has a
     spectator of the room and renews every 0.2 s. A's lease is made to end (as if A had stalled
     past it), B takes the room over, and A's next move, judged on A's cached room, is refused
-    by the fence; A reloads, judges again without the lease, and acks it once."""
+    by the fence (or, when a renewal of A's finds the lease gone first, judged without it);
+    A reloads, judges again without the lease, and acks it once."""
     a_args = ["--heartbeat", "30"]
     b_args = ["--heartbeat", "0.2"]
     redis = aioredis.from_url(redis_url)
@@ -108,7 +109,10 @@ async def test_two_processes_a_stale_owners_move_is_fenced_then_judged_again(
         assert held and held.startswith(b"2:"), held  # B took the room over
         acks = await play(host, 1)
         assert acks and acks[0]["n"] == 3
-        assert "write refused by the fence" in sa.log(), sa.log()[-6000:]
+        # A's move met the fence (judged on its stale cache), or a renewal of A's found the
+        # lease gone first (a connection arriving renews it); either way A never wrote as owner
+        fenced = "write refused by the fence" in sa.log()
+        assert fenced or "lease lost to another process" in sa.log(), sa.log()[-6000:]
         await sent_to(eve, lambda x: reached(x, None, 3))  # an event, or a coalesced frame
         assert (await redis.get(lease)).startswith(b"2:")  # A did not take it back
         snap = await (await wire(sb.ws_url)).request({"type": "spectate", "room": code})
