@@ -63,7 +63,8 @@ from solrace.server.common.shared import Shared
 from solrace.server.league.boards import Boards
 from solrace.server.rules.room import Room, check_game_options
 from solrace.server.solver.deal_pool import daily_pick
-from solrace.server.solver.solving import WON, SolverPool, draw_solve
+from solrace.server.solver.solving import WON, SolverPool
+from solrace.server.solver.work import draw_solve
 from solrace.server.store import keys
 from solrace.server.store.redis_conn import Client
 

@@ -27,16 +27,12 @@ pipe and exits too (tests/server/test_solver_orphans.py).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import ctypes
 import functools
 import heapq
 import itertools
 import logging
 import multiprocessing
 import os
-import signal
-import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -44,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from solrace.server.common.metrics import METRICS
+from solrace.server.solver.work import worker_start
 
 log = logging.getLogger("solrace.server")
 
@@ -52,9 +49,6 @@ __all__ = ["DRAW", "HINT", "KINDS", "VERDICT", "Jobs", "QueueBounds", "QueueFull
 HINT, DRAW, VERDICT = "hint", "draw", "verdict"
 #: the order kinds are served in (a lower number first)
 KINDS = {HINT: 0, DRAW: 1, VERDICT: 2}
-
-#: linux/prctl.h
-_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -81,25 +75,6 @@ class QueueFull(Exception):
     def __init__(self, kind: str) -> None:
         super().__init__(f"the solver's {kind} queue is full")
         self.kind = kind
-
-
-def die_with_parent(parent: int) -> None:
-    """In a worker, first thing: SIGKILL when the server dies (Linux), so a crashed server
-    leaves no solver running under PID 1. A server that died before this line ran would
-    send no signal: the worker sees it has a new parent and exits."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:
-        os._exit(1)
-
-
-def _worker_start(parent: int) -> None:
-    die_with_parent(parent)
-    # solvers yield the CPU to the server's event loop (moves must not wait for a proof)
-    with contextlib.suppress(OSError):
-        os.nice(10)
 
 
 @dataclass(eq=False)
@@ -136,7 +111,7 @@ class Jobs:
             # spawn, not fork: the server has threads and open sockets a fork would copy
             ctx = multiprocessing.get_context("spawn")
             self._pool = ProcessPoolExecutor(
-                self.workers, mp_context=ctx, initializer=_worker_start, initargs=(os.getpid(),)
+                self.workers, mp_context=ctx, initializer=worker_start, initargs=(os.getpid(),)
             )
         return self._pool
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solrace.engine import from_text, new_game
-from solrace.engine.solve import LOST, UNKNOWN, WON, SolveResult, solve_deal, solve_text
+from solrace.engine.solve import LOST, UNKNOWN, WON, SolveResult
 from solrace.protocol.messages import ProtocolError
 from solrace.server.common.codes import shown
 from solrace.server.common.lru import LRU
@@ -53,6 +53,7 @@ from solrace.server.rules.room import FINISHED, Room
 from solrace.server.solver import deal_pool
 from solrace.server.solver.deal_pool import DEFAULT_MODE, MODES, DealPool
 from solrace.server.solver.solver_jobs import DRAW, HINT, VERDICT, Jobs, QueueBounds, QueueFull
+from solrace.server.solver.work import draw_solve, solve_position
 
 log = logging.getLogger("solrace.server")
 
@@ -138,16 +139,6 @@ class Winnable:
         same = options["game"] == self.game and options["game_options"] == self.game_options
         if not same or options.get("deal") != "winnable":
             raise ProtocolError("busy", "the room's game changed while dealing; start again")
-
-
-def draw_solve(game: str, seed: int, options: dict[str, Any], budget: int) -> tuple[str, int]:
-    """One candidate seed, in a worker: (verdict, solution length)."""
-    r = solve_deal(game, seed, options, budget)
-    return r.verdict, len(r.moves)
-
-
-def _solve_text(text: str, budget: int) -> SolveResult:
-    return solve_text(text, budget)
 
 
 def _deal_key(room_options: dict[str, Any]) -> str:
@@ -331,7 +322,7 @@ class SolverPool:
 
         async def one(text: str) -> str:
             try:
-                r: SolveResult = await self.run(VERDICT, _solve_text, text, self.budgets.verdict)
+                r: SolveResult = await self.run(VERDICT, solve_position, text, self.budgets.verdict)
             except QueueFull:
                 log.debug("the solver's verdict queue is full: a position's verdict is unknown")
                 return UNKNOWN
@@ -355,7 +346,7 @@ class SolverPool:
         running = self._solving.get(text)
         if running is None:
             try:
-                job = self.jobs.submit(HINT, _solve_text, text, self.hint_budget(text))
+                job = self.jobs.submit(HINT, solve_position, text, self.hint_budget(text))
             except QueueFull:
                 raise _busy("hint") from None
             running = self._solving[text] = job

@@ -21,7 +21,8 @@ from solrace.protocol.messages import ProtocolError
 from solrace.server.common.metrics import METRICS
 from solrace.server.net.conn import Limits
 from solrace.server.solver.solver_jobs import DRAW, HINT, VERDICT, QueueBounds
-from solrace.server.solver.solving import UNKNOWN, WON, SolverPool, draw_solve
+from solrace.server.solver.solving import UNKNOWN, WON, SolverPool
+from solrace.server.solver.work import draw_solve
 
 
 def _count(metric: Any, label: str) -> float:
