@@ -32,6 +32,7 @@ stored (`Store.outcome`), acks those that are and answers the others `busy`.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -44,7 +45,8 @@ from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 #: turns in flight at once on one Redis, each on a connection of the batcher's own
-MAX_DIRECT = 8
+#: (SOLRACE_REDIS_TURNS: a knob for the benchmark's comparisons)
+MAX_DIRECT = int(os.environ.get("SOLRACE_REDIS_TURNS", "8"))
 
 
 class Script(Protocol):
