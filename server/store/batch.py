@@ -32,7 +32,6 @@ stored (`Store.outcome`), acks those that are and answers the others `busy`.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -45,8 +44,7 @@ from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 #: turns in flight at once on one Redis, each on a connection of the batcher's own
-#: (SOLRACE_REDIS_TURNS: a knob for the benchmark's comparisons)
-MAX_DIRECT = int(os.environ.get("SOLRACE_REDIS_TURNS", "8"))
+MAX_DIRECT = 8
 
 
 class Script(Protocol):
