@@ -927,24 +927,34 @@ class Bench:
         process when every room's connections are on one worker (the front routes by the
         room code the clients put in the URL). The CPU of every process counts, the front's
         too; alternating puts the machine's other load on both sides alike.
+
+        A third run gives the N workers N times the rooms (equal load per process, issue 21):
+        its aggregate moves/s against one process's is the scaling goal (>= 1.8x for 2).
         """
         s, r = self.sizes, self.report
         n = max(2, self.args.server_workers)
         r.heading(
             f"workers: `solrace serve --workers {n}` vs one process; throughput load of "
-            f"{s.tp_rooms} rooms x {s.tp_players} players, {s.worker_repeats} runs of each, "
-            "alternated"
+            f"{s.tp_rooms} rooms x {s.tp_players} players ({n * s.tp_rooms} rooms for the "
+            f"equal-load-per-process run), {s.worker_repeats} runs of each, alternated"
         )
         ones: list[dict[str, Any]] = []
         many: list[dict[str, Any]] = []
+        scaled: list[dict[str, Any]] = []
         for rep in range(s.worker_repeats):
-            for workers, runs in ((1, ones), (n, many)):
+            for workers, rooms, runs in (
+                (1, s.tp_rooms, ones),
+                (n, s.tp_rooms, many),
+                (n, n * s.tp_rooms, scaled),
+            ):
                 server = self.race_server(workers)
                 try:
-                    res = self.throughput_race([server], split_seats=False)
+                    res = self.throughput_race([server], split_seats=False, rooms=rooms)
                 finally:
                     server.stop()
                 label = "one process" if workers == 1 else f"{n} workers"
+                if rooms != s.tp_rooms:
+                    label += f", {rooms} rooms"
                 self.print_load(f"{label}, run {rep + 1}", res)
                 if workers > 1:
                     front = res["cpu"].get("server-front", 0.0)
@@ -969,7 +979,23 @@ class Bench:
             "<= 1.1x",
             bool(one_us) and ratio <= 1.1,
         )
-        self.results["workers"] = {"one": ones, "many": many, "ratio": ratio}
+        one_rate = _median([x["rate"] for x in ones])
+        scaled_rate = _median([x["rate"] for x in scaled])
+        scaling = scaled_rate / one_rate if one_rate else 0.0
+        r.figure("one process moves/s acknowledged (median)", f"{one_rate:.0f}")
+        r.figure(
+            f"{n} workers, {n * s.tp_rooms} rooms, moves/s acknowledged (median)",
+            f"{scaled_rate:.0f}",
+        )
+        r.goal(
+            f"{n} workers: aggregate moves/s vs one process at equal load per process",
+            f"{scaling:.2f}x ({scaled_rate:.0f} vs {one_rate:.0f} moves/s)",
+            f">= {0.9 * n:.1f}x",
+            bool(one_rate) and scaling >= 0.9 * n,
+        )
+        self.results["workers"] = {
+            "one": ones, "many": many, "ratio": ratio, "scaled": scaled, "scaling": scaling,
+        }  # fmt: skip
 
     def scenario_scale_out(self) -> None:
         load_scale.scenario_scale_out(self)

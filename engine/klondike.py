@@ -60,6 +60,15 @@ def _found_ok(c: int, f: list[int]) -> bool:
     return SUIT[c] == SUIT[d] and RANK[c] == RANK[d] + 1
 
 
+#: the cards a tableau pile topped by card d takes: rank one lower, the other colour
+_TAB_WANT: list[tuple[int, ...]] = [
+    tuple(c for c in range(52) if RANK[c] + 1 == RANK[d] and RED[c] != RED[d]) for d in range(52)
+]
+#: the card a foundation topped by card d takes (none on a King)
+_HOME_NEXT: list[tuple[int, ...]] = [(d + 1,) if RANK[d] < 13 else () for d in range(52)]
+_ACES: tuple[int, ...] = tuple(c for c in range(52) if RANK[c] == 1)
+
+
 def _tops_playable(order: list[int], draw: int, playable: Callable[[int], bool]) -> bool:
     """Would dealing ``order`` (first dealt first) in groups of ``draw`` ever top the waste with a playable card?"""
     n = len(order)
@@ -319,48 +328,59 @@ class Klondike(Game):
         return not self._cycle_finds_play()
 
     def _any_move(self) -> bool:
-        """Whether ``_legal_moves(False)`` would find a move, stopping at the first one (the
-        dead check runs after every move a server stores: most positions have one early)."""
+        """Whether ``_legal_moves(False)`` would find a move (the dead check runs after every
+        move a server stores). Instead of trying each source on each target, it collects the
+        cards the targets take (two per tableau top, the next card of each foundation) and
+        looks each source card up once: about a tenth of the pairwise checks."""
         piles = self.piles
-        found = piles[F : F + 4]
+        want: set[int] = set()  # cards some non-empty tableau pile takes
+        empty = False  # an empty tableau pile takes any King
+        for y in range(T):
+            q = piles[y]
+            if q:
+                want.update(_TAB_WANT[q[-1]])
+            else:
+                empty = True
+        home: set[int] = set()  # cards some foundation takes
+        for k in range(F, F + 4):
+            f = piles[k]
+            if f:
+                home.update(_HOME_NEXT[f[-1]])
+            else:
+                home.update(_ACES)
         w = piles[W]
         if w:
             c = w[-1]
-            for y in range(T):
-                if _tab_ok(c, piles[y]):
-                    return True
-            for k in range(4):
-                if _found_ok(c, found[k]):
-                    return True
+            if c in want or c in home or (empty and RANK[c] == 13):
+                return True
+        build = self._build
+        down = self._down
         for x in range(T):
             p = piles[x]
             if not p:
                 continue
-            top = p[-1]
-            for k in range(4):
-                if _found_ok(top, found[k]):
-                    return True
-            rt = RANK[top]
-            run = self._run(x) if self._build else 1
-            for y in range(T):
-                if y == x:
-                    continue
-                q = piles[y]
-                if not q:
-                    if 14 - rt <= run:
+            c = p[-1]
+            if c in home or c in want or (empty and RANK[c] == 13):
+                return True
+            if build:
+                # the movable run below the top (the cards `_run` counts): any of them may
+                # move with the cards above it onto a pile that takes it
+                i = len(p) - 1
+                low = down[x]
+                while i > low:
+                    below = p[i - 1]
+                    c = p[i]
+                    if RED[c] == RED[below] or RANK[c] + 1 != RANK[below]:
+                        break
+                    if below in want or (empty and RANK[below] == 13):
                         return True
-                else:
-                    d = q[-1]
-                    n = RANK[d] - rt
-                    if 1 <= n <= run and RED[p[-n]] != RED[d]:
-                        return True
-        for k in range(4):
-            f = found[k]
+                    i -= 1
+        for k in range(F, F + 4):
+            f = piles[k]
             if f:
                 c = f[-1]
-                for y in range(T):
-                    if _tab_ok(c, piles[y]):
-                        return True
+                if c in want or (empty and RANK[c] == 13):
+                    return True
         return False
 
     def _cycle_finds_play(self) -> bool:

@@ -9,6 +9,7 @@ so the move path pays for none of them. What each one is for: docs/OPERATIONS.md
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Callable, Iterable, Mapping
 
@@ -17,10 +18,14 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
-    Histogram,
     generate_latest,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
 #: ack latency buckets, seconds: the goal is a p99 within 25 ms; a failover takes seconds
@@ -42,26 +47,71 @@ class _RoomsByState(Collector):
         yield family
 
 
+class _Count:
+    """A counter the move path bumps: a plain int (prometheus-client's Counter takes a lock
+    per `inc`), exported by `_MovePath` when scraped."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def inc(self, amount: int = 1) -> None:
+        self.value += amount
+
+
+class _MovePath(Collector):
+    """The figures every move touches: moves acked, the ack latency histogram, fan-out
+    frames. Kept as plain numbers (one event loop updates them) and turned into metric
+    families only when scraped: prometheus-client's Counter and Histogram take a lock per
+    update, three a move."""
+
+    def __init__(self) -> None:
+        self.moves = _Count()
+        self.fanout = _Count()
+        self.bounds = ACK_BUCKETS
+        self.counts = [0] * (len(ACK_BUCKETS) + 1)  # per bucket, not cumulative; last: +Inf
+        self.sum = 0.0
+
+    def observe(self, seconds: float) -> None:
+        # a bucket's upper bound is inclusive (le), as prometheus-client's
+        self.counts[bisect.bisect_left(self.bounds, seconds)] += 1
+        self.sum += seconds
+
+    def collect(self) -> Iterable[Metric]:
+        yield CounterMetricFamily(
+            "solrace_moves_acked",
+            "moves (and undos) stored in Redis and acknowledged",
+            value=self.moves.value,
+        )
+        cumulative, buckets = 0, []
+        for bound, count in zip([*map(float, self.bounds), float("inf")], self.counts, strict=True):
+            cumulative += count
+            buckets.append(("+Inf" if bound == float("inf") else repr(bound), cumulative))
+        yield HistogramMetricFamily(
+            "solrace_ack_seconds",
+            "seconds from a move's frame being read to its ack being written",
+            buckets=buckets,
+            sum_value=self.sum,
+        )
+        yield CounterMetricFamily(
+            "solrace_fanout_frames",
+            "room event and spectator board frames written to connections",
+            value=self.fanout.value,
+        )
+
+
 class Metrics:
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry()
         self.connections = Gauge("solrace_connections", "open WebSocket connections", registry=r)
         self._rooms = _RoomsByState()
         r.register(self._rooms)
-        self.moves_acked = Counter(
-            "solrace_moves_acked", "moves (and undos) stored in Redis and acknowledged", registry=r
-        )
-        self.ack_seconds = Histogram(
-            "solrace_ack_seconds",
-            "seconds from a move's frame being read to its ack being written",
-            buckets=ACK_BUCKETS,
-            registry=r,
-        )
-        self.fanout_frames = Counter(
-            "solrace_fanout_frames",
-            "room event and spectator board frames written to connections",
-            registry=r,
-        )
+        self._move_path = _MovePath()
+        r.register(self._move_path)
+        #: moves acked (`acked`) and frames fanned out (`fanout_frames.inc(n)`)
+        self.moves_acked = self._move_path.moves
+        self.fanout_frames = self._move_path.fanout
         self.slow_readers_dropped = Counter(
             "solrace_slow_readers_dropped",
             "connections reset because they did not read what they were sent (ws_limits.py)",
@@ -126,8 +176,9 @@ class Metrics:
 
     def acked(self, since: float) -> None:
         """A move was acknowledged; `since` is when its frame was read (time.monotonic())."""
-        self.moves_acked.inc()
-        self.ack_seconds.observe(time.monotonic() - since)
+        path = self._move_path
+        path.moves.value += 1
+        path.observe(time.monotonic() - since)
 
     def bind(
         self,

@@ -37,6 +37,9 @@ EXPECTED = [
     rf"2 workers, run 1 moves/s acknowledged: {NUMBER}",
     r"cpu \(cores busy\): server-front [0-9.]+  server-w0 [0-9.]+  server-w1 [0-9.]+",
     rf"2 workers server CPU per move, front included \(median\): {NUMBER} us",
+    # ... and with twice the rooms (equal load per process): aggregate moves/s against one's
+    rf"2 workers, {NUMBER} rooms, run 1 moves/s acknowledged: {NUMBER}",
+    rf"2 workers: aggregate moves/s vs one process at equal load per process: {NUMBER}x",
     rf"victim move-to-ack, idle: {LATENCY}",
     rf"victim move-to-ack, hostile: {LATENCY}",
     rf"ratio victim p99 hostile / idle: {NUMBER}",
@@ -79,9 +82,9 @@ def test_quick_run_prints_every_figure(capsys: pytest.CaptureFixture[str], tmp_p
         assert re.search(pattern, out), f"missing /{pattern}/ in output:\n{out}"
     goals = re.findall(r"^  (MET|MISSED|n/a) +(.+)$", out, re.MULTILINE)
     # throughput (CPU per move in rooms of 8 and of 1, Redis CPU per move, ratio to echo),
-    # paced, spectators, idle memory, room memory, workers vs one process, the victim under
-    # hostile traffic
-    assert len(goals) == 10, out
+    # paced, spectators, idle memory, room memory, workers vs one process (CPU per move and
+    # aggregate moves/s at equal load per process), the victim under hostile traffic
+    assert len(goals) == 11, out
     # The bots' moves were real: the race server acknowledged some, with no illegal ones.
     assert float(re.search(rf"race server moves/s acknowledged: ({NUMBER})", out).group(1)) > 0
     assert "illegal_move" not in out
