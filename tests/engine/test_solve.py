@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 from solrace.engine import Game, from_text, new_game, solve
 from solrace.engine import solve_klondike as sk
+from solrace.engine import solve_leapyear as sly
 from solrace.engine import solve_tabbycat as stc
 from solrace.engine.cards import TEXT
 from solrace.engine.solve import SolveResult, solve_deal, solve_text
@@ -82,14 +83,22 @@ def agrees_with_naive(games: list[Game], cap: int) -> dict[bool, int]:
             continue
         seen[expect] += 1
         assert solve(g).verdict == ("won" if expect else "lost"), g.to_text()
-        if g.NAME in ("klondike", "tabbycat", "manx"):
+        if g.NAME in ("klondike", "tabbycat", "manx", "leapyear"):
             assert solve_short_runs(g).verdict == ("won" if expect else "lost"), g.to_text()
     return seen
 
 
 def solve_short_runs(g: Game) -> SolveResult:
-    """Klondike's, Tabby Cat's or Manx's solve with runs of a few positions, so that it
-    restarts many times (its restarts keep what they prove: every verdict must stay the same)."""
+    """Klondike's, Tabby Cat's, Manx's or Leap Year's solve with runs of a few positions, so
+    that it restarts many times (its restarts keep what they prove: every verdict must stay
+    the same)."""
+    if g.NAME == "leapyear":
+        run = sly.RUN
+        sly.RUN = 3
+        try:
+            return solve(g)
+        finally:
+            sly.RUN = run
     module = sk if g.NAME == "klondike" else stc
     first = module.FIRST_RUN
     first3 = sk.FIRST_RUN_DRAW3
