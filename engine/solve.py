@@ -16,7 +16,7 @@ checked ``play`` on a copy before it is returned (a solver bug raises
 SolverBug rather than claim a false win); "lost" only after a search that
 expanded every reachable position, up to symmetries the rules guarantee (see
 each family module: solve_puttputt, solve_klondike, solve_tabbycat,
-solve_leapyear); the restarting searches of Klondike, Tabby Cat and Manx
+solve_leapyear); the restarting searches of Klondike, Tabby Cat, Manx and Leap Year
 expand them over several runs and keep between runs only positions already
 proved lost. The solvers read the game only through ``to_text()`` and
 never change it.

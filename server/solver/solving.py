@@ -88,7 +88,8 @@ class Budgets:
             # 19% won, 71% undecided (seeds 1-100); a daily drawn cold took 15.2 CPU s of
             # candidates (7.9) at load 31-38, at 100,000 positions 29.3 (5.7) at load 14-23
             "klondike": 30_000,
-            # 2.9% won, 97% unknown at any budget tried (no Leap Year loss is ever proved)
+            # 7.5% won, 92.5% unknown (seeds 1-200; 3.5% before the restarts of 2026-11-27);
+            # no Leap Year loss is ever proved (docs/SOLVABILITY.md, Leap Year third pass)
             "leapyear": 10_000,
         }
     )

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 from solrace.engine import Game, from_text, new_game, solve
 from solrace.engine import solve_klondike as sk
+from solrace.engine import solve_leapyear as sly
 from solrace.engine import solve_tabbycat as stc
 from solrace.engine.cards import TEXT
 from solrace.engine.solve import SolveResult, solve_deal, solve_text
@@ -82,14 +83,22 @@ def agrees_with_naive(games: list[Game], cap: int) -> dict[bool, int]:
             continue
         seen[expect] += 1
         assert solve(g).verdict == ("won" if expect else "lost"), g.to_text()
-        if g.NAME in ("klondike", "tabbycat", "manx"):
+        if g.NAME in ("klondike", "tabbycat", "manx", "leapyear"):
             assert solve_short_runs(g).verdict == ("won" if expect else "lost"), g.to_text()
     return seen
 
 
 def solve_short_runs(g: Game) -> SolveResult:
-    """Klondike's, Tabby Cat's or Manx's solve with runs of a few positions, so that it
-    restarts many times (its restarts keep what they prove: every verdict must stay the same)."""
+    """Klondike's, Tabby Cat's, Manx's or Leap Year's solve with runs of a few positions, so
+    that it restarts many times (its restarts keep what they prove: every verdict must stay
+    the same)."""
+    if g.NAME == "leapyear":
+        run = sly.RUN
+        sly.RUN = 3
+        try:
+            return solve(g)
+        finally:
+            sly.RUN = run
     module = sk if g.NAME == "klondike" else stc
     first = module.FIRST_RUN
     first3 = sk.FIRST_RUN_DRAW3
@@ -1086,6 +1095,49 @@ def test_leapyear_matches_a_naive_search_on_random_small_positions(
     gaps: int, piles: int, seed: int
 ) -> None:
     agrees_with_naive([_small_leapyear(random.Random(seed), gaps, piles)], cap=10**5)
+
+
+def test_leapyear_every_run_order_lists_the_same_moves() -> None:
+    """The restarting search's later runs list a position's moves in another order, never
+    other moves (so a run that ends without a win still proves "lost"), and each listed play
+    is a legal move of the engine (from that pile), deal among them when the engine allows it."""
+    from solrace.engine.solve_leapyear import DEAL, LeapState
+
+    rng = random.Random(5)
+    reordered = 0
+    for seed in range(1, 7):
+        g = new_game("leapyear", seed)
+        for _ in range(120):
+            legal = g.legal_moves()
+            if not legal:
+                break
+            pos = parse_position(g.to_text())
+            base = LeapState(pos).moves()
+            sources = {int(m.text[1 : m.text.index("-")]) - 1 for m in legal if m.text != "deal"}
+            assert {x for x in base if x != DEAL} <= sources
+            if any(m.text == "deal" for m in legal) and len(base) > 1:
+                assert base[-1] == DEAL
+            for run in (1, 2, 9):
+                state = LeapState(pos)
+                state.reorder(run)
+                moves = state.moves()
+                assert sorted(moves) == sorted(base)
+                reordered += moves != base
+            g.play(rng.choice(legal))
+    assert reordered > 20
+
+
+def test_leapyear_restarts_win_a_deal_the_first_order_does_not() -> None:
+    """Seed 28: the first order alone (the solver before restarts) left it unknown at 30,000
+    positions; a later run's order wins it within 3,089, and the engine plays the win out."""
+    r = solve(new_game("leapyear", 28), budget=3_089)
+    assert (r.verdict, r.nodes, len(r.moves)) == ("won", 3_089, 215)
+    assert r.nodes > sly.RUN  # not the first run's
+    g = new_game("leapyear", 28)
+    for move in r.moves:
+        g.play(move)
+    assert g.is_won()
+    assert solve(new_game("leapyear", 28), budget=3_088).verdict == "unknown"
 
 
 def test_leapyear_dead_test_matches_a_naive_search() -> None:
