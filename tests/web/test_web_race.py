@@ -18,6 +18,7 @@ import pytest
 from helpers.deals import KLONDIKE_TEXT, dealt
 from helpers.timing import scaled
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from solrace.engine import new_game
 from web.pages import SCREENSHOTS
 
@@ -121,11 +122,19 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:
         a.locator("[data-option=max_players]").press("Tab")
         a.locator("[data-option=spectator_delay]").fill("0")  # the spectator watches live
         a.locator("[data-option=spectator_delay]").press("Tab")
-        a.wait_for_function(
+        settled = (
             "window.solrace.state.snap.options.max_players === 4 && window.solrace.state.snap.options.text_seed === true"
-            " && window.solrace.state.snap.options.spectator_delay === 0",
-            timeout=TIMEOUT,
+            " && window.solrace.state.snap.options.spectator_delay === 0"
         )
+        try:
+            a.wait_for_function(settled, timeout=TIMEOUT)
+        except PlaywrightTimeout:
+            # which setting did not arrive, and what the page was told (a refusal's notice)
+            seen = a.evaluate(
+                "({options: window.solrace.state.snap.options, notice: window.solrace.state.notice,"
+                " fields: [...document.querySelectorAll('[data-option]')].map(e => [e.dataset.option, e.value])})"
+            )
+            raise AssertionError(f"the host's settings did not all arrive: {seen}") from None
 
         # B joins by the shared link, the spectator by code.
         b.goto(f"{race_server.url}/#{code}")
