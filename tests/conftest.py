@@ -108,11 +108,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     marked `spread` (files of long CPU-bound tests with no module fixture: the solver's
     cross-checks), each a group of its own, so one file does not hold one worker for minutes.
 
-    The groups go out heaviest first (`schedule_order`), not in pytest-xdist's order (most
+    The groups go out longest first (`schedule_order`), not in pytest-xdist's order (most
     tests first): the timing group, which holds its worker for minutes while using little
-    CPU, then the browser tests' files (few tests, many CPU-seconds each) in turn with the
-    other groups, so the run does not end with one worker finishing a heavy file while the
-    others have nothing left.
+    CPU, then the browser tests' files (few tests, many CPU-seconds each), so the run does
+    not end with one worker finishing a heavy file while the others have nothing left.
     """
     if not config.getoption("--slow"):
         slow = [item for item in items if item.get_closest_marker("slow")]
@@ -138,27 +137,14 @@ BROWSER_WEIGHT = 10
 
 
 def schedule_order(items: list[pytest.Item], groups: dict[pytest.Item, str]) -> list[pytest.Item]:
-    """The items with each group's together: the timing group first, then the browser files
-    and the other groups taken in turn, each kind heaviest first; each group's items in their
-    collected order.
-
-    Taking the kinds in turn keeps the workers' first units mixed: browser tests run only a
-    few at a time (tests/web/conftest.py's slots), and a worker holding two browser files
-    would wait for a slot where it could run the other kind."""
+    """The items with each group's together, heaviest group first (the timing group before
+    all), each group's items in their collected order."""
     weight: dict[str, float] = {}
-    browser: set[str] = set()
     for item in items:
-        if item.get_closest_marker("browser"):
-            browser.add(groups[item])
         w = BROWSER_WEIGHT if item.get_closest_marker("browser") else 1
         weight[groups[item]] = weight.get(groups[item], 0) + w
-    heaviest = sorted(weight, key=lambda g: -weight[g])
-    pages = [g for g in heaviest if g in browser]
-    plain = [g for g in heaviest if g not in browser and g != "timing"]
-    order = ["timing"] if "timing" in weight else []
-    for i in range(max(len(pages), len(plain))):
-        order += pages[i : i + 1] + plain[i : i + 1]
-    rank = {g: i for i, g in enumerate(order)}
+    weight["timing"] = float("inf")
+    rank = {g: i for i, g in enumerate(sorted(weight, key=lambda g: -weight[g]))}
     return sorted(items, key=lambda item: rank[groups[item]])
 
 

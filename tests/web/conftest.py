@@ -13,14 +13,11 @@ really exercised.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import functools
 import http.server
 import os
 import queue
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -221,59 +218,7 @@ def _chromium_session() -> Iterator[None]:
         _Chromium.close()
 
 
-#: how many browser tests of one run may drive their browsers at a time, whatever the number
-#: of workers (SOLRACE_BROWSER_SLOTS; default one more than the cores)
-BROWSER_SLOTS = int(os.environ.get("SOLRACE_BROWSER_SLOTS") or (os.cpu_count() or 1) + 1)
-
-
-@contextlib.contextmanager
-def _browser_slot(folder: Path | None) -> Iterator[None]:
-    """Hold one of the run's `BROWSER_SLOTS` (a lock file each, shared by pytest-xdist's
-    workers) while a test drives its browser.
-
-    A browser test's page is the suite's costliest work (Chromium's processes plus the
-    server's) and its waits the most sensitive to a starved CPU: six workers on two cores,
-    each with a page open beside a CPU hog, timed out where three did not. Holding the
-    browser tests to a few at a time leaves the other workers' cheaper tests the rest of the
-    machine. A run without xdist has one worker (`folder` None): no slot is needed."""
-    if folder is None:
-        yield
-        return
-    folder.mkdir(exist_ok=True)
-    files = [open(folder / f"slot-{i}", "a+b") for i in range(BROWSER_SLOTS)]  # noqa: SIM115
-    try:
-        while True:
-            for f in files:
-                try:
-                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    continue
-                try:
-                    yield
-                finally:
-                    fcntl.flock(f, fcntl.LOCK_UN)
-                return
-            time.sleep(0.05)
-    finally:
-        for f in files:
-            f.close()
-
-
-@pytest.fixture(scope="session")
-def _slots(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
-    """The run's folder of browser slots: beside the workers' own temporary folders (one
-    run's, removed with them), or None without pytest-xdist."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        return None
-    return tmp_path_factory.getbasetemp().parent / "browser-slots"
-
-
-def _browser_of(executable: str, slots: Path | None) -> Iterator[object]:
-    with _browser_slot(slots):
-        yield from _browser_in_slot(executable)
-
-
-def _browser_in_slot(executable: str) -> Iterator[object]:
+def _browser_of(executable: str) -> Iterator[object]:
     chromium = _Chromium.get()
     browser = chromium.browser(executable)
     yield StillBrowser(browser)
@@ -283,18 +228,18 @@ def _browser_in_slot(executable: str) -> Iterator[object]:
 
 
 @pytest.fixture
-def browser(_chromium_session: None, _slots: Path | None) -> Iterator[object]:
+def browser(_chromium_session: None) -> Iterator[object]:
     """Chromium's headless shell, one per worker session (`PlaywrightThread`); each test makes
     its own contexts (another person's browser: its own storage), and whatever it leaves open
     is closed after it, so the next test starts with none."""
-    yield from _browser_of(CHROMIUM, _slots)
+    yield from _browser_of(CHROMIUM)
 
 
 @pytest.fixture
-def full_browser(_chromium_session: None, _slots: Path | None) -> Iterator[object]:
+def full_browser(_chromium_session: None) -> Iterator[object]:
     """The whole Chromium browser (headless), as `browser`: for the tests that show the app
     working in the browser people run, not only in the shell the other tests use."""
-    yield from _browser_of(FULL_CHROMIUM, _slots)
+    yield from _browser_of(FULL_CHROMIUM)
 
 
 #: A style sheet every test page adopts (no element in the DOM): the panels' backdrop blur
