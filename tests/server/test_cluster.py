@@ -22,6 +22,7 @@ import redis
 from helpers.race import current_view, play, reached, sent_to, start_race, until
 from helpers.records import finished_room
 from helpers.servers import serving
+from helpers.timing import scaled
 from helpers.views import putt_move
 from redis.asyncio.cluster import RedisCluster
 from solrace.server.league.records import Records, build_record
@@ -162,7 +163,10 @@ async def test_a_burst_of_first_commands_runs_each_once(
     runs twice (a second run would refuse its own write as a conflict). Before `ready`
     fetched the slot map and loaded the scripts, redis-py's lazy start broke some of these
     commands, and its retries ran some scripts twice."""
-    store = Store.from_url(cluster.url, key_prefix)
+    # the burst opens a pool's worth of connections at once: on a loaded machine the server's
+    # 2 s connect bound (a frozen Redis's) is a hang bound here, stretched like the others
+    bounds = f"?socket_connect_timeout={scaled(2)}&socket_timeout={scaled(3)}"
+    store = Store.from_url(cluster.url + bounds, key_prefix)
     await store.ready()
 
     async def one(i: int) -> int:
