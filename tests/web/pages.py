@@ -12,6 +12,7 @@ from typing import Any
 
 from helpers.timing import scaled
 from playwright.sync_api import Browser, BrowserContext, Dialog, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 TIMEOUT = int(scaled(15_000))  # ms: a hang bound (helpers/timing.py)
 #: take the pictures (test-artifacts/; docs/ too with SOLRACE_UPDATE_SCREENSHOT): a screenshot
@@ -50,10 +51,29 @@ def new_page(
 
 
 def js(page: Page, expr: str, timeout: int = TIMEOUT) -> None:
-    """Wait until `expr` (JavaScript, with `S` the page's state) is true."""
-    page.wait_for_function(
-        f"(() => {{ const S = window.solrace.state; return {expr}; }})()", timeout=timeout
-    )
+    """Wait until `expr` (JavaScript, with `S` the page's state) is true. A wait that runs out
+    fails with what the page last showed: its notice (a refusal, an error) and its link."""
+    try:
+        page.wait_for_function(
+            f"(() => {{ const S = window.solrace && window.solrace.state; return S && ({expr}); }})()",
+            timeout=timeout,
+        )
+    except PlaywrightTimeout:
+        raise AssertionError(f"{expr!r} still false after {timeout} ms; {seen(page)}") from None
+
+
+def seen(page: Page) -> str:
+    """What the page shows of its state, for a failure's message."""
+    try:
+        return str(
+            page.evaluate(
+                "(() => { const S = window.solrace && window.solrace.state; return S ? "
+                "{notice: S.notice, conn: S.conn, role: S.role, room: S.room,"
+                " state: S.snap && S.snap.state} : 'no window.solrace'; })()"
+            )
+        )
+    except Exception as exc:  # the page itself is gone or hung: say so
+        return f"the page did not answer ({exc})"
 
 
 def state(page: Page, expr: str) -> Any:

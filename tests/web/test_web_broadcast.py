@@ -6,6 +6,8 @@ axe-core (also with the transparent background)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 from web.pages import (
@@ -81,11 +83,13 @@ def test_the_broadcast_view_is_a_delayed_spectator_without_controls(browser, web
         turned = set(ann.evaluate(f"({FACE_UP})(window.solrace.state.view)")) - first
         assert turned, "dealing turned no card up"
         js(cast, "S.snap.players.find(p => p.seat === 0).moves === 3")
+        # the race clock ticks by itself, between the messages that redraw the page
+        shown = cast.locator("[data-testid=bc-clock]").inner_text()
+        assert re.fullmatch(r"\d+:\d\d\.\d", shown), shown
+        expect(cast.locator("[data-testid=bc-clock]")).not_to_have_text(shown, timeout=TIMEOUT)
         # a broadcast page (re)opened now gets the room's snapshot: its boards are late too
         clear.reload()
-        clear.wait_for_function(
-            "() => window.solrace && window.solrace.state.snap", timeout=TIMEOUT
-        )
+        js(clear, "S.snap")
         for p in (cast, clear):
             # live progress of every seat, large
             expect(p.locator(".bc-racer[data-seat='0'] .bc-meta")).to_contain_text(
