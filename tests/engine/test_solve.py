@@ -92,14 +92,14 @@ def solve_short_runs(g: Game) -> SolveResult:
     restarts many times (its restarts keep what they prove: every verdict must stay the same)."""
     module = sk if g.NAME == "klondike" else stc
     first = module.FIRST_RUN
-    first3 = sk.FIRST_RUN_DRAW3
+    first3 = sk.FIRST_RUN_SHORT
     module.FIRST_RUN = 3
-    sk.FIRST_RUN_DRAW3 = 3
+    sk.FIRST_RUN_SHORT = 3
     try:
         return solve(g)
     finally:
         module.FIRST_RUN = first
-        sk.FIRST_RUN_DRAW3 = first3
+        sk.FIRST_RUN_SHORT = first3
 
 
 def replays_to_win(game: Game, result: SolveResult) -> bool:
