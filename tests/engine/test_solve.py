@@ -1264,3 +1264,8 @@ def test_klondike_restarts_win_deals_and_keep_loss_proofs() -> None:
     assert r.verdict == "won" and r.nodes < 5_000 and replays_to_win(g, r)
     lost = solve(new_game("klondike", 1), budget=30_000)
     assert lost.verdict == "lost" and lost.nodes < 9_000
+    # the default rules restart from 500 positions growing 1.3x (seventh pass): seed 6 was won
+    # at 28,970 positions with runs doubling from 2,000, and is won within 10,000 now
+    g = new_game("klondike", 6)
+    r = solve(g, budget=10_000)
+    assert r.verdict == "won" and r.nodes < 7_000 and replays_to_win(g, r)
