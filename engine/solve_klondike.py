@@ -71,7 +71,8 @@ Order. Reveals by a foundation play, other reveals, tableau cards home, talon
 cards home, talon cards to the tableau, other tableau moves, foundation cards
 back down.
 
-Restarts. ``solve_klondike`` searches in runs of doubling size (the first in
+Restarts. ``solve_klondike`` searches in runs of growing size (1.3x from 500
+positions with unlimited passes, doubling from 2,000 with a pass limit; the first in
 the order above, each later one in a seeded random order within each of those
 groups), all sharing the positions proved lost: ``solve_common.search_run``
 keeps a position only once its strongly connected component is complete
@@ -613,15 +614,17 @@ class KlondikeState:
 FIRST_RUN = 2_000
 #: each run may expand this many times as many positions as the one before
 GROWTH = 2.0
-#: the same for draw three with unlimited passes (standard Klondike): shorter runs, more
-#: orders; measured there only (docs/SOLVABILITY.md, sixth pass)
-FIRST_RUN_DRAW3 = 500
-GROWTH_DRAW3 = 1.3
+#: the same with unlimited passes (every draw and moves setting): shorter runs, more orders
+#: (docs/SOLVABILITY.md: draw three, sixth pass; draw one, seventh pass); with a pass limit
+#: runs double from 2,000
+FIRST_RUN_SHORT = 500
+GROWTH_SHORT = 1.3
 
 
 def solve_klondike(pos: Position, budget: int) -> Answer:
-    """Restarting depth-first search: runs of growing size (doubling; 1.3x from 500 with
-    draw three and unlimited passes, where more, shorter runs find wins sooner), the first in the fixed move
+    """Restarting depth-first search: runs of growing size (doubling from 2,000 with a pass
+    limit; 1.3x from 500 with unlimited passes, where more, shorter runs find wins
+    sooner), the first in the fixed move
     order, each later one in its own seeded random order within each group of moves, all
     sharing the positions proved lost (``search_run``), the last one given what is left of
     the budget. A run that gets lost in a large losing subtree is cut short and the next one
@@ -629,9 +632,9 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
     state = KlondikeState(pos)
     seen: dict[Hashable, int] = {}
     nodes = 0
-    standard = state.talon_key == 1
-    size = FIRST_RUN_DRAW3 if standard else FIRST_RUN
-    growth = GROWTH_DRAW3 if standard else GROWTH
+    short = not state.passes
+    size = FIRST_RUN_SHORT if short else FIRST_RUN
+    growth = GROWTH_SHORT if short else GROWTH
     run = 0
     while True:
         state.rng = random.Random(run) if run else None

@@ -101,14 +101,14 @@ def solve_short_runs(g: Game) -> SolveResult:
             sly.RUN = run
     module = sk if g.NAME == "klondike" else stc
     first = module.FIRST_RUN
-    first3 = sk.FIRST_RUN_DRAW3
+    first3 = sk.FIRST_RUN_SHORT
     module.FIRST_RUN = 3
-    sk.FIRST_RUN_DRAW3 = 3
+    sk.FIRST_RUN_SHORT = 3
     try:
         return solve(g)
     finally:
         module.FIRST_RUN = first
-        sk.FIRST_RUN_DRAW3 = first3
+        sk.FIRST_RUN_SHORT = first3
 
 
 def replays_to_win(game: Game, result: SolveResult) -> bool:
@@ -1316,3 +1316,8 @@ def test_klondike_restarts_win_deals_and_keep_loss_proofs() -> None:
     assert r.verdict == "won" and r.nodes < 5_000 and replays_to_win(g, r)
     lost = solve(new_game("klondike", 1), budget=30_000)
     assert lost.verdict == "lost" and lost.nodes < 9_000
+    # the default rules restart from 500 positions growing 1.3x (seventh pass): seed 6 was won
+    # at 28,970 positions with runs doubling from 2,000, and is won within 10,000 now
+    g = new_game("klondike", 6)
+    r = solve(g, budget=10_000)
+    assert r.verdict == "won" and r.nodes < 7_000 and replays_to_win(g, r)
