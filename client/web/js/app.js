@@ -904,7 +904,13 @@ function render() {
   const typed = key && "value" in active ? { value: active.value, start: active.selectionStart, end: active.selectionEnd } : null;
   const moved = state.view && drawnMoves != null && state.view.moves !== drawnMoves;
   const before = moved && !ui.dropped ? measure(root) : null;
+  // a details box the reader opened (the results' verify box) stays open when drawn again
+  const opened = [...root.querySelectorAll("details[open]")].map(focusKey).filter(Boolean);
   root.replaceChildren(renderApp(state, ui, Date.now()));
+  for (const { sel, i } of opened) {
+    const el = root.querySelectorAll(sel)[Math.max(0, i)];
+    if (el instanceof HTMLDetailsElement) el.open = true;
+  }
   if (state.snap) refreshRatings(state.snap, render);
   if (before) animate(root, before, state.view.game);
   drawnMoves = state.view ? state.view.moves : null;
