@@ -315,3 +315,27 @@ def test_requests_refused_for_the_rate_are_sent_again(browser, web_server):
         assert errors == []
     finally:
         page.context.close()
+
+
+def test_a_field_being_typed_in_keeps_its_selection_when_an_update_redraws_the_page(
+    browser, web_server
+):
+    """The host selected a number setting's text and typed over it, and an update redrew the
+    page in between: the new copy of the field had lost the selection, so typing "4" over
+    "8" gave "48" (the two-browser race test failed on it under load, and on "0" over "180",
+    which sent 180). The field being typed in is now kept across the redraw."""
+    errors: list[str] = []
+    page = new_page(browser, errors, "host")
+    try:
+        create_room(page, web_server.url, "Host")
+        field = page.locator("[data-option=max_players]")
+        expect(field).to_have_value("8")
+        field.select_text()  # focus and select all, as a person would before typing over it
+        page.evaluate("window.solrace.redraw()")  # an update arriving now
+        page.keyboard.type("4")
+        expect(page.locator("[data-option=max_players]")).to_have_value("4")
+        page.keyboard.press("Tab")
+        js(page, "S.snap.options.max_players === 4")
+        assert not errors, errors
+    finally:
+        page.context.close()

@@ -906,7 +906,9 @@ function render() {
   const before = moved && !ui.dropped ? measure(root) : null;
   // a details box the reader opened (the results' verify box) stays open when drawn again
   const opened = [...root.querySelectorAll("details[open]")].map(focusKey).filter(Boolean);
-  root.replaceChildren(renderApp(state, ui, Date.now()));
+  const tree = renderApp(state, ui, Date.now());
+  const kept = keepTyping(tree, active, key, typed);
+  root.replaceChildren(tree);
   for (const { sel, i } of opened) {
     const el = root.querySelectorAll(sel)[Math.max(0, i)];
     if (el instanceof HTMLDetailsElement) el.open = true;
@@ -917,15 +919,34 @@ function render() {
   if (moved) ui.dropped = false;
   markHint(root, ui.hint, state.view);
   if (key) {
-    const el = root.querySelectorAll(key.sel)[Math.max(0, key.i)];
+    const el = kept || root.querySelectorAll(key.sel)[Math.max(0, key.i)];
     if (el) {
       el.focus();
-      if (typed && el.type !== "checkbox" && el.tagName !== "SELECT") {
+      if (!kept && typed && el.type !== "checkbox" && el.tagName !== "SELECT") {
         el.value = typed.value;
         try { el.setSelectionRange(typed.start, typed.end); } catch { /* number inputs have no selection */ }
       }
     }
   }
+}
+
+/**
+ * The text field being typed in goes into the new tree in place of its new copy (its
+ * attributes brought up to date), so an update arriving mid-typing keeps all the browser
+ * knows of the typing: a new copy lost a number field's selection (no setSelectionRange
+ * there), so "select all, type 4" over an update gave "48", and "0" over "180" sent 180.
+ * Returns the kept field, or null.
+ */
+const TYPED_INPUTS = new Set(["text", "number", "search", "email", "url", "tel", "password"]);
+function keepTyping(tree, active, key, typed) {
+  const typing = active.tagName === "TEXTAREA" || (active.tagName === "INPUT" && TYPED_INPUTS.has(active.type));
+  if (!typed || !typing) return null;
+  const twin = tree.querySelectorAll(key.sel)[Math.max(0, key.i)];
+  if (!twin || twin.tagName !== active.tagName || twin.type !== active.type) return null;
+  for (const { name } of [...active.attributes]) if (!twin.hasAttribute(name)) active.removeAttribute(name);
+  for (const { name, value } of twin.attributes) if (name !== "value") active.setAttribute(name, value);
+  twin.replaceWith(active);
+  return active;
 }
 
 function tick() {
