@@ -41,9 +41,16 @@ async def test_rooms_of_every_process_inspect_kick_close(redis_url, key_prefix, 
         async def listed() -> bool:
             procs = (await admin(ops, "rooms"))["procs"]
             rows = {r["code"]: r for p in procs for r in p["rooms"]}
-            return racing in rows and waiting in rows and rows[racing]["connected"] == 2
+            # each process writes its rooms' summary every beat: wait for one written after
+            # the race started (a beat from the lobby already lists both seats connected)
+            return (
+                racing in rows
+                and waiting in rows
+                and rows[racing]["connected"] == 2
+                and rows[racing]["state"] == "racing"
+            )
 
-        await until(listed, "both processes' rooms on the admin page")
+        await until(listed, "both processes' rooms on the admin page, the race racing")
         procs = (await admin(ops, "rooms"))["procs"]
         assert len(procs) == 2 and sum(p["here"] for p in procs) == 1
         row = next(r for p in procs for r in p["rooms"] if r["code"] == racing)
