@@ -133,7 +133,10 @@ class RaceApp(App[int]):
     def _tick(self) -> None:
         room = self.client.room
         if room.state in ("countdown", "racing"):
-            self.query_one("#top", Static).update(Text.from_ansi(header(room, color=True)))
+            # a query, not query_one: the clock's last tick can come as the app closes, with
+            # its widgets already gone (seen beside a CPU hog: NoMatches at exit)
+            for top in self.query("#top").results(Static):
+                top.update(Text.from_ansi(header(room, color=True)))
 
     # ---- output -------------------------------------------------------------------------
 
