@@ -119,6 +119,12 @@ class Budgets:
         `hint`'s 50,000)."""
         return max(self.hint, self.for_draw(text_game(text)))
 
+    def for_verdict(self, text: str) -> int:
+        """A post-race verdict's budget for a seat's final position: never below its game's
+        draw budget either, for the same reason as `for_hint` (a Putt Putt racer who followed
+        the hints of a drawn deal and resigned was told "unknown" at `verdict`'s 100,000)."""
+        return max(self.verdict, self.for_draw(text_game(text)))
+
 
 def text_game(text: str) -> str:
     """The game a position text is of ("" when it names none)."""
@@ -323,7 +329,9 @@ class SolverPool:
 
         async def one(text: str) -> str:
             try:
-                r: SolveResult = await self.run(VERDICT, solve_position, text, self.budgets.verdict)
+                r: SolveResult = await self.run(
+                    VERDICT, solve_position, text, self.budgets.for_verdict(text)
+                )
             except QueueFull:
                 log.debug("the solver's verdict queue is full: a position's verdict is unknown")
                 return UNKNOWN

@@ -115,5 +115,6 @@ def test_a_hint_gets_at_least_its_games_draw_budget() -> None:
     for game in ("puttputt", "tabbycat", "manx", "klondike", "leapyear"):
         text = new_game(game, seed=1).to_text()
         assert b.for_hint(text) == max(b.hint, b.for_draw(game)) >= b.for_draw(game), game
+        assert b.for_verdict(text) == max(b.verdict, b.for_draw(game)), game
     assert b.for_hint(new_game("puttputt", seed=1).to_text()) > b.hint
     assert b.for_hint("not a position") == max(b.hint, b.for_draw(""))

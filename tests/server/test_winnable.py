@@ -153,13 +153,14 @@ async def test_a_deal_drawn_ahead_is_used_once() -> None:
 async def test_a_seat_still_at_a_won_deal_is_judged_won_without_a_new_solve() -> None:
     """A winnable deal is drawn at a larger budget than a post-race verdict's: a seat that never
     moved gets the deal's known "won", not a verdict solved again at the smaller budget (here
-    1 position, which can only say "unknown"); a seat that moved is judged as before."""
+    1 position with a draw budget of 1, which can only say "unknown"); a seat that moved is
+    judged as before."""
     from solrace.server.solver.solving import RaceVerdicts
 
     async def no_update(code: str, rule: object) -> None:
         return None
 
-    pool = SolverPool(workers=1, budgets=Budgets(verdict=1))
+    pool = SolverPool(workers=1, budgets=Budgets(verdict=1, draw={"puttputt": 1}))
     try:
         judge = RaceVerdicts(pool, no_update)
         options = {"game": "puttputt", "game_options": {}}
