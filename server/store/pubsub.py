@@ -178,7 +178,7 @@ class _Connection:
             with contextlib.suppress(BaseException):
                 await self.task
         with contextlib.suppress(Exception):
-            await self.pubsub.aclose()  # type: ignore[no-untyped-call]
+            await self.pubsub.aclose()  # type: ignore[no-untyped-call,unused-ignore]  # untyped before redis-py 8.2
 
 
 class ChannelMoved(Exception):
