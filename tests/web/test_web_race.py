@@ -174,6 +174,11 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:
         assert my_moves(a) == 0
 
         # Double click sends the Ace home; B's progress bar for A moves.
+        # Playwright sends a double click's second press only once the page has handled the
+        # first (and redrawn the picked-up card): on a loaded machine that can take longer
+        # than the page's 400 ms (a slow phone's own taps keep their times: `at`)
+        for page in (a, b):
+            page.evaluate(f"solrace.ui.doubleClickMs = {int(scaled(400))}")
         a.dblclick(f'.board-wrap.mine [data-card="{tops["t3"]}"]')
         wait_moves(a, 1)
         expect(

@@ -41,6 +41,7 @@ const ui = {
   // the arena this tab takes part in (arena.js): {id, paused, view}; kept over reloads
   arena: (() => { const a = loadArena(); return a ? { ...a, view: null } : null; })(),
   holdMs: 1000,        // the longest a pressed button holds the page's redraws back
+  doubleClickMs: 400,  // a second click on a pile within this sends its card home (boardClick)
   invite: null,        // a room link opened: {code, info (GET /api/room/CODE), missing}
   practice: practiceFromLocation(), // /?practice=DATE/GAME: an archived daily to play
   identity: { shown: false, key: null, offered: keyFromLocation(location) }, // identity.js
@@ -842,21 +843,22 @@ function racing() {
   return Boolean(state.view && state.snap && state.snap.state === "racing" && mine && mine.status === "racing");
 }
 
-/** Click-click moves: pick up, then click a destination; a quick second click sends home. */
-function boardClick(pile, index) {
+/** Click-click moves: pick up, then click a destination; a quick second click sends home
+ * (quick by the clicks' own times, `at`: the redraw after the first may take long on a busy
+ * phone, and a double click then picked the card up and put it down). */
+function boardClick(pile, index, at) {
   if (!racing()) return;
   ui.dropped = false;
   const view = state.view;
-  const now = Date.now();
   const last = ui.lastClick;
-  ui.lastClick = { pile, index, t: now };
+  ui.lastClick = { pile, index, t: at };
   if (pileKind(pile) === "stock") {
     ui.sel = null;
     const move = stockMove(view);
     if (move) sendMove(move);
     return;
   }
-  if (last && last.pile === pile && now - last.t < 400) {
+  if (last && last.pile === pile && at - last.t < ui.doubleClickMs) {
     ui.lastClick = null;
     const move = foundationMove(view, pile);
     if (move) return sendMove(move);

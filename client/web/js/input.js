@@ -14,7 +14,7 @@ function pileAt(x, y, boardSelector) {
 
 /**
  * @param {Element} root element that holds the board (re-rendered freely underneath)
- * @param {object} h handlers: pickUp(pile, index) -> sel|null, click(pile, index|null),
+ * @param {object} h handlers: pickUp(pile, index) -> sel|null, click(pile, index|null, at),
  *   background(), dragStart(sel), drop(sel, to|null)
  */
 export function attachPointer(root, h, boardSelector = ".board-wrap.mine") {
@@ -98,7 +98,9 @@ export function attachPointer(root, h, boardSelector = ".board-wrap.mine") {
       h.drop(d.sel, to);
       return;
     }
-    if (!cancelled && !p.noDrag) h.click(p.pile, p.index);
+    // `at`: when the press was released (the event's own time, not when this handler runs: a
+    // busy page may run the second click of a double click long after the first was done)
+    if (!cancelled && !p.noDrag) h.click(p.pile, p.index, e.timeStamp);
   }
 
   window.addEventListener("pointerup", (e) => finish(e, false));
