@@ -296,15 +296,20 @@ class SolverPool:
                     verdict, length = first.result()
                     if verdict == WON:
                         return seed, length, tried
-                if not pending:
-                    if tried < self.budgets.max_draws and loop.time() < give_up:
-                        continue
+                if not pending and tried < self.budgets.max_draws and not out_of_time:
+                    continue
+                if not pending or out_of_time:
+                    # out of tries, or of time with candidates still solving or queued (a
+                    # slow solve, a queue held by others): the host is told now, not when
+                    # those end
                     raise ProtocolError(
                         "busy",
                         f"no winnable {game} deal found in {tried} tries; try again",
                     )
                 running = [f for _, f in pending if not f.done()]  # the first among them
-                await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(
+                    running, timeout=give_up - loop.time(), return_when=asyncio.FIRST_COMPLETED
+                )
         finally:
             for _, f in pending:
                 f.cancel()  # a candidate still queued leaves the queue

@@ -16,12 +16,13 @@ import pytest
 from helpers.latch import hold
 from helpers.race import play, start_race, until
 from helpers.servers import in_loop
+from helpers.timing import scaled
 from solrace.engine import new_game
 from solrace.protocol.messages import ProtocolError
 from solrace.server.common.metrics import METRICS
 from solrace.server.net.conn import Limits
 from solrace.server.solver.solver_jobs import DRAW, HINT, VERDICT, QueueBounds
-from solrace.server.solver.solving import UNKNOWN, WON, SolverPool
+from solrace.server.solver.solving import UNKNOWN, WON, Budgets, SolverPool
 from solrace.server.solver.work import draw_solve
 
 
@@ -119,6 +120,25 @@ async def test_full_queues_drop_verdicts_and_refuse_hints_and_draws(tmp_path: Pa
         assert got == {"0": WON, "1": WON, "2": UNKNOWN, "3": UNKNOWN}
         await blocker
         assert pool.jobs.started == [VERDICT, HINT, DRAW, VERDICT, VERDICT]
+    finally:
+        pool.close()
+
+
+async def test_a_draw_gives_up_at_its_deadline_while_its_candidates_wait(tmp_path: Path) -> None:
+    """`max_seconds` bounds a winnable draw even when none of its candidates ends in time (a
+    worker held by a long solve, here a latch): the host gets `busy` then, not when a worker
+    comes free, and the draw's queued candidates leave the queue."""
+    pool = SolverPool(workers=1, budgets=Budgets(max_seconds=0.2))
+    try:
+        blocker, release = await _held(pool, tmp_path)
+        with pytest.raises(ProtocolError) as gave_up:
+            await asyncio.wait_for(pool.winnable_seed("puttputt", {}), scaled(60))
+        assert gave_up.value.code == "busy"
+        assert not blocker.done()  # given up while the worker was still held
+        assert pool.jobs.waiting[DRAW] == 0
+        release.touch()
+        assert await asyncio.wait_for(blocker, scaled(60)) == "held"
+        assert pool.jobs.started == [VERDICT]  # no candidate of the draw ever ran
     finally:
         pool.close()
 
