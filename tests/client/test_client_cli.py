@@ -7,6 +7,7 @@ import datetime
 from pathlib import Path
 
 from helpers.output import read_until
+from helpers.timing import scaled
 from solrace.client import Client
 from solrace.server.league.players import key_hash, player_id
 
@@ -65,7 +66,7 @@ async def test_play_joins_readies_and_sends_a_move(server_url, solrace_cmd, chil
         assert "results:" in out
         proc.stdin.write(b"/quit\n")
         await proc.stdin.drain()
-        assert await asyncio.wait_for(proc.wait(), 10) == 0
+        assert await asyncio.wait_for(proc.wait(), scaled(10)) == 0
     finally:
         if proc and proc.returncode is None:
             proc.kill()
@@ -108,7 +109,7 @@ async def test_play_create_prints_share_link(server_url, solrace_cmd, child_env)
         finally:
             await spectator.close()
         proc.stdin.close()  # EOF quits
-        assert await asyncio.wait_for(proc.wait(), 10) == 0
+        assert await asyncio.wait_for(proc.wait(), scaled(10)) == 0
     finally:
         if proc.returncode is None:
             proc.kill()
@@ -139,7 +140,7 @@ async def test_watch_prints_every_board(server_url, solrace_cmd, child_env):
             stderr=asyncio.subprocess.STDOUT,
             env=child_env,
         )
-        out, _ = await asyncio.wait_for(proc.communicate(), 20)
+        out, _ = await asyncio.wait_for(proc.communicate(), scaled(20))
         text = out.decode()
         assert proc.returncode == 0, text
         assert f"room {joined.room}  racing  Leap Year" in text
@@ -179,7 +180,7 @@ async def test_bot_command_races_and_reports(server_url, solrace_cmd, child_env)
         )
         assert sorted(p["name"] for p in host.room.players.values()) == ["robo-1", "robo-2"]
         await host.start()
-        out, _ = await asyncio.wait_for(proc.communicate(), 120)
+        out, _ = await asyncio.wait_for(proc.communicate(), scaled(120))
         text = out.decode()
         assert proc.returncode == 0, text
         assert "robo-1: seat" in text and "robo-2: seat" in text and "1 race(s)" in text
@@ -225,7 +226,7 @@ async def test_play_as_host_without_a_seat_shows_boards(server_url, solrace_cmd,
         assert "Putt Putt" in out
         proc.stdin.write(b"/quit\n")
         await proc.stdin.drain()
-        assert await asyncio.wait_for(proc.wait(), 10) == 0
+        assert await asyncio.wait_for(proc.wait(), scaled(10)) == 0
     finally:
         if proc.returncode is None:
             proc.kill()
@@ -281,7 +282,7 @@ async def test_run_bot_stops_when_told(server_url):
         )
         await host.wait_until(lambda: any(p.get("ready") for p in host.room.players.values()), 10)
         stop.set()
-        result = await asyncio.wait_for(bot, 5)
+        result = await asyncio.wait_for(bot, scaled(5))
         assert result.races == 0 and result.moves == 0 and result.seat == 0
     finally:
         await host.close()
@@ -311,7 +312,7 @@ async def test_bot_command_can_create_and_host_a_room(server_url, solrace_cmd, c
     )
     out = await read_until(proc.stdout, "/r/")
     code = out.split("room ")[1].split(":")[0]
-    rest, _ = await asyncio.wait_for(proc.communicate(), 120)
+    rest, _ = await asyncio.wait_for(proc.communicate(), scaled(120))
     text = out + rest.decode()
     assert proc.returncode == 0, text
     assert "robo-1: seat 0, 1 race(s)" in text and "robo-2: seat 1, 1 race(s)" in text
@@ -357,7 +358,7 @@ async def test_play_daily_scored_then_refused_then_practice(server_url, solrace_
         out = await read_until(proc.stdout, "revealed at")
         assert "results:" in out
         proc.stdin.close()
-        assert await asyncio.wait_for(proc.wait(), 10) == 0
+        assert await asyncio.wait_for(proc.wait(), scaled(10)) == 0
     finally:
         if proc.returncode is None:
             proc.kill()
@@ -374,7 +375,7 @@ async def test_play_daily_scored_then_refused_then_practice(server_url, solrace_
         stderr=asyncio.subprocess.STDOUT,
         env=child_env,
     )
-    said = (await asyncio.wait_for(again.communicate(), 30))[0].decode()
+    said = (await asyncio.wait_for(again.communicate(), scaled(30)))[0].decode()
     assert again.returncode == 1 and "refused: daily_played" in said
     assert "--practice" in said
     out, proc = await play("--practice")
@@ -384,7 +385,7 @@ async def test_play_daily_scored_then_refused_then_practice(server_url, solrace_
         # a past day's deal, named (issue 20: practice never deals today's)
         assert f"(practice on the daily of {yesterday}: not on the board)" in out, out
         proc.stdin.close()
-        await asyncio.wait_for(proc.wait(), 10)
+        await asyncio.wait_for(proc.wait(), scaled(10))
     finally:
         if proc.returncode is None:
             proc.kill()
@@ -419,7 +420,7 @@ async def test_play_quick_races_whoever_is_waiting(server_url, solrace_cmd, chil
         assert "rated, your rating 25.0" in out
         queued = await other.quick("leapyear", "bob")
         assert queued.rated
-        matched = await other.wait_matched(timeout=15)
+        matched = await other.wait_matched(timeout=scaled(15))
         out = await read_until(proc.stdout, "quick match: racing bob")
         assert f"room {matched.room}" in out and "(rated)" in out
         racer = Client(server_url, room=matched.room, player_key=other.player_key)
@@ -430,7 +431,7 @@ async def test_play_quick_races_whoever_is_waiting(server_url, solrace_cmd, chil
         out = await read_until(proc.stdout, "moves: ")  # the race began: ann's board is drawn
         proc.stdin.write(b"/quit\n")
         await proc.stdin.drain()
-        assert await asyncio.wait_for(proc.wait(), 10) == 0
+        assert await asyncio.wait_for(proc.wait(), scaled(10)) == 0
     finally:
         if proc.returncode is None:
             proc.kill()
@@ -490,7 +491,7 @@ async def test_play_arena_joins_is_paired_and_races(server_url, solrace_cmd, chi
         assert [r["bot"] for r in view["standings"] if r["name"] == "botty"] == [True]
         play.stdin.write(b"/quit\n")
         await play.stdin.drain()
-        assert await asyncio.wait_for(play.wait(), 10) == 0
+        assert await asyncio.wait_for(play.wait(), scaled(10)) == 0
     finally:
         for proc in (play, bot):
             if proc.returncode is None:

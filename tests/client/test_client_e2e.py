@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from helpers.timing import scaled
 from helpers.views import ELSEWHERE
 from solrace.client import Client, ErrorReply, Reconnected
 from solrace.client import events as ev
@@ -140,7 +141,7 @@ async def test_resume_after_dropped_socket(server_url):
         for i in range(3):
             moves = legal_moves(a.room.view)
             await a.move(moves[0], n=i + 1)
-        notice = await b.wait_for(lambda m: isinstance(m, Reconnected), timeout=10)
+        notice = await b.wait_for(lambda m: isinstance(m, Reconnected), timeout=scaled(10))
         assert notice.attempts >= 1
         await collect(b, 1.0)
         await collect(a, 0.3)
@@ -212,12 +213,12 @@ async def test_bots_finish_a_putt_putt_race(server_url):
             lambda: sum(bool(p.get("ready")) for p in host.room.players.values()) == 2, timeout=10
         )
         await host.start()
-        results = await asyncio.wait_for(asyncio.gather(*bots), 120)
+        results = await asyncio.wait_for(asyncio.gather(*bots), scaled(120))
         for r in results:
             assert r.races == 1 and r.moves > 0
             assert r.statuses[0] in ("won", "dead", "resigned")
             assert not [e for e in r.errors if e != "bad_state"]  # never illegal, never limited
-        await host.wait_until(lambda: host.room.state == "finished", timeout=20)
+        await host.wait_until(lambda: host.room.state == "finished", timeout=scaled(20))
         ranking = host.room.results["ranking"]
         assert sorted(p["seat"] for p in ranking) == sorted(r.seat for r in results)
         # the moves each bot made replay on the revealed deal to what the server saw
@@ -268,10 +269,10 @@ async def test_bot_readies_again_after_a_rematch(server_url):
                 lambda: any(p.get("ready") for p in host.room.players.values()), timeout=10
             )
             await host.start()
-            await host.wait_until(lambda: host.room.state == "finished", timeout=60)
+            await host.wait_until(lambda: host.room.state == "finished", timeout=scaled(60))
             if race == 0:
                 await host.rematch()
-        result = await asyncio.wait_for(bot, 30)
+        result = await asyncio.wait_for(bot, scaled(30))
         assert result.races == 2 and len(result.statuses) == 2
         assert "rate_limited" not in result.errors  # the bot keeps to the server's limits
     finally:

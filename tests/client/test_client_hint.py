@@ -6,6 +6,7 @@ import asyncio
 import re
 
 from helpers.output import read_until
+from helpers.timing import scaled
 from solrace.client.verdicts import hint_line, solved_line
 
 
@@ -46,7 +47,7 @@ async def test_play_hint_gives_a_move_the_server_takes(server_url, solrace_cmd, 
             proc.stdin.write(found.group(1).encode() + b"\n")
             await read_until(proc.stdout, f"ok {found.group(1)} (move {n})", 60)
         proc.stdin.close()  # EOF quits
-        assert await asyncio.wait_for(proc.wait(), 10) == 0
+        assert await asyncio.wait_for(proc.wait(), scaled(10)) == 0
     finally:
         if proc.returncode is None:
             proc.kill()

@@ -7,6 +7,7 @@ import asyncio
 import random
 
 from helpers.output import read_line_with
+from helpers.timing import scaled
 from solrace.client import Client, parse_target
 from solrace.client.bot import DEFAULT_RACES, pause, seed_of
 from solrace.client.render import header, render_spectator_screen
@@ -131,7 +132,9 @@ async def test_bot_create_prints_a_watch_link_and_leaves_after_one_race(
         code = room_line.split("room ")[1].split(":")[0]
         watch = await read_line_with(proc.stdout, "watch it: ")
         assert parse_target(watch.split("watch it: ")[1].strip()).room == code
-        rest, _ = await asyncio.wait_for(proc.communicate(), 120)  # no --races: one race, then out
+        rest, _ = await asyncio.wait_for(
+            proc.communicate(), scaled(120)
+        )  # no --races: one race, then out
         assert proc.returncode == 0, rest.decode()
         assert "1 race(s)" in rest.decode()
     finally:

@@ -11,6 +11,7 @@ import signal
 import uuid
 
 from helpers.race import until
+from helpers.timing import scaled
 from solrace.bench.server_process import ServerProcess
 from solrace.client import Client
 from solrace.client.bot import run_bot
@@ -102,7 +103,7 @@ async def test_a_request_refused_busy_is_sent_again(tmp_path) -> None:
                 await until(lambda: any(m.get("code") == "busy" for m in received), "busy")
                 os.kill(redis.proc.pid, signal.SIGCONT)
                 frozen = False
-                joined = await asyncio.wait_for(join, 30)
+                joined = await asyncio.wait_for(join, scaled(30))
                 assert joined.room == created.room and joined.seat == 1
             finally:
                 if frozen:
@@ -118,7 +119,7 @@ async def test_the_first_connect_waits_for_a_restarting_server(race_server) -> N
     client = Client(race_server.ws_url)
     restart = asyncio.create_task(asyncio.to_thread(race_server.restart))
     try:
-        welcome = await asyncio.wait_for(client.connect(), 60)
+        welcome = await asyncio.wait_for(client.connect(), scaled(60))
         assert welcome.version >= 1
         await restart
         assert (await client.ping()).type == "pong"
@@ -186,7 +187,7 @@ async def _bots_through_a_restart(race_server: ServerProcess, url: str) -> None:
             seed=1,
         )
     )
-    code = await asyncio.wait_for(rooms, 30)
+    code = await asyncio.wait_for(rooms, scaled(30))
     guest = asyncio.create_task(run_bot(url, code, "b2", 0.05, stop, seed=2))
     watcher = Client(race_server.ws_url, auto_resume=True)
     await watcher.connect()
@@ -201,7 +202,7 @@ async def _bots_through_a_restart(race_server: ServerProcess, url: str) -> None:
         before = {s: p["moves"] for s, p in watcher.room.players.items()}
         race_server.kill()
         await asyncio.to_thread(race_server.restart)
-        results = await asyncio.wait_for(asyncio.gather(host, guest), 90)
+        results = await asyncio.wait_for(asyncio.gather(host, guest), scaled(90))
     finally:
         stop.set()
         await watcher.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from helpers.timing import scaled
 from solrace.client import Client, ErrorReply, Reconnected
 from solrace.client.moves import legal_moves
 
@@ -24,8 +25,8 @@ async def test_auto_resume_survives_server_restart(race_server):
         await b.wait_board()
         await a.move(legal_moves(a.room.view)[0], n=1)
         await asyncio.to_thread(race_server.restart)
-        await a.wait_for(lambda m: isinstance(m, Reconnected), timeout=30)
-        await b.wait_for(lambda m: isinstance(m, Reconnected), timeout=30)
+        await a.wait_for(lambda m: isinstance(m, Reconnected), timeout=scaled(30))
+        await b.wait_for(lambda m: isinstance(m, Reconnected), timeout=scaled(30))
         # the seat, its board and the room state all come back from Redis
         assert a.room.state == "racing" and a.room.view["moves"] == 1
         ack = await a.move(legal_moves(a.room.view)[0], n=2)

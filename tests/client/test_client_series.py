@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from helpers.timing import scaled
 from solrace.client import Client
 from solrace.client.options import parse_option, room_options
 from solrace.client.render import render_player_screen, render_standings
@@ -49,18 +50,18 @@ async def test_a_bot_races_a_series_and_the_host_ends_it(server_url) -> None:
             await host.start()
             await host.wait_board(10)
             await host.resign()
-            await host.wait_until(lambda: host.room.state == "finished", timeout=60)
+            await host.wait_until(lambda: host.room.state == "finished", timeout=scaled(60))
             series = host.room.series
             assert series is not None and series["played"] == race + 1 and not series["ended"]
             if race == 0:
                 await host.rematch()
                 await host.ready()
-        await asyncio.wait_for(bot, 30)
+        await asyncio.wait_for(bot, scaled(30))
         rows = {r["name"]: r for r in host.room.series["standings"]}
         assert rows["robo"]["bot"] is True and rows["host"]["bot"] is False
         assert len(rows["robo"]["rounds"]) == 2
         await host.end_series()
-        await host.wait_until(lambda: host.room.series["ended"], timeout=10)
+        await host.wait_until(lambda: host.room.series["ended"], timeout=scaled(10))
         text = render_standings(host.room.series)
         assert text.startswith("final standings (2 rounds):") and "robo [bot]" in text
         assert text in render_player_screen(host.room, color=False)  # the lobby shows them

@@ -26,6 +26,7 @@ import pytest
 import redis as sync_redis
 import yaml
 from deploy.test_nginx_proxy import certificate, local_conf
+from helpers.timing import scaled
 from solrace.server import main as serve_main
 from solrace.server.store.redis_process import RedisProcess, free_cluster_port
 
@@ -205,7 +206,9 @@ def run_init(nodes: list[RedisProcess]) -> subprocess.CompletedProcess[str]:
         "REDIS_REPLICAS": "1",
     }
     script = ROOT / "server" / "deploy" / "cluster-init.sh"
-    return subprocess.run(["sh", str(script)], env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["sh", str(script)], env=env, capture_output=True, text=True, timeout=scaled(120)
+    )
 
 
 @pytest.mark.skipif(shutil.which("redis-cli") is None, reason="redis-cli is not installed")

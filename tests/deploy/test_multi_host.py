@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 import redis as sync_redis
 from deploy.test_nginx_proxy import nginx
+from helpers.timing import scaled
 from solrace.bench.server_process import ServerProcess
 from solrace.client import Client
 from solrace.client.bot import run_bot
@@ -218,7 +219,7 @@ async def race_through_failures(
                 )
             )
         )
-        code = await asyncio.wait_for(joined, 60)
+        code = await asyncio.wait_for(joined, scaled(60))
         codes.append(code)
         bots.append(asyncio.create_task(run_bot(url, code, f"g{r}", 0.15, stop, seed=100 + r)))
     watchers = []
@@ -245,7 +246,7 @@ async def race_through_failures(
         hosts.kill(hosts.names[1])
         masters = master_ports(cluster)
         cluster.kill(masters[0])
-        results = await asyncio.wait_for(asyncio.gather(*bots), 240)
+        results = await asyncio.wait_for(asyncio.gather(*bots), scaled(240))
         finals = []
         for w in watchers:
             await w.wait_until(lambda w=w: w.room.results is not None, 120)

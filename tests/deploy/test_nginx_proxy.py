@@ -195,7 +195,7 @@ def proxy(redis_url: str, key_prefix: str, tmp_path: Path, monkeypatch: pytest.M
 
 
 def connections(server: ServerProcess) -> int:
-    with urllib.request.urlopen(f"{server.url}/healthz", timeout=5) as r:
+    with urllib.request.urlopen(f"{server.url}/healthz", timeout=scaled(5)) as r:
         return int(json.loads(r.read())["connections"])
 
 
@@ -307,7 +307,9 @@ async def test_four_hundred_websockets_through_the_proxy(proxy) -> None:
     sockets = []
 
     async def one() -> None:
-        ws = await connect(f"{proxy.ws_url}?room={secrets.token_hex(3).upper()}", open_timeout=30)
+        ws = await connect(
+            f"{proxy.ws_url}?room={secrets.token_hex(3).upper()}", open_timeout=scaled(30)
+        )
         sockets.append(ws)
 
     try:
@@ -366,7 +368,7 @@ def test_port_80_redirects_and_answers_the_acme_challenge(proxy) -> None:
     (challenge / "tok3n").write_text("tok3n.key")
 
     def get(path: str) -> tuple[int, str | None, bytes]:
-        conn = http.client.HTTPConnection("127.0.0.1", proxy.http_port, timeout=10)
+        conn = http.client.HTTPConnection("127.0.0.1", proxy.http_port, timeout=scaled(10))
         try:
             conn.request("GET", path, headers={"Host": "race.example"})
             resp = conn.getresponse()

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import http.client
 
+from helpers.timing import scaled
+
 
 def get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[int, dict, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=scaled(10))
     try:
         conn.request("GET", path, headers=headers or {})
         resp = conn.getresponse()

@@ -190,7 +190,7 @@ async def wire() -> AsyncIterator[Callable[..., Any]]:
     yield make
     for c in made:
         try:
-            await asyncio.wait_for(c.close(), 2)
+            await asyncio.wait_for(c.close(), scaled(2))
         except Exception:
             pass
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from helpers.timing import scaled
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from solrace.protocol.messages import ProtocolError
@@ -110,7 +111,7 @@ async def test_the_fence_knows_who_listens_and_watches(pair) -> None:
             if msg is not None:
                 return bytes(msg["data"])
 
-    assert (await asyncio.wait_for(published(), 5.0)).startswith(b"e" + a.origin)
+    assert (await asyncio.wait_for(published(), scaled(5.0))).startswith(b"e" + a.origin)
     await b.unsubscribe(CODE)
     await b.presence(CODE, "spectators", -2)
     held = await a.load(CODE)

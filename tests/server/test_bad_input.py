@@ -7,6 +7,7 @@ import asyncio
 import msgpack
 import solrace
 import solrace.engine as engine
+from helpers.timing import scaled
 from solrace.bench.server_process import ServerProcess
 from solrace.protocol import messages as m
 
@@ -28,7 +29,7 @@ async def test_hello_first_and_versions(shared_server, wire) -> None:
     assert r["code"] == "hello_required"
     r = await c.request({"type": "hello", "version": 99})
     assert r["code"] == "unsupported_version" and r["versions"] == list(m.VERSIONS)
-    code, _ = await asyncio.wait_for(c.closed, 5)
+    code, _ = await asyncio.wait_for(c.closed, scaled(5))
     assert code == 1002
 
 
@@ -53,7 +54,7 @@ async def test_garbage_then_close_1007(shared_server, wire) -> None:
     assert (await c.request({"type": "ping", "t": 5}))["t"] == 5  # still usable
     await c.send_raw(b"\xc1")
     assert (await c.next_push())["code"] == "bad_frame"
-    code, _ = await asyncio.wait_for(c.closed, 5)
+    code, _ = await asyncio.wait_for(c.closed, scaled(5))
     assert code == 1007
 
 
@@ -61,7 +62,7 @@ async def test_text_frames_close_1003(shared_server, wire) -> None:
     c = await wire(shared_server.ws_url)
     for _ in range(3):
         await c.send_raw('{"type": "hello"}')
-    code, _ = await asyncio.wait_for(c.closed, 5)
+    code, _ = await asyncio.wait_for(c.closed, scaled(5))
     assert code == 1003
     assert [x["code"] for x in c.received if x["type"] == "error"] == ["bad_frame"] * 3
 
@@ -70,7 +71,7 @@ async def test_oversize_frame_error_then_1009(shared_server, wire) -> None:
     c = await wire(shared_server.ws_url)
     await c.send_raw(m.encode({"type": "ping", "t": "x" * 10000}))
     assert (await c.next_push())["code"] == "frame_too_large"
-    code, _ = await asyncio.wait_for(c.closed, 5)
+    code, _ = await asyncio.wait_for(c.closed, scaled(5))
     assert code == 1009
 
 
@@ -84,7 +85,7 @@ async def test_a_frame_of_any_size_over_the_limit_gets_the_error_then_1009(
         await c.send_raw(m.encode({"type": "ping", "t": "x" * size}))
         err = await c.next_push()
         assert err["code"] == "frame_too_large" and m.validate_server(err) is err
-        code, _ = await asyncio.wait_for(c.closed, 5)
+        code, _ = await asyncio.wait_for(c.closed, scaled(5))
         assert code == 1009
 
 
@@ -120,7 +121,7 @@ async def test_flood_is_rate_limited_then_closed_1008(redis_url, key_prefix, wir
         c = await wire(srv.ws_url)  # hello took one token
         for _ in range(40):
             await c.send_raw(m.encode({"type": "ping"}))
-        code, _ = await asyncio.wait_for(c.closed, 5)
+        code, _ = await asyncio.wait_for(c.closed, scaled(5))
         assert code == 1008
         kinds = [x.get("code") or x["type"] for x in c.received]
         assert kinds.count("pong") == 4 and "rate_limited" in kinds
@@ -263,7 +264,7 @@ async def test_silent_connection_is_closed_1001(redis_url, key_prefix, wire) -> 
         for _ in range(3):  # application pings keep it open
             await asyncio.sleep(0.3)
             assert (await c.request({"type": "ping"}))["type"] == "pong"
-        code, _ = await asyncio.wait_for(c.closed, 5)
+        code, _ = await asyncio.wait_for(c.closed, scaled(5))
         assert code == 1001
         await asyncio.to_thread(srv.stop)
 

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from helpers.deals import TEST_SECRET
 from helpers.race import play, until
+from helpers.timing import scaled
 from solrace.protocol import messages as m
 from solrace.protocol.record_sign import check
 from solrace.protocol.record_text import export, parse
@@ -61,7 +62,7 @@ class Daily:
 
     def _get(self, path: str) -> tuple[int, bytes]:
         try:
-            with urllib.request.urlopen(self.http_url + path, timeout=10) as r:
+            with urllib.request.urlopen(self.http_url + path, timeout=scaled(10)) as r:
                 return r.status, r.read()
         except urllib.error.HTTPError as e:
             return e.code, e.read()

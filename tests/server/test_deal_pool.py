@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from helpers.deals import TEST_SECRET
 from helpers.race import until
+from helpers.timing import scaled
 from solrace.cli import main
 from solrace.engine import new_game
 from solrace.engine.solve import solve_deal
@@ -175,7 +176,7 @@ async def test_a_daily_asked_before_it_was_drawn_comes_from_the_pool_at_once(
     try:
         d.predraw(["puttputt"])
         await until(lambda: solver.draws > 0, "the pre-draw's search waits on the solver")
-        dealt = await asyncio.wait_for(d.deal(DAY, "puttputt"), timeout=30)
+        dealt = await asyncio.wait_for(d.deal(DAY, "puttputt"), timeout=scaled(30))
         assert (dealt.seed, dealt.solution, dealt.n) == (want.seed, want.length, POOLED)
         assert json.loads(await redis.get(key)) == {
             "seed": want.seed,

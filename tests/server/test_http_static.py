@@ -7,13 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.timing import scaled
 from solrace.protocol.messages import VERSION
 from solrace.server.net.http import PROTOCOL_PLACEHOLDER, resolve_static, web_root
 from solrace.server.net.transport import SERVER_NAME
 
 
 def get(server, path: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=scaled(5))
     conn.putrequest(method, path, skip_accept_encoding=True)
     conn.endheaders()
     resp = conn.getresponse()
@@ -77,7 +78,7 @@ def test_resolve_static_stays_inside(tmp_path: Path) -> None:
 
 def test_only_get_is_served(shared_server) -> None:
     """websockets parses GET requests only; anything else is dropped without a response."""
-    conn = http.client.HTTPConnection("127.0.0.1", shared_server.port, timeout=5)
+    conn = http.client.HTTPConnection("127.0.0.1", shared_server.port, timeout=scaled(5))
     conn.request("POST", "/", body=b"x")
     with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError)):
         conn.getresponse()
@@ -114,7 +115,7 @@ def test_replay_and_player_pages_are_the_app_with_assets_one_folder_up(shared_se
 
 def cache_controls(server, path: str) -> tuple[int, list[str]]:
     """Every Cache-Control header of the answer (a dict would keep only one of them)."""
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=scaled(5))
     conn.request("GET", path)
     resp = conn.getresponse()
     resp.read()

@@ -10,6 +10,7 @@ import asyncio
 import pytest
 import redis.asyncio as aioredis
 from helpers.race import until
+from helpers.timing import scaled
 from solrace.bench.server_process import ServerProcess
 from solrace.server.common.codes import CODE_LENGTH, PRIVATE_CODE_LENGTH
 from solrace.server.net.conn import address_key, forwarded_for, networks
@@ -36,7 +37,7 @@ async def test_connections_per_address_are_capped(limited, wire) -> None:
     url = limited.ws_url
     held = [await wire(url, source=A) for _ in range(3)]
     extra = await wire(url, hello=False, source=A)
-    code, _ = await asyncio.wait_for(extra.closed, 10)
+    code, _ = await asyncio.wait_for(extra.closed, scaled(10))
     assert code == 1008
     assert refused(extra.received[0], "connections")
     other = await wire(url, source=B)  # another address is not concerned
@@ -51,7 +52,7 @@ def limited_health(srv: ServerProcess) -> int:
     import json
     import urllib.request
 
-    with urllib.request.urlopen(f"{srv.url}/healthz", timeout=5) as resp:
+    with urllib.request.urlopen(f"{srv.url}/healthz", timeout=scaled(5)) as resp:
         return int(json.load(resp)["connections"])
 
 

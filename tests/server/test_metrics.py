@@ -7,13 +7,14 @@ import asyncio
 import urllib.request
 
 from helpers.race import play, start_race
+from helpers.timing import scaled
 from helpers.views import ELSEWHERE
 from prometheus_client.parser import text_string_to_metric_families
 
 
 def scrape(url: str) -> tuple[str, dict[tuple[str, tuple[tuple[str, str], ...]], float]]:
     """The content type and every sample, keyed by name and labels."""
-    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as resp:
+    with urllib.request.urlopen(f"{url}/metrics", timeout=scaled(10)) as resp:
         content_type = resp.headers["Content-Type"]
         body = resp.read().decode()
     samples = {}

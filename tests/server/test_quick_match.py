@@ -13,6 +13,7 @@ import pytest
 import redis.asyncio as aioredis
 from helpers.race import until
 from helpers.servers import in_loop, serving
+from helpers.timing import scaled
 from solrace.client.player_key import new_key
 from solrace.protocol import messages as m
 from solrace.server.race.quick import QuickConfig
@@ -218,7 +219,7 @@ async def test_with_workers_the_room_is_made_where_its_code_routes(
     from solrace.server.net.front import rendezvous
 
     def health(srv: Any, room: str) -> dict[str, Any]:
-        with urllib.request.urlopen(f"{srv.url}/healthz?room={room}", timeout=10) as r:
+        with urllib.request.urlopen(f"{srv.url}/healthz?room={room}", timeout=scaled(10)) as r:
             out: dict[str, Any] = json.loads(r.read())
             return out
 
@@ -304,7 +305,7 @@ async def test_marked_bots_fill_in_for_a_player_who_waited_alone(
             _seat, joined = await take_seat(wire, url, matched)
             marks = {p["name"]: p.get("bot", False) for p in joined["snapshot"]["players"]}
             assert marks == {"ann": False, "robo0": True, "robo1": True}
-            results = await asyncio.wait_for(asyncio.gather(*bots), 60)
+            results = await asyncio.wait_for(asyncio.gather(*bots), scaled(60))
             assert all(r.races == 1 and r.room == matched["room"] for r in results)
         finally:
             stop.set()

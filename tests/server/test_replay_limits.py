@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from helpers.records import finished_room
+from helpers.timing import scaled
 from solrace.server.app import build
 from solrace.server.league.records import build_record
 from solrace.server.net.api import Api
@@ -31,7 +32,7 @@ def get(url: str, address: str) -> tuple[int, dict[str, str], bytes]:
     """A GET as a client behind the trusted proxy (loopback) at `address`."""
     req = urllib.request.Request(url, headers={"X-Forwarded-For": address})
     try:
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=scaled(10)) as r:
             return r.status, dict(r.headers), r.read()
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), e.read()

@@ -8,6 +8,7 @@ import pytest
 import redis.asyncio as aioredis
 from helpers.race import current_view, play, reached, seated_room, sent_to, start_race, until
 from helpers.servers import serving
+from helpers.timing import scaled
 from helpers.views import ELSEWHERE, putt_move
 from solrace.protocol.messages import decode_trusted as decode
 
@@ -137,7 +138,7 @@ async def test_sigkill_mid_race_keeps_every_acked_move(race_server, wire) -> Non
     acks_b = await play(b, 3)
     race_server.kill()
     for c in (a, b):
-        code_reason = await asyncio.wait_for(c.closed, 5)
+        code_reason = await asyncio.wait_for(c.closed, scaled(5))
         assert code_reason[0] != 1000
     race_server.start()
     a2 = await wire(race_server.ws_url)
@@ -176,7 +177,7 @@ async def test_sigterm_closes_with_1001(race_server, wire) -> None:
     c = await wire(race_server.ws_url)
     await c.request({"type": "create", "name": "x"})
     assert await asyncio.to_thread(race_server.stop) == 0
-    code, _ = await asyncio.wait_for(c.closed, 5)
+    code, _ = await asyncio.wait_for(c.closed, scaled(5))
     assert code == 1001
 
 

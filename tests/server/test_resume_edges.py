@@ -11,6 +11,7 @@ import urllib.request
 
 import pytest
 from helpers.race import play, reached, start_race
+from helpers.timing import scaled
 
 ODD_LAST_EVENTS = [10**6, -1, -(2**63), 2**63 - 1, 2**64 - 1]
 
@@ -46,7 +47,7 @@ async def test_spectate_with_a_last_event_the_room_never_had_resyncs(
 
 def room_loads(url: str) -> float:
     """The server's count of full room loads (document, logs and replay) from its /metrics."""
-    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as resp:
+    with urllib.request.urlopen(f"{url}/metrics", timeout=scaled(10)) as resp:
         text = resp.read().decode()
     for line in text.splitlines():
         if line.startswith("solrace_room_loads_total "):

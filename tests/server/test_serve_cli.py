@@ -37,13 +37,15 @@ def _start_serve(port: int, redis_port: int, data_dir: Path) -> subprocess.Popen
     deadline = time.monotonic() + scaled(15)
     while True:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=0.5) as resp:
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{port}/healthz", timeout=scaled(0.5)
+            ) as resp:
                 assert resp.status == 200
                 return proc
         except OSError:
             if time.monotonic() >= deadline or proc.poll() is not None:
                 proc.kill()  # not left behind, with its embedded Redis, by a failed test
-                out, _ = proc.communicate(timeout=15)
+                out, _ = proc.communicate(timeout=scaled(15))
                 raise AssertionError(
                     f"server did not come up:\n{out.decode(errors='replace')[-2000:]}"
                 ) from None
@@ -52,7 +54,7 @@ def _start_serve(port: int, redis_port: int, data_dir: Path) -> subprocess.Popen
 
 def _stop(proc: subprocess.Popen[bytes]) -> bytes:
     proc.terminate()
-    out, _ = proc.communicate(timeout=15)
+    out, _ = proc.communicate(timeout=scaled(15))
     assert proc.returncode == 0, out.decode(errors="replace")[-2000:]
     return out
 

@@ -60,12 +60,12 @@ async def test_a_hint_runs_before_queued_verdicts_and_draws(tmp_path: Path) -> N
         await until(lambda: pool.jobs.waiting[HINT] == 1, "the hint queued")
         assert not hint.done()
         release.touch()
-        verdict, move = await asyncio.wait_for(hint, 60)
+        verdict, move = await asyncio.wait_for(hint, scaled(60))
         assert verdict == WON and move is not None
         assert not verdicts.done()  # the hint did not wait for the verdicts queued before it
-        assert await asyncio.wait_for(blocker, 60) == "held"
-        assert (await asyncio.wait_for(draw, 60))[0] == WON
-        assert set((await asyncio.wait_for(verdicts, 60)).values()) == {WON}
+        assert await asyncio.wait_for(blocker, scaled(60)) == "held"
+        assert (await asyncio.wait_for(draw, scaled(60)))[0] == WON
+        assert set((await asyncio.wait_for(verdicts, scaled(60))).values()) == {WON}
         assert pool.jobs.started == [VERDICT, HINT, DRAW] + [VERDICT] * 6
     finally:
         pool.close()
@@ -80,11 +80,11 @@ async def test_verdicts_leave_a_worker_free_for_hints(tmp_path: Path) -> None:
         verdicts = asyncio.ensure_future(pool.position_verdicts(_texts(3)))
         await until(lambda: pool.jobs.waiting[VERDICT] == 3, "3 verdicts queued")
         assert pool.jobs.running == 1  # a worker is free, and no verdict took it
-        hint = await asyncio.wait_for(pool.hint(new_game("puttputt", seed=1).to_text()), 60)
+        hint = await asyncio.wait_for(pool.hint(new_game("puttputt", seed=1).to_text()), scaled(60))
         assert hint[0] == WON and not blocker.done()  # answered while the verdict held on
         assert pool.jobs.started == [VERDICT, HINT]
         release.touch()
-        assert set((await asyncio.wait_for(verdicts, 60)).values()) == {WON}
+        assert set((await asyncio.wait_for(verdicts, scaled(60))).values()) == {WON}
         assert pool.jobs.started == [VERDICT, HINT] + [VERDICT] * 3
     finally:
         pool.close()
@@ -113,10 +113,10 @@ async def test_full_queues_drop_verdicts_and_refuse_hints_and_draws(tmp_path: Pa
         assert over.value.code == "busy"
         assert pool.jobs.waiting == {HINT: 1, DRAW: 1, VERDICT: 2}  # nothing more was queued
         release.touch()
-        assert (await asyncio.wait_for(hint, 60))[0] == WON
-        assert (await asyncio.wait_for(same, 60))[0] == WON  # the same position: one solve
-        assert (await asyncio.wait_for(draw, 60))[0] == WON
-        got = await asyncio.wait_for(verdicts, 60)
+        assert (await asyncio.wait_for(hint, scaled(60)))[0] == WON
+        assert (await asyncio.wait_for(same, scaled(60)))[0] == WON  # the same position: one solve
+        assert (await asyncio.wait_for(draw, scaled(60)))[0] == WON
+        got = await asyncio.wait_for(verdicts, scaled(60))
         assert got == {"0": WON, "1": WON, "2": UNKNOWN, "3": UNKNOWN}
         await blocker
         assert pool.jobs.started == [VERDICT, HINT, DRAW, VERDICT, VERDICT]

@@ -20,6 +20,7 @@ import urllib.request
 
 from helpers.race import current_view, play
 from helpers.servers import serving
+from helpers.timing import scaled
 from solrace.client import Client
 from solrace.client.urls import with_room
 from solrace.server.app import build
@@ -35,7 +36,7 @@ WORKERS = ["--workers", "2"]
 
 def health(srv, room: str | None = None) -> dict:
     url = f"{srv.url}/healthz" + (f"?room={room}" if room else "")
-    with urllib.request.urlopen(url, timeout=10) as r:
+    with urllib.request.urlopen(url, timeout=scaled(10)) as r:
         return json.loads(r.read())
 
 
@@ -173,7 +174,7 @@ async def test_sigkill_of_a_worker_mid_race_loses_no_acked_move(
         victim = health(srv, code)
         os.kill(victim["pid"], signal.SIGKILL)
         for c in (host, guest):
-            close_code, _ = await asyncio.wait_for(c.closed, 10)
+            close_code, _ = await asyncio.wait_for(c.closed, scaled(10))
             assert close_code != 1000
         # the players resume at once: the room routes to the surviving worker (or to the
         # restarted one); either serves it from the Redis log

@@ -11,6 +11,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from helpers.timing import scaled
+
 JS_TESTS = Path(__file__).parent / "js"
 
 
@@ -19,7 +21,9 @@ def test_pure_modules_pass_under_node() -> None:
     assert node, "node is required for the web client's unit tests (apt-get install nodejs)"
     files = sorted(str(p) for p in JS_TESTS.glob("*.test.mjs"))
     assert len(files) >= 2
-    proc = subprocess.run([node, "--test", *files], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [node, "--test", *files], capture_output=True, text=True, timeout=scaled(120)
+    )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-4000:]
     passed = int(re.search(r"^# pass (\d+)", out, re.M).group(1))
