@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers.timing import scaled
 from solrace.bench.load import main
 
 NUMBER = r"[0-9]+(?:\.[0-9]+)?"
@@ -71,7 +72,7 @@ def test_quick_throughput_run_prints_its_figures(
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(scaled(300))
 def test_quick_run_prints_every_figure(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["--quick", "--scenario", "all", "--work-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out

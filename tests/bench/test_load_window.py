@@ -8,6 +8,7 @@ import io
 from pathlib import Path
 
 import pytest
+from helpers.timing import scaled
 from solrace.bench.load import DEFAULT_SERVER_ARGS, Bench, parse_args
 from solrace.bench.load_procs import EchoServer, cpu_seconds
 from solrace.bench.load_report import Report
@@ -25,7 +26,7 @@ def test_bench_servers_exempt_every_address_the_bots_connect_from() -> None:
     assert guard.exempt(SPECTATOR_SOURCE)
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(scaled(60))
 def test_warmup_runs_the_load_and_cpu_is_read_over_the_window(
     redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

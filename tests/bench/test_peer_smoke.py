@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers.timing import scaled
 from solrace.bench.peer import PEER_DIR, ensure_node_modules, main
 from solrace.engine import new_game
 
@@ -63,7 +64,7 @@ def peer_installed() -> Path:
     return ensure_node_modules()
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(scaled(120))
 def test_quick_peer_run_prints_every_figure(
     peer_installed: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -125,7 +126,7 @@ process.stdout.write(JSON.stringify(out));
 """
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(scaled(60))
 def test_peer_klondike_deals_and_judges_moves_as_the_engine(peer_installed: Path) -> None:
     """The peer's room must do solrace's job: the same deal, the same legal moves, the same
     views, over random walks of every kind of move (draw one, moves=top, unlimited passes)."""

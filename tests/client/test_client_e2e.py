@@ -184,10 +184,10 @@ async def test_spectator_gets_boards_and_progress(server_url):
         assert set(s.room.boards) == {0, 1}
         assert all("hidden" in x for x in s.room.boards[0]["piles"]["s"])
         await a.move(legal_moves(a.room.view)[0], n=1)
-        await s.wait_until(lambda: s.room.boards[0]["moves"] == 1, 5)
+        await s.wait_until(lambda: s.room.boards[0]["moves"] == 1, scaled(5))
         assert s.room.boards[0]["moves"] == 1
         # the progress comes as an event, or folded into a snapshot: the model has it either way
-        await s.wait_until(lambda: s.room.players[0]["moves"] == 1, 5)
+        await s.wait_until(lambda: s.room.players[0]["moves"] == 1, scaled(5))
         from solrace.protocol.messages import validate_server
 
         for msg in s.received:
@@ -343,7 +343,7 @@ async def test_a_player_only_ever_sees_its_own_board(server_url):
                 await b.move(legal_moves(b.room.view)[0], n=i + 1)
         await a.resign()
         await b.resign()
-        await b.wait_until(lambda: b.room.state == "finished", 10)
+        await b.wait_until(lambda: b.room.state == "finished", scaled(10))
         from solrace.protocol.messages import validate_server
 
         seen_results = False
@@ -393,7 +393,7 @@ async def test_a_gap_in_event_numbers_triggers_a_resync(server_url):
             )
         )
         assert b.room.gaps == [n + 5]
-        await b.wait_for(lambda m: type(m).__name__ == "Resynced", 5)
+        await b.wait_for(lambda m: type(m).__name__ == "Resynced", scaled(5))
         assert b.room.gaps == [] and b.room.players[0]["moves"] == players_before["moves"]
     finally:
         await a.close()

@@ -116,7 +116,9 @@ async def test_the_first_connect_waits_for_a_restarting_server(race_server) -> N
     """A client started while its server is down (being restarted) connects once it is up,
     instead of failing at the first refused connection."""
     race_server.kill()
-    client = Client(race_server.ws_url)
+    # the client's tries (about 9 s of backoff) stretched as the machine's hang bounds are:
+    # a restart took longer under a hog
+    client = Client(race_server.ws_url, connect_tries=int(scaled(8)))
     restart = asyncio.create_task(asyncio.to_thread(race_server.restart))
     try:
         welcome = await asyncio.wait_for(client.connect(), scaled(60))
@@ -198,7 +200,7 @@ async def _bots_through_a_restart(race_server: ServerProcess, url: str) -> None:
             players = watcher.room.players
             return len(players) == 2 and all(p.get("moves", 0) >= k for p in players.values())
 
-        await watcher.wait_until(lambda: moved(3), 30)
+        await watcher.wait_until(lambda: moved(3), scaled(30))
         before = {s: p["moves"] for s, p in watcher.room.players.items()}
         race_server.kill()
         await asyncio.to_thread(race_server.restart)

@@ -12,7 +12,10 @@ from solrace.client.moves import legal_moves
 
 async def test_auto_resume_survives_server_restart(race_server):
     url = race_server.ws_url
-    a, b = Client(url, auto_resume=True), Client(url, auto_resume=True)
+    # the reconnect's tries (about 40 s of backoff) stretched as the hang bounds are
+    tries = int(scaled(16))
+    a = Client(url, auto_resume=True, reconnect_tries=tries)
+    b = Client(url, auto_resume=True, reconnect_tries=tries)
     await a.connect()
     await b.connect()
     try:
@@ -31,7 +34,7 @@ async def test_auto_resume_survives_server_restart(race_server):
         assert a.room.state == "racing" and a.room.view["moves"] == 1
         ack = await a.move(legal_moves(a.room.view)[0], n=2)
         assert ack.n == 2
-        await b.wait_until(lambda: b.room.players[0]["moves"] == 2, 10)  # event or snapshot
+        await b.wait_until(lambda: b.room.players[0]["moves"] == 2, scaled(10))  # event or snapshot
     finally:
         await a.close()
         await b.close()
@@ -46,7 +49,7 @@ async def test_rematch_kick_and_leave(server_url):
         await b.join(joined.room, "bob")
         jc = await c.join(joined.room, "cy")
         await a.kick(jc.seat)
-        await a.wait_until(lambda: jc.seat not in a.room.players, 5)
+        await a.wait_until(lambda: jc.seat not in a.room.players, scaled(5))
         assert jc.seat not in a.room.players
         with pytest.raises(ErrorReply):
             await c.ready()
@@ -57,11 +60,11 @@ async def test_rematch_kick_and_leave(server_url):
         await b.wait_board()
         await a.resign()
         await b.resign()
-        await a.wait_until(lambda: a.room.state == "finished", 10)
+        await a.wait_until(lambda: a.room.state == "finished", scaled(10))
         assert a.room.state == "finished" and len(a.room.results["ranking"]) == 2
         first_commitment = a.room.commitment
         await a.rematch()
-        await b.wait_until(lambda: b.room.state == "lobby", 5)
+        await b.wait_until(lambda: b.room.state == "lobby", scaled(5))
         assert b.room.state == "lobby" and b.room.view is None
         assert not any(p["ready"] for p in b.room.players.values())
         await a.ready()
@@ -70,7 +73,9 @@ async def test_rematch_kick_and_leave(server_url):
         await b.wait_board()
         assert b.room.view["moves"] == 0 and a.room.commitment != first_commitment
         await b.leave()
-        await a.wait_until(lambda: a.room.players.get(1, {}).get("status", "left") == "left", 5)
+        await a.wait_until(
+            lambda: a.room.players.get(1, {}).get("status", "left") == "left", scaled(5)
+        )
     finally:
         for x in (a, b, c):
             await x.close()
