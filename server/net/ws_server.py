@@ -217,8 +217,9 @@ class WsConnection(asyncio.Protocol):
         if protocol.reader.buffer or protocol.current_size is not None or protocol.extensions:
             return data
         limit = protocol.max_message_size
-        if protocol.max_fragment_size is not None:
-            limit = min(limit or protocol.max_fragment_size, protocol.max_fragment_size)
+        fragment = getattr(protocol, "max_fragment_size", None)  # websockets >= 15.1
+        if fragment is not None:
+            limit = fragment if limit is None else min(limit, fragment)
         end = len(data)
         at = 0
         while at + 6 <= end and protocol.state is OPEN:
