@@ -4,8 +4,8 @@ A move allocates its ack, its frames, its event and the engine's view tuples, ne
 freed by reference counting the moment they are dropped; Python's cyclic collector still
 runs every 700 net allocations (generation 0), every tenth of those a generation-1 pass,
 and, as long-lived objects pile up (2,000 connections, their rooms and logs), full
-collections over every tracked object. With 2,000 paced players that was 35% of the
-server's CPU (143 µs a move; BENCHMARKS.md, issue 21, 2026-12-04). `tune` freezes what the
+collections over every tracked object. With 2,000 paced players that was 31-35% of the
+server's CPU (143-155 µs a move; BENCHMARKS.md, issue 21, 2026-12-04). `tune` freezes what the
 start-up made (the modules, the engine's tables: never collected again) and raises the
 first threshold (`--gc-threshold`, default GC_THRESHOLD): a pass every 50,000 net
 allocations finds the same few cycles a pass every 700 did, for a fraction of the passes.
