@@ -35,6 +35,7 @@ import platform
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -198,6 +199,8 @@ class Bench:
         self.profiles = 0
         self.work_dir = work_directory(args.work_dir)
         self.own_nice: int | None = None
+        #: a one-process race server's /metrics by its pid (its time in the GC)
+        self.metrics_urls: dict[int, str] = {}
 
     # -- set-up ------------------------------------------------------------
 
@@ -255,7 +258,31 @@ class Bench:
         except Exception:
             self.report.line(server.log()[-2000:])
             raise
+        if n <= 1:  # its /metrics is its own (a front's would be one worker's)
+            self.metrics_urls[server.pid] = f"{server.url}/metrics"
         return server
+
+    def gc_seconds(self, servers: dict[str, int]) -> float | None:
+        """Seconds the servers (one process each) have spent in the garbage collector
+        (`solrace_gc_seconds` on /metrics); None when one does not say."""
+        total = 0.0
+        for pid in servers.values():
+            url = self.metrics_urls.get(pid)
+            if url is None:
+                return None
+            try:
+                with urllib.request.urlopen(url, timeout=5) as r:
+                    body = r.read().decode()
+            except OSError:
+                return None
+            found = False
+            for line in body.splitlines():
+                if line.startswith("solrace_gc_seconds_total{"):
+                    total += float(line.rsplit(" ", 1)[1])
+                    found = True
+            if not found:
+                return None
+        return total
 
     def cpu_meter(self, servers: dict[str, int], loadgens: list[int] | None = None) -> CpuMeter:
         """A meter of the servers, Redis (when this run started it) and the load generators
@@ -288,12 +315,14 @@ class Bench:
         meter = self.cpu_meter(servers, loadgens)
         time.sleep(max(0.0, t0 - time.monotonic()))
         meter.start()
+        gc0 = self.gc_seconds(servers)
         redis_cpu0 = self.redis_cpu()
         redis_cmds0 = self.redis_commands()
         if on_start is not None:
             on_start()
         time.sleep(max(0.0, t1 - time.monotonic()))
         meter.stop()
+        gc1 = self.gc_seconds(servers)
         redis_cpu = self.redis_cpu() - redis_cpu0
         redis_cmds = {
             k: n - redis_cmds0.get(k, 0)
@@ -309,6 +338,7 @@ class Bench:
             "redis_cpu": redis_cpu,
             "redis_cmds": redis_cmds,
             "redis_reads": redis_reads,
+            "gc_seconds": None if gc0 is None or gc1 is None else gc1 - gc0,
             "t0": t0,
             "t1": t1,
         }
@@ -461,6 +491,11 @@ class Bench:
             if used:
                 system = sum(res["cpu_system"][k] for k in mine)
                 r.figure(f"{label} of which in the kernel (system time)", f"{system / used:.0%}")
+                if res.get("gc_seconds") is not None:
+                    r.figure(
+                        f"{label} of which in the garbage collector (solrace_gc_seconds)",
+                        f"{res['gc_seconds'] / used:.0%} ({res['gc_seconds'] / res['acks'] * 1e6:.0f} us a {per})",
+                    )
             if not label.startswith(("echo", "bare")):
                 res["redis_us"] = res["redis_cpu"] / max(1, res["acks"]) * 1e6
                 r.figure(

@@ -16,7 +16,7 @@ from typing import Any
 from solrace.protocol.messages import GAME_NAMES
 from solrace.protocol.record_sign import key_info
 from solrace.server.app import build
-from solrace.server.common import redact
+from solrace.server.common import gctime, redact
 from solrace.server.common.metrics import METRICS
 from solrace.server.config import ServerConfig, any_code
 from solrace.server.league.daily import DEFAULT_BOARD_DAYS
@@ -89,6 +89,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds after a race ends that its record's reminder is due: the record is "
         "written then by any live process if the finishing one died before writing it "
         f"(default {RECORD_DUE_MS / 1000:g})",
+    )
+    parser.add_argument(
+        "--gc-threshold",
+        type=int,
+        default=gctime.GC_THRESHOLD,
+        help="net allocations between two of the garbage collector's youngest passes; what "
+        "the start-up made is frozen first (default %(default)s; 0: Python's own 700, "
+        "nothing frozen). See server/common/gctime.py",
     )
     parser.add_argument(
         "--predraw-daily",
@@ -429,6 +437,8 @@ async def serve_forever(
     # the secret that keys client addresses and the key that signs records, loaded before the
     # port opens: the first connection's address and the first /api/key answer need them
     await transport.start()
+    METRICS.gc.install()
+    gctime.tune(args.gc_threshold)
     stop = asyncio.get_running_loop().create_future()
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, AttributeError):

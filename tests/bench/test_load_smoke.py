@@ -25,6 +25,9 @@ EXPECTED = [
     rf"race server server CPU per move: {NUMBER} us",
     rf"race server Redis CPU per move \(INFO cpu before/after\): {NUMBER} us",
     rf"ratio race server / echo baseline: {NUMBER}",
+    # the server's own GC clock (solrace_gc_seconds on /metrics) over the window
+    rf"race server of which in the garbage collector \(solrace_gc_seconds\): {NUMBER}% "
+    rf"\({NUMBER} us a move\)",
     rf"move-to-spectator latency: {LATENCY}",
     rf"race server RSS per idle connection \(after hello\): -?{NUMBER} KiB",
     rf"echo baseline RSS per idle connection: -?{NUMBER} KiB",
@@ -54,7 +57,7 @@ EXPECTED = [
 
 
 #: the throughput scenario's lines: the fast lane runs that scenario only (~5 s; all: ~80 s)
-THROUGHPUT = EXPECTED[:7]
+THROUGHPUT = EXPECTED[:8]
 
 
 def test_quick_throughput_run_prints_its_figures(

@@ -18,7 +18,8 @@ from solrace.server.config import ServerConfig
 from solrace.server.net.conn import Limits, networks
 from solrace.server.net.guard import GuardLimits
 from solrace.server.store.store import Store
-from websockets.frames import BINARY, TEXT, Frame
+from websockets.frames import BINARY, CONT, PING, TEXT, Frame
+from websockets.protocol import OPEN
 
 
 def queued_bytes(conn: Any) -> int:
@@ -136,3 +137,60 @@ async def test_reading_pauses_while_a_connections_inbox_is_full(
         await until(lambda: len(client.unmatched) == 40, "every ping answered")
         assert [p["t"] for p in client.unmatched] == list(range(40))
         assert conn.ws.transport.is_reading() and conn.drainer is None
+
+
+def masked(frame: Frame) -> bytes:
+    return frame.serialize(mask=True)
+
+
+async def test_simple_frames_skip_websockets_parser_and_the_rest_keep_their_order(
+    redis_url, key_prefix, wire
+) -> None:
+    """Whole, masked, unfragmented data frames at the start of what one read brings go
+    straight to the message handler (`WsConnection._simple_frames`); from the first frame
+    that is not one (a fragment, a control frame, a frame cut in two by the read) websockets
+    parses the rest. Every message is handled, in the order sent, whichever way it went."""
+    async with in_loop(redis_url, key_prefix) as (transport, url):
+        client = await wire(url)
+        (conn,) = transport.conns
+        parsed: list[bytes] = []  # what websockets' parser was given
+        real = conn.ws.protocol.receive_data
+
+        def receive_data(data: Any) -> None:
+            parsed.append(bytes(data))
+            real(data)
+
+        conn.ws.protocol.receive_data = receive_data  # type: ignore[method-assign]
+        ping = [m.encode({"type": "ping", "id": 300 + i, "t": i}) for i in range(7)]
+        big = m.encode({"type": "ping", "id": 400, "t": 7, "pad": "x" * 300})  # a 16-bit length
+        simple = masked(Frame(BINARY, ping[0])) + masked(Frame(BINARY, big))
+        fragmented = masked(Frame(BINARY, ping[1][:3], fin=False)) + masked(
+            Frame(CONT, ping[1][3:])
+        )
+        control = masked(Frame(PING, b"abcd"))
+        tail = masked(Frame(BINARY, ping[2]))
+        tcp = client.ws.transport
+        # one read: two simple frames, then a fragmented message, a ping and a simple frame
+        conn.ws.transport.pause_reading()
+        tcp.write(simple + fragmented + control + tail)
+        total = len(simple + fragmented + control + tail)
+        await until(lambda: queued_bytes(conn) >= total, "the first chunk queued")
+        conn.ws.transport.resume_reading()
+        await until(lambda: len(client.unmatched) == 4, "four pongs")
+        assert [p["t"] for p in client.unmatched] == [0, 7, 1, 2]
+        assert parsed == [fragmented + control + tail]  # the two simple frames never were
+        # a simple frame cut in two by the reads: websockets gets it whole from its halves
+        parsed.clear()
+        whole = masked(Frame(BINARY, ping[3]))
+        tcp.write(whole[:5])
+        await until(lambda: parsed == [whole[:5]], "the first half read")
+        tcp.write(whole[5:] + masked(Frame(BINARY, ping[4])))
+        await until(lambda: len(client.unmatched) == 6, "six pongs")
+        assert [p["t"] for p in client.unmatched][4:] == [3, 4]
+        # websockets' reader is empty again: the next simple frames skip it
+        parsed.clear()
+        tcp.write(masked(Frame(BINARY, ping[5])) + masked(Frame(BINARY, ping[6])))
+        await until(lambda: len(client.unmatched) == 8, "eight pongs")
+        assert [p["t"] for p in client.unmatched][6:] == [5, 6]
+        assert parsed == []
+        assert conn in transport.conns and conn.ws.protocol.state is OPEN
