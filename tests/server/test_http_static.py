@@ -44,6 +44,33 @@ def test_healthz_index_and_content_types(shared_server) -> None:
         assert status == 200 and headers["content-type"].startswith("text/javascript")
 
 
+def test_every_vendored_module_the_page_imports_is_served_and_shipped(shared_server) -> None:
+    """Each `../node_modules/...` file a web module imports (msgpack, uqr, morphdom) is served
+    as JavaScript, and pyproject's package-data lists it, so an installed package has it too
+    (an import missing there breaks the whole page of an installed server, not of a checkout)."""
+    import fnmatch
+    import re
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    imported = sorted(
+        {
+            m
+            for js in (root / "client" / "web" / "js").glob("*.js")
+            for m in re.findall(r"""from\s+["']\.\./(node_modules/[^"']+)["']""", js.read_text())
+        }
+    )
+    assert "node_modules/morphdom/dist/morphdom-esm.js" in imported, imported
+    data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    shipped = data["package-data"]["solrace.client.web.node_modules"]
+    for path in imported:
+        inside = path.removeprefix("node_modules/")
+        assert any(fnmatch.fnmatch(inside, glob) for glob in shipped), (path, shipped)
+        status, headers, body = get(shared_server, "/" + path)
+        assert status == 200 and headers["content-type"].startswith("text/javascript"), path
+        assert body
+
+
 @pytest.mark.parametrize(
     "path",
     [

@@ -21,6 +21,7 @@ import { playerKey, setPlayerKey } from "./session.js";
 import { seriesChange } from "./series.js";
 import { quickState, quickText } from "./quick.js";
 import { loadArena, saveArena, arenaIdFrom, timeLeft } from "./arena.js";
+import morphdom from "../node_modules/morphdom/dist/morphdom-esm.js";
 
 const root = document.getElementById("app");
 let state = initialState();
@@ -879,9 +880,12 @@ function boardClick(pile, index, at) {
 
 // ---- rendering ---------------------------------------------------------------------------
 
-// The page is drawn anew on every message, so the element that had the keyboard focus is
-// replaced; its key finds its successor: the id, else the tag and every data-* attribute (and
-// the aria-label), with its place among the elements that share them.
+// The page is drawn as a fresh tree on every message and the page morphed into it (morphdom):
+// only what changed is touched, so the element that has the keyboard focus, an open <details>
+// and a sliding card (anim.js) are the same elements after the redraw. When the morph still
+// replaces the focused element (its place changed), its key finds its successor: the id, else
+// the tag and every data-* attribute (and the aria-label), with its place among the elements
+// that share them.
 function focusKey(el) {
   if (!el || el === document.body) return null;
   if (el.id) return { sel: `#${CSS.escape(el.id)}`, i: 0 };
@@ -908,9 +912,7 @@ function render() {
   const before = moved && !ui.dropped ? measure(root) : null;
   // a details box the reader opened (the results' verify box) stays open when drawn again
   const opened = [...root.querySelectorAll("details[open]")].map(focusKey).filter(Boolean);
-  const tree = renderApp(state, ui, Date.now());
-  const kept = keepTyping(tree, active, key, typed);
-  root.replaceChildren(tree);
+  morph(root, renderApp(state, ui, Date.now()), typed ? active : null);
   for (const { sel, i } of opened) {
     const el = root.querySelectorAll(sel)[Math.max(0, i)];
     if (el instanceof HTMLDetailsElement) el.open = true;
@@ -920,11 +922,11 @@ function render() {
   drawnMoves = state.view ? state.view.moves : null;
   if (moved) ui.dropped = false;
   markHint(root, ui.hint, state.view);
-  if (key) {
-    const el = kept || root.querySelectorAll(key.sel)[Math.max(0, key.i)];
+  if (key && document.activeElement !== active) {
+    const el = root.querySelectorAll(key.sel)[Math.max(0, key.i)];
     if (el) {
       el.focus();
-      if (!kept && typed && el.type !== "checkbox" && el.tagName !== "SELECT") {
+      if (typed && el.type !== "checkbox" && el.tagName !== "SELECT") {
         el.value = typed.value;
         try { el.setSelectionRange(typed.start, typed.end); } catch { /* number inputs have no selection */ }
       }
@@ -933,22 +935,38 @@ function render() {
 }
 
 /**
- * The text field being typed in goes into the new tree in place of its new copy (its
- * attributes brought up to date), so an update arriving mid-typing keeps all the browser
- * knows of the typing: a new copy lost a number field's selection (no setSelectionRange
- * there), so "select all, type 4" over an update gave "48", and "0" over "180" sent 180.
- * Returns the kept field, or null.
+ * Morph the page (`root`'s children) into `tree`. Elements are matched by place, or by key:
+ * the id, else data-key (the own board's face cards: board.js). Kept as they are:
+ * - the text field being typed in (`typing`): its attributes are brought up to date but not
+ *   its value, so an update arriving mid-typing keeps all the browser knows of the typing (a
+ *   new copy lost a number field's selection, no setSelectionRange there, so "select all,
+ *   type 4" over an update gave "48", and "0" over "180" sent 180);
+ * - a <details> the reader opened;
+ * - a sliding card's pointer-events (anim.js sets them for the slide, and clears them).
  */
 const TYPED_INPUTS = new Set(["text", "number", "search", "email", "url", "tel", "password"]);
-function keepTyping(tree, active, key, typed) {
-  const typing = active.tagName === "TEXTAREA" || (active.tagName === "INPUT" && TYPED_INPUTS.has(active.type));
-  if (!typed || !typing) return null;
-  const twin = tree.querySelectorAll(key.sel)[Math.max(0, key.i)];
-  if (!twin || twin.tagName !== active.tagName || twin.type !== active.type) return null;
-  for (const { name } of [...active.attributes]) if (!twin.hasAttribute(name)) active.removeAttribute(name);
-  for (const { name, value } of twin.attributes) if (name !== "value") active.setAttribute(name, value);
-  twin.replaceWith(active);
-  return active;
+const morphOptions = (typing) => ({
+  childrenOnly: true,
+  getNodeKey: (node) => (node.nodeType === 1 ? node.id || node.getAttribute("data-key") || undefined : undefined),
+  onBeforeElUpdated(from, to) {
+    if (from === typing && to.tagName === from.tagName && to.type === from.type) {
+      for (const { name } of [...from.attributes]) if (!to.hasAttribute(name)) from.removeAttribute(name);
+      for (const { name, value } of to.attributes) if (name !== "value" && from.getAttribute(name) !== value) from.setAttribute(name, value);
+      return false;
+    }
+    if (from.open && from.tagName === "DETAILS") to.open = true;
+    const pe = from.style?.pointerEvents;
+    if (pe && !to.style.pointerEvents) to.style.pointerEvents = pe;
+    return true;
+  },
+});
+
+function morph(target, tree, active) {
+  const typing = active && (active.tagName === "TEXTAREA" || (active.tagName === "INPUT" && TYPED_INPUTS.has(active.type)))
+    ? active : null;
+  const next = document.createElement("div");
+  next.append(tree);
+  morphdom(target, next, morphOptions(typing));
 }
 
 function tick() {

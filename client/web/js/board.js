@@ -34,14 +34,17 @@ function cardFace(text) {
   return [corner, h("span.pip", c.symbol), h("span.corner.br", h("span.rank", c.rankLabel), h("span.suit", c.symbol))];
 }
 
-/** One card element; `entry` is {card: "TH"} or {hidden: true}. */
-export function cardEl(entry, pile, index, extra = {}) {
+/** One card element; `entry` is {card: "TH"} or {hidden: true}. `keyed`: the player's own
+ * board, whose face cards carry data-key (pile, place and card): the redraw's morph keeps a
+ * card's element only while that card stays where it is (app.js), so a sliding card (anim.js)
+ * is never reused for another. */
+export function cardEl(entry, pile, index, extra = {}, keyed = false) {
   if (entry.hidden) {
     return h("div.card.back", { dataset: { pile, index: String(index) }, role: "img", "aria-label": "face-down card", ...extra });
   }
   const c = parseCard(entry.card);
   return h(`div.card.face.${c.red ? "red" : "black"}`, {
-    dataset: { pile, index: String(index), card: entry.card },
+    dataset: { pile, index: String(index), card: entry.card, ...(keyed ? { key: `${pile}.${index}.${entry.card}` } : {}) },
     role: "img",
     "aria-label": cardSpoken(entry.card),
     title: `${c.rankLabel}${c.symbol}`,
@@ -63,7 +66,7 @@ function fanPile(name, cards, layout, ui) {
   let off = 0;
   const els = cards.map((entry, i) => {
     const el = cardEl(entry, name, i, { class: cardClasses(i, cards.length, ui.sel, ui.drag, name) || null,
-      style: { top: `calc(var(--ch) * ${off.toFixed(3)})`, "z-index": String(i + 1) } });
+      style: { top: `calc(var(--ch) * ${off.toFixed(3)})`, "z-index": String(i + 1) } }, layout.keyed);
     off += steps[i] * scale;
     return el;
   });
@@ -127,7 +130,7 @@ function pileEl(view, name, layout, ui) {
     const start = size - shown.length;
     const els = shown.map((entry, k) => cardEl(entry, name, start + k, {
       class: cardClasses(start + k, size, ui.sel, ui.drag, name) || null,
-      style: { left: `calc(var(--cw) * ${(0.22 * k).toFixed(2)})`, "z-index": String(k + 1) } }));
+      style: { left: `calc(var(--cw) * ${(0.22 * k).toFixed(2)})`, "z-index": String(k + 1) } }, layout.keyed));
     return h("div.pile.waste", attrs, size && !els.length ? cardEl({ hidden: true }, name, size - 1) : null,
       els.length ? els : size ? null : emptySlot(name, ""));
   }
@@ -136,13 +139,14 @@ function pileEl(view, name, layout, ui) {
   const topEntry = cards[size - 1];
   return h("div.pile.foundation", attrs,
     size > 1 ? h("div.card.under", { "aria-hidden": "true" }) : null,
-    cardEl(topEntry, name, size - 1, { class: cardClasses(size - 1, size, ui.sel, ui.drag, name) || null }),
+    cardEl(topEntry, name, size - 1, { class: cardClasses(size - 1, size, ui.sel, ui.drag, name) || null }, layout.keyed),
     size > 1 ? h("span.badge", String(size)) : null);
 }
 
-/** The whole table for one view; `ui` holds {sel, drag} (only on the player's own board). */
+/** The whole table for one view; `ui` holds {sel, drag} (only on the player's own board);
+ * `opts.keyed`: the cards carry data-key (cardEl; one keyed board a page). */
 export function renderBoard(view, ui = {}, opts = {}) {
-  const layout = tableLayout(view);
+  const layout = { ...tableLayout(view), keyed: Boolean(opts.keyed) };
   const rows = layout.rows.map((row) =>
     h("div.board-row", row.map((name) => (name && view.piles[name] ? pileEl(view, name, layout, ui) : h("div.pile.gap")))));
   return h(`div.board.game-${view.game}`, {

@@ -1,5 +1,8 @@
 // A tiny hyperscript: h("div#id.card.red", {dataset: {pile: "t1"}}, child, ...) -> Element.
-// Rendering builds a fresh tree from state each time; this keeps that code declarative.
+// Rendering builds a fresh tree from state each time; this keeps that code declarative (the
+// game page then morphs the page into that tree: app.js render()). A boolean is an attribute
+// (`disabled`, `checked`, `selected`, `open`: present when true), so the tree says all of its
+// state in attributes, which is what the morph compares.
 
 export function h(spec, attrs, ...children) {
   const [head, ...classes] = spec.split(".");
@@ -18,8 +21,9 @@ export function h(spec, attrs, ...children) {
       for (const [prop, v] of Object.entries(value)) el.style.setProperty(prop, v);
     } else if (key === "class") el.className += (el.className ? " " : "") + value;
     else if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
+    else if (value === true) el.setAttribute(key, "");
     else if (key in el && typeof value !== "string") el[key] = value;
-    else el.setAttribute(key, value === true ? "" : String(value));
+    else el.setAttribute(key, String(value));
   }
   append(el, children);
   return el;

@@ -499,7 +499,7 @@ function raceScreen(state, ui, clocks) {
   const players = snap.players || [];
   const main = state.role === "player"
     ? (state.view
-      ? h("div.board-wrap.mine", renderBoard(state.view, ui))
+      ? h("div.board-wrap.mine", renderBoard(state.view, ui, { keyed: true }))
       : h("p.muted.center", snap.state === "countdown" ? "Shuffling…" : "Loading your board…"))
     : spectatorBoards(state);
   return h(`main.race.state-${snap.state}`, { dataset: { state: snap.state } },
