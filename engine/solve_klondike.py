@@ -332,7 +332,18 @@ class KlondikeState:
         draw = self.draw
         p = self.p
         rec = self.rec
-        out: list[tuple[int, tuple[int, int, int, int]]] = []
+        if draw == 1:
+            # the same list as the loop below makes for draw one, in the same order: p-1,
+            # then p..n-1 dealing, then 0..p-2 after a recycle
+            out: list[tuple[int, tuple[int, int, int, int]]] = (
+                [(p - 1, (0, 0, 0, rec))] if p > 0 else []
+            )
+            out += [(i, (i - p + 1, 0, 0, rec)) for i in range(p, n)]
+            if p > 1 and (not self.passes or rec + 1 < self.passes):
+                k = n - p
+                out += [(i, (k, 1, i + 1, rec + 1)) for i in range(p - 1)]
+            return out
+        out = []
         got = set()
         if p > 0:
             out.append((p - 1, (0, 0, 0, rec)))
