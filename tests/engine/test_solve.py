@@ -905,6 +905,33 @@ def test_klondike_dead_test_is_its_facts_fixpoint(seed: int, options: dict) -> N
     assert answers[True] >= 20 and answers[False] >= 20
 
 
+def test_klondike_luby_runs_keep_every_verdict() -> None:
+    """The Luby schedule (``LUBY``, measured only) restarts as the 1.3x one does, in runs of
+    3 positions times 1, 1, 2, 1, 1, 2, 4, ...: every verdict the naive search reaches, lost
+    ones included; and seed 1's loss is still proved at the real run size."""
+    rng = random.Random(8)
+    games = [_locked_klondike(rng, "") for _ in range(24)] + [
+        _small_klondike(rng, "") for _ in range(4)
+    ]
+    luby, first = sk.LUBY, sk.FIRST_RUN_SHORT
+    sk.LUBY = True
+    try:
+        assert [sk.luby(i) for i in range(1, 16)] == [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
+        r = solve_deal("klondike", 1, budget=20_000)
+        assert r.verdict == "lost"
+        sk.FIRST_RUN_SHORT = 3
+        seen = {True: 0, False: 0}
+        for g in games:
+            expect = naive_winnable(g, cap=3000)
+            if expect is None:
+                continue
+            seen[expect] += 1
+            assert solve(g).verdict == ("won" if expect else "lost"), g.to_text()
+    finally:
+        sk.LUBY, sk.FIRST_RUN_SHORT = luby, first
+    assert seen[True] >= 3 and seen[False] >= 3
+
+
 def test_klondike_dead_test_shortens_loss_proofs() -> None:
     # seed 1 needed 66,369 positions without the dead test, seed 5 67,874
     for seed, most in ((1, 10_000), (5, 15_000)):
