@@ -332,7 +332,18 @@ class KlondikeState:
         draw = self.draw
         p = self.p
         rec = self.rec
-        out: list[tuple[int, tuple[int, int, int, int]]] = []
+        if draw == 1:
+            # the same list as the loop below makes for draw one, in the same order: p-1,
+            # then p..n-1 dealing, then 0..p-2 after a recycle
+            out: list[tuple[int, tuple[int, int, int, int]]] = (
+                [(p - 1, (0, 0, 0, rec))] if p > 0 else []
+            )
+            out += [(i, (i - p + 1, 0, 0, rec)) for i in range(p, n)]
+            if p > 1 and (not self.passes or rec + 1 < self.passes):
+                k = n - p
+                out += [(i, (k, 1, i + 1, rec + 1)) for i in range(p - 1)]
+            return out
+        out = []
         got = set()
         if p > 0:
             out.append((p - 1, (0, 0, 0, rec)))
@@ -619,6 +630,23 @@ GROWTH = 2.0
 #: runs double from 2,000
 FIRST_RUN_SHORT = 500
 GROWTH_SHORT = 1.3
+#: unlimited passes: runs of FIRST_RUN_SHORT times the Luby sequence (1, 1, 2, 1, 1, 2, 4, ...)
+#: instead of growing 1.3x; off (measured only, docs/SOLVABILITY.md, eighth pass): turning
+#: it on changes which deals are won at a budget, so the shipped pool would be made again
+LUBY = False
+
+
+def luby(i: int) -> int:
+    """The i-th term (from 1) of the Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, ..."""
+    k = 1
+    while (1 << k) - 1 < i:
+        k += 1
+    while (1 << k) - 1 != i:
+        i -= (1 << (k - 1)) - 1
+        k = 1
+        while (1 << k) - 1 < i:
+            k += 1
+    return 1 << (k - 1)
 
 
 def solve_klondike(pos: Position, budget: int) -> Answer:
@@ -643,7 +671,10 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
         if verdict != UNKNOWN or nodes >= budget:
             break
         run += 1
-        size = max(size + 1, int(size * growth))
+        if LUBY and short:
+            size = FIRST_RUN_SHORT * luby(run + 1)
+        else:
+            size = max(size + 1, int(size * growth))
     if verdict != WON:
         return Answer(verdict, [], nodes)
     path = path + state.finish()

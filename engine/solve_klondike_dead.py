@@ -80,7 +80,16 @@ def dead(
 
     ``tab`` lists the seven piles bottom to top with ``down`` face-down cards each,
     ``found`` the four foundation heights by suit; every other card is in the talon.
+
+    A pile waits at most once in ``todo`` (``queued``): its scan starts from its current
+    frontier with the facts known when it runs, so a second entry would find nothing new.
+    The suits' climbs are inlined (a card is ``suit * 13 + rank - 1``). Both only save
+    CPU: the facts, and so the answer, are those of the fixpoint above.
     """
+    rank = RANK
+    suit = SUIT
+    parents = PARENTS
+    children = CHILDREN
     pile = [-1] * 52
     at = [0] * 52
     front = [0] * T
@@ -89,12 +98,12 @@ def dead(
     empties = 0
     for y in range(T):
         p = tab[y]
-        for i, c in enumerate(p):
-            pile[c] = y
-            at[c] = i
         n = len(p) - 1
         front[y] = n
         if n >= 0:
+            for i, c in enumerate(p):
+                pile[c] = y
+                at[c] = i
             c = p[n]
             top[c] = True
             newtop.append(c)
@@ -106,31 +115,64 @@ def dead(
                 top[k] = True
                 newtop.append(k)
     todo = list(range(T))
-    hs = [_climb(s, found[s], pile, at, front, top, todo) for s in range(4)]
-    done = hs.count(13)
+    queued = [True] * T
+    # each suit's "can go home" height: each next card must be able to be a top; a pile
+    # whose frontier card can go home gets another look
+    hs = [0, 0, 0, 0]
+    done = 0
+    for s in range(4):
+        h = found[s]
+        base = s * 13
+        while h < 13:
+            c = base + h
+            y = pile[c]
+            if y >= 0:
+                if not top[c]:
+                    break
+                if at[c] == front[y] and not queued[y]:
+                    queued[y] = True
+                    todo.append(y)
+            h += 1
+        hs[s] = h
+        if h == 13:
+            done += 1
     if done == 4:
         return False
     while True:
         while newtop:
             d = newtop.pop()
-            s = SUIT[d]
-            if RANK[d] == hs[s] + 1:
-                h = hs[s] = _climb(s, hs[s], pile, at, front, top, todo)
+            s = suit[d]
+            h = hs[s]
+            if rank[d] == h + 1:
+                base = s * 13
+                while h < 13:
+                    c = base + h
+                    y = pile[c]
+                    if y >= 0:
+                        if not top[c]:
+                            break
+                        if at[c] == front[y] and not queued[y]:
+                            queued[y] = True
+                            todo.append(y)
+                    h += 1
+                hs[s] = h
                 if h == 13:
                     done += 1
                     if done == 4:
                         return False
-            for e in CHILDREN[d]:
+            for e in children[d]:
                 y = pile[e]
                 if y < 0:
                     if not top[e]:
                         top[e] = True
                         newtop.append(e)
-                elif at[e] <= front[y]:
+                elif not queued[y] and at[e] <= front[y]:
+                    queued[y] = True
                     todo.append(y)
         if not todo:
             break
         y = todo.pop()
+        queued[y] = False
         p = tab[y]
         i = front[y]
         start = i
@@ -139,31 +181,29 @@ def dead(
             if not top[c]:
                 top[c] = True
                 newtop.append(c)
-            if RANK[c] <= hs[SUIT[c]]:
+            if rank[c] <= hs[suit[c]]:
                 i -= 1
                 continue
-            if RANK[c] == 13:
-                if empties:
+            pa = parents[c]
+            if pa:
+                if top[pa[0]] or top[pa[1]]:
                     i -= 1
                     continue
-            else:
-                a, b = PARENTS[c]
-                if top[a] or top[b]:
-                    i -= 1
-                    continue
+            elif empties:  # a King, and some pile can be emptied
+                i -= 1
+                continue
             if not build:
                 break
             low = -1
             j = i - 1
-            while j >= down[y] and p[j] in PARENTS[p[j + 1]]:
-                e = p[j]
-                if RANK[e] == 13:
-                    if empties:
+            dy = down[y]
+            while j >= dy and p[j] in parents[p[j + 1]]:
+                pe = parents[p[j]]
+                if pe:
+                    if top[pe[0]] or top[pe[1]]:
                         low = j
-                else:
-                    a, b = PARENTS[e]
-                    if top[a] or top[b]:
-                        low = j
+                elif empties:
+                    low = j
                 j -= 1
             if low < 0:
                 break
@@ -181,31 +221,11 @@ def dead(
                         if pile[k] < 0 and not top[k]:
                             top[k] = True
                             newtop.append(k)
-                    todo.extend(range(T))
+                    for z in range(T):
+                        if not queued[z]:
+                            queued[z] = True
+                            todo.append(z)
     return True
-
-
-def _climb(
-    s: int,
-    h: int,
-    pile: list[int],
-    at: list[int],
-    front: list[int],
-    top: list[bool],
-    todo: list[int],
-) -> int:
-    """Suit s's new "can go home" height from h: each next card must be able to be a top.
-    A pile whose frontier card went home gets another look (``todo``)."""
-    while h < 13:
-        c = s * 13 + h
-        y = pile[c]
-        if y >= 0:
-            if not top[c]:
-                break
-            if at[c] == front[y]:
-                todo.append(y)
-        h += 1
-    return h
 
 
 def stays_alive(c: int, tab: Sequence[Sequence[int]], found: Sequence[int], placed: bool) -> bool:

@@ -797,6 +797,141 @@ def test_klondike_dead_test_shortcut_never_skips_a_dead_position(options: dict |
     assert skipped > 500
 
 
+def _dead_by_the_facts(
+    tab: list[list[int]], down: list[int], found: list[int], build: bool
+) -> bool:
+    """The dead test's least fixpoint written literally from its facts (docs/SOLVABILITY.md,
+    *Dead positions*): every fact re-derived from the others until nothing changes, with none
+    of ``dead``'s bookkeeping (frontiers, queues, climbs). True when some card never gets
+    ``home``."""
+    where = {c: (y, i) for y, p in enumerate(tab) for i, c in enumerate(p)}
+    leave: set[int] = set()
+    home = {s * 13 + r for s in range(4) for r in range(found[s])}
+    can_top: set[int] = set()
+
+    def free(c: int) -> bool:
+        y, i = where[c]
+        return all(e in leave for e in tab[y][i + 1 :])
+
+    def emptiable(but: int = -1) -> bool:
+        return any(y != but and all(e in leave for e in p) for y, p in enumerate(tab))
+
+    def gets_a_parent(c: int, y: int) -> bool:
+        if c % 13 == 12:  # a King: onto a pile some line empties (not its own)
+            return emptiable(but=y)
+        return any(d in can_top for d in PARENTS[c])
+
+    changed = True
+    while changed:
+        changed = False
+        for c in range(52):
+            new_top = (
+                free(c)
+                if c in where
+                else (emptiable() if c % 13 == 12 else any(d in can_top for d in PARENTS[c]))
+            )
+            new_home = c not in home and (c % 13 == 0 or c - 1 in home)
+            new_home = new_home and (c not in where or free(c))
+            new_leave = False
+            if c in where and c not in leave:
+                y, i = where[c]
+                if free(c) and (c in home or new_home or gets_a_parent(c, y)):
+                    new_leave = True
+                elif build:
+                    # c in a valid face-up run whose base j can go onto a parent, the
+                    # cards above the run all able to leave: the run moves as one
+                    p = tab[y]
+                    for j in range(down[y], i + 1):
+                        if not gets_a_parent(p[j], y):
+                            continue
+                        for k in range(i, len(p)):
+                            run = all(p[m] in PARENTS[p[m + 1]] for m in range(j, k))
+                            if run and all(e in leave for e in p[k + 1 :]):
+                                new_leave = True
+                                break
+                        if new_leave:
+                            break
+            if new_top and c not in can_top:
+                can_top.add(c)
+                changed = True
+            if new_home:
+                home.add(c)
+                changed = True
+            if new_leave:
+                leave.add(c)
+                changed = True
+    return len(home) < 52
+
+
+@pytest.mark.parametrize(
+    ("seed", "options"), [(2, {}), (1, {}), (3, {"draw": 3, "passes": 3}), (4, {"moves": "build"})]
+)
+def test_klondike_dead_test_is_its_facts_fixpoint(seed: int, options: dict) -> None:
+    """``dead`` (propagation with frontiers and a queue of piles) answers as the literal
+    fixpoint of its facts on every position of the first 250 of a search (dead or not), and
+    on locked random positions, each with top-card and build moves."""
+    state = KlondikeState(parse_position(new_game("klondike", seed, options).to_text()))
+    seen = {state.key()}
+    stack = [iter(state.moves())]
+    path: list = []
+    answers = {True: 0, False: 0}
+    while stack and len(seen) < 250:
+        m = next(stack[-1], None)
+        if m is None:
+            stack.pop()
+            if path:
+                state.undo(path.pop())
+            continue
+        state.apply(m)
+        k = state.key()
+        if k in seen:
+            state.undo(m)
+            continue
+        seen.add(k)
+        path.append(m)
+        tab = [list(p) for p in state.tab]
+        for build in (False, True):  # both rules on every position: runs form either way
+            got = dead(tab, state.down, state.found, build)
+            assert got == _dead_by_the_facts(tab, list(state.down), state.found, build)
+            answers[got] += 1
+        stack.append(iter(state.moves()))
+    rng = random.Random(seed)
+    for _ in range(40):
+        s = KlondikeState(parse_position(_locked_klondike(rng, "").to_text()))
+        for build in (False, True):
+            got = dead(s.tab, s.down, s.found, build)
+            assert got == _dead_by_the_facts(s.tab, s.down, s.found, build), (s.tab, build)
+            answers[got] += 1
+    assert answers[True] >= 20 and answers[False] >= 20
+
+
+def test_klondike_luby_runs_keep_every_verdict() -> None:
+    """The Luby schedule (``LUBY``, measured only) restarts as the 1.3x one does, in runs of
+    3 positions times 1, 1, 2, 1, 1, 2, 4, ...: every verdict the naive search reaches, lost
+    ones included; and seed 1's loss is still proved at the real run size."""
+    rng = random.Random(8)
+    games = [_locked_klondike(rng, "") for _ in range(24)] + [
+        _small_klondike(rng, "") for _ in range(4)
+    ]
+    luby, first = sk.LUBY, sk.FIRST_RUN_SHORT
+    sk.LUBY = True
+    try:
+        assert [sk.luby(i) for i in range(1, 16)] == [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
+        r = solve_deal("klondike", 1, budget=20_000)
+        assert r.verdict == "lost"
+        sk.FIRST_RUN_SHORT = 3
+        seen = {True: 0, False: 0}
+        for g in games:
+            expect = naive_winnable(g, cap=3000)
+            if expect is None:
+                continue
+            seen[expect] += 1
+            assert solve(g).verdict == ("won" if expect else "lost"), g.to_text()
+    finally:
+        sk.LUBY, sk.FIRST_RUN_SHORT = luby, first
+    assert seen[True] >= 3 and seen[False] >= 3
+
+
 def test_klondike_dead_test_shortens_loss_proofs() -> None:
     # seed 1 needed 66,369 positions without the dead test, seed 5 67,874
     for seed, most in ((1, 10_000), (5, 15_000)):
