@@ -123,7 +123,12 @@ class Budgets:
         """A post-race verdict's budget for a seat's final position: never below its game's
         draw budget either, for the same reason as `for_hint` (a Putt Putt racer who followed
         the hints of a drawn deal and resigned was told "unknown" at `verdict`'s 100,000)."""
-        return max(self.verdict, self.for_draw(text_game(text)))
+        return self.for_deal(text_game(text))
+
+    def for_deal(self, game: str) -> int:
+        """A post-race verdict's budget for the deal: the seats' (`for_verdict`), so a seat
+        that never moved is never judged "won" beside a deal "unknown"."""
+        return max(self.verdict, self.for_draw(game))
 
 
 def text_game(text: str) -> str:
@@ -322,7 +327,7 @@ class SolverPool:
         """(verdict, solution length when won) of a deal from its start."""
         try:
             verdict, length = await self.run(
-                VERDICT, draw_solve, game, seed, dict(options), self.budgets.verdict
+                VERDICT, draw_solve, game, seed, dict(options), self.budgets.for_deal(game)
             )
         except QueueFull:
             log.debug("the solver's verdict queue is full: a deal's verdict is unknown")

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import redis
 import redis.asyncio as aioredis
+from helpers.race import until
 from redis.exceptions import ResponseError
 from solrace.server.store.batch import Batcher
 from solrace.server.store.redis_conn import connect
@@ -164,7 +165,13 @@ async def test_a_turn_answered_late_fails_and_its_connection_is_never_reused(
     assert isinstance(out[0], redis.exceptions.TimeoutError), out
     assert batcher._idle == []  # not kept for the next turn
     patient = aioredis.from_url(own_redis.url)  # no timeout: answers once the script is done
-    assert await patient.get("late") == b"1"
+
+    async def ran() -> bool:
+        # polled: under load the timeout may come before Redis has even read the script,
+        # and a first GET on a new connection may then be served before it
+        return bool(await patient.get("late") == b"1")
+
+    await until(ran, "the slow script ran, late")
     await patient.aclose()
     # the slow script ran (late): the next turn's answer is its own, 2, not the stale 1
     assert await run_turn(batcher, count, [("late", "ok")]) == [2]

@@ -74,16 +74,21 @@ async def test_results_carry_verdicts_of_an_any_room(shared_server, wire) -> Non
     assert results["deal"] == "any" and results["solution_moves"] is None
     verdicts = await a.wait_event("solved", timeout=120)
     game = new_game("puttputt", seed=results["seed"], options=results["game_options"])
-    expected = solve_deal("puttputt", results["seed"], results["game_options"], 100_000)
-    # the server's verdict budget (100,000 positions) decides most Putt Putt deals, not all
-    # (the longest searches of seeds 1-2000 took 684,128): judge it against the same budget
+    # the server's budget for a deal's verdict and a seat's is at least the game's draw
+    # budget (Budgets.for_deal, for_verdict: 2,000,000 for Putt Putt, where the longest
+    # search of seeds 1-2000 took 684,128): judge them against the same budget
+    budgets = Budgets()
+    expected = solve_deal(
+        "puttputt", results["seed"], results["game_options"], budgets.for_deal("puttputt")
+    )
     assert verdicts["deal"] == expected.verdict
     assert verdicts["deal_moves"] == (len(expected.moves) if expected.moves else None)
     assert set(verdicts["seats"]) == {"0", "1"}
     assert verdicts["seats"]["1"] == expected.verdict  # seat 1 never moved
     after = replay("puttputt", results["seed"], results["game_options"], results["moves"]["0"])
     assert after.to_text() != game.to_text()
-    assert verdicts["seats"]["0"] == solve_text(after.to_text(), 100_000).verdict
+    seat_budget = budgets.for_verdict(after.to_text())
+    assert verdicts["seats"]["0"] == solve_text(after.to_text(), seat_budget).verdict
     # a late viewer finds the verdicts in the stored results
     c = await wire(shared_server.ws_url)
     joined = await c.request({"type": "spectate", "room": created["room"]})
