@@ -8,7 +8,7 @@ key, no pruning, no symmetry), on small random positions where it finishes.
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -766,30 +766,6 @@ def _dead_test_against_naive(checked: int) -> dict[bool, int]:
     return dead_seen
 
 
-def _walk(state: KlondikeState, limit: int) -> Iterator[None]:
-    """Depth first over the positions reachable from `state`, each once, until `limit` were
-    seen: `state` is moved to each new one in turn (and back), yielding there."""
-    seen = {state.key()}
-    stack = [iter(state.moves())]
-    path: list = []
-    while stack and len(seen) < limit:
-        m = next(stack[-1], None)
-        if m is None:
-            stack.pop()
-            if path:
-                state.undo(path.pop())
-            continue
-        state.apply(m)
-        k = state.key()
-        if k in seen:
-            state.undo(m)
-            continue
-        seen.add(k)
-        path.append(m)
-        yield
-        stack.append(iter(state.moves()))
-
-
 @pytest.mark.parametrize("options", [None, {"draw": 3, "passes": 3}, {"moves": "build"}])
 def test_klondike_dead_test_shortcut_never_skips_a_dead_position(options: dict | None) -> None:
     # after a move from a live position, may_be_dead() False must mean the test would pass
@@ -797,7 +773,7 @@ def test_klondike_dead_test_shortcut_never_skips_a_dead_position(options: dict |
         parse_position(new_game("klondike", 3 if options else 2, options).to_text())
     )
     skipped = 0
-    for _ in _walk(state, 3000):
+    for _moves, _state in _walk(state, 3000):
         if not state.may_be_dead():
             skipped += 1
             assert not dead(state.tab, state.down, state.found, state.build)
@@ -879,7 +855,7 @@ def test_klondike_dead_test_is_its_facts_fixpoint(seed: int, options: dict) -> N
     on locked random positions, each with top-card and build moves."""
     state = KlondikeState(parse_position(new_game("klondike", seed, options).to_text()))
     answers = {True: 0, False: 0}
-    for _ in _walk(state, 250):
+    for _moves, _state in _walk(state, 250):
         tab = [list(p) for p in state.tab]
         for build in (False, True):  # both rules on every position: runs form either way
             got = dead(tab, state.down, state.found, build)
