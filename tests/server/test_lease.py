@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 import redis.asyncio as aioredis
-from helpers.race import play, reached, sent_to, start_race
+from helpers.race import play, reached, sent_to, start_race, until
 from helpers.servers import serving
 from solrace.server.common.metrics import METRICS
 from solrace.server.store.lease import Leases
@@ -111,8 +111,17 @@ async def test_two_processes_a_stale_owners_move_is_fenced_then_judged_again(
         assert acks and acks[0]["n"] == 3
         # A's move met the fence (judged on its stale cache), or a renewal of A's found the
         # lease gone first (a connection arriving renews it); either way A never wrote as owner
-        fenced = "write refused by the fence" in sa.log()
-        assert fenced or "lease lost to another process" in sa.log(), sa.log()[-6000:]
+        # (the log line may reach the pipe's reader after the ack reached us: poll for it)
+        try:
+            await until(
+                lambda: (
+                    "write refused by the fence" in sa.log()
+                    or "lease lost to another process" in sa.log()
+                ),
+                "A's log names the fence or the lost lease",
+            )
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{sa.log()[-6000:]}") from None
         await sent_to(eve, lambda x: reached(x, None, 3))  # an event, or a coalesced frame
         assert (await redis.get(lease)).startswith(b"2:")  # A did not take it back
         snap = await (await wire(sb.ws_url)).request({"type": "spectate", "room": code})
