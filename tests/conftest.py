@@ -161,7 +161,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     """With SOLRACE_TEST_PROFILE=FILE, one line per test: wall seconds, then CPU seconds of
     this process and of every process below it (the test's servers, and the processes the
     browser's driver started: Chromium's, which outlive the test), setup and teardown
-    included. A test whose wall time is mostly not CPU is waiting on real time."""
+    included, the test's id, the xdist worker and the time it ended (to see how the workers'
+    queues drain at the end of a run). A test whose wall time is mostly not CPU is waiting on
+    real time."""
     path = os.environ.get("SOLRACE_TEST_PROFILE")
     if not path:
         yield
@@ -172,7 +174,11 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     yield
     wall, (me, tree) = time.monotonic() - wall0, _tree_cpu()
     with open(path, "a") as out:
-        out.write(f"{wall:.2f}\t{me - me0:.2f}\t{tree - me - tree0 + me0:.2f}\t{item.nodeid}\n")
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "-")
+        out.write(
+            f"{wall:.2f}\t{me - me0:.2f}\t{tree - me - tree0 + me0:.2f}\t{item.nodeid}"
+            f"\t{worker}\t{time.time():.1f}\n"
+        )
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
