@@ -19,6 +19,7 @@ from solrace.protocol import messages as m
 from solrace.server.config import ServerConfig
 from solrace.server.league.boards import Boards
 from solrace.server.league.daily import Dailies
+from solrace.server.league.deal_stock import DealStock
 from solrace.server.league.records import Records
 from solrace.server.league.standings import Standings
 from solrace.server.net.admin import Admin
@@ -55,6 +56,11 @@ def build(
     solver = SolverPool(
         limits.solver_workers or None, budgets, pool_mode=config.deal_pool
     )  # processes start at the first solve
+    stock = (
+        DealStock(store.redis, store.prefix, solver, config.deal_stock)
+        if config.deal_stock
+        else None
+    )
     # `service` and `standings` close cycles: each is made below, before anything calls these
     records = Records(
         store.redis,
@@ -88,6 +94,7 @@ def build(
         max_race=limits.max_race,
         keep=hub.rooms.__contains__,  # rooms with a connection here stay cached
         solver=solver,
+        stock=stock,
         records=records,
         finished=finished,
         loaded=verdicts.owed,

@@ -47,5 +47,7 @@ class ServerConfig:
     draw_budgets: dict[str, int] = field(default_factory=dict)
     #: where shipped deal pools deal winnable deals (`--deal-pool`, server/solver/deal_pool.py)
     deal_pool: str = DEFAULT_MODE
+    #: winnable deals kept drawn ahead per stocked rule set (`--deal-stock`; 0: none)
+    deal_stock: int = 0
     #: which codes this process may give a new room (`--workers`: those the front routes to it)
     owns: Callable[[str], bool] = any_code

@@ -20,6 +20,7 @@ from solrace.server.common import gctime, redact
 from solrace.server.common.metrics import METRICS
 from solrace.server.config import ServerConfig, any_code
 from solrace.server.league.daily import DEFAULT_BOARD_DAYS
+from solrace.server.league.deal_stock import DEFAULT_SIZE as DEFAULT_STOCK
 from solrace.server.league.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS
 from solrace.server.league.signing import ENV, signing_key
 from solrace.server.net import front
@@ -157,6 +158,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "daily and winnable room of a rule set with a pool (no wait, no bias toward easy "
         "deals, but the pools are public: a player can recognise a deal from its first cards "
         "and look up its solution), 'off' never",
+    )
+    parser.add_argument(
+        "--deal-stock",
+        type=int,
+        default=int(os.environ.get("SOLRACE_DEAL_STOCK", str(DEFAULT_STOCK))),
+        help="winnable deals of each game's default rules kept drawn ahead in Redis, searched "
+        "in the background at the dailies' budget, so a winnable room starts at once on a deal "
+        "as hard as any winnable one (server/league/deal_stock.py; default %(default)s; 0: "
+        "off, every winnable room draws on demand; SOLRACE_DEAL_STOCK sets the default, 0 in "
+        "the test suite)",
     )
     parser.add_argument(
         "--solver-workers",
@@ -410,6 +421,7 @@ async def serve_forever(
         daily_days=args.daily_days,
         draw_budgets=dict(args.draw_budget),
         deal_pool=args.deal_pool,
+        deal_stock=args.deal_stock,
         # with --workers, draw room codes that the front routes back to this worker
         owns=front.owns(args.worker_index, args.workers)
         if args.worker_fd is not None

@@ -23,6 +23,10 @@ os.environ["SOLRACE_SECRET"] = TEST_SECRET
 # servers the tests start draw no daily deals at start-up (solver CPU the tests do not need);
 # test_daily_predraw.py turns it on for its own server
 os.environ["SOLRACE_PREDRAW_DAILY"] = "0"
+# nor stock winnable deals ahead (tests/server/test_deal_stock.py gives its servers one): a
+# test that knows which deal a winnable room gets, or counts the solver's jobs, sees the
+# on-demand draw
+os.environ["SOLRACE_DEAL_STOCK"] = "0"
 
 
 @pytest.fixture(scope="session")

@@ -151,6 +151,8 @@ class Transport:
         await self.dailies.flush()
         await self.rooms.close()
         await self.hub.close()
+        if self.service.stock is not None:
+            self.service.stock.close()
         if self.service.solver is not None:
             self.service.solver.close()
 

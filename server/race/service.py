@@ -32,6 +32,7 @@ from solrace.server.common.metrics import METRICS
 from solrace.server.common.redact import SECRETS
 from solrace.server.common.retry import Backoff
 from solrace.server.common.room_locks import RoomLocks
+from solrace.server.league.deal_stock import DealStock
 from solrace.server.league.records import Records, reminder
 from solrace.server.race.lobby import LobbyCache, Page
 from solrace.server.rules import projection
@@ -117,6 +118,7 @@ class RoomService:
         max_race: int = 0,
         keep: Callable[[str], bool] | None = None,
         solver: SolverPool | None = None,
+        stock: DealStock | None = None,
         records: Records | None = None,
         finished: Callable[[Room], None] | None = None,
         loaded: Callable[[Room], None] | None = None,
@@ -139,6 +141,9 @@ class RoomService:
         # the solver's pool (winnable deals, hints) and the hook told of every race this
         # process finished (post-race verdicts); both set by app.build
         self.solver: SolverPool | None = solver
+        #: winnable deals drawn ahead, in Redis, for rooms of a game's default rules
+        #: (server/league/deal_stock.py; None: every winnable room draws on demand)
+        self.stock: DealStock | None = stock
         self.finished: Callable[[Room], None] | None = finished
         #: the race records (set by app.build): a race's record is owed (a reminder in
         #: Redis) before its results are committed, so a process that dies before writing
@@ -467,8 +472,13 @@ class RoomService:
         return room
 
     def deal_ahead(self, room: Room) -> None:
-        """A winnable room will want a deal: the solver starts on one now, not at `start`."""
-        if self.solver is not None and room.options.get("deal") == "winnable":
+        """A winnable room will want a deal: its stock is refilled, and when it has none
+        (or its rules are not stocked) the solver starts on one now, not at `start`."""
+        if self.solver is None or room.options.get("deal") != "winnable":
+            return
+        if self.stock is not None and self.stock.stocked(room.options):
+            self.stock.ahead(room.options, self.solver.prefetch)
+        else:
             self.solver.prefetch(room.options)
 
     async def start(
@@ -503,7 +513,8 @@ class RoomService:
             raise ProtocolError("not_host", "only the host may do that")
         # bad_state / bad_options before any solving
         room.clone().start(self.clock(), 0, b"", secret=self.secret)
-        return await self.solver.winnable(room.options)
+        stocked = await self.stock.take(room.options) if self.stock is not None else None
+        return stocked or await self.solver.winnable(room.options)
 
     async def kick(self, code: str, host_token: str, seat: int) -> Room:
         return await self.host_update(code, host_token, lambda r, now: r.kick(seat, now))

@@ -7,7 +7,8 @@ verdicts), a hint or a daily's draw waited minutes behind them. Here the parent 
 
 * every job has a kind, and kinds go in priority order: `hint` (a player waits, alone),
   then `draw` (a daily's or a winnable room's deal: a player or a host waits), then
-  `verdict` (post-race verdicts: nobody waits; "unknown" is an answer);
+  `verdict` (post-race verdicts: nobody waits; "unknown" is an answer), then `stock`
+  (winnable deals drawn ahead for rooms to come: server/league/deal_stock.py);
 * the jobs wait in this process's priority queue, and at most `workers` are handed to the
   executor at once: a worker that comes free takes the most urgent job queued, never one
   queued earlier of a lesser kind; verdicts hold at most `workers - 1` of them (one when
@@ -44,11 +45,13 @@ from solrace.server.solver.work import worker_start
 
 log = logging.getLogger("solrace.server")
 
-__all__ = ["DRAW", "HINT", "KINDS", "VERDICT", "Jobs", "QueueBounds", "QueueFull"]
+__all__ = ["DRAW", "HINT", "KINDS", "STOCK", "VERDICT", "Jobs", "QueueBounds", "QueueFull"]
 
-HINT, DRAW, VERDICT = "hint", "draw", "verdict"
+HINT, DRAW, VERDICT, STOCK = "hint", "draw", "verdict", "stock"
 #: the order kinds are served in (a lower number first)
-KINDS = {HINT: 0, DRAW: 1, VERDICT: 2}
+KINDS = {HINT: 0, DRAW: 1, VERDICT: 2, STOCK: 3}
+#: the kinds nobody waits for, which share `Jobs.verdict_slots`
+BACKGROUND = frozenset((VERDICT, STOCK))
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,8 @@ class QueueBounds:
     hint: int = 16
     draw: int = 64
     verdict: int = 64
+    #: a stock's draw keeps a batch of candidates queued, as a room's draw does
+    stock: int = 32
 
     def of(self, kind: str) -> int:
         return int(getattr(self, kind))
@@ -99,8 +104,9 @@ class Jobs:
         self.waiting: dict[str, int] = dict.fromkeys(KINDS, 0)
         #: jobs handed to the executor and not done yet (never more than `workers`)
         self.running = 0
-        #: verdicts among them: never more than `verdict_slots`, so that with two workers or
-        #: more a hint or a draw finds one free at once, not after a verdict's budget
+        #: background jobs among them (verdicts and stock draws, which nobody waits for): never
+        #: more than `verdict_slots`, so that with two workers or more a hint or a draw finds
+        #: one free at once, not after a verdict's budget
         self.verdicts = 0
         self.verdict_slots = max(1, workers - 1)
         #: the kinds in the order the executor was handed them (tests read it)
@@ -146,19 +152,19 @@ class Jobs:
 
     def _feed(self) -> None:
         """Hand the most urgent waiting jobs to the executor while a worker is free (and,
-        for verdicts, while they hold fewer than `verdict_slots`)."""
+        for background jobs, while they hold fewer than `verdict_slots`)."""
         while self.running < self.workers and self._queue:
             job = self._queue[0][2]
             if job.future.done():  # cancelled while it waited
                 heapq.heappop(self._queue)
                 self._unqueue(job)
                 continue
-            if job.kind == VERDICT and self.verdicts >= self.verdict_slots:
-                return  # the most urgent job left is a verdict: the free worker stays free
+            if job.kind in BACKGROUND and self.verdicts >= self.verdict_slots:
+                return  # the most urgent job left is a background one: the worker stays free
             heapq.heappop(self._queue)
             self._unqueue(job)
             self.running += 1
-            self.verdicts += job.kind == VERDICT
+            self.verdicts += job.kind in BACKGROUND
             self.started.append(job.kind)
             del self.started[:-256]
             pool = self.pool()
@@ -166,7 +172,7 @@ class Jobs:
                 done = asyncio.wrap_future(pool.submit(job.fn, *job.args))
             except Exception as exc:  # a pool broken: this job fails, the next gets a new one
                 self.running -= 1
-                self.verdicts -= job.kind == VERDICT
+                self.verdicts -= job.kind in BACKGROUND
                 self._reset_broken(exc, pool)
                 job.future.set_exception(exc)
                 continue
@@ -174,7 +180,7 @@ class Jobs:
 
     def _finished(self, job: _Job, done: asyncio.Future[Any], *, pool: ProcessPoolExecutor) -> None:
         self.running -= 1
-        self.verdicts -= job.kind == VERDICT
+        self.verdicts -= job.kind in BACKGROUND
         if not job.future.done():
             if done.cancelled():
                 job.future.cancel()

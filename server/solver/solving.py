@@ -264,8 +264,11 @@ class SolverPool:
         seed, solution, tried = await self.winnable_seed(game, options)
         return Winnable(seed, solution, tried, game, options)
 
-    async def winnable_seed(self, game: str, options: dict[str, Any]) -> tuple[int, int, int]:
-        """A fresh secret seed whose deal the solver wins within the draw budget.
+    async def winnable_seed(
+        self, game: str, options: dict[str, Any], *, budget: int | None = None, kind: str = DRAW
+    ) -> tuple[int, int, int]:
+        """A fresh secret seed whose deal the solver wins within the draw budget (or
+        `budget`), its candidates queued as `kind` jobs (a stock's draw: `STOCK`).
 
         Candidates are solved one per worker at once, and the one taken is the first drawn
         that is won: a candidate is accepted only once every candidate drawn before it is
@@ -273,7 +276,7 @@ class SolverPool:
         deals solved soonest among those racing. So which deal is drawn depends only on the
         seeds and on each one's verdict at the budget, never on how long a solve took
         (`busy` when the draws' queue is full or the draw ran out of tries or time)."""
-        budget = self.budgets.for_draw(game)
+        budget = budget or self.budgets.for_draw(game)
         pending: collections.deque[tuple[int, asyncio.Future[tuple[str, int]]]] = (
             collections.deque()
         )
@@ -291,9 +294,9 @@ class SolverPool:
                 ):
                     seed = self.seeds()
                     try:
-                        fut = self.jobs.submit(DRAW, draw_solve, game, seed, dict(options), budget)
+                        fut = self.jobs.submit(kind, draw_solve, game, seed, dict(options), budget)
                     except QueueFull:
-                        raise _busy("draw") from None
+                        raise _busy(kind) from None
                     pending.append((seed, fut))
                     tried += 1
                 while pending and pending[0][1].done():

@@ -26,6 +26,7 @@ master, so a Lua script may touch all of them at once (a room's move, a board's 
     P player:{PID}:counted  str      the races already counted in them (marks.py)
     P board:{NAME}[:rows]            a leaderboard: the order and the rows (boards.py)
     P daily:{DATE/GAME}:deal|live|done  a daily's deal, its live attempts, scored count (daily.py)
+    P stock:{GAME:RULES}    list     winnable deals drawn ahead for winnable rooms (deal_stock.py)
     P quick:{QUEUE}:tickets|seen     a quick-match queue: its tickets, when each was vouched for
     P quickbox:{PROC}       list     what a process's quick-match tickets became (quick.py)
     P quick:lease           str      the quick-match matcher's lease (quick.py)
@@ -60,6 +61,7 @@ __all__ = [
     "secret",
     "series",
     "signing_key",
+    "stock",
 ]
 
 
@@ -140,6 +142,11 @@ def arenas(prefix: str) -> str:
 def arena_host(prefix: str, addr: str) -> str:
     """How many arenas an address (its keyed hash) created lately."""
     return f"{prefix}arenahost:{{{addr}}}"
+
+
+def stock(prefix: str, rule_set: str) -> str:
+    """A rule set's stock of winnable deals (server/league/deal_stock.py)."""
+    return f"{prefix}stock:{{{rule_set}}}"
 
 
 def secret(prefix: str) -> str:

@@ -21,7 +21,7 @@ from solrace.engine import new_game
 from solrace.protocol.messages import ProtocolError
 from solrace.server.common.metrics import METRICS
 from solrace.server.net.conn import Limits
-from solrace.server.solver.solver_jobs import DRAW, HINT, VERDICT, QueueBounds
+from solrace.server.solver.solver_jobs import DRAW, HINT, STOCK, VERDICT, QueueBounds
 from solrace.server.solver.solving import UNKNOWN, WON, Budgets, SolverPool
 from solrace.server.solver.work import draw_solve
 
@@ -111,7 +111,12 @@ async def test_full_queues_drop_verdicts_and_refuse_hints_and_draws(tmp_path: Pa
         with pytest.raises(ProtocolError) as over:
             await pool.winnable_seed("puttputt", {})
         assert over.value.code == "busy"
-        assert pool.jobs.waiting == {HINT: 1, DRAW: 1, VERDICT: 2}  # nothing more was queued
+        assert pool.jobs.waiting == {
+            HINT: 1,
+            DRAW: 1,
+            VERDICT: 2,
+            STOCK: 0,
+        }  # nothing more was queued
         release.touch()
         assert (await asyncio.wait_for(hint, scaled(60)))[0] == WON
         assert (await asyncio.wait_for(same, scaled(60)))[0] == WON  # the same position: one solve
