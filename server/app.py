@@ -71,7 +71,11 @@ def build(
         also=lambda room: _both(standings.owed(room), arena.owed(room)),  # under its reminder
     )
     standings = Standings(records, Boards(store.redis, store.prefix))
-    verdicts = RaceVerdicts(solver, lambda code, rule: service.update(code, rule))
+    verdicts = RaceVerdicts(
+        solver,
+        lambda code, rule: service.update(code, rule),
+        deal_ahead=lambda options: service.ahead(options),
+    )
     dailies = Dailies(
         store.redis,
         store.prefix,

@@ -472,14 +472,20 @@ class RoomService:
         return room
 
     def deal_ahead(self, room: Room) -> None:
-        """A winnable room will want a deal: its stock is refilled, and when it has none
-        (or its rules are not stocked) the solver starts on one now, not at `start`."""
-        if self.solver is None or room.options.get("deal") != "winnable":
+        """A winnable room will want a deal: see `ahead`."""
+        if room.options.get("deal") == "winnable":
+            self.ahead(room.options)
+
+    def ahead(self, room_options: dict[str, Any]) -> None:
+        """A winnable room of these options will want a deal: its stock is refilled, and
+        when it has none (or its rules are not stocked) the solver starts on one now, not
+        at `start` (a room set up, a race finished: its rematch)."""
+        if self.solver is None:
             return
-        if self.stock is not None and self.stock.stocked(room.options):
-            self.stock.ahead(room.options, self.solver.prefetch)
+        if self.stock is not None and self.stock.stocked(room_options):
+            self.stock.ahead(room_options, self.solver.prefetch)
         else:
-            self.solver.prefetch(room.options)
+            self.solver.prefetch(room_options)
 
     async def start(
         self, code: str, host_token: str, check: Callable[[int], None] | None = None

@@ -408,9 +408,17 @@ class RaceVerdicts:
     computes them again from the stored logs. Storing them is idempotent (`_store_solved`).
     """
 
-    def __init__(self, solver: SolverPool, update: Callable[[str, Rule], Awaitable[Any]]) -> None:
+    def __init__(
+        self,
+        solver: SolverPool,
+        update: Callable[[str, Rule], Awaitable[Any]],
+        deal_ahead: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self.solver = solver
         self.update = update
+        #: a winnable room's next deal, started for its rematch (app.build: the room
+        #: service's, which takes a stocked deal when there is one; else the solver's draw)
+        self.deal_ahead = deal_ahead or solver.prefetch
         self.tasks: set[asyncio.Task[None]] = set()
         #: (room, round) whose verdicts this process is computing: each once at a time
         self.pending: set[tuple[str, int]] = set()
@@ -419,7 +427,7 @@ class RaceVerdicts:
         """Called as the race's results are stored: read what to solve now (the cached
         games change with a rematch), solve later."""
         if room.doc["seed"] is not None and room.doc["options"].get("deal") == "winnable":
-            self.solver.prefetch(room.doc["options"])  # for the rematch
+            self.deal_ahead(room.doc["options"])  # for the rematch
         self._judge_later(room)
 
     def owed(self, room: Room) -> None:
