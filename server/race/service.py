@@ -31,7 +31,7 @@ from solrace.server.common.codes import (
 from solrace.server.common.metrics import METRICS
 from solrace.server.common.redact import SECRETS
 from solrace.server.common.retry import Backoff
-from solrace.server.common.room_locks import RoomLocks
+from solrace.server.common.room_locks import Hold, RoomLocks
 from solrace.server.league.records import Records, reminder
 from solrace.server.race.lobby import LobbyCache, Page
 from solrace.server.rules import projection
@@ -610,21 +610,194 @@ class RoomService:
                 raise
             if recovered:
                 board = b""  # whether its board went out is unknown here: published below
-            self.watched[code] = stored.spectators
-            room.races[seat].rev = stored.rev
-            cached.seq = max(cached.seq, stored.n)  # the next lean append's event follows it
-            ack = self._ack(room, seat, plan, stored)
+            ack, late, settle = self._stored(code, cached, plan, stored, bool(boards and not board))
             if reply is not None:
                 reply(ack)
-            if boards and not board and stored.spectators > 0:
+            if late:
                 await self._late_board(room, seat, answered=reply is not None)
-            if ack["status"] != "racing":
+            if settle:
                 await self._settle(code, answered=reply is not None)
             return ack
         raise too_busy("seat")
 
+    def _stored(
+        self, code: str, cached: Cached, plan: MovePlan, stored: Appended, boardless: bool
+    ) -> tuple[dict[str, Any], bool, bool]:
+        """A stored move's effects on this copy, and its ack; whether its board must still be
+        published (a spectator came since the room's last move: `boardless` said the append
+        carried none) and whether the seat's race is over (the room to settle)."""
+        room, seat = cached.room, plan.seat
+        self.watched[code] = stored.spectators
+        room.races[seat].rev = stored.rev
+        cached.seq = max(cached.seq, stored.n)  # the next lean append's event follows it
+        ack = self._ack(room, seat, plan, stored)
+        return ack, boardless and stored.spectators > 0, ack["status"] != "racing"
+
+    def move_now(
+        self,
+        code: str,
+        seat: int,
+        text: str,
+        n: int | None,
+        *,
+        undo: bool = False,
+        reply: Callable[[dict[str, Any]], None],
+        finished: Callable[[Coroutine[Any, Any, Any] | None], None],
+    ) -> asyncio.Future[Any] | None:
+        """`move` without a task or a coroutine, called from the connection's `data_received`
+        (server/net/transport.py): when nothing else holds or waits for the room's lock and
+        the move is the lease holder's plain case (its copy loaded under the fence's counter,
+        no other process listening, the clock not due, no spectator's board to carry), the
+        lock is taken at once, the room's rules play the move, and its `XADD` is queued
+        (`Store.queue_native`); the future of the reply is returned. When Redis answers, the
+        future's callback writes the ack (`reply`) and calls `finished(None)`, the lock let
+        go; anything else there is to do (an error to tell apart and answer, a retry, the
+        outcome of a lost answer, a late board, the race to settle) is handed to `finished`
+        as a coroutine that does it, exactly as `move` would, and lets the lock go.
+
+        None: nothing was done (the room is busy or not in that case, or the rules refused
+        the move: `move` judges it again, on a fresh copy if need be)."""
+        code = normalize_code(code)
+        cached = self.cache.get(code)
+        if (
+            cached is None
+            or not cached.sync
+            or cached.others
+            or not self.store.fences.get(code)
+            or self.locks.busy(code)
+        ):
+            return None
+        room = cached.room
+        now = self.clock()
+        if self._clock_due(room, now):
+            return None
+        options = room.options
+        boards = options["spectator_view"] == "boards" and options["spectators"]
+        if boards and self.watched.get(code, 0) > 0:
+            return None  # the append carries the mover's board: `move`'s path
+        hold = self.locks.hold_now(code)
+        if hold is None:  # pragma: no cover - not busy above
+            return None
+        try:
+            plan = room.undo(seat, n, now) if undo else room.play(seat, text, n, now)
+        except Exception:  # refused (or a bug): `move` judges it, on a fresh copy if need be
+            hold.release()
+            return None
+        entry = plan.entry.encode()
+        try:
+            future = self.store.queue_native(
+                code, cached.sync, seat, entry, plan.event, pop=plan.undone, last=cached.seq
+            )
+        except BaseException:
+            room.rollback(plan)
+            hold.release()
+            raise
+
+        def answered(done: asyncio.Future[Any]) -> None:
+            tail: Coroutine[Any, Any, Any] | None
+            try:
+                tail = self._answered_now(
+                    done, code, cached, plan, entry, bool(boards), text, n, undo, reply, hold
+                )
+            except BaseException as exc:  # a bug: `move` would have raised it
+                hold.release()
+                tail = _raise(exc)
+            finished(tail)
+
+        future.add_done_callback(answered)
+        return future
+
+    def _answered_now(
+        self,
+        future: asyncio.Future[Any],
+        code: str,
+        cached: Cached,
+        plan: MovePlan,
+        entry: str,
+        boards: bool,
+        text: str,
+        n: int | None,
+        undo: bool,
+        reply: Callable[[dict[str, Any]], None],
+        hold: Hold,
+    ) -> Coroutine[Any, Any, Any] | None:
+        """`move_now`'s answer from Redis: the ack written and the lock let go (None), or the
+        coroutine that does the rest (which lets the lock go)."""
+        room = cached.room
+        stored = self.store.native_stored(
+            future, code, plan.event, pop=plan.undone, last=cached.seq,
+            rev=plan.expected_rev, length=plan.expected_len,
+        )  # fmt: skip
+        if stored is None:
+            return self._move_on(future, code, cached, plan, boards, text, n, undo, reply, hold)
+        try:
+            ack, late, settle = self._stored(code, cached, plan, stored, boards)
+            reply(ack)
+        except BaseException:
+            hold.release()
+            raise
+        if not late and not settle:
+            hold.release()
+            return None
+        return self._after_ack(room, plan.seat, late, settle, hold)
+
+    async def _after_ack(self, room: Room, seat: int, late: bool, settle: bool, hold: Hold) -> None:
+        """`move`'s steps after the ack, for `move_now`, under the room's lock."""
+        try:
+            if late:
+                await self._late_board(room, seat, answered=True)
+            if settle:
+                await self._settle(room.code, answered=True)
+        finally:
+            hold.release()
+
+    async def _move_on(
+        self,
+        future: asyncio.Future[Any],
+        code: str,
+        cached: Cached,
+        plan: MovePlan,
+        boards: bool,
+        text: str,
+        n: int | None,
+        undo: bool,
+        reply: Callable[[dict[str, Any]], None],
+        hold: Hold,
+    ) -> dict[str, Any]:
+        """`move_now`'s append was not answered with a stored entry: `move` from its store's
+        answer on (the error told apart, a lost answer's outcome asked; a refused append
+        reloads the room and plays the move again), under the room's lock."""
+        room, seat = cached.room, plan.seat
+        try:
+            try:
+                stored, _ = await self._store(code, cached, plan, b"", room, future)
+            except Conflict:
+                room.rollback(plan)
+                self.cache.pop(code, None)  # `_move` loads it again, as after a conflict
+                return await self._move(code, seat, text, n, undo, reply)
+            except BaseException:
+                # not stored: the next command reloads from Redis
+                room.rollback(plan)
+                self.cache.pop(code, None)
+                raise
+            ack, late, settle = self._stored(code, cached, plan, stored, boards)
+            reply(ack)
+            if late:
+                await self._late_board(room, seat, answered=True)
+            if settle:
+                await self._settle(code, answered=True)
+            return ack
+        finally:
+            hold.release()
+
     async def _store(
-        self, code: str, cached: Cached, plan: MovePlan, board: bytes, room: Room
+        self,
+        code: str,
+        cached: Cached,
+        plan: MovePlan,
+        board: bytes,
+        room: Room,
+        queued: asyncio.Future[Any] | None = None,
     ) -> tuple[Appended, bool]:
         """Store the plan: (what the append left, whether Redis's answer to it was lost).
 
@@ -641,7 +814,12 @@ class RoomService:
         entry = plan.entry.encode()
         delay = room.options["spectator_delay"]
         try:
-            if cached.sync and self.store.fences.get(code) and not cached.others:
+            if queued is not None:  # `move_now`'s XADD, queued already
+                stored = await self.store.native_outcome(
+                    queued, code, plan.event, board, delay=delay, pop=plan.undone,
+                    last=cached.seq, rev=plan.expected_rev, length=plan.expected_len,
+                )  # fmt: skip
+            elif cached.sync and self.store.fences.get(code) and not cached.others:
                 stored = await self.store.append_native(
                     code, cached.sync, plan.seat, entry, plan.event, board, delay=delay,
                     pop=plan.undone, last=cached.seq, rev=plan.expected_rev,
@@ -855,3 +1033,8 @@ class RoomService:
     async def lobby_frame(self, after: str, ref: int | None) -> bytes:
         """The same page as a `lobby` reply frame, its rows encoded once for every asker."""
         return await self.lobby_cache.frame(normalize_code(after), ref)
+
+
+async def _raise(exc: BaseException) -> None:
+    """A failure met outside a coroutine, raised where its caller awaits (`move_now`)."""
+    raise exc
