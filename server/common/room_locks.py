@@ -37,6 +37,11 @@ class RoomLocks:
         """`async with locks.hold(code):` one operation on the room at a time."""
         return _Hold(self, code)
 
+    def users(self, code: str) -> int:
+        """How many operations on the room hold or wait for its lock."""
+        entry = self._entries.get(code)
+        return 0 if entry is None else entry.users
+
     def hold_now(self, code: str) -> Hold | None:
         """The room's lock taken at once, without awaiting, when nobody holds it or waits for
         it (None otherwise): the move path without a task (race/service.py `move_now`)

@@ -15,6 +15,7 @@ import itertools
 import logging
 import secrets
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -136,6 +137,11 @@ class RoomService:
         # a board is built and encoded only for a watched room. A spectator who arrives in
         # between is caught by the script's own count, and its snapshot has every board.
         self.watched: dict[str, int] = {}
+        #: rooms whose move handled without a task (`move_now`) is in Redis: the moves of the
+        #: room waiting for it, each called with the lock when its turn comes (None: let go)
+        self._chains: dict[str, deque[Callable[[Hold | None], bool]]] = {}
+        #: moves waiting on a room's lock itself (`_hold_for_move`), per room
+        self._lock_moves: dict[str, int] = {}
         # the solver's pool (winnable deals, hints) and the hook told of every race this
         # process finished (post-race verdicts); both set by app.build
         self.solver: SolverPool | None = solver
@@ -559,8 +565,18 @@ class RoomService:
         the race after the reply): the transport writes the ack there, so the mover's answer
         never waits on the room's other connections or on finishing the race.
         """
-        async with self.lock(code):
-            return await self._move(normalize_code(code), seat, text, n, undo, reply)
+        code = normalize_code(code)
+        hold = await self._hold_for_move(code)
+        # the room's moves handled without a task meanwhile (`move_now`) wait for this one
+        self._chains.setdefault(code, deque())
+        try:
+            ack = await self._move(code, seat, text, n, undo, reply)
+        except BaseException:
+            self._let_chain_go(code)
+            hold.release()
+            raise
+        self._next_now(code, hold)
+        return ack
 
     async def _move(
         self,
@@ -645,43 +661,90 @@ class RoomService:
         finished: Callable[[Coroutine[Any, Any, Any] | None], None],
     ) -> asyncio.Future[Any] | None:
         """`move` without a task or a coroutine, called from the connection's `data_received`
-        (server/net/transport.py): when nothing else holds or waits for the room's lock and
-        the move is the lease holder's plain case (its copy loaded under the fence's counter,
-        no other process listening, the clock not due, no spectator's board to carry), the
-        lock is taken at once, the room's rules play the move, and its `XADD` is queued
-        (`Store.queue_native`); the future of the reply is returned. When Redis answers, the
-        future's callback writes the ack (`reply`) and calls `finished(None)`, the lock let
-        go; anything else there is to do (an error to tell apart and answer, a retry, the
-        outcome of a lost answer, a late board, the race to settle) is handed to `finished`
-        as a coroutine that does it, exactly as `move` would, and lets the lock go.
+        (server/net/transport.py) for the lease holder's plain case (its copy loaded under
+        the fence's counter, no other process listening, the clock not due, no spectator's
+        board to carry): the room's lock is taken at once, the room's rules play the move,
+        and its `XADD` is queued (`Store.queue_native`). When Redis answers, the reply's
+        callback writes the ack (`reply`) and calls `finished(None)`; anything else there is
+        to do (an error to tell apart and answer, a retry on a fresh copy, the outcome of a
+        lost answer, a late board, the race to settle) is handed to `finished` as a
+        coroutine that does it, exactly as `move` would, and lets the lock go.
 
-        None: nothing was done (the room is busy or not in that case, or the rules refused
-        the move: `move` judges it again, on a fresh copy if need be)."""
+        A move of a room whose previous move handled this way is still in Redis waits in
+        the room's queue (`_chains`), not on the lock: the lock passes from one to the next
+        in the callback, with no task and no wake-up. Whatever else asks for the lock meanwhile
+        (a timer, a join) goes next: the moves that come after it go the ordinary way.
+
+        Returns the future that is done when `finished` is called; None: nothing was done
+        (the room is busy or not in the plain case, or the rules refused the move: `move`
+        judges it again, on a fresh copy if need be)."""
         code = normalize_code(code)
+        chain = self._chains.get(code)
+        if chain is not None:
+            if not self._only_moves_wait(code):
+                return None  # something else waits for the lock: the move goes behind it
+            done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+            def later(hold: Hold | None) -> bool:
+                def told(tail: Coroutine[Any, Any, Any] | None) -> None:
+                    done.set_result(None)
+                    finished(tail)
+
+                if hold is not None and self._play_now(
+                    code, seat, text, n, undo, reply, told, hold
+                ):
+                    return True
+                # not the plain case any more (or the queue is let go): the ordinary way
+                told(self.move(code, seat, text, n, undo=undo, reply=reply))
+                return False
+
+            chain.append(later)
+            return done
+        if self.locks.busy(code):
+            return None
+        hold = self.locks.hold_now(code)
+        if hold is None:  # pragma: no cover - not busy above
+            return None
+        self._chains[code] = deque()
+        try:
+            future = self._play_now(code, seat, text, n, undo, reply, finished, hold)
+        except BaseException:
+            self._chains.pop(code, None)
+            hold.release()
+            raise
+        if future is None:
+            self._chains.pop(code, None)
+            hold.release()
+        return future
+
+    def _play_now(
+        self,
+        code: str,
+        seat: int,
+        text: str,
+        n: int | None,
+        undo: bool,
+        reply: Callable[[dict[str, Any]], None],
+        finished: Callable[[Coroutine[Any, Any, Any] | None], None],
+        hold: Hold,
+    ) -> asyncio.Future[Any] | None:
+        """`move_now`'s move under the held lock: played and its `XADD` queued (the reply's
+        future), or None when it is not the plain case or the rules refuse it (nothing
+        changed)."""
         cached = self.cache.get(code)
-        if (
-            cached is None
-            or not cached.sync
-            or cached.others
-            or not self.store.fences.get(code)
-            or self.locks.busy(code)
-        ):
+        if cached is None or not cached.sync or cached.others or not self.store.fences.get(code):
             return None
         room = cached.room
         now = self.clock()
         if self._clock_due(room, now):
             return None
         options = room.options
-        boards = options["spectator_view"] == "boards" and options["spectators"]
+        boards = bool(options["spectator_view"] == "boards" and options["spectators"])
         if boards and self.watched.get(code, 0) > 0:
             return None  # the append carries the mover's board: `move`'s path
-        hold = self.locks.hold_now(code)
-        if hold is None:  # pragma: no cover - not busy above
-            return None
         try:
             plan = room.undo(seat, n, now) if undo else room.play(seat, text, n, now)
         except Exception:  # refused (or a bug): `move` judges it, on a fresh copy if need be
-            hold.release()
             return None
         entry = plan.entry.encode()
         try:
@@ -690,22 +753,88 @@ class RoomService:
             )
         except BaseException:
             room.rollback(plan)
-            hold.release()
             raise
 
-        def answered(done: asyncio.Future[Any]) -> None:
+        def answered(stored: asyncio.Future[Any]) -> None:
             tail: Coroutine[Any, Any, Any] | None
             try:
                 tail = self._answered_now(
-                    done, code, cached, plan, entry, bool(boards), text, n, undo, reply, hold
+                    stored, code, cached, plan, boards, text, n, undo, reply, hold
                 )
             except BaseException as exc:  # a bug: `move` would have raised it
+                self._let_chain_go(code)
                 hold.release()
                 tail = _raise(exc)
-            finished(tail)
+            if tail is not None:
+                self._let_chain_go(code)  # the tail holds the lock until it is done
+                finished(tail)
+                return
+            finished(None)
+            self._next_now(code, hold)
 
         future.add_done_callback(answered)
         return future
+
+    async def _hold_for_move(self, code: str) -> Hold:
+        """The room's lock for a move: in the room's queue of moves when one is being stored
+        and nothing else waits for the lock (`_chains`: the lock passes from move to move),
+        else from the lock itself."""
+        chain = self._chains.get(code)
+        if chain is not None and self._only_moves_wait(code):
+            turn: asyncio.Future[Hold | None] = asyncio.get_running_loop().create_future()
+
+            def given(hold: Hold | None) -> bool:
+                if turn.done():  # the waiting move was cancelled: the next one
+                    return False
+                turn.set_result(hold)
+                return hold is not None
+
+            chain.append(given)
+            try:
+                got = await turn
+            except asyncio.CancelledError:
+                given_hold = turn.result() if turn.done() and not turn.cancelled() else None
+                if given_hold is not None:
+                    self._next_now(code, given_hold)  # given just before the cancel
+                raise
+            if got is not None:
+                return got
+        hold = self.locks.hold(code)
+        self._lock_moves[code] = self._lock_moves.get(code, 0) + 1
+        try:
+            await hold.__aenter__()
+        finally:
+            left = self._lock_moves[code] - 1
+            if left:
+                self._lock_moves[code] = left
+            else:
+                del self._lock_moves[code]
+        return hold
+
+    def _only_moves_wait(self, code: str) -> bool:
+        """Whether every operation that holds or waits for the room's lock is a move: the
+        holder and the moves waiting on the lock itself (`_lock_moves`). Then a new move
+        may wait in the room's queue (`_chains`), which the lock passes along before it is
+        let go; anything else waiting for the lock stops the queue from growing, so it waits
+        for the moves queued before it only."""
+        return self.locks.users(code) - self._lock_moves.get(code, 0) <= 1
+
+    def _next_now(self, code: str, hold: Hold) -> None:
+        """The room's next queued move gets the lock (`move_now`), else the lock is let go."""
+        chain = self._chains.get(code)
+        while chain:
+            if chain.popleft()(hold):
+                return
+        self._chains.pop(code, None)
+
+        hold.release()
+
+    def _let_chain_go(self, code: str) -> None:
+        """The room's queued moves go the ordinary way (`move`, behind the lock)."""
+
+        chain = self._chains.pop(code, None)
+        while chain:
+            chain.popleft()(None)
 
     def _answered_now(
         self,
@@ -713,7 +842,6 @@ class RoomService:
         code: str,
         cached: Cached,
         plan: MovePlan,
-        entry: str,
         boards: bool,
         text: str,
         n: int | None,
@@ -721,8 +849,8 @@ class RoomService:
         reply: Callable[[dict[str, Any]], None],
         hold: Hold,
     ) -> Coroutine[Any, Any, Any] | None:
-        """`move_now`'s answer from Redis: the ack written and the lock let go (None), or the
-        coroutine that does the rest (which lets the lock go)."""
+        """`move_now`'s answer from Redis: the ack written (None: the lock is still held, for
+        the caller to pass on), or the coroutine that does the rest and lets the lock go."""
         room = cached.room
         stored = self.store.native_stored(
             future, code, plan.event, pop=plan.undone, last=cached.seq,
@@ -730,14 +858,9 @@ class RoomService:
         )  # fmt: skip
         if stored is None:
             return self._move_on(future, code, cached, plan, boards, text, n, undo, reply, hold)
-        try:
-            ack, late, settle = self._stored(code, cached, plan, stored, boards)
-            reply(ack)
-        except BaseException:
-            hold.release()
-            raise
+        ack, late, settle = self._stored(code, cached, plan, stored, boards)
+        reply(ack)
         if not late and not settle:
-            hold.release()
             return None
         return self._after_ack(room, plan.seat, late, settle, hold)
 
