@@ -690,10 +690,13 @@ class RoomService:
                     done.set_result(None)
                     finished(tail)
 
-                if hold is not None and self._play_now(
-                    code, seat, text, n, undo, reply, told, hold
-                ):
-                    return True
+                if hold is not None:
+                    try:
+                        if self._play_now(code, seat, text, n, undo, reply, told, hold):
+                            return True
+                    except Exception as exc:  # a bug: answered as `move` would have
+                        told(_raise(exc))
+                        return False
                 # not the plain case any more (or the queue is let go): the ordinary way
                 told(self.move(code, seat, text, n, undo=undo, reply=reply))
                 return False
@@ -826,12 +829,10 @@ class RoomService:
             if chain.popleft()(hold):
                 return
         self._chains.pop(code, None)
-
         hold.release()
 
     def _let_chain_go(self, code: str) -> None:
         """The room's queued moves go the ordinary way (`move`, behind the lock)."""
-
         chain = self._chains.pop(code, None)
         while chain:
             chain.popleft()(None)
