@@ -37,6 +37,27 @@ class RoomLocks:
         """`async with locks.hold(code):` one operation on the room at a time."""
         return _Hold(self, code)
 
+    def users(self, code: str) -> int:
+        """How many operations on the room hold or wait for its lock."""
+        entry = self._entries.get(code)
+        return 0 if entry is None else entry.users
+
+    def hold_now(self, code: str) -> Hold | None:
+        """The room's lock taken at once, without awaiting, when nobody holds it or waits for
+        it (None otherwise): the move path without a task (race/service.py `move_now`)
+        holds it from its rules to its store's answer and lets it go with `release()`."""
+        if code in self._entries:
+            return None
+        hold = _Hold(self, code)
+        entry = hold.entry = self._enter(code)
+        acquire = entry.lock.acquire()
+        try:
+            acquire.send(None)  # a free lock is taken without suspending: StopIteration
+        except StopIteration:
+            return hold
+        acquire.close()  # pragma: no cover - a new lock is never held
+        raise AssertionError("a new room lock was held")
+
     def _enter(self, code: str) -> _Entry:
         entry = self._entries.get(code)
         if entry is None:
@@ -75,7 +96,15 @@ class _Hold:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """Let the lock go (the end of `async with`, or of a `hold_now`)."""
         entry = self.entry
         assert entry is not None
         entry.lock.release()
         self.locks._leave(self.code, entry)
+
+
+#: one operation's hold of a room's lock (`RoomLocks.hold`, `RoomLocks.hold_now`)
+Hold = _Hold

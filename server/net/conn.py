@@ -14,7 +14,7 @@ import ipaddress
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from solrace.protocol import messages as m
 from solrace.server.net.ws_limits import SendLimits
@@ -138,6 +138,9 @@ class Conn:
     #: there are any (server/net/transport.py `received`)
     inbox: deque[bytes | str] = field(default_factory=deque)
     drainer: asyncio.Task[None] | None = None
+    #: a move handled without a task (transport.py `_move_now`), waiting for Redis: the
+    #: future of its append's reply; the inbox waits for it as for the drainer
+    moving: asyncio.Future[Any] | None = None
     #: reading paused while the inbox is full
     reading_paused: bool = False
     #: being closed by the server: later messages are dropped

@@ -4,7 +4,8 @@ resign)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from solrace.protocol import messages as m
@@ -106,6 +107,28 @@ class RoomHandlers(Handlers):
     async def on_undo(self, conn: Conn, msg: dict[str, Any], ref: int | None) -> None:
         code, seat = self._player(conn)
         await self.service.move(code, seat, "", msg.get("n"), undo=True, reply=self._ack(conn, ref))
+
+    def move_now(
+        self,
+        conn: Conn,
+        msg: dict[str, Any],
+        ref: int | None,
+        finished: Callable[[Coroutine[Any, Any, Any] | None], None],
+    ) -> asyncio.Future[Any] | None:
+        """`on_move` / `on_undo` without a task, from the connection's `data_received`
+        (`RoomService.move_now`; the transport checked the connection holds a seat): the
+        future of the move's store, or None when it must go the ordinary way."""
+        assert conn.room is not None and conn.seat is not None
+        undo = msg["type"] == "undo"
+        return self.service.move_now(
+            conn.room,
+            conn.seat,
+            "" if undo else msg["move"],
+            msg.get("n"),
+            undo=undo,
+            reply=self._ack(conn, ref),
+            finished=finished,
+        )
 
     def _ack(self, conn: Conn, ref: int | None) -> Callable[[dict[str, Any]], None]:
         """Write the ack the moment the move is stored, ahead of the room's fan-out; it stands

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Coroutine
 from typing import Any
 
 from solrace import __version__
@@ -63,6 +64,9 @@ SERVER_NAME = f"solrace/{__version__}"
 INBOX_HIGH = 16
 INBOX_LOW = 4
 
+#: a message handled in `data_received` (`Transport._move_now`) and what is left of it
+Tail = tuple[dict[str, Any], Coroutine[Any, Any, Any]]
+
 __all__ = ["SERVER_NAME", "Limits", "Transport"]
 
 
@@ -105,6 +109,7 @@ class Transport:
         #: every message type's handler (but hello's and ping's, answered here), built once:
         #: each group's `on_<type>` methods (server/net/handlers*.py)
         self.on: dict[str, Handler] = {}
+        self.room_handlers: RoomHandlers | None = None
         for group in (RoomHandlers, LobbyHandlers, OpsHandlers, ArenaHandlers):
             handlers = group(
                 service,
@@ -117,6 +122,8 @@ class Transport:
                 quick=quick,
                 arena=arena,
             )
+            if isinstance(handlers, RoomHandlers):
+                self.room_handlers = handlers
             table = handlers.table()
             assert not table.keys() & self.on.keys(), "a message type with two handlers"
             self.on.update(table)
@@ -125,6 +132,8 @@ class Transport:
         self.tasks: set[asyncio.Task[Any]] = set()
         #: tasks that drain connections' inboxes or let lost connections go (`idle`)
         self.handlers: set[asyncio.Task[Any]] = set()
+        #: moves handled without a task, waiting for Redis (`_move_now`; `idle`)
+        self.moves: set[asyncio.Future[Any]] = set()
 
     async def start(self) -> None:
         await self.service.load_secret()  # before the first connection: its address is keyed
@@ -208,27 +217,82 @@ class Transport:
         return conn
 
     def received(self, conn: Conn, frame: bytes | str) -> None:
-        """A message, in the connection's `data_received`: queued in its inbox, which one task
-        drains in order while there is work (`_drain`); reading pauses while it is full."""
+        """A message, in the connection's `data_received`: a move with nothing before it is
+        handled at once, with no task (`_move_now`); anything else is queued in the
+        connection's inbox, which one task drains in order while there is work (`_drain`);
+        reading pauses while it is full."""
         conn.last_seen = time.monotonic()
         if conn.closing:
             return
+        if conn.drainer is None and conn.moving is None and self._move_now(conn, frame):
+            return
         conn.inbox.append(frame)
-        if conn.drainer is None:
+        if conn.drainer is None and conn.moving is None:
             conn.drainer = self._handle_task(self._drain(conn))
         elif len(conn.inbox) >= INBOX_HIGH and not conn.reading_paused:
             conn.reading_paused = True
             conn.ws.transport.pause_reading()
 
+    def _move_now(self, conn: Conn, frame: bytes | str) -> bool:
+        """A racer's move (or undo) straight from `data_received` to the room's rules and
+        the turn's Redis pipeline, without a task or a future of its own: the ack is written
+        from the pipeline's answer (`RoomService.move_now`), and the connection's next
+        messages wait in its inbox until then, as behind a drained message. False: nothing
+        was done or taken, the message goes the ordinary way (`_drain`): not a move, not a
+        plain case (`move_now` says which), or anything the ordinary way answers (no hello,
+        no seat, no token in the rate bucket, a frame that does not decode or validate)."""
+        rooms = self.room_handlers
+        if (
+            rooms is None
+            or not conn.hello
+            or conn.room is None
+            or conn.role != "player"
+            or conn.seat is None
+            or conn.bucket.level() < 1
+        ):
+            return False
+        try:
+            msg = m.decode(frame, self.limits.max_frame)
+            m.validate_client(msg)
+        except ProtocolError:
+            return False
+        kind = msg["type"]
+        if kind != "move" and kind != "undo":
+            return False
+        future = rooms.move_now(conn, msg, m.ref_of(msg), lambda tail: self._moved(conn, msg, tail))
+        if future is None:
+            return False
+        conn.bucket.take()  # there was a token above, and nothing ran since
+        conn.moving = future
+        self.moves.add(future)
+        return True
+
+    def _moved(
+        self, conn: Conn, msg: dict[str, Any], tail: Coroutine[Any, Any, Any] | None
+    ) -> None:
+        """A move of `_move_now` answered: what is left of it (`tail`, an error to answer
+        included) in a task that then drains the inbox; else the inbox, if any, drained."""
+        if conn.moving is not None:
+            self.moves.discard(conn.moving)
+            conn.moving = None
+        if tail is not None:
+            conn.drainer = self._handle_task(self._drain(conn, (msg, tail)))
+        elif conn.inbox:
+            conn.drainer = self._handle_task(self._drain(conn))
+        elif conn.ws.lost:
+            self._handle_task(self._release(conn))
+
     def disconnected(self, conn: Conn) -> None:
-        """The connection is gone: let it go once its inbox's task is done with it."""
-        if conn.drainer is None:
+        """The connection is gone: let it go once its inbox's task (or its move) is done with it."""
+        if conn.drainer is None and conn.moving is None:
             self._handle_task(self._release(conn))
 
     async def idle(self) -> None:
-        """Every connection's inbox drained and every lost one let go (shutdown waits)."""
-        while self.handlers:
-            await asyncio.wait(set(self.handlers))
+        """Every connection's inbox drained, every move answered and every lost connection
+        let go (shutdown waits)."""
+        while self.handlers or self.moves:
+            await asyncio.wait(set(self.handlers) | set(self.moves))
+            await asyncio.sleep(0)  # a move's answer hands its tail to a task in a callback
 
     def _handle_task(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
@@ -236,9 +300,13 @@ class Transport:
         task.add_done_callback(self.handlers.discard)
         return task
 
-    async def _drain(self, conn: Conn) -> None:
+    async def _drain(self, conn: Conn, tail: Tail | None = None) -> None:
+        """The inbox's messages in order; first, what is left of a move (`_moved`)."""
         inbox = conn.inbox
         try:
+            if tail is not None and not await self._answer(conn, "", tail):
+                conn.closing = True
+                inbox.clear()
             while inbox:
                 frame = inbox.popleft()
                 if conn.reading_paused and len(inbox) <= INBOX_LOW:
@@ -295,8 +363,19 @@ class Transport:
                 ),
             )
             return True
+        return await self._answer(conn, frame)
+
+    async def _answer(self, conn: Conn, frame: bytes | str, tail: Tail | None = None) -> bool:
+        """A message decoded, validated and dispatched, or what is left of a move (`tail`),
+        its errors answered; False: the connection is being closed."""
+        lim = self.limits
+        ws = conn.ws
         msg: dict[str, Any] | None = None
         try:
+            if tail is not None:
+                msg = tail[0]
+                await tail[1]
+                return True
             msg = m.decode(frame, lim.max_frame)
             m.validate_client(msg)
             await self.dispatch(conn, msg)

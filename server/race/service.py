@@ -15,6 +15,7 @@ import itertools
 import logging
 import secrets
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,7 @@ from solrace.server.common.codes import (
 from solrace.server.common.metrics import METRICS
 from solrace.server.common.redact import SECRETS
 from solrace.server.common.retry import Backoff
-from solrace.server.common.room_locks import RoomLocks
+from solrace.server.common.room_locks import Hold, RoomLocks
 from solrace.server.league.deal_stock import DealStock
 from solrace.server.league.records import Records, reminder
 from solrace.server.race.lobby import LobbyCache, Page
@@ -138,6 +139,11 @@ class RoomService:
         # a board is built and encoded only for a watched room. A spectator who arrives in
         # between is caught by the script's own count, and its snapshot has every board.
         self.watched: dict[str, int] = {}
+        #: rooms whose move handled without a task (`move_now`) is in Redis: the moves of the
+        #: room waiting for it, each called with the lock when its turn comes (None: let go)
+        self._chains: dict[str, deque[Callable[[Hold | None], bool]]] = {}
+        #: moves waiting on a room's lock itself (`_hold_for_move`), per room
+        self._lock_moves: dict[str, int] = {}
         # the solver's pool (winnable deals, hints) and the hook told of every race this
         # process finished (post-race verdicts); both set by app.build
         self.solver: SolverPool | None = solver
@@ -576,8 +582,18 @@ class RoomService:
         the race after the reply): the transport writes the ack there, so the mover's answer
         never waits on the room's other connections or on finishing the race.
         """
-        async with self.lock(code):
-            return await self._move(normalize_code(code), seat, text, n, undo, reply)
+        code = normalize_code(code)
+        hold = await self._hold_for_move(code)
+        # the room's moves handled without a task meanwhile (`move_now`) wait for this one
+        self._chains.setdefault(code, deque())
+        try:
+            ack = await self._move(code, seat, text, n, undo, reply)
+        except BaseException:
+            self._let_chain_go(code)
+            hold.release()
+            raise
+        self._next_now(code, hold)
+        return ack
 
     async def _move(
         self,
@@ -627,21 +643,302 @@ class RoomService:
                 raise
             if recovered:
                 board = b""  # whether its board went out is unknown here: published below
-            self.watched[code] = stored.spectators
-            room.races[seat].rev = stored.rev
-            cached.seq = max(cached.seq, stored.n)  # the next lean append's event follows it
-            ack = self._ack(room, seat, plan, stored)
+            ack, late, settle = self._stored(code, cached, plan, stored, bool(boards and not board))
             if reply is not None:
                 reply(ack)
-            if boards and not board and stored.spectators > 0:
+            if late:
                 await self._late_board(room, seat, answered=reply is not None)
-            if ack["status"] != "racing":
+            if settle:
                 await self._settle(code, answered=reply is not None)
             return ack
         raise too_busy("seat")
 
+    def _stored(
+        self, code: str, cached: Cached, plan: MovePlan, stored: Appended, boardless: bool
+    ) -> tuple[dict[str, Any], bool, bool]:
+        """A stored move's effects on this copy, and its ack; whether its board must still be
+        published (a spectator came since the room's last move: `boardless` said the append
+        carried none) and whether the seat's race is over (the room to settle)."""
+        room, seat = cached.room, plan.seat
+        self.watched[code] = stored.spectators
+        room.races[seat].rev = stored.rev
+        cached.seq = max(cached.seq, stored.n)  # the next lean append's event follows it
+        ack = self._ack(room, seat, plan, stored)
+        return ack, boardless and stored.spectators > 0, ack["status"] != "racing"
+
+    def move_now(
+        self,
+        code: str,
+        seat: int,
+        text: str,
+        n: int | None,
+        *,
+        undo: bool = False,
+        reply: Callable[[dict[str, Any]], None],
+        finished: Callable[[Coroutine[Any, Any, Any] | None], None],
+    ) -> asyncio.Future[Any] | None:
+        """`move` without a task or a coroutine, called from the connection's `data_received`
+        (server/net/transport.py) for the lease holder's plain case (its copy loaded under
+        the fence's counter, no other process listening, the clock not due, no spectator's
+        board to carry): the room's lock is taken at once, the room's rules play the move,
+        and its `XADD` is queued (`Store.queue_native`). When Redis answers, the reply's
+        callback writes the ack (`reply`) and calls `finished(None)`; anything else there is
+        to do (an error to tell apart and answer, a retry on a fresh copy, the outcome of a
+        lost answer, a late board, the race to settle) is handed to `finished` as a
+        coroutine that does it, exactly as `move` would, and lets the lock go.
+
+        A move of a room whose previous move handled this way is still in Redis waits in
+        the room's queue (`_chains`), not on the lock: the lock passes from one to the next
+        in the callback, with no task and no wake-up. Whatever else asks for the lock meanwhile
+        (a timer, a join) goes next: the moves that come after it go the ordinary way.
+
+        Returns the future that is done when `finished` is called; None: nothing was done
+        (the room is busy or not in the plain case, or the rules refused the move: `move`
+        judges it again, on a fresh copy if need be)."""
+        code = normalize_code(code)
+        chain = self._chains.get(code)
+        if chain is not None:
+            if not self._only_moves_wait(code):
+                return None  # something else waits for the lock: the move goes behind it
+            done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+            def later(hold: Hold | None) -> bool:
+                def told(tail: Coroutine[Any, Any, Any] | None) -> None:
+                    done.set_result(None)
+                    finished(tail)
+
+                if hold is not None:
+                    try:
+                        if self._play_now(code, seat, text, n, undo, reply, told, hold):
+                            return True
+                    except Exception as exc:  # a bug: answered as `move` would have
+                        told(_raise(exc))
+                        return False
+                # not the plain case any more (or the queue is let go): the ordinary way
+                told(self.move(code, seat, text, n, undo=undo, reply=reply))
+                return False
+
+            chain.append(later)
+            return done
+        if self.locks.busy(code):
+            return None
+        hold = self.locks.hold_now(code)
+        if hold is None:  # pragma: no cover - not busy above
+            return None
+        self._chains[code] = deque()
+        try:
+            future = self._play_now(code, seat, text, n, undo, reply, finished, hold)
+        except BaseException:
+            self._chains.pop(code, None)
+            hold.release()
+            raise
+        if future is None:
+            self._chains.pop(code, None)
+            hold.release()
+        return future
+
+    def _play_now(
+        self,
+        code: str,
+        seat: int,
+        text: str,
+        n: int | None,
+        undo: bool,
+        reply: Callable[[dict[str, Any]], None],
+        finished: Callable[[Coroutine[Any, Any, Any] | None], None],
+        hold: Hold,
+    ) -> asyncio.Future[Any] | None:
+        """`move_now`'s move under the held lock: played and its `XADD` queued (the reply's
+        future), or None when it is not the plain case or the rules refuse it (nothing
+        changed)."""
+        cached = self.cache.get(code)
+        if cached is None or not cached.sync or cached.others or not self.store.fences.get(code):
+            return None
+        room = cached.room
+        now = self.clock()
+        if self._clock_due(room, now):
+            return None
+        options = room.options
+        boards = bool(options["spectator_view"] == "boards" and options["spectators"])
+        if boards and self.watched.get(code, 0) > 0:
+            return None  # the append carries the mover's board: `move`'s path
+        try:
+            plan = room.undo(seat, n, now) if undo else room.play(seat, text, n, now)
+        except Exception:  # refused (or a bug): `move` judges it, on a fresh copy if need be
+            return None
+        entry = plan.entry.encode()
+        try:
+            future = self.store.queue_native(
+                code, cached.sync, seat, entry, plan.event, pop=plan.undone, last=cached.seq
+            )
+        except BaseException:
+            room.rollback(plan)
+            raise
+
+        def answered(stored: asyncio.Future[Any]) -> None:
+            tail: Coroutine[Any, Any, Any] | None
+            try:
+                tail = self._answered_now(
+                    stored, code, cached, plan, boards, text, n, undo, reply, hold
+                )
+            except BaseException as exc:  # a bug: `move` would have raised it
+                self._let_chain_go(code)
+                hold.release()
+                tail = _raise(exc)
+            if tail is not None:
+                self._let_chain_go(code)  # the tail holds the lock until it is done
+                finished(tail)
+                return
+            finished(None)
+            self._next_now(code, hold)
+
+        future.add_done_callback(answered)
+        return future
+
+    async def _hold_for_move(self, code: str) -> Hold:
+        """The room's lock for a move: in the room's queue of moves when one is being stored
+        and nothing else waits for the lock (`_chains`: the lock passes from move to move),
+        else from the lock itself."""
+        chain = self._chains.get(code)
+        if chain is not None and self._only_moves_wait(code):
+            turn: asyncio.Future[Hold | None] = asyncio.get_running_loop().create_future()
+
+            def given(hold: Hold | None) -> bool:
+                if turn.done():  # the waiting move was cancelled: the next one
+                    return False
+                turn.set_result(hold)
+                return hold is not None
+
+            chain.append(given)
+            try:
+                got = await turn
+            except asyncio.CancelledError:
+                given_hold = turn.result() if turn.done() and not turn.cancelled() else None
+                if given_hold is not None:
+                    self._next_now(code, given_hold)  # given just before the cancel
+                raise
+            if got is not None:
+                return got
+        hold = self.locks.hold(code)
+        self._lock_moves[code] = self._lock_moves.get(code, 0) + 1
+        try:
+            await hold.__aenter__()
+        finally:
+            left = self._lock_moves[code] - 1
+            if left:
+                self._lock_moves[code] = left
+            else:
+                del self._lock_moves[code]
+        return hold
+
+    def _only_moves_wait(self, code: str) -> bool:
+        """Whether every operation that holds or waits for the room's lock is a move: the
+        holder and the moves waiting on the lock itself (`_lock_moves`). Then a new move
+        may wait in the room's queue (`_chains`), which the lock passes along before it is
+        let go; anything else waiting for the lock stops the queue from growing, so it waits
+        for the moves queued before it only."""
+        return self.locks.users(code) - self._lock_moves.get(code, 0) <= 1
+
+    def _next_now(self, code: str, hold: Hold) -> None:
+        """The room's next queued move gets the lock (`move_now`), else the lock is let go."""
+        chain = self._chains.get(code)
+        while chain:
+            if chain.popleft()(hold):
+                return
+        self._chains.pop(code, None)
+        hold.release()
+
+    def _let_chain_go(self, code: str) -> None:
+        """The room's queued moves go the ordinary way (`move`, behind the lock)."""
+        chain = self._chains.pop(code, None)
+        while chain:
+            chain.popleft()(None)
+
+    def _answered_now(
+        self,
+        future: asyncio.Future[Any],
+        code: str,
+        cached: Cached,
+        plan: MovePlan,
+        boards: bool,
+        text: str,
+        n: int | None,
+        undo: bool,
+        reply: Callable[[dict[str, Any]], None],
+        hold: Hold,
+    ) -> Coroutine[Any, Any, Any] | None:
+        """`move_now`'s answer from Redis: the ack written (None: the lock is still held, for
+        the caller to pass on), or the coroutine that does the rest and lets the lock go."""
+        room = cached.room
+        stored = self.store.native_stored(
+            future, code, plan.event, pop=plan.undone, last=cached.seq,
+            rev=plan.expected_rev, length=plan.expected_len,
+        )  # fmt: skip
+        if stored is None:
+            return self._move_on(future, code, cached, plan, boards, text, n, undo, reply, hold)
+        ack, late, settle = self._stored(code, cached, plan, stored, boards)
+        reply(ack)
+        if not late and not settle:
+            return None
+        return self._after_ack(room, plan.seat, late, settle, hold)
+
+    async def _after_ack(self, room: Room, seat: int, late: bool, settle: bool, hold: Hold) -> None:
+        """`move`'s steps after the ack, for `move_now`, under the room's lock."""
+        try:
+            if late:
+                await self._late_board(room, seat, answered=True)
+            if settle:
+                await self._settle(room.code, answered=True)
+        finally:
+            hold.release()
+
+    async def _move_on(
+        self,
+        future: asyncio.Future[Any],
+        code: str,
+        cached: Cached,
+        plan: MovePlan,
+        boards: bool,
+        text: str,
+        n: int | None,
+        undo: bool,
+        reply: Callable[[dict[str, Any]], None],
+        hold: Hold,
+    ) -> dict[str, Any]:
+        """`move_now`'s append was not answered with a stored entry: `move` from its store's
+        answer on (the error told apart, a lost answer's outcome asked; a refused append
+        reloads the room and plays the move again), under the room's lock."""
+        room, seat = cached.room, plan.seat
+        try:
+            try:
+                stored, _ = await self._store(code, cached, plan, b"", room, future)
+            except Conflict:
+                room.rollback(plan)
+                self.cache.pop(code, None)  # `_move` loads it again, as after a conflict
+                return await self._move(code, seat, text, n, undo, reply)
+            except BaseException:
+                # not stored: the next command reloads from Redis
+                room.rollback(plan)
+                self.cache.pop(code, None)
+                raise
+            ack, late, settle = self._stored(code, cached, plan, stored, boards)
+            reply(ack)
+            if late:
+                await self._late_board(room, seat, answered=True)
+            if settle:
+                await self._settle(code, answered=True)
+            return ack
+        finally:
+            hold.release()
+
     async def _store(
-        self, code: str, cached: Cached, plan: MovePlan, board: bytes, room: Room
+        self,
+        code: str,
+        cached: Cached,
+        plan: MovePlan,
+        board: bytes,
+        room: Room,
+        queued: asyncio.Future[Any] | None = None,
     ) -> tuple[Appended, bool]:
         """Store the plan: (what the append left, whether Redis's answer to it was lost).
 
@@ -658,7 +955,12 @@ class RoomService:
         entry = plan.entry.encode()
         delay = room.options["spectator_delay"]
         try:
-            if cached.sync and self.store.fences.get(code) and not cached.others:
+            if queued is not None:  # `move_now`'s XADD, queued already
+                stored = await self.store.native_outcome(
+                    queued, code, plan.event, board, delay=delay, pop=plan.undone,
+                    last=cached.seq, rev=plan.expected_rev, length=plan.expected_len,
+                )  # fmt: skip
+            elif cached.sync and self.store.fences.get(code) and not cached.others:
                 stored = await self.store.append_native(
                     code, cached.sync, plan.seat, entry, plan.event, board, delay=delay,
                     pop=plan.undone, last=cached.seq, rev=plan.expected_rev,
@@ -872,3 +1174,8 @@ class RoomService:
     async def lobby_frame(self, after: str, ref: int | None) -> bytes:
         """The same page as a `lobby` reply frame, its rows encoded once for every asker."""
         return await self.lobby_cache.frame(normalize_code(after), ref)
+
+
+async def _raise(exc: BaseException) -> None:
+    """A failure met outside a coroutine, raised where its caller awaits (`move_now`)."""
+    raise exc

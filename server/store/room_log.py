@@ -319,25 +319,100 @@ class RoomLog(StoreBase):
         the length one more, a pop one less and the revision one more (as the fold does).
         Raises Conflict("fence") when another process took the room over, Conflict("sync")
         when the copy is stale: the caller reloads."""
-        n = last + 1
-        fence = self.key(code, "fence")
+        future = self.queue_native(code, sync, seat, entry, event, pop=pop, last=last)
+        return await self.native_outcome(
+            future, code, event, board, delay=delay, pop=pop, last=last, rev=rev, length=length
+        )
+
+    def queue_native(
+        self,
+        code: str,
+        sync: bytes,
+        seat: int,
+        entry: str,
+        event: dict[str, Any],
+        *,
+        pop: bool = False,
+        last: int = 0,
+    ) -> asyncio.Future[Any]:
+        """`append_native`'s `XADD`, queued for this turn's pipeline: the future of its reply.
+        `native_stored` (at once, in the future's callback) or `native_outcome` (awaited)
+        makes the reply the move's `Appended`; the move path without a task uses the first
+        (race/service.py `move_now`)."""
         tail = self.key(code, "tail:" + as_text(sync))
-        try:
-            added = await self.batcher.command(
-                "XADD", tail, "NOMKSTREAM", b"%d-0" % n,
+        return self.batcher.queue(
+            None,
+            (
+                "XADD", tail, "NOMKSTREAM", b"%d-0" % (last + 1),
                 "s", seat, "o", b"u" if pop else b"p", "m", entry, "d", encode(event),
-            )  # fmt: skip
+            ),
+        )  # fmt: skip
+
+    def native_stored(
+        self,
+        future: asyncio.Future[Any],
+        code: str,
+        event: dict[str, Any],
+        board: bytes = b"",
+        *,
+        delay: int = 0,
+        pop: bool = False,
+        last: int = 0,
+        rev: int = 0,
+        length: int = 0,
+    ) -> Appended | None:
+        """The answered `queue_native` as `append_native` returns it, without awaiting: None
+        when the reply is not a stored entry (an error, a refusal, a cancelled turn), which
+        `native_outcome` then tells apart (a Conflict, the error, the fence's epoch read)."""
+        if future.cancelled() or future.exception() is not None or future.result() is None:
+            return None
+        return self._native_appended(code, event, board, delay, pop, last, rev, length)
+
+    async def native_outcome(
+        self,
+        future: asyncio.Future[Any],
+        code: str,
+        event: dict[str, Any],
+        board: bytes = b"",
+        *,
+        delay: int = 0,
+        pop: bool = False,
+        last: int = 0,
+        rev: int = 0,
+        length: int = 0,
+    ) -> Appended:
+        """The queued `XADD`'s reply (`queue_native`) as `append_native` returns it, or its
+        error: Conflict("fence") or Conflict("sync") when the tail refused it."""
+        try:
+            added = await future
         except ResponseError as exc:
             if "equal or smaller" not in str(exc):
                 raise
             added = None  # another writer numbered an event: the copy is behind
         if added is None:
-            raw = await self.redis.hget(fence, "epoch")
+            raw = await self.redis.hget(self.key(code, "fence"), "epoch")
             epoch = int(raw or 0)
             if epoch != self.fences.get(code, 0):
                 raise self._fenced(code, epoch)
             raise Conflict("sync", epoch)
+        return self._native_appended(code, event, board, delay, pop, last, rev, length)
+
+    def _native_appended(
+        self,
+        code: str,
+        event: dict[str, Any],
+        board: bytes,
+        delay: int,
+        pop: bool,
+        last: int,
+        rev: int,
+        length: int,
+    ) -> Appended:
+        """A stored `XADD`: the tail folded every FOLD_EVERY events, the event and board to
+        this process's connections."""
+        n = last + 1
         if n % FOLD_EVERY == 0:
+            fence = self.key(code, "fence")
             self.batcher.queue(self._fold, ("EVALSHA", self._fold.sha, 1, fence)).add_done_callback(
                 _folded
             )
