@@ -609,14 +609,16 @@ def test_klondike_a_top_back_in_the_talon_proved_lost_makes_the_position_lost() 
     m = played[0]
     st.apply(m)
     a_key = st.key()
-    assert st.dominated(a_key, {b_key: PROVED_LOST})
-    assert not st.dominated(a_key, {b_key: 0})  # visited, not proved lost
-    assert not st.dominated(a_key, {})
-    sk.RETURNED = False
+    keep = sk.RETURNED
     try:
+        sk.RETURNED = True
+        assert st.dominated(a_key, {b_key: PROVED_LOST})
+        assert not st.dominated(a_key, {b_key: 0})  # visited, not proved lost
+        assert not st.dominated(a_key, {})
+        sk.RETURNED = False
         assert not st.dominated(a_key, {b_key: PROVED_LOST})
     finally:
-        sk.RETURNED = True
+        sk.RETURNED = keep
     # with draw three (the pointer in the key) the rule is not asked
     st3 = KlondikeState(parse_position(new_game("klondike", 2, {"draw": 3}).to_text()))
     assert not st3.returned_lost({}) and st3.talon_key == 1
