@@ -508,6 +508,10 @@ class KlondikeState:
                         and RED[p[-n]] != RED[d]
                         and (
                             n == up
+                            # the run's base on a face-up card it does not lie on (not in
+                            # play, where face-up cards always make one run; a position text
+                            # may have it): the twin rule's premise fails, so the move stays
+                            or n == run
                             or not TWIN
                             or self.partial_pays(p[-n - 1], p[-n], buried, reach)
                         )

@@ -554,6 +554,30 @@ def _same_verdicts_without(
     return seen
 
 
+def test_klondike_twin_rule_leaves_a_run_on_a_card_it_does_not_lie_on_alone() -> None:
+    # a position text may hold face-up cards that make no run (play never does): JS lies on QC
+    # here, the twin rule's premise fails, and JS must still go onto QH (the slow lane's
+    # locked positions found it: the search said lost in 6 positions)
+    g = position(
+        "klondike moves=build",
+        t1="JH KS KD TS QH QD",
+        t2="[JD] TD KH",
+        t3="[JC] [QS] KC QC JS",
+        t4="",
+        t5="",
+        t6="",
+        t7="",
+        f1="AC 2C 3C 4C 5C 6C 7C 8C 9C TC",
+        f2="AD 2D 3D 4D 5D 6D 7D 8D 9D",
+        f3="AH 2H 3H 4H 5H 6H 7H 8H 9H TH",
+        f4="AS 2S 3S 4S 5S 6S 7S 8S",
+        s="",
+        w="9S",
+    )
+    r = solve(g)
+    assert r.verdict == WON and replays_to_win(g, r)
+
+
 def test_klondike_twin_rule_keeps_every_verdict_on_positions_played_into() -> None:
     # positions a few random moves into draw-three deals with build moves: the search with the
     # twin rule and the one without (itself checked against the naive search above) must give
