@@ -57,6 +57,10 @@ A pointer that reaches more. With draw three and unlimited passes, a position is
 when the same layout with a pointer that reaches a superset of its talon cards is proved
 lost (``dominated``, asked by ``search_run``).
 
+A card back in the talon. With draw one and unlimited passes, a position is lost when the
+same one with a tableau top that came from the talon back in the talon is proved lost
+(``returned_lost``): from there that card can be played straight back to where it lies.
+
 Part moves pay only for a twin (moves=build). A part of a face-up run moved off a
 face-up card c is offered only when c is next on its foundation or the twin of the run's
 base (the other card that may lie on c) can be put on c right away (``partial_pays``;
@@ -119,6 +123,10 @@ POINTER_KEY = True
 #: reaches more is (``dominated``; off only to measure it)
 DOMINANCE = True
 
+#: draw one, unlimited passes: a position is lost when the same one with a top card back in
+#: the talon is (``returned_lost``; off only to measure it)
+RETURNED = True
+
 #: moves after which a position that was not dead may be (solve_klondike_dead)
 SUSPECT = (TT, TF, WT, FT)
 
@@ -145,6 +153,11 @@ class KlondikeState:
                 self.found[SUIT[f[0]]] = len(f)
         self.fint = sum(h << 4 * s for s, h in enumerate(self.found))
         self.talon = list(pos.piles["w"]) + list(pos.piles["s"])
+        #: the cards in the talon at the start: the only ones a searched position can hold
+        #: there (cards never go back), so the only tops ``returned_lost`` asks about
+        self.from_talon = [False] * 52
+        for c in self.talon:
+            self.from_talon[c] = True
         self.p = len(pos.piles["w"])
         #: 0: the talon does not enter the key; 1: the pointer does; 2: pointer and recycles
         self.talon_key = 0 if self.draw == 1 and not self.passes else (2 if self.passes else 1)
@@ -185,6 +198,8 @@ class KlondikeState:
         ``partial_pays`` reads the reachable cards, and more of them only allows more). So
         this position is lost if that one is (proof in docs/SOLVABILITY.md).
         """
+        if self.talon_key == 0:
+            return RETURNED and self.returned_lost(seen)
         if not DOMINANCE or self.talon_key != 1:
             return False
         n = len(self.talon)
@@ -196,6 +211,37 @@ class KlondikeState:
         # one of its residue
         stronger = (q for q in range(1, n) if q % d) if p == 0 else range(p % d, p, d)
         return any(get(base + bytes((q,))) == PROVED_LOST for q in stronger)
+
+    def returned_lost(self, seen: dict[Hashable, int]) -> bool:
+        """Draw one, unlimited passes: this position A is lost when B, the same position with
+        one tableau top c back in the talon, is proved lost.
+
+        c lies on a face-up card d (or is a King alone on its pile), and in B, d is a top
+        (the pile is empty) while c is in the talon, where every card can be reached from any
+        pointer: so B can play c straight onto d (into the empty pile), which gives A with
+        the talon in another order, and with draw one and unlimited passes the order does not
+        change which moves can ever be made (the key leaves the talon out for that reason).
+        So a win from A is a win from B, and B lost makes A lost. Only a card that was in the
+        talon at the start can be in B's talon, so only such tops are asked about (proof in
+        docs/SOLVABILITY.md, ninth pass).
+        """
+        tab = self.tab
+        down = self.down
+        pkey = self.pkey
+        origin = self.from_talon
+        tail = self.fint.to_bytes(3)
+        get = seen.get
+        for x in range(T):
+            p = tab[x]
+            n = len(p)
+            if not n or not origin[p[-1]]:
+                continue
+            if n - down[x] >= 2 or (n == 1 and RANK[p[0]] == 13):
+                keys = pkey[:x] + pkey[x + 1 :]
+                keys.append(pkey[x][:-1])
+                if get(b"\xff".join(sorted(keys)) + tail) == PROVED_LOST:
+                    return True
+        return False
 
     def won(self) -> bool:
         return self.fint == FULL or self.trivially_won()
@@ -462,6 +508,10 @@ class KlondikeState:
                         and RED[p[-n]] != RED[d]
                         and (
                             n == up
+                            # the run's base on a face-up card it does not lie on (not in
+                            # play, where face-up cards always make one run; a position text
+                            # may have it): the twin rule's premise fails, so the move stays
+                            or n == run
                             or not TWIN
                             or self.partial_pays(p[-n - 1], p[-n], buried, reach)
                         )

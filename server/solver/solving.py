@@ -95,8 +95,8 @@ class Budgets:
     )
     #: a daily's search, where larger than `draw` (it runs in the background, days ahead:
     #: server/league/daily.py): Klondike at the shipped pool's budget, so a searched daily is
-    #: any deal won there (117 of seeds 1-400), as a pooled one is, not only those won
-    #: within 30,000 positions (81 of them). `--draw-budget GAME=N` sets both.
+    #: any deal won there (130 of seeds 1-400), as a pooled one is, not only those won
+    #: within 30,000 positions. `--draw-budget GAME=N` sets both.
     daily: dict[str, int] = field(default_factory=lambda: {"klondike": 100_000})
     verdict: int = 100_000
     hint: int = 50_000
