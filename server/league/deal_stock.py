@@ -29,13 +29,13 @@ from typing import Any, cast
 
 from solrace.protocol.messages import ProtocolError
 from solrace.protocol.retry import Backoff
-from solrace.server.rules.room import check_game_options
+from solrace.server.league.daily import canonical_options, default_options
 from solrace.server.solver.solver_jobs import STOCK
 from solrace.server.solver.solving import SolverPool, Winnable
 from solrace.server.store import keys
 from solrace.server.store.redis_conn import Client
 
-__all__ = ["DEFAULT_SIZE", "DealStock", "default_game_options", "stock_key"]
+__all__ = ["DEFAULT_SIZE", "DealStock", "stock_key"]
 
 log = logging.getLogger("solrace.server")
 
@@ -47,16 +47,9 @@ DEFAULT_SIZE = 4
 GIVE_UPS = 5
 
 
-def default_game_options(game: str) -> dict[str, Any]:
-    """The game's rule options with every default filled in, as a room holds them."""
-    opts: dict[str, Any] = {"game": game, "game_options": {}}
-    check_game_options(opts)
-    return dict(opts["game_options"])
-
-
 def stock_key(prefix: str, room_options: dict[str, Any]) -> str:
     """The Redis key of the stock of a rule set: its game and a digest of its options."""
-    rules = json.dumps(room_options["game_options"], sort_keys=True, separators=(",", ":"))
+    rules = canonical_options(room_options["game_options"])
     digest = hashlib.sha256(rules.encode()).hexdigest()[:16]
     return keys.stock(prefix, f"{room_options['game']}:{digest}")
 
@@ -77,7 +70,7 @@ class DealStock:
     def stocked(self, room_options: dict[str, Any]) -> bool:
         """Whether rooms under these options deal from a stock: a game's default rules."""
         game = room_options["game"]
-        return self.size > 0 and room_options["game_options"] == default_game_options(game)
+        return self.size > 0 and room_options["game_options"] == default_options(game)
 
     def key(self, room_options: dict[str, Any]) -> str:
         return stock_key(self.prefix, room_options)

@@ -15,13 +15,14 @@ import pytest
 from helpers.race import until
 from helpers.servers import serving
 from solrace.engine.solve import solve_deal
-from solrace.server.league.deal_stock import DealStock, default_game_options, stock_key
+from solrace.server.league.daily import default_options
+from solrace.server.league.deal_stock import DealStock, stock_key
 from solrace.server.solver.solving import Budgets, SolverPool
 from solrace.server.store.redis_conn import Client, connect
 
 #: Tabby Cat seed 2 is won at 4,298 positions, seed 1 at 300 (solve_deal, default options)
 SLOW, QUICK = 2, 1
-TABBY = {"game": "tabbycat", "game_options": default_game_options("tabbycat")}
+TABBY = {"game": "tabbycat", "game_options": default_options("tabbycat")}
 
 
 def feed(*seeds: int) -> Iterator[int]:
@@ -93,21 +94,19 @@ async def test_only_a_games_default_rules_are_stocked(
     stocked: DealStock, redis: Client, key_prefix: str
 ) -> None:
     """Any other rule set draws on demand: a client choosing rules never sets a stock up."""
-    options = {"game": "klondike", "game_options": {**default_game_options("klondike"), "draw": 3}}
+    options = {"game": "klondike", "game_options": {**default_options("klondike"), "draw": 3}}
     assert not stocked.stocked(options)
     assert await stocked.take(options) is None
     stocked.refill(options)
     assert not await redis.exists(stock_key(key_prefix, options))
-    assert stocked.stocked({"game": "klondike", "game_options": default_game_options("klondike")})
+    assert stocked.stocked({"game": "klondike", "game_options": default_options("klondike")})
 
 
 async def test_a_servers_winnable_room_starts_on_a_deal_of_its_stock(
     redis_url: str, key_prefix: str, redis: Client, wire
 ) -> None:
     options = {"game": "puttputt", "countdown": 0, "deal": "winnable", "time_limit": 1}
-    key = stock_key(
-        key_prefix, {"game": "puttputt", "game_options": default_game_options("puttputt")}
-    )
+    key = stock_key(key_prefix, {"game": "puttputt", "game_options": default_options("puttputt")})
     async with serving(redis_url, key_prefix, extra_args=["--deal-stock", "2"]) as (server,):
 
         async def race() -> dict:
