@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from helpers.race import current_view, play, until
+from helpers.race import current_view, play, start_race, until
 from helpers.servers import in_loop
 from helpers.views import putt_move
 from solrace.protocol import messages as m
@@ -60,22 +60,6 @@ def assert_mostly_at_once(seen: dict[str, list[Any]], acks: list[list[dict[str, 
     assert sum(tail is not None for tail in tails) <= ended, tails
 
 
-async def race(url: str, wire: Any, players: int = 2) -> tuple[str, list[Any]]:
-    host = await wire(url)
-    created = await host.request(
-        {"type": "create", "name": "p0", "options": {"game": "puttputt", "countdown": 0}}
-    )
-    clients = [host]
-    for i in range(1, players):
-        c = await wire(url)
-        await c.request({"type": "join", "room": created["room"], "name": f"p{i}"})
-        clients.append(c)
-    await host.request({"type": "start", "host_token": created["host_token"]})
-    for c in clients:
-        await c.wait_for(lambda x: x["type"] == "snapshot")
-    return created["room"], clients
-
-
 async def logged(store: Store, code: str, seat: int) -> list[bytes]:
     loaded = await store.load(code)
     assert loaded is not None
@@ -88,7 +72,7 @@ async def test_moves_are_handled_without_a_task(
     """After the room's first move (its copy loaded once under the fence's counter), a move
     is acked from the pipeline's answer: no task drains the mover's inbox for it."""
     transport, url = server
-    code, (ann, bob) = await race(url, wire)
+    (ann, bob), _, code, _ = await start_race(url, wire)
     first = await play(ann, 1)
     seen = count_paths(transport, monkeypatch)
     acks = await play(ann, 6) + await play(bob, 6)
@@ -105,7 +89,7 @@ async def test_a_message_behind_a_move_waits_for_its_ack(
     """A move and a ping sent back to back: the ping waits in the inbox while the move is in
     Redis, and its pong follows the ack."""
     transport, url = server
-    _, (ann, _bob) = await race(url, wire)
+    (ann, _bob), *_ = await start_race(url, wire)
     await play(ann, 1)
     seen = count_paths(transport, monkeypatch)
     view = current_view(ann)
@@ -128,7 +112,7 @@ async def test_a_refused_append_is_played_again_on_a_fresh_copy(
     service is called as the transport calls it, at a moment nothing holds the room's lock.)"""
     transport, url = server
     service = transport.service
-    code, (ann, _bob) = await race(url, wire)
+    (ann, _bob), _, code, _ = await start_race(url, wire)
     before = await play(ann, 2)
     view = current_view(ann)
     text = putt_move(view)
@@ -173,7 +157,7 @@ async def test_a_rooms_moves_at_once_pass_the_lock_on_without_a_task(
     Redis waits in the room's queue and gets the lock in that move's callback, not in a
     task. Every move is acked once, in its seat's order, and is in its seat's log."""
     transport, url = server
-    code, clients = await race(url, wire, 4)
+    clients, _, code, _ = await start_race(url, wire, 4)
     first = [await play(c, 1) for c in clients]
     seen = count_paths(transport, monkeypatch)
     acks = await asyncio.gather(*(play(c, 8) for c in clients))
