@@ -18,7 +18,7 @@ import time
 import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Self
+from typing import IO, ClassVar, Protocol, Self
 
 from solrace.server.store.redis_process import free_port
 
@@ -56,6 +56,35 @@ def autogroup_nice(pid: int) -> int | None:
         return None
 
 
+class Proc(Protocol):
+    """What ChildProcess uses of a started child: a `subprocess.Popen`, or a stand-in."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def returncode(self) -> int | None: ...
+    @property
+    def stdout(self) -> IO[bytes] | None: ...
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def kill(self) -> None: ...
+    def terminate(self) -> None: ...
+
+
+class Launcher(Protocol):
+    """Starts a child's command instead of `subprocess.Popen` (tests/helpers/zygote.py)."""
+
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        cwd: str | None,
+        stdout: int | None,
+        new_session: bool,
+    ) -> Proc: ...
+
+
 class ChildProcess:
     """A child process, up once `ready()` says so; its output is kept in memory (OutputTail),
     or written to `log_path` when one is set (the benchmark keeps its servers' logs).
@@ -66,11 +95,13 @@ class ChildProcess:
     #: start the child in a session of its own with a favoured autogroup (`favour_autogroup`):
     #: what the benchmark measures; the tests' servers stay in the test's session
     own_session = False
+    #: what starts the command (None: `subprocess.Popen`, a fresh interpreter)
+    launcher: ClassVar[Launcher | None] = None
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         #: variables set for the child on top of this process's environment
         self.env = dict(env or {})
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: Proc | None = None
         self._output = OutputTail()
         #: a file for the child's output instead of the in-memory tail
         self.log_path: Path | None = None
@@ -96,27 +127,12 @@ class ChildProcess:
         never comes up: on a loaded machine a first answer may take seconds (a probe that
         gave up after half a second, again and again, failed servers that were up)."""
         env = dict(os.environ, PYTHONUNBUFFERED="1", **self.env)
-        cwd, session = self.cwd(), self.own_session
         if self.log_path is not None:
             # the child holds its own copy of the descriptor, so ours can close at once
             with open(self.log_path, "ab") as log:
-                self.proc = subprocess.Popen(
-                    self.command(),
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    cwd=cwd,
-                    start_new_session=session,
-                )
+                self.proc = self.launch(env, log.fileno())
         else:
-            self.proc = subprocess.Popen(
-                self.command(),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=cwd,
-                start_new_session=session,
-            )
+            self.proc = self.launch(env, None)
             assert self.proc.stdout is not None
             self._output.follow(self.proc.stdout)
         if self.own_session:
@@ -132,6 +148,22 @@ class ChildProcess:
             time.sleep(0.05)
         self.kill()
         raise RuntimeError(f"{self.what} did not come up within {timeout}s:\n{self.log()[-3000:]}")
+
+    def launch(self, env: Mapping[str, str], stdout: int | None) -> Proc:
+        """Start the command (`stdout`: where its output goes, None for a pipe of its own).
+        Tests hand ServerProcess a `launcher` that skips the interpreter's start-up."""
+        if self.launcher is not None:
+            return self.launcher(
+                self.command(), env=env, cwd=self.cwd(), stdout=stdout, new_session=self.own_session
+            )
+        return subprocess.Popen(
+            self.command(),
+            stdout=subprocess.PIPE if stdout is None else stdout,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=self.cwd(),
+            start_new_session=self.own_session,
+        )
 
     def log(self) -> str:
         """The end of what the process printed (both runs, when it was restarted)."""

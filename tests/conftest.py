@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 from helpers.deals import TEST_SECRET
 from helpers.timing import FACTOR, factor_for
+from helpers.zygote import ZYGOTE
 from solrace.bench.server_process import ServerProcess
 from solrace.server.store.redis_process import RedisProcess
 
@@ -27,6 +28,9 @@ os.environ["SOLRACE_PREDRAW_DAILY"] = "0"
 # test that knows which deal a winnable room gets, or counts the solver's jobs, sees the
 # on-demand draw
 os.environ["SOLRACE_DEAL_STOCK"] = "0"
+# the tests' servers fork from a process that has imported the server (helpers/zygote.py): a
+# start costs a fork, not an import (SOLRACE_TEST_ZYGOTE=0: a fresh interpreter each)
+ServerProcess.launcher = ZYGOTE.launch
 
 
 @pytest.fixture(scope="session")
@@ -49,8 +53,8 @@ def key_prefix() -> str:
 def race_server(redis_url: str, key_prefix: str) -> Iterator[ServerProcess]:
     """A real `solrace serve` subprocess on the session's Redis, with this test's own key prefix.
 
-    One per test (a fresh process costs ~0.3 s): tests may kill, stop or restart it
-    freely. `.url` (http), `.ws_url` (ws://.../ws), `.kill()`, `.stop()`, `.restart()`.
+    One per test (forked from the zygote, a start skips the import, ~0.25 CPU-s): tests may
+    kill, stop or restart it freely. `.url` (http), `.ws_url` (ws://.../ws), `.kill()`, `.stop()`, `.restart()`.
     """
     with ServerProcess(redis_url, key_prefix) as server:
         yield server
@@ -61,9 +65,9 @@ def shared_server(redis_url: str) -> Iterator[ServerProcess]:
     """One `solrace serve` for the whole session, with a key prefix of its own (`.prefix`).
 
     For tests that neither stop nor restart their server nor count what it did overall:
-    rooms are independent, so they can share one, and each start saved is ~0.3 s (seconds
-    on a busy machine). A test that kills, stops or restarts its server, or needs it fresh,
-    takes `race_server`.
+    rooms are independent, so they can share one, and each start saved is a fork and the
+    server's start-up (seconds on a busy machine). A test that kills, stops or restarts its
+    server, or needs it fresh, takes `race_server`.
     """
     prefix = f"solrace-test-shared-{uuid.uuid4().hex[:12]}:"
     with ServerProcess(redis_url, prefix) as server:
@@ -233,7 +237,8 @@ def _child_profile() -> Iterator[None]:
     """With SOLRACE_TEST_PROFILE=FILE, one line per child process the tests start (a server,
     a proxy) in FILE.children: the test that started it, its CPU seconds when it was stopped
     or killed (start-up included), and what it was. Starts are the suite's largest fixed cost
-    (a `solrace serve` costs a quarter of a CPU second to come up, 185 of them a run): this says which tests pay it."""
+    (188 `solrace serve` a run; forked from helpers/zygote.py they cost 44 CPU-s, 85 with a
+    fresh interpreter each, 2026-12-04): this says which tests pay it."""
     path = os.environ.get("SOLRACE_TEST_PROFILE")
     if not path:
         yield

@@ -1,0 +1,71 @@
+"""The tests' servers fork from a zygote (helpers/zygote.py): a forked child must behave as
+the fresh interpreter it replaces (output, exit status, signals, environment, directory)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers.race import until
+from helpers.zygote import ZYGOTE, ForkedChild
+
+from solrace.bench.server_process import ServerProcess
+from solrace.server.store.redis_process import free_port
+
+
+def solrace(*args: str, cwd: str | None = None, **env: str) -> ForkedChild:
+    child = ZYGOTE.launch(
+        [sys.executable, "-m", "solrace", *args],
+        env=dict(os.environ, **env),
+        cwd=cwd,
+        stdout=None,
+        new_session=False,
+    )
+    assert isinstance(child, ForkedChild)
+    return child
+
+
+def test_a_forked_command_prints_and_exits_as_a_fresh_interpreter_does() -> None:
+    args = ["deal", "klondike", "--seed", "7"]
+    fresh = subprocess.run(
+        [sys.executable, "-m", "solrace", *args], capture_output=True, check=True
+    )
+    forked = solrace(*args)
+    assert forked.wait(30) == 0
+    assert forked.stdout is not None and forked.stdout.read() == fresh.stdout
+
+    bad = solrace("deal", "klondike")  # no seed: argparse's usage error, exit status 2
+    assert bad.wait(30) == 2
+    assert bad.stdout is not None and b"one of the arguments --seed" in bad.stdout.read()
+
+
+async def test_a_forked_child_runs_in_the_directory_asked_for(tmp_path: Path) -> None:
+    # (its environment: test_fair_deals.py's servers, each with its own SOLRACE_SECRET)
+    port = free_port()
+    child = solrace(
+        "serve", "--port", str(port), "--redis-url", "redis://127.0.0.1:1", cwd=str(tmp_path)
+    )
+    try:
+        # the zygote answers with the pid as it forks: the child moves there a moment later
+        await until(lambda: os.readlink(f"/proc/{child.pid}/cwd") == str(tmp_path), "moved")
+    finally:
+        child.kill()
+    assert child.wait(30) == -signal.SIGKILL
+
+
+def test_a_forked_server_is_killed_and_stopped_with_the_statuses_popen_gives(
+    redis_url: str, key_prefix: str
+) -> None:
+    server = ServerProcess(redis_url, key_prefix).start()
+    assert isinstance(server.proc, ForkedChild)
+    with open(f"/proc/{server.pid}/stat") as f:
+        parent = int(f.read().rsplit(")", 1)[1].split()[1])
+    assert parent != os.getpid()  # the zygote's child, not ours
+    server.kill()
+    assert server.proc.returncode == -signal.SIGKILL
+    server.start()
+    assert server.stop() == 0  # SIGTERM: a clean shutdown
+    assert "solrace" in server.log()
