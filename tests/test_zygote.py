@@ -1,5 +1,5 @@
 """The tests' servers fork from a zygote (helpers/zygote.py): a forked child must behave as
-the fresh interpreter it replaces (output, exit status, signals, environment, directory)."""
+the fresh interpreter it replaces (output, exit status, signals, directory)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 
 from helpers.race import until
 from helpers.zygote import ZYGOTE, ForkedChild
-
 from solrace.bench.server_process import ServerProcess
 from solrace.server.store.redis_process import free_port
 
