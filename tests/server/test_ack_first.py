@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from helpers.race import current_view, play, until
+from helpers.race import current_view, play, start_race, until
 from helpers.views import putt_move
 from solrace.protocol import messages as m
 from solrace.server.app import build
@@ -48,27 +48,11 @@ def written(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, Any]]]
     return out
 
 
-async def race(url: str, wire: Any, players: int) -> list[Any]:
-    host = await wire(url)
-    created = await host.request(
-        {"type": "create", "name": "p0", "options": {"game": "puttputt", "countdown": 0}}
-    )
-    clients = [host]
-    for i in range(1, players):
-        c = await wire(url)
-        await c.request({"type": "join", "room": created["room"], "name": f"p{i}"})
-        clients.append(c)
-    await host.request({"type": "start", "host_token": created["host_token"]})
-    for c in clients:
-        await c.wait_for(lambda x: x["type"] == "snapshot")
-    return clients
-
-
 async def test_the_ack_carries_the_movers_progress_and_goes_out_before_the_fan_out(
     server: str, wire: Any, written: list[tuple[Any, dict[str, Any]]]
 ) -> None:
     url = server
-    ann, bob = await race(url, wire, 2)
+    (ann, bob), *_ = await start_race(url, wire, 2)
     start = ann.last_event
     view = current_view(ann)
     written.clear()
@@ -102,7 +86,7 @@ async def test_every_ack_is_written_before_its_moves_fan_out(
     """Four players moving at once, a spectator watching: each ack leaves before any frame
     carrying its move's event, and no mover is sent its own move's event."""
     url = server
-    clients = await race(url, wire, 4)
+    clients, *_ = await start_race(url, wire, 4)
     eve = await wire(url)
     await eve.request({"type": "spectate", "room": clients[0].received[1]["room"]})
     written.clear()
