@@ -215,15 +215,19 @@ class Batcher:
 
 
 _NO_TIMEOUT = float("inf")
+#: hiredis's type for a RESP3 push message (hiredis < 3.2 has none)
+_PUSH: type | None = getattr(hiredis, "PushNotification", None)
 #: bytes asked of the socket per read of a turn's replies
 _READ_SIZE = 65536
 
 
 def _hiredis_reader(conn: Any) -> Any:
-    """The connection's hiredis reader when it parses with hiredis in RESP2 (the turn's
-    replies are then taken from it straight: `_read_replies`), else None."""
+    """The connection's hiredis reader when it parses with hiredis (the turn's replies are
+    then taken from it straight: `_read_replies`), else None. RESP2 or RESP3 alike: redis-py
+    8 speaks RESP3 unless told otherwise, and a move's replies (an entry id, a script's
+    array, an error, nil) read the same in both."""
     parser = getattr(conn, "_parser", None)
-    if not isinstance(parser, _AsyncHiredisParser) or getattr(conn, "protocol", 2) not in (2, "2"):
+    if not isinstance(parser, _AsyncHiredisParser):
         return None
     return parser._reader
 
@@ -246,6 +250,8 @@ async def _read_replies(
             continue
         if isinstance(reply, RedisConnectionError):
             raise reply
+        if _PUSH is not None and isinstance(reply, _PUSH):
+            continue  # RESP3's out-of-band message (none is asked for here): not a reply
         out.append(reply)
 
 

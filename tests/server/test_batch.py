@@ -101,6 +101,41 @@ async def test_a_turns_calls_go_as_one_pipeline_each_with_its_own_outcome(
     await plain.delete(*keys)
 
 
+@pytest.mark.parametrize("protocol", [2, 3])
+async def test_a_turns_replies_are_parsed_by_hiredis_in_resp2_and_resp3(
+    redis_url: str, key_prefix: str, protocol: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """redis-py 8 speaks RESP3 by default: the turn's replies are still read by hiredis in one
+    loop, never by redis-py's `read_response` (the slow way, a coroutine a reply), and every
+    kind of reply a move meets comes back as it would from redis-py."""
+    client = aioredis.from_url(redis_url, protocol=protocol)
+    try:
+
+        def slow_way(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("a turn's reply read by redis-py's read_response")
+
+        batcher = Batcher(client)
+        stream, missing = key_prefix + "{tail}:s", key_prefix + "{tail}:none"
+        await batcher.command("DEL", stream)  # the batcher's connection made (its handshake)
+        monkeypatch.setattr(aioredis.Connection, "read_response", slow_way)
+        out = await asyncio.gather(
+            batcher.command("XADD", stream, "5-0", "m", "a"),
+            batcher.command("XADD", missing, "NOMKSTREAM", "6-0", "m", "a"),
+            batcher.command("XADD", stream, "4-0", "m", "b"),
+            batcher.command("HGET", missing, "epoch"),
+            return_exceptions=True,
+        )
+        assert batcher.batches == 2
+        assert out[0] == b"5-0"
+        assert out[1] is None  # NOMKSTREAM on a missing stream: a stale holder's refusal
+        assert isinstance(out[2], ResponseError) and "equal or smaller" in str(out[2])
+        assert out[3] is None
+        monkeypatch.undo()
+        await client.delete(stream)
+    finally:
+        await client.aclose()
+
+
 @pytest.fixture
 def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
     """A Redis of this test's own: it is flushed, stopped and started again."""
