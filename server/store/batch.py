@@ -4,7 +4,9 @@ A move's store is one EVALSHA of the append script. Sent one by one, each costs 
 whole command path (a pooled connection, packing, a write, a read, a wake-up): about 120 µs of
 the server's CPU. Every store asked for during one turn of the loop is instead queued and sent
 together, as one non-transactional pipeline, when the turn ends: about 30 µs each, and a third
-less CPU in Redis too (`bench/redis_clients.py` measured the choices: BENCHMARKS.md).
+less CPU in Redis too (`bench/redis_clients.py` measured the choices: BENCHMARKS.md). A
+pipeline follows the one before it by `spacing` at the least (2 ms): a turn's commands queued
+sooner wait for it, with those of the turns after them.
 
 On one Redis the turn's commands go out on a connection of the batcher's own (made by the
 client's pool, packing with hiredis, but kept apart from it): one write, then the replies
@@ -45,6 +47,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 #: turns in flight at once on one Redis, each on a connection of the batcher's own
 MAX_DIRECT = 8
+#: seconds from one turn's pipeline to the next at the least (`Batcher.spacing`)
+SPACING_S = 0.002
 
 
 class Script(Protocol):
@@ -66,9 +70,18 @@ class _Call:
 class Batcher:
     """Queue EVALSHA calls during a turn of the loop; send them as one pipeline at its end."""
 
-    def __init__(self, redis: Any) -> None:
+    def __init__(self, redis: Any, spacing: float = SPACING_S) -> None:
         #: a redis-py asyncio Redis or RedisCluster
         self.redis = redis
+        #: seconds a pipeline waits after the one sent before it (0: none). A command queued
+        #: when none was sent for as long goes at the end of its turn, as ever; one queued
+        #: sooner waits for the rest of the spacing, and what else comes meanwhile joins it.
+        #: Paced players (moves ~0.5 ms apart, rarely two in a loop's turn) made a pipeline of
+        #: nearly every move, at ~90 µs of the server's CPU and ~10 of Redis's each: 2 ms
+        #: cut a paced move's CPU by a sixth for at most 2 ms more before its ack
+        #: (BENCHMARKS.md, issue 21, 2026-12-04, branch core21g)
+        self.spacing = spacing
+        self._sent_at = -spacing
         self._queue: list[_Call] = []
         self._handle: asyncio.Handle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -91,7 +104,11 @@ class Batcher:
         future: asyncio.Future[Any] = loop.create_future()
         self._queue.append(_Call(script, command, future))
         if self._handle is None:
-            self._handle = loop.call_soon(self._flush)
+            wait = self._sent_at + self.spacing - loop.time()
+            if wait > 0:
+                self._handle = loop.call_later(wait, self._flush)
+            else:
+                self._handle = loop.call_soon(self._flush)
         return future
 
     async def command(self, *command: Any) -> Any:
@@ -106,6 +123,7 @@ class Batcher:
         if self._busy >= MAX_DIRECT:
             return  # sent when a connection comes back (`_direct`)
         batch, self._queue = self._queue, []
+        self._sent_at = asyncio.get_running_loop().time()
         self.batches += 1
         self.commands += len(batch)
         task = asyncio.ensure_future(self._send(batch))
