@@ -709,7 +709,7 @@ class RoomService:
 
                 if hold is not None:
                     try:
-                        if self._play_now(code, seat, text, n, undo, reply, told, hold):
+                        if self._play_now(code, seat, text, n, undo, reply, told, hold, False):
                             return True
                     except Exception as exc:  # a bug: answered as `move` would have
                         told(_raise(exc))
@@ -727,7 +727,7 @@ class RoomService:
             return None
         self._chains[code] = deque()
         try:
-            future = self._play_now(code, seat, text, n, undo, reply, finished, hold)
+            future = self._play_now(code, seat, text, n, undo, reply, finished, hold, True)
         except BaseException:
             self._chains.pop(code, None)
             hold.release()
@@ -747,10 +747,13 @@ class RoomService:
         reply: Callable[[dict[str, Any]], None],
         finished: Callable[[Coroutine[Any, Any, Any] | None], None],
         hold: Hold,
+        lone: bool,
     ) -> asyncio.Future[Any] | None:
         """`move_now`'s move under the held lock: played and its `XADD` queued (the reply's
         future), or None when it is not the plain case or the rules refuse it (nothing
-        changed)."""
+        changed). A `lone` move (not one that waited in its room's queue for the move before
+        it) may wait a moment for other moves' company in Redis (`Batcher.spacing`); one that
+        waited goes at the end of the turn: the room's moves pass from answer to answer."""
         cached = self.cache.get(code)
         if cached is None or not cached.sync or cached.others or not self.store.fences.get(code):
             return None
@@ -769,8 +772,9 @@ class RoomService:
         entry = plan.entry.encode()
         try:
             future = self.store.queue_native(
-                code, cached.sync, seat, entry, plan.event, pop=plan.undone, last=cached.seq
-            )
+                code, cached.sync, seat, entry, plan.event, pop=plan.undone, last=cached.seq,
+                spaced=lone,
+            )  # fmt: skip
         except BaseException:
             room.rollback(plan)
             raise

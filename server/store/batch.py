@@ -4,9 +4,9 @@ A move's store is one EVALSHA of the append script. Sent one by one, each costs 
 whole command path (a pooled connection, packing, a write, a read, a wake-up): about 120 µs of
 the server's CPU. Every store asked for during one turn of the loop is instead queued and sent
 together, as one non-transactional pipeline, when the turn ends: about 30 µs each, and a third
-less CPU in Redis too (`bench/redis_clients.py` measured the choices: BENCHMARKS.md). A
-pipeline follows the one before it by `spacing` at the least (2 ms): a turn's commands queued
-sooner wait for it, with those of the turns after them.
+less CPU in Redis too (`bench/redis_clients.py` measured the choices: BENCHMARKS.md). A move
+that nothing waits for (`queue(spaced=True)`) waits for company instead: its pipeline follows
+the one before it by `spacing` at the least (2 ms), with whatever is queued meanwhile.
 
 On one Redis the turn's commands go out on a connection of the batcher's own (made by the
 client's pool, packing with hiredis, but kept apart from it): one write, then the replies
@@ -47,7 +47,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 #: turns in flight at once on one Redis, each on a connection of the batcher's own
 MAX_DIRECT = 8
-#: seconds from one turn's pipeline to the next at the least (`Batcher.spacing`)
+#: seconds a move nothing waits for waits for company after the last pipeline (`Batcher.spacing`)
 SPACING_S = 0.002
 
 
@@ -73,13 +73,15 @@ class Batcher:
     def __init__(self, redis: Any, spacing: float = SPACING_S) -> None:
         #: a redis-py asyncio Redis or RedisCluster
         self.redis = redis
-        #: seconds a pipeline waits after the one sent before it (0: none). A command queued
-        #: when none was sent for as long goes at the end of its turn, as ever; one queued
-        #: sooner waits for the rest of the spacing, and what else comes meanwhile joins it.
+        #: seconds a spaced command (`queue(spaced=True)`: a move nothing waits for) waits
+        #: after the pipeline sent before it (0: none): one queued when none was sent for as
+        #: long goes at the end of its turn, as ever; one queued sooner waits for the rest of
+        #: the spacing, and what else comes meanwhile joins it, unless a command that may not
+        #: wait (every other) comes first: then the queue goes at the end of that turn.
         #: Paced players (moves ~0.5 ms apart, rarely two in a loop's turn) made a pipeline of
-        #: nearly every move, at ~90 µs of the server's CPU and ~10 of Redis's each: 2 ms
-        #: cut a paced move's CPU by a sixth for at most 2 ms more before its ack
-        #: (BENCHMARKS.md, issue 21, 2026-12-04, branch core21g)
+        #: nearly every move, at ~90 µs of the server's CPU and ~10 of Redis's each. A room's
+        #: moves pass its lock from one answer to the next: spacing those would cap a busy
+        #: room at a move per spacing (BENCHMARKS.md, issue 21, 2026-12-04, branch core21g).
         self.spacing = spacing
         self._sent_at = -spacing
         self._queue: list[_Call] = []
@@ -97,18 +99,25 @@ class Batcher:
         command = ("EVALSHA", script.sha, len(keys), *keys, *args)
         return await self.queue(script, command)
 
-    def queue(self, script: Script | None, command: tuple[Any, ...]) -> asyncio.Future[Any]:
+    def queue(
+        self, script: Script | None, command: tuple[Any, ...], *, spaced: bool = False
+    ) -> asyncio.Future[Any]:
         """Queue a command (`script`: the one its EVALSHA runs, None for a native command)
-        for this turn's pipeline: the future of its reply, or of its own error."""
+        for this turn's pipeline, or (`spaced`) for the one due when the spacing since the
+        last is over: the future of its reply, or of its own error."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._queue.append(_Call(script, command, future))
-        if self._handle is None:
-            wait = self._sent_at + self.spacing - loop.time()
+        handle = self._handle
+        if handle is None:
+            wait = self._sent_at + self.spacing - loop.time() if spaced else 0.0
             if wait > 0:
                 self._handle = loop.call_later(wait, self._flush)
             else:
                 self._handle = loop.call_soon(self._flush)
+        elif not spaced and isinstance(handle, asyncio.TimerHandle):
+            handle.cancel()  # this one may not wait: the queue goes at the end of the turn
+            self._handle = loop.call_soon(self._flush)
         return future
 
     async def command(self, *command: Any) -> Any:

@@ -334,8 +334,10 @@ class RoomLog(StoreBase):
         *,
         pop: bool = False,
         last: int = 0,
+        spaced: bool = False,
     ) -> asyncio.Future[Any]:
-        """`append_native`'s `XADD`, queued for this turn's pipeline: the future of its reply.
+        """`append_native`'s `XADD`, queued for this turn's pipeline (`spaced`: a move nothing
+        waits for, which may wait for company: `Batcher.spacing`): the future of its reply.
         `native_stored` (at once, in the future's callback) or `native_outcome` (awaited)
         makes the reply the move's `Appended`; the move path without a task uses the first
         (race/service.py `move_now`)."""
@@ -346,6 +348,7 @@ class RoomLog(StoreBase):
                 "XADD", tail, "NOMKSTREAM", b"%d-0" % (last + 1),
                 "s", seat, "o", b"u" if pop else b"p", "m", entry, "d", encode(event),
             ),
+            spaced=spaced,
         )  # fmt: skip
 
     def native_stored(

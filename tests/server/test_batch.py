@@ -101,6 +101,33 @@ async def test_a_turns_calls_go_as_one_pipeline_each_with_its_own_outcome(
     await plain.delete(*keys)
 
 
+async def test_a_lone_move_waits_for_company_unless_a_command_that_may_not_wait_comes(
+    plain: aioredis.Redis, key_prefix: str
+) -> None:
+    """A spaced command (a move nothing waits for) goes at the end of its turn after a quiet
+    spell; within the spacing of the last pipeline it waits, later turns' spaced commands
+    join it, and a command that may not wait takes them all along at the end of its turn,
+    in the order they were queued."""
+    batcher = Batcher(plain, spacing=600.0)  # longer than the test: only the last sends them
+    key = key_prefix + "spaced"
+    try:
+        first = batcher.queue(None, ("INCR", key), spaced=True)
+        assert await asyncio.wait_for(first, 60) == 1
+        lone = batcher.queue(None, ("INCR", key), spaced=True)
+        for _ in range(5):
+            await asyncio.sleep(0)  # turns of the loop go by: it waits
+        company = batcher.queue(None, ("INCR", key), spaced=True)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not lone.done() and not company.done() and batcher.batches == 1
+        assert await asyncio.wait_for(batcher.command("INCR", key), 60) == 4
+        assert (lone.result(), company.result()) == (2, 3)
+        assert batcher.batches == 2 and batcher.commands == 4
+    finally:
+        await batcher.close()
+        await plain.delete(key)
+
+
 @pytest.mark.parametrize("protocol", [2, 3])
 async def test_a_turns_replies_are_parsed_by_hiredis_in_resp2_and_resp3(
     redis_url: str, key_prefix: str, protocol: int, monkeypatch: pytest.MonkeyPatch
