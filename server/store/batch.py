@@ -79,7 +79,7 @@ class Batcher:
         #: the spacing, and what else comes meanwhile joins it, unless a command that may not
         #: wait (every other) comes first: then the queue goes at the end of that turn.
         #: Paced players (moves ~0.5 ms apart, rarely two in a loop's turn) made a pipeline of
-        #: nearly every move, at ~90 µs of the server's CPU and ~10 of Redis's each. A room's
+        #: nearly every move, at ~75 µs of the server's CPU and ~24 of Redis's each. A room's
         #: moves pass its lock from one answer to the next: spacing those would cap a busy
         #: room at a move per spacing (BENCHMARKS.md, issue 21, 2026-12-04, branch core21g).
         self.spacing = spacing
