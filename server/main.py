@@ -96,9 +96,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--redis-spacing",
         type=float,
         default=SPACING_S * 1000,
-        help="milliseconds from one pipeline of the move path's Redis writes to the next at "
-        "the least: what is queued sooner waits and goes with what comes meanwhile (default "
-        "%(default)g; 0: every turn of the loop at once). See server/store/batch.py",
+        help="milliseconds a lone move (one not waiting behind its room's previous move) "
+        "waits after the last pipeline of the move path's Redis writes, for what comes "
+        "meanwhile to go with it (default %(default)g; 0: none). See server/store/batch.py",
     )
     parser.add_argument(
         "--gc-threshold",

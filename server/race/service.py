@@ -728,7 +728,7 @@ class RoomService:
 
                 if hold is not None:
                     try:
-                        if self._play_now(code, seat, text, n, undo, reply, told, hold, False):
+                        if self._play_now(code, seat, text, n, undo, reply, told, hold, lone=False):
                             return True
                     except Exception as exc:  # a bug: answered as `move` would have
                         told(_raise(exc))
@@ -746,7 +746,7 @@ class RoomService:
             return None
         self._chains[code] = deque()
         try:
-            future = self._play_now(code, seat, text, n, undo, reply, finished, hold, True)
+            future = self._play_now(code, seat, text, n, undo, reply, finished, hold, lone=True)
         except BaseException:
             self._chains.pop(code, None)
             hold.release()
@@ -766,6 +766,7 @@ class RoomService:
         reply: Callable[[dict[str, Any]], None],
         finished: Callable[[Coroutine[Any, Any, Any] | None], None],
         hold: Hold,
+        *,
         lone: bool,
     ) -> asyncio.Future[Any] | None:
         """`move_now`'s move under the held lock: played and its `XADD` queued (the reply's

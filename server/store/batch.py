@@ -34,6 +34,7 @@ stored (`Store.outcome`), acks those that are and answers the others `busy`.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -83,7 +84,7 @@ class Batcher:
         #: moves pass its lock from one answer to the next: spacing those would cap a busy
         #: room at a move per spacing (BENCHMARKS.md, issue 21, 2026-12-04, branch core21g).
         self.spacing = spacing
-        self._sent_at = -spacing
+        self._sent_at = -math.inf
         self._queue: list[_Call] = []
         self._handle: asyncio.Handle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
