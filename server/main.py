@@ -36,6 +36,7 @@ from solrace.server.net.ws_server import serve
 from solrace.server.race.quick import QuickConfig
 from solrace.server.rules.matchmaking import Rules
 from solrace.server.solver.deal_pool import DEFAULT_MODE, MODES
+from solrace.server.store.batch import SPACING_S
 from solrace.server.store.redis_process import RedisProcess
 from solrace.server.store.store import Store
 from websockets.frames import CloseCode
@@ -90,6 +91,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds after a race ends that its record's reminder is due: the record is "
         "written then by any live process if the finishing one died before writing it "
         f"(default {RECORD_DUE_MS / 1000:g})",
+    )
+    parser.add_argument(
+        "--redis-spacing",
+        type=float,
+        default=SPACING_S * 1000,
+        help="milliseconds a lone move (one not waiting behind its room's previous move) "
+        "waits after the last pipeline of the move path's Redis writes, for what comes "
+        "meanwhile to go with it (default %(default)g; 0: none). See server/store/batch.py",
     )
     parser.add_argument(
         "--gc-threshold",
@@ -440,6 +449,7 @@ async def serve_forever(
         config,
     )
     store = transport.store
+    store.batcher.spacing = args.redis_spacing / 1000
     await store.ready()
     METRICS.bind(
         connections=lambda: len(transport.conns),

@@ -53,7 +53,7 @@ from solrace.server.rules.room import (
 from solrace.server.solver.solving import SolverPool, Winnable
 from solrace.server.store.redis_conn import transient
 from solrace.server.store.secret import server_secret
-from solrace.server.store.store import Appended, Conflict, Store
+from solrace.server.store.store import Appended, Conflict, QueuedAppend, Store
 
 log = logging.getLogger("solrace.server")
 
@@ -107,6 +107,25 @@ class Cached:
     #: whether another process listens to the room (`Loaded.others`): the lease holder's move
     #: is then the lean script that publishes it, else one native command (`append_native`)
     others: bool = True
+
+
+@dataclass(slots=True)
+class _MoveNow:
+    """A move handled without a task (`RoomService.move_now`) while its `XADD` is in Redis:
+    what its answer needs to ack it, or to go on the ordinary way (`_move_on`)."""
+
+    cached: Cached
+    plan: MovePlan
+    #: the room publishes boards (a spectator who came since is owed the mover's: `_stored`)
+    boards: bool
+    #: the move as the client sent it, for `_move` when the append was refused
+    text: str
+    n: int | None
+    undo: bool
+    reply: Callable[[dict[str, Any]], None]
+    #: the room's lock, held from the move's play to its ack
+    hold: Hold
+    queued: QueuedAppend
 
 
 class RoomService:
@@ -709,7 +728,7 @@ class RoomService:
 
                 if hold is not None:
                     try:
-                        if self._play_now(code, seat, text, n, undo, reply, told, hold):
+                        if self._play_now(code, seat, text, n, undo, reply, told, hold, lone=False):
                             return True
                     except Exception as exc:  # a bug: answered as `move` would have
                         told(_raise(exc))
@@ -727,7 +746,7 @@ class RoomService:
             return None
         self._chains[code] = deque()
         try:
-            future = self._play_now(code, seat, text, n, undo, reply, finished, hold)
+            future = self._play_now(code, seat, text, n, undo, reply, finished, hold, lone=True)
         except BaseException:
             self._chains.pop(code, None)
             hold.release()
@@ -747,10 +766,14 @@ class RoomService:
         reply: Callable[[dict[str, Any]], None],
         finished: Callable[[Coroutine[Any, Any, Any] | None], None],
         hold: Hold,
+        *,
+        lone: bool,
     ) -> asyncio.Future[Any] | None:
         """`move_now`'s move under the held lock: played and its `XADD` queued (the reply's
         future), or None when it is not the plain case or the rules refuse it (nothing
-        changed)."""
+        changed). A `lone` move (not one that waited in its room's queue for the move before
+        it) may wait a moment for other moves' company in Redis (`Batcher.spacing`); one that
+        waited goes at the end of the turn: the room's moves pass from answer to answer."""
         cached = self.cache.get(code)
         if cached is None or not cached.sync or cached.others or not self.store.fences.get(code):
             return None
@@ -768,19 +791,19 @@ class RoomService:
             return None
         entry = plan.entry.encode()
         try:
-            future = self.store.queue_native(
-                code, cached.sync, seat, entry, plan.event, pop=plan.undone, last=cached.seq
-            )
+            queued = self.store.queue_native(
+                code, cached.sync, seat, entry, plan.event, pop=plan.undone, last=cached.seq,
+                rev=plan.expected_rev, length=plan.expected_len, spaced=lone,
+            )  # fmt: skip
         except BaseException:
             room.rollback(plan)
             raise
+        move = _MoveNow(cached, plan, boards, text, n, undo, reply, hold, queued)
 
-        def answered(stored: asyncio.Future[Any]) -> None:
+        def answered(_: asyncio.Future[Any]) -> None:
             tail: Coroutine[Any, Any, Any] | None
             try:
-                tail = self._answered_now(
-                    stored, code, cached, plan, boards, text, n, undo, reply, hold
-                )
+                tail = self._answered_now(move)
             except BaseException as exc:  # a bug: `move` would have raised it
                 self._let_chain_go(code)
                 hold.release()
@@ -792,8 +815,8 @@ class RoomService:
             finished(None)
             self._next_now(code, hold)
 
-        future.add_done_callback(answered)
-        return future
+        queued.future.add_done_callback(answered)
+        return queued.future
 
     async def _hold_for_move(self, code: str) -> Hold:
         """The room's lock for a move: in the room's queue of moves when one is being stored
@@ -854,33 +877,18 @@ class RoomService:
         while chain:
             chain.popleft()(None)
 
-    def _answered_now(
-        self,
-        future: asyncio.Future[Any],
-        code: str,
-        cached: Cached,
-        plan: MovePlan,
-        boards: bool,
-        text: str,
-        n: int | None,
-        undo: bool,
-        reply: Callable[[dict[str, Any]], None],
-        hold: Hold,
-    ) -> Coroutine[Any, Any, Any] | None:
+    def _answered_now(self, move: _MoveNow) -> Coroutine[Any, Any, Any] | None:
         """`move_now`'s answer from Redis: the ack written (None: the lock is still held, for
         the caller to pass on), or the coroutine that does the rest and lets the lock go."""
-        room = cached.room
-        stored = self.store.native_stored(
-            future, code, plan.event, pop=plan.undone, last=cached.seq,
-            rev=plan.expected_rev, length=plan.expected_len,
-        )  # fmt: skip
+        stored = self.store.native_stored(move.queued)
         if stored is None:
-            return self._move_on(future, code, cached, plan, boards, text, n, undo, reply, hold)
-        ack, late, settle = self._stored(code, cached, plan, stored, boards)
-        reply(ack)
+            return self._move_on(move)
+        plan = move.plan
+        ack, late, settle = self._stored(move.queued.code, move.cached, plan, stored, move.boards)
+        move.reply(ack)
         if not late and not settle:
             return None
-        return self._after_ack(room, plan.seat, late, settle, hold)
+        return self._after_ack(move.cached.room, plan.seat, late, settle, move.hold)
 
     async def _after_ack(self, room: Room, seat: int, late: bool, settle: bool, hold: Hold) -> None:
         """`move`'s steps after the ack, for `move_now`, under the room's lock."""
@@ -892,44 +900,33 @@ class RoomService:
         finally:
             hold.release()
 
-    async def _move_on(
-        self,
-        future: asyncio.Future[Any],
-        code: str,
-        cached: Cached,
-        plan: MovePlan,
-        boards: bool,
-        text: str,
-        n: int | None,
-        undo: bool,
-        reply: Callable[[dict[str, Any]], None],
-        hold: Hold,
-    ) -> dict[str, Any]:
+    async def _move_on(self, move: _MoveNow) -> dict[str, Any]:
         """`move_now`'s append was not answered with a stored entry: `move` from its store's
         answer on (the error told apart, a lost answer's outcome asked; a refused append
         reloads the room and plays the move again), under the room's lock."""
+        code, cached, plan = move.queued.code, move.cached, move.plan
         room, seat = cached.room, plan.seat
         try:
             try:
-                stored, _ = await self._store(code, cached, plan, b"", room, future)
+                stored, _ = await self._store(code, cached, plan, b"", room, move.queued)
             except Conflict:
                 room.rollback(plan)
                 self.cache.pop(code, None)  # `_move` loads it again, as after a conflict
-                return await self._move(code, seat, text, n, undo, reply)
+                return await self._move(code, seat, move.text, move.n, move.undo, move.reply)
             except BaseException:
                 # not stored: the next command reloads from Redis
                 room.rollback(plan)
                 self.cache.pop(code, None)
                 raise
-            ack, late, settle = self._stored(code, cached, plan, stored, boards)
-            reply(ack)
+            ack, late, settle = self._stored(code, cached, plan, stored, move.boards)
+            move.reply(ack)
             if late:
                 await self._late_board(room, seat, answered=True)
             if settle:
                 await self._settle(code, answered=True)
             return ack
         finally:
-            hold.release()
+            move.hold.release()
 
     async def _store(
         self,
@@ -938,7 +935,7 @@ class RoomService:
         plan: MovePlan,
         board: bytes,
         room: Room,
-        queued: asyncio.Future[Any] | None = None,
+        queued: QueuedAppend | None = None,
     ) -> tuple[Appended, bool]:
         """Store the plan: (what the append left, whether Redis's answer to it was lost).
 
@@ -956,10 +953,7 @@ class RoomService:
         delay = room.options["spectator_delay"]
         try:
             if queued is not None:  # `move_now`'s XADD, queued already
-                stored = await self.store.native_outcome(
-                    queued, code, plan.event, board, delay=delay, pop=plan.undone,
-                    last=cached.seq, rev=plan.expected_rev, length=plan.expected_len,
-                )  # fmt: skip
+                stored = await self.store.native_outcome(queued, board, delay=delay)
             elif cached.sync and self.store.fences.get(code) and not cached.others:
                 stored = await self.store.append_native(
                     code, cached.sync, plan.seat, entry, plan.event, board, delay=delay,

@@ -4,7 +4,9 @@ A move's store is one EVALSHA of the append script. Sent one by one, each costs 
 whole command path (a pooled connection, packing, a write, a read, a wake-up): about 120 µs of
 the server's CPU. Every store asked for during one turn of the loop is instead queued and sent
 together, as one non-transactional pipeline, when the turn ends: about 30 µs each, and a third
-less CPU in Redis too (`bench/redis_clients.py` measured the choices: BENCHMARKS.md).
+less CPU in Redis too (`bench/redis_clients.py` measured the choices: BENCHMARKS.md). A move
+that nothing waits for (`queue(spaced=True)`) waits for company instead: its pipeline follows
+the one before it by `spacing` at the least (2 ms), with whatever is queued meanwhile.
 
 On one Redis the turn's commands go out on a connection of the batcher's own (made by the
 client's pool, packing with hiredis, but kept apart from it): one write, then the replies
@@ -32,6 +34,7 @@ stored (`Store.outcome`), acks those that are and answers the others `busy`.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -45,6 +48,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 #: turns in flight at once on one Redis, each on a connection of the batcher's own
 MAX_DIRECT = 8
+#: seconds a move nothing waits for waits for company after the last pipeline (`Batcher.spacing`)
+SPACING_S = 0.002
 
 
 class Script(Protocol):
@@ -66,9 +71,20 @@ class _Call:
 class Batcher:
     """Queue EVALSHA calls during a turn of the loop; send them as one pipeline at its end."""
 
-    def __init__(self, redis: Any) -> None:
+    def __init__(self, redis: Any, spacing: float = SPACING_S) -> None:
         #: a redis-py asyncio Redis or RedisCluster
         self.redis = redis
+        #: seconds a spaced command (`queue(spaced=True)`: a move nothing waits for) waits
+        #: after the pipeline sent before it (0: none): one queued when none was sent for as
+        #: long goes at the end of its turn, as ever; one queued sooner waits for the rest of
+        #: the spacing, and what else comes meanwhile joins it, unless a command that may not
+        #: wait (every other) comes first: then the queue goes at the end of that turn.
+        #: Paced players (moves ~0.5 ms apart, rarely two in a loop's turn) made a pipeline of
+        #: nearly every move, at ~75 µs of the server's CPU and ~24 of Redis's each. A room's
+        #: moves pass its lock from one answer to the next: spacing those would cap a busy
+        #: room at a move per spacing (BENCHMARKS.md, issue 21, 2026-12-04, branch core21g).
+        self.spacing = spacing
+        self._sent_at = -math.inf
         self._queue: list[_Call] = []
         self._handle: asyncio.Handle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -84,13 +100,24 @@ class Batcher:
         command = ("EVALSHA", script.sha, len(keys), *keys, *args)
         return await self.queue(script, command)
 
-    def queue(self, script: Script | None, command: tuple[Any, ...]) -> asyncio.Future[Any]:
+    def queue(
+        self, script: Script | None, command: tuple[Any, ...], *, spaced: bool = False
+    ) -> asyncio.Future[Any]:
         """Queue a command (`script`: the one its EVALSHA runs, None for a native command)
-        for this turn's pipeline: the future of its reply, or of its own error."""
+        for this turn's pipeline, or (`spaced`) for the one due when the spacing since the
+        last is over: the future of its reply, or of its own error."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._queue.append(_Call(script, command, future))
-        if self._handle is None:
+        handle = self._handle
+        if handle is None:
+            wait = self._sent_at + self.spacing - loop.time() if spaced else 0.0
+            if wait > 0:
+                self._handle = loop.call_later(wait, self._flush)
+            else:
+                self._handle = loop.call_soon(self._flush)
+        elif not spaced and isinstance(handle, asyncio.TimerHandle):
+            handle.cancel()  # this one may not wait: the queue goes at the end of the turn
             self._handle = loop.call_soon(self._flush)
         return future
 
@@ -106,6 +133,7 @@ class Batcher:
         if self._busy >= MAX_DIRECT:
             return  # sent when a connection comes back (`_direct`)
         batch, self._queue = self._queue, []
+        self._sent_at = asyncio.get_running_loop().time()
         self.batches += 1
         self.commands += len(batch)
         task = asyncio.ensure_future(self._send(batch))
@@ -215,15 +243,19 @@ class Batcher:
 
 
 _NO_TIMEOUT = float("inf")
+#: hiredis's type for a RESP3 push message (hiredis < 3.2 has none)
+_PUSH: type | None = getattr(hiredis, "PushNotification", None)
 #: bytes asked of the socket per read of a turn's replies
 _READ_SIZE = 65536
 
 
 def _hiredis_reader(conn: Any) -> Any:
-    """The connection's hiredis reader when it parses with hiredis in RESP2 (the turn's
-    replies are then taken from it straight: `_read_replies`), else None."""
+    """The connection's hiredis reader when it parses with hiredis (the turn's replies are
+    then taken from it straight: `_read_replies`), else None. RESP2 or RESP3 alike: redis-py
+    8 speaks RESP3 unless told otherwise, and a move's replies (an entry id, a script's
+    array, an error, nil) read the same in both."""
     parser = getattr(conn, "_parser", None)
-    if not isinstance(parser, _AsyncHiredisParser) or getattr(conn, "protocol", 2) not in (2, "2"):
+    if not isinstance(parser, _AsyncHiredisParser):
         return None
     return parser._reader
 
@@ -246,6 +278,8 @@ async def _read_replies(
             continue
         if isinstance(reply, RedisConnectionError):
             raise reply
+        if _PUSH is not None and isinstance(reply, _PUSH):
+            continue  # RESP3's out-of-band message (none is asked for here): not a reply
         out.append(reply)
 
 

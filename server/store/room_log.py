@@ -47,6 +47,23 @@ class Appended(NamedTuple):
     spectators: int
 
 
+@dataclass(slots=True)
+class QueuedAppend:
+    """A move's `XADD` in the turn's pipeline (`RoomLog.queue_native`): its reply's future,
+    and what the reply needs to become the move's `Appended`."""
+
+    future: asyncio.Future[Any]
+    code: str
+    event: dict[str, Any]
+    #: an undo (the seat log's last entry taken back), not a move added
+    pop: bool
+    #: the room's last event number in the copy: the move's event is numbered after it
+    last: int
+    #: the seat log's revision and length in the copy
+    rev: int
+    length: int
+
+
 @dataclass
 class Loaded:
     """A room as stored: its document and version, and each seat's log with its revision."""
@@ -319,10 +336,10 @@ class RoomLog(StoreBase):
         the length one more, a pop one less and the revision one more (as the fold does).
         Raises Conflict("fence") when another process took the room over, Conflict("sync")
         when the copy is stale: the caller reloads."""
-        future = self.queue_native(code, sync, seat, entry, event, pop=pop, last=last)
-        return await self.native_outcome(
-            future, code, event, board, delay=delay, pop=pop, last=last, rev=rev, length=length
+        queued = self.queue_native(
+            code, sync, seat, entry, event, pop=pop, last=last, rev=rev, length=length
         )
+        return await self.native_outcome(queued, board, delay=delay)
 
     def queue_native(
         self,
@@ -334,57 +351,43 @@ class RoomLog(StoreBase):
         *,
         pop: bool = False,
         last: int = 0,
-    ) -> asyncio.Future[Any]:
-        """`append_native`'s `XADD`, queued for this turn's pipeline: the future of its reply.
-        `native_stored` (at once, in the future's callback) or `native_outcome` (awaited)
-        makes the reply the move's `Appended`; the move path without a task uses the first
-        (race/service.py `move_now`)."""
+        rev: int = 0,
+        length: int = 0,
+        spaced: bool = False,
+    ) -> QueuedAppend:
+        """`append_native`'s `XADD`, queued for this turn's pipeline (`spaced`: a move nothing
+        waits for, which may wait for company: `Batcher.spacing`). `native_stored` (at once,
+        in the reply's callback) or `native_outcome` (awaited) makes its reply the move's
+        `Appended`; the move path without a task uses the first (race/service.py
+        `move_now`)."""
         tail = self.key(code, "tail:" + as_text(sync))
-        return self.batcher.queue(
+        future = self.batcher.queue(
             None,
             (
                 "XADD", tail, "NOMKSTREAM", b"%d-0" % (last + 1),
                 "s", seat, "o", b"u" if pop else b"p", "m", entry, "d", encode(event),
             ),
+            spaced=spaced,
         )  # fmt: skip
+        return QueuedAppend(future, code, event, pop, last, rev, length)
 
-    def native_stored(
-        self,
-        future: asyncio.Future[Any],
-        code: str,
-        event: dict[str, Any],
-        board: bytes = b"",
-        *,
-        delay: int = 0,
-        pop: bool = False,
-        last: int = 0,
-        rev: int = 0,
-        length: int = 0,
-    ) -> Appended | None:
+    def native_stored(self, queued: QueuedAppend) -> Appended | None:
         """The answered `queue_native` as `append_native` returns it, without awaiting: None
         when the reply is not a stored entry (an error, a refusal, a cancelled turn), which
         `native_outcome` then tells apart (a Conflict, the error, the fence's epoch read)."""
+        future = queued.future
         if future.cancelled() or future.exception() is not None or future.result() is None:
             return None
-        return self._native_appended(code, event, board, delay, pop, last, rev, length)
+        return self._native_appended(queued, b"", 0)
 
     async def native_outcome(
-        self,
-        future: asyncio.Future[Any],
-        code: str,
-        event: dict[str, Any],
-        board: bytes = b"",
-        *,
-        delay: int = 0,
-        pop: bool = False,
-        last: int = 0,
-        rev: int = 0,
-        length: int = 0,
+        self, queued: QueuedAppend, board: bytes = b"", *, delay: int = 0
     ) -> Appended:
         """The queued `XADD`'s reply (`queue_native`) as `append_native` returns it, or its
         error: Conflict("fence") or Conflict("sync") when the tail refused it."""
+        code = queued.code
         try:
-            added = await future
+            added = await queued.future
         except ResponseError as exc:
             if "equal or smaller" not in str(exc):
                 raise
@@ -395,33 +398,23 @@ class RoomLog(StoreBase):
             if epoch != self.fences.get(code, 0):
                 raise self._fenced(code, epoch)
             raise Conflict("sync", epoch)
-        return self._native_appended(code, event, board, delay, pop, last, rev, length)
+        return self._native_appended(queued, board, delay)
 
-    def _native_appended(
-        self,
-        code: str,
-        event: dict[str, Any],
-        board: bytes,
-        delay: int,
-        pop: bool,
-        last: int,
-        rev: int,
-        length: int,
-    ) -> Appended:
+    def _native_appended(self, queued: QueuedAppend, board: bytes, delay: int) -> Appended:
         """A stored `XADD`: the tail folded every FOLD_EVERY events, the event and board to
         this process's connections."""
-        n = last + 1
+        code, n = queued.code, queued.last + 1
         if n % FOLD_EVERY == 0:
             fence = self.key(code, "fence")
             self.batcher.queue(self._fold, ("EVALSHA", self._fold.sha, 1, fence)).add_done_callback(
                 _folded
             )
         watching = self.sink.watchers(code) if self.sink is not None else 0
-        if pop:
-            stored = Appended(length - 1, rev + 1, n, watching)
+        if queued.pop:
+            stored = Appended(queued.length - 1, queued.rev + 1, n, watching)
         else:
-            stored = Appended(length + 1, rev, n, watching)
-        self._fan_event(code, n, event)
+            stored = Appended(queued.length + 1, queued.rev, n, watching)
+        self._fan_event(code, n, queued.event)
         if board and watching > 0:
             self._fan_board(code, delay, board)
         return stored

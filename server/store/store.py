@@ -90,7 +90,7 @@ from solrace.server.store.liveness import Liveness
 from solrace.server.store.lobby_rows import LOBBY_KEEP_MS, LobbyRows
 from solrace.server.store.presence import Presence
 from solrace.server.store.redis_conn import Client, connect
-from solrace.server.store.room_log import Appended, Conflict, Loaded, RoomLog
+from solrace.server.store.room_log import Appended, Conflict, Loaded, QueuedAppend, RoomLog
 
 __all__ = [
     "ACTIVE_TTL_MS",
@@ -106,6 +106,7 @@ __all__ = [
     "Due",
     "EventSink",
     "Loaded",
+    "QueuedAppend",
     "ScriptArg",
     "Store",
 ]

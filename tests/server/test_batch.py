@@ -101,6 +101,68 @@ async def test_a_turns_calls_go_as_one_pipeline_each_with_its_own_outcome(
     await plain.delete(*keys)
 
 
+async def test_a_lone_move_waits_for_company_unless_a_command_that_may_not_wait_comes(
+    plain: aioredis.Redis, key_prefix: str
+) -> None:
+    """A spaced command (a move nothing waits for) goes at the end of its turn after a quiet
+    spell; within the spacing of the last pipeline it waits, later turns' spaced commands
+    join it, and a command that may not wait takes them all along at the end of its turn,
+    in the order they were queued."""
+    batcher = Batcher(plain, spacing=600.0)  # longer than the test: only the last sends them
+    key = key_prefix + "spaced"
+    try:
+        first = batcher.queue(None, ("INCR", key), spaced=True)
+        assert await asyncio.wait_for(first, 60) == 1
+        lone = batcher.queue(None, ("INCR", key), spaced=True)
+        for _ in range(5):
+            await asyncio.sleep(0)  # turns of the loop go by: it waits
+        company = batcher.queue(None, ("INCR", key), spaced=True)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not lone.done() and not company.done() and batcher.batches == 1
+        assert await asyncio.wait_for(batcher.command("INCR", key), 60) == 4
+        assert (lone.result(), company.result()) == (2, 3)
+        assert batcher.batches == 2 and batcher.commands == 4
+    finally:
+        await batcher.close()
+        await plain.delete(key)
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+async def test_a_turns_replies_are_parsed_by_hiredis_in_resp2_and_resp3(
+    redis_url: str, key_prefix: str, protocol: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """redis-py 8 speaks RESP3 by default: the turn's replies are still read by hiredis in one
+    loop, never by redis-py's `read_response` (the slow way, a coroutine a reply), and every
+    kind of reply a move meets comes back as it would from redis-py."""
+    client = aioredis.from_url(redis_url, protocol=protocol)
+    try:
+
+        def slow_way(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("a turn's reply read by redis-py's read_response")
+
+        batcher = Batcher(client)
+        stream, missing = key_prefix + "{tail}:s", key_prefix + "{tail}:none"
+        await batcher.command("DEL", stream)  # the batcher's connection made (its handshake)
+        monkeypatch.setattr(aioredis.Connection, "read_response", slow_way)
+        out = await asyncio.gather(
+            batcher.command("XADD", stream, "5-0", "m", "a"),
+            batcher.command("XADD", missing, "NOMKSTREAM", "6-0", "m", "a"),
+            batcher.command("XADD", stream, "4-0", "m", "b"),
+            batcher.command("HGET", missing, "epoch"),
+            return_exceptions=True,
+        )
+        assert batcher.batches == 2
+        assert out[0] == b"5-0"
+        assert out[1] is None  # NOMKSTREAM on a missing stream: a stale holder's refusal
+        assert isinstance(out[2], ResponseError) and "equal or smaller" in str(out[2])
+        assert out[3] is None
+        monkeypatch.undo()
+        await client.delete(stream)
+    finally:
+        await client.aclose()
+
+
 @pytest.fixture
 def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
     """A Redis of this test's own: it is flushed, stopped and started again."""
