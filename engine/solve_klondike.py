@@ -55,17 +55,11 @@ position it left, through a position with no other successor.
 
 A pointer that reaches more. With draw three and unlimited passes, a position is lost
 when the same layout with a pointer that reaches a superset of its talon cards is proved
-lost (``pointer_lost``; ``dominated``, asked by ``search_run``, asks each rule of this kind).
+lost (``dominated``, asked by ``search_run``).
 
 A card back in the talon. With draw one and unlimited passes, a position is lost when the
 same one with a tableau top that came from the talon back in the talon is proved lost
-(``returned_lost``): from there that card can be played straight back to where it lies; and
-when the same one with a foundation top that came from the talon back in the talon is
-(``home_lost``): from there that card can be played straight home.
-
-A top played home. In every option set, a position is lost when the same one with a tableau
-top (on a face-up card it may lie on, or a King alone on its pile) played home is proved
-lost (``top_home_lost``): from there the card can be brought straight back down.
+(``returned_lost``): from there that card can be played straight back to where it lies.
 
 Part moves pay only for a twin (moves=build). A part of a face-up run moved off a
 face-up card c is offered only when c is next on its foundation or the twin of the run's
@@ -126,22 +120,12 @@ TWIN = True
 #: to measure it)
 POINTER_KEY = True
 #: draw three, unlimited passes: a position is lost when the same one with a pointer that
-#: reaches more is (``pointer_lost``; off only to measure it)
+#: reaches more is (``dominated``; off only to measure it)
 DOMINANCE = True
 
 #: draw one, unlimited passes: a position is lost when the same one with a top card back in
 #: the talon is (``returned_lost``; off only to measure it)
 RETURNED = True
-#: draw one, unlimited passes: a position is lost when the same one with a foundation top
-#: back in the talon is (``home_lost``; off only to measure it)
-HOME_BACK = True
-#: every option set: a position is lost when the same one with a tableau top played home is
-#: (``top_home_lost``; off only to measure it)
-TOP_HOME = True
-
-#: bytes of the key after the foundations, by ``talon_key``: none, the pointer, the pointer
-#: and the recycles
-TALON_PART = (0, 1, 9)
 
 #: moves after which a position that was not dead may be (solve_klondike_dead)
 SUSPECT = (TT, TF, WT, FT)
@@ -202,21 +186,6 @@ class KlondikeState:
         return head + self.fint.to_bytes(3) + self.p.to_bytes(1) + self.rec.to_bytes(8)
 
     def dominated(self, key: bytes, seen: dict[Hashable, int]) -> bool:
-        """This position is lost because a position proved lost can reach it or do all it
-        can: the same one with a tableau top played home (``top_home_lost``, every option
-        set), with a foundation top or a tableau top back in the talon (``home_lost``,
-        ``returned_lost``: draw one, unlimited passes), or with a pointer that reaches more
-        (``pointer_lost``: draw three, unlimited passes). Asked by ``search_run`` for each
-        new position; each rule is proved in docs/SOLVABILITY.md."""
-        if self.talon_key == 0 and (
-            (HOME_BACK and self.home_lost(key, seen)) or (RETURNED and self.returned_lost(seen))
-        ):
-            return True
-        if TOP_HOME and self.top_home_lost(key, seen):
-            return True
-        return DOMINANCE and self.talon_key == 1 and self.pointer_lost(key, seen)
-
-    def pointer_lost(self, key: bytes, seen: dict[Hashable, int]) -> bool:
         """Draw three (or more), unlimited passes: the same position with a pointer that
         reaches a superset of the talon cards this one reaches is proved lost.
 
@@ -229,6 +198,10 @@ class KlondikeState:
         ``partial_pays`` reads the reachable cards, and more of them only allows more). So
         this position is lost if that one is (proof in docs/SOLVABILITY.md).
         """
+        if self.talon_key == 0:
+            return RETURNED and self.returned_lost(seen)
+        if not DOMINANCE or self.talon_key != 1:
+            return False
         n = len(self.talon)
         p = key[-1]
         base = key[:-1]
@@ -268,67 +241,6 @@ class KlondikeState:
                 keys.append(pkey[x][:-1])
                 if get(b"\xff".join(sorted(keys)) + tail) == PROVED_LOST:
                     return True
-        return False
-
-    def top_home_lost(self, key: bytes, seen: dict[Hashable, int]) -> bool:
-        """Every option set: this position A is lost when B, the same position with one
-        tableau top d played home, is proved lost.
-
-        d is next on its foundation and lies on a face-up card it may lie on (or is a King
-        alone on its pile), so in B that card is a top (the pile is empty) and d the top of
-        its foundation: B can bring d back down onto it (``fK-tY``), which gives A, with the
-        talon, its pointer and the recycles as they are. So a win from A is a win from B.
-        B's key is A's with one pile shorter and one foundation higher (proof in
-        docs/SOLVABILITY.md, tenth pass).
-        """
-        tab = self.tab
-        down = self.down
-        found = self.found
-        pkey = self.pkey
-        fint = self.fint
-        talon_part = key[len(key) - TALON_PART[self.talon_key] :]
-        get = seen.get
-        for x in range(T):
-            p = tab[x]
-            n = len(p)
-            if not n:
-                continue
-            d = p[-1]
-            s = SUIT[d]
-            if found[s] != RANK[d] - 1:
-                continue
-            if (n - down[x] >= 2 and p[-2] in PARENTS[d]) or (n == 1 and RANK[d] == 13):
-                keys = pkey[:x] + pkey[x + 1 :]
-                keys.append(pkey[x][:-1])
-                b_key = b"\xff".join(sorted(keys)) + (fint + (1 << 4 * s)).to_bytes(3)
-                if get(b_key + talon_part) == PROVED_LOST:
-                    return True
-        return False
-
-    def home_lost(self, key: bytes, seen: dict[Hashable, int]) -> bool:
-        """Draw one, unlimited passes: this position A is lost when B, the same position with
-        one foundation's top card c back in the talon, is proved lost.
-
-        In B, c is next on its foundation and in the talon, where every card can be reached
-        from any pointer: so B can play c home, which gives A (with the talon in another
-        order, which the key leaves out because it changes no move that can ever be made).
-        So a win from A is a win from B. Only a card that was in the talon at the start can
-        be in a searched position's talon, so only such tops are asked about. B's key is A's
-        with one foundation lower (proof in docs/SOLVABILITY.md, tenth pass).
-        """
-        origin = self.from_talon
-        found = self.found
-        fint = self.fint
-        head = key[:-3]
-        get = seen.get
-        for s in range(4):
-            h = found[s]
-            if (
-                h
-                and origin[s * 13 + h - 1]
-                and get(head + (fint - (1 << 4 * s)).to_bytes(3)) == PROVED_LOST
-            ):
-                return True
         return False
 
     def won(self) -> bool:

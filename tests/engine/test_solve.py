@@ -17,7 +17,7 @@ from solrace.engine import Game, from_text, new_game, solve
 from solrace.engine import solve_klondike as sk
 from solrace.engine import solve_leapyear as sly
 from solrace.engine import solve_tabbycat as stc
-from solrace.engine.cards import RANK, TEXT
+from solrace.engine.cards import TEXT
 from solrace.engine.solve import SolveResult, solve_deal, solve_text
 from solrace.engine.solve_common import (
     LOST,
@@ -27,7 +27,7 @@ from solrace.engine.solve_common import (
     parse_position,
     search_run,
 )
-from solrace.engine.solve_klondike import FT, TF, WF, WT, KlondikeState
+from solrace.engine.solve_klondike import FT, WF, WT, KlondikeState
 from solrace.engine.solve_klondike_dead import CHILDREN, PARENTS, dead
 
 #: long CPU-bound cross-checks with no module fixture: any worker may take each one
@@ -658,105 +658,6 @@ def test_klondike_returned_card_rule_keeps_every_verdict_and_shortens_loss_proof
     assert r.verdict == LOST and r.nodes < 7_000
     r = solve_deal("klondike", 137, budget=30_000)
     assert r.verdict == LOST and r.nodes < 18_500
-
-
-@pytest.mark.parametrize(
-    "options", [{}, {"draw": 3, "moves": "build"}, {"draw": 3, "passes": 3, "moves": "build"}]
-)
-def test_klondike_a_top_played_home_proved_lost_makes_the_position_lost(
-    options: dict[str, object],
-) -> None:
-    # every option set: B (A with a top d played home) proved lost makes A lost without a
-    # search when d lies on a face-up card (or is a King alone), with B's key built as playing
-    # d home builds it; not when playing d home turns a card or empties a pile a card other
-    # than a King cannot come back to, nor when B is only visited, nor with the rule off
-    rng = random.Random(24)
-    st = KlondikeState(parse_position(new_game("klondike", 1, options).to_text()))
-    fired = kept_out = 0
-    for _ in range(3000):
-        moves = st.moves()
-        if not moves:
-            seed = rng.randrange(2, 200)
-            st = KlondikeState(parse_position(new_game("klondike", seed, options).to_text()))
-            continue
-        a_key = st.key()
-        for m in moves:
-            if m[0] != TF:
-                continue
-            p = st.tab[m[1]]
-            back = len(p) - st.down[m[1]] >= 2 or (len(p) == 1 and RANK[p[-1]] == 13)
-            st.apply(m)
-            b_key = st.key()
-            st.undo(m)
-            assert st.dominated(a_key, {b_key: PROVED_LOST}) == back, (st.tab, m)
-            assert not st.dominated(a_key, {b_key: 0})  # visited, not proved lost
-            keep = sk.TOP_HOME
-            try:
-                sk.TOP_HOME = False
-                assert not st.dominated(a_key, {b_key: PROVED_LOST})
-            finally:
-                sk.TOP_HOME = keep
-            fired += back
-            kept_out += not back
-        st.apply(rng.choice(moves))
-    assert fired >= 20 and kept_out >= 5, (fired, kept_out)
-
-
-def test_klondike_a_foundation_top_back_in_the_talon_proved_lost_makes_the_position_lost() -> None:
-    # draw one, unlimited passes: B (a talon card c next on its foundation) proved lost makes
-    # A (B with c played home) lost without a search; a B only visited, or the rule off, does
-    # not
-    rng = random.Random(25)
-    st = KlondikeState(parse_position(new_game("klondike", 1).to_text()))
-    fired = 0
-    for _ in range(3000):
-        moves = st.moves()
-        if not moves:
-            st = KlondikeState(
-                parse_position(new_game("klondike", rng.randrange(2, 200)).to_text())
-            )
-            continue
-        b_key = st.key()
-        for m in moves:
-            if m[0] != WF:
-                continue
-            st.apply(m)
-            a_key = st.key()
-            assert st.dominated(a_key, {b_key: PROVED_LOST})
-            assert not st.dominated(a_key, {b_key: 0})
-            keep = sk.HOME_BACK
-            try:
-                sk.HOME_BACK = False
-                assert not st.dominated(a_key, {b_key: PROVED_LOST})
-            finally:
-                sk.HOME_BACK = keep
-            st.undo(m)
-            fired += 1
-        st.apply(rng.choice(moves))
-    assert fired >= 20, fired
-
-
-@pytest.mark.parametrize(
-    ("rule", "options", "seeds"),
-    [
-        ("TOP_HOME", None, range(46, 66)),
-        ("TOP_HOME", {}, range(1, 21)),
-        ("HOME_BACK", {}, range(41, 61)),
-    ],
-)
-def test_klondike_home_rules_keep_every_verdict(
-    rule: str, options: dict[str, object] | None, seeds: range
-) -> None:
-    # positions a few random moves into deals (draw three with build moves, or the default
-    # rules): the same verdict with the rule off and on wherever both decide, lost ones included
-    seen = _same_verdicts_without(rule, random.Random(24), seeds, options)
-    assert seen.get(LOST, 0) >= 3 and seen.get(WON, 0) >= 1, seen
-
-
-def test_klondike_home_rules_shorten_a_loss_proof() -> None:
-    # default seed 25: 16,326 positions with both rules off, 10,244 with them on
-    r = solve_deal("klondike", 25, budget=30_000)
-    assert r.verdict == LOST and r.nodes < 11_000
 
 
 @settings(SOLVE_SETTINGS, max_examples=10)
