@@ -369,15 +369,17 @@ class Bench:
 
         The load starts at once: the warm-up runs it (connections, server and Redis warm),
         and only moves sent in the window [t0, t1) after it count, against the CPU used in
-        that same window (measure_window).
+        that same window (measure_window). The window is chosen once every worker has said
+        its load is running: on a loaded machine a worker may take a second to start, and a
+        window chosen before then measured no move at all.
         """
         assert self.pool is not None
+        self.pool.all("begin", pace=pace, track_sends=track_sends, until_done=until_done)
         t0 = time.monotonic() + self.sizes.warmup
         t1 = t0 + duration
+        self.pool.all("window", t0=t0, t1=t1)
         for i in range(self.pool.size):
-            self.pool.send(
-                i, "run", t0=t0, t1=t1, pace=pace, track_sends=track_sends, until_done=until_done
-            )
+            self.pool.send(i, "finish")
         profiled: list[Profiler | None] = []
         window = self.measure_window(
             servers,

@@ -124,6 +124,13 @@ def worker_codes(count: int) -> list[str]:
     ]
 
 
+#: the race servers' secret: a room's text seed is dealt from the deployment's secret, so
+#: with a secret of each run's own (made in a fresh Redis) the bench's fixed text seed dealt
+#: a different deal each run, and on one in ten or so its bots were dead within 60 moves:
+#: a throughput run then measured no move (tests/bench/test_load_policy.py checks this one)
+BENCH_SECRET = "solrace-bench"
+
+
 class RaceServer(ServerProcess):
     """`solrace serve` on a Redis, with the benchmark's limits (rate, spectators) raised: the
     tests' ServerProcess (bench/server_process.py), with the benchmark's flags.
@@ -144,7 +151,13 @@ class RaceServer(ServerProcess):
         flags = ["--log-level", "WARNING", "--no-predraw-daily"]  # no solver work beside the load
         if workers > 1:
             flags += ["--workers", str(workers)]
-        super().__init__(redis_url, key_prefix, extra_args=[*flags, *extra], exempt=())
+        super().__init__(
+            redis_url,
+            key_prefix,
+            extra_args=[*flags, *extra],
+            exempt=(),
+            env={"SOLRACE_SECRET": BENCH_SECRET},
+        )
         #: its output, in the run's work directory (a failed start shows the tail)
         self.log_path = work_dir / f"{self.what}-{self.port}.log"
         self.extra = extra

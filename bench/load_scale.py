@@ -314,10 +314,12 @@ def paced_on(
                 if n:
                     bench.open_rooms([server.ws_url], n, players, options)
         pool.all("start")
+        pool.all("begin", pace=1.0)  # the window once every worker is moving (run_load)
         t0 = time.monotonic() + bench.sizes.warmup
         t1 = t0 + duration
+        pool.all("window", t0=t0, t1=t1)
         for i in range(pool.size):
-            pool.send(i, "run", t0=t0, t1=t1, pace=1.0, track_sends=False, until_done=False)
+            pool.send(i, "finish")
         meter = PartMeter(
             [s.pid for s in servers],
             masters,

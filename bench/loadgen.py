@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import os
 import random
 import time
 import traceback
 from collections import Counter
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -287,6 +289,34 @@ class LightSocket(asyncio.Protocol):
             self.transport.close()
 
 
+@dataclass
+class Window:
+    """The measured window [t0, t1) (monotonic seconds), infinite until the coordinator sets it.
+
+    The coordinator sets it only once every worker has said its load is running
+    (`Worker.cmd_begin`): a worker starved of CPU on a loaded machine could otherwise start
+    after a window chosen in advance, and a run would measure no move at all.
+    """
+
+    t0: float = math.inf
+    t1: float = math.inf
+    known: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def set(self, t0: float, t1: float) -> None:
+        self.t0, self.t1 = t0, t1
+        self.known.set()
+
+
+@dataclass
+class _Run:
+    """A load under way in a worker: its window, its figures, its task."""
+
+    window: Window
+    stats: dict[str, Any]
+    until_done: bool
+    task: asyncio.Future[Any]
+
+
 class Worker:
     """Commands from the coordinator, each answered with ("ok", result) or ("err", traceback)."""
 
@@ -302,6 +332,7 @@ class Worker:
         self.sem: asyncio.Semaphore | None = None
         self.setup_sem: asyncio.Semaphore | None = None
         self.setup_retries = 0
+        self.run: _Run | None = None
 
     async def serve(self) -> None:
         self.sem = asyncio.Semaphore(CONNECT_CONCURRENCY)
@@ -497,9 +528,10 @@ class Worker:
     # -- running -----------------------------------------------------------
 
     async def _move_loop(
-        self, c: Conn, t0: float, t1: float, pace: float, stats: dict[str, Any], until_done: bool
+        self, c: Conn, window: Window, pace: float, stats: dict[str, Any], until_done: bool
     ) -> None:
-        """Move at `pace` per second (0: as fast as acks come back) until t1 or the seat is done."""
+        """Move at `pace` per second (0: as fast as acks come back) until the window's end or
+        the seat is done."""
         hist: Histogram = stats["ack"]
         period = 1.0 / pace if pace else 0.0
         next_t = now() + random.random() * period
@@ -510,9 +542,9 @@ class Worker:
                 if delay > 0:
                     await asyncio.sleep(delay)
             ts = now()
-            if ts >= t1 and not until_done:
+            if ts >= window.t1 and not until_done:
                 break
-            if ts >= t1 + 600:
+            if ts >= window.t1 + 600:
                 break
             if c.view is None and c.token is not None and c.room != FANOUT_ROOM:
                 # no board (the race began before its snapshot came, or an ack's change did
@@ -540,7 +572,7 @@ class Worker:
             except ConnectionError:
                 stats["errors"]["closed"] += 1
                 break
-            in_window = t0 <= ts < t1
+            in_window = window.t0 <= ts < window.t1
             if reply.get("type") == "ack":
                 bad = 0
                 if in_window:
@@ -571,36 +603,34 @@ class Worker:
                     stats["late"] += 1
                     next_t = now()
 
-    async def _echo_loop(self, peer: EchoPeer, t0: float, t1: float, stats: dict[str, Any]) -> None:
+    async def _echo_loop(self, peer: EchoPeer, window: Window, stats: dict[str, Any]) -> None:
         frame = encode(MOVE_SAMPLE)
         hist: Histogram = stats["ack"]
         while True:
             ts = now()
-            if ts >= t1:
+            if ts >= window.t1:
                 break
             tr = await peer.roundtrip(frame)
-            if ts >= t0:
+            if ts >= window.t0:
                 hist.record(tr - ts)
                 stats["acks"] += 1
             else:
                 stats["warmup_echoes"] += 1
 
-    async def _count_frames(self, t0: float, t1: float, stats: dict[str, Any]) -> None:
-        """Frames this worker's connections received in [t0, t1) (echo replies counted by the loop)."""
-        await asyncio.sleep(max(0.0, t0 - now()))
+    async def _count_frames(self, window: Window, stats: dict[str, Any]) -> None:
+        """Frames this worker's connections received in the window (echo replies counted by
+        the loop)."""
+        await window.known.wait()
+        await asyncio.sleep(max(0.0, window.t0 - now()))
         start = FRAMES[0]
-        await asyncio.sleep(max(0.0, t1 - now()))
+        await asyncio.sleep(max(0.0, window.t1 - now()))
         stats["frames"] = FRAMES[0] - start
 
-    async def cmd_run(
-        self,
-        t0: float,
-        t1: float,
-        pace: float = 0.0,
-        track_sends: bool = False,
-        until_done: bool = False,
-    ) -> dict[str, Any]:
-        """Move (or echo) from now; count acks of moves sent in [t0, t1). Spectators keep reading."""
+    async def cmd_begin(
+        self, pace: float = 0.0, track_sends: bool = False, until_done: bool = False
+    ) -> None:
+        """Start moving (or echoing) now, in the background; nothing counts until `window`.
+        Spectators keep reading."""
         stats: dict[str, Any] = {
             "ack": Histogram(),
             "acks": 0,
@@ -610,12 +640,25 @@ class Worker:
             "late": 0,
             "sends": {} if track_sends else None,
         }
-        tasks = [self._move_loop(c, t0, t1, pace, stats, until_done) for c in self.players]
-        tasks.append(self._count_frames(t0, t1, stats))
-        tasks += [self._echo_loop(peer, t0, t1, stats) for peer in self.echo]
-        await asyncio.gather(*tasks)
+        window = Window()
+        tasks = [self._move_loop(c, window, pace, stats, until_done) for c in self.players]
+        tasks.append(self._count_frames(window, stats))
+        tasks += [self._echo_loop(peer, window, stats) for peer in self.echo]
+        self.run = _Run(window, stats, until_done, asyncio.gather(*tasks))
+
+    async def cmd_window(self, t0: float, t1: float) -> None:
+        """Count acks of moves sent in [t0, t1); the load stops at t1."""
+        assert self.run is not None, "begin first"
+        self.run.window.set(t0, t1)
+
+    async def cmd_finish(self) -> dict[str, Any]:
+        """Wait for the load to end; its figures."""
+        assert self.run is not None, "begin first"
+        run, self.run = self.run, None
+        await run.task
+        stats = run.stats
         stats["unfinished_rooms"] = 0
-        if until_done:
+        if run.until_done:
             waits = [asyncio.ensure_future(h.results.wait()) for h in self.hosts]
             if waits:
                 _, pending = await asyncio.wait(waits, timeout=60)
