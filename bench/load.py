@@ -399,9 +399,12 @@ class Bench:
                 "set-up requests retried after server `internal` errors", str(retries)
             )
         errors: dict[str, int] = {}
+        ended: dict[str, int] = {}
         for p in parts:
             for code, n in p["errors"].items():
                 errors[code] = errors.get(code, 0) + n
+            for why, n in p["ended"].items():
+                ended[why] = ended.get(why, 0) + n
         out = {
             "ack": merged([Histogram.from_dict(p["ack"]) for p in parts]),
             "acks": sum(p["acks"] for p in parts),
@@ -409,6 +412,7 @@ class Bench:
             "rate": sum(p["acks"] for p in parts) / duration,
             "frames_rate": sum(p.get("frames", 0) for p in parts) / duration,
             "errors": errors,
+            "ended": ended,
             "late": sum(p["late"] for p in parts),
             "finished": sum(p["finished"] for p in parts),
             "total_moves": sum(p["total_moves"] for p in parts),
@@ -527,6 +531,11 @@ class Bench:
             )
         if res["late"]:
             r.figure(f"{label} paced sends that fell behind schedule", str(res["late"]))
+        if not res["acks"] and res["ended"]:  # a run that measured nothing says why
+            r.figure(
+                f"{label} bots' loops ended by",
+                ", ".join(f"{why} {n}" for why, n in sorted(res["ended"].items())),
+            )
 
     # -- scenarios ---------------------------------------------------------
 

@@ -536,6 +536,7 @@ class Worker:
         period = 1.0 / pace if pace else 0.0
         next_t = now() + random.random() * period
         bad = 0
+        ended = "closed"  # why the loop ended (stats["ended"]: a run with no move says)
         while not c.closed:
             if period:
                 delay = next_t - now()
@@ -543,8 +544,10 @@ class Worker:
                     await asyncio.sleep(delay)
             ts = now()
             if ts >= window.t1 and not until_done:
+                ended = "window"
                 break
             if ts >= window.t1 + 600:
+                ended = "window"
                 break
             if c.view is None and c.token is not None and c.room != FANOUT_ROOM:
                 # no board (the race began before its snapshot came, or an ack's change did
@@ -553,6 +556,7 @@ class Worker:
                     got = await c.request({"type": "resume", "room": c.room, "token": c.token})
                 except (BenchError, ConnectionError, TimeoutError):
                     stats["errors"]["resync"] += 1
+                    ended = "resync"
                     break
                 c._absorb_snapshot(got.get("snapshot") or {})
                 c.n = c.view["moves"] if c.view is not None else c.n
@@ -571,6 +575,7 @@ class Worker:
                 tr, reply = await fut
             except ConnectionError:
                 stats["errors"]["closed"] += 1
+                ended = "closed"
                 break
             in_window = window.t0 <= ts < window.t1
             if reply.get("type") == "ack":
@@ -584,6 +589,7 @@ class Worker:
                 c.status = reply.get("status", "racing")
                 if c.status != "racing":
                     stats["finished"] += 1
+                    ended = f"status {c.status} after {c.n} moves"
                     break
             else:
                 code = reply.get("code", "?")
@@ -592,6 +598,7 @@ class Worker:
                 if code == "out_of_sync":
                     c.use_n = False
                 elif code == "bad_state" or bad > 20:
+                    ended = f"error {code}"
                     break
                 elif code == "illegal_move":
                     c.view = None  # a bot whose board is wrong: a snapshot brings it back
@@ -602,6 +609,7 @@ class Worker:
                 if next_t < now():
                     stats["late"] += 1
                     next_t = now()
+        stats["ended"][ended] += 1
 
     async def _echo_loop(self, peer: EchoPeer, window: Window, stats: dict[str, Any]) -> None:
         frame = encode(MOVE_SAMPLE)
@@ -639,6 +647,7 @@ class Worker:
             "finished": 0,
             "late": 0,
             "sends": {} if track_sends else None,
+            "ended": Counter(),  # how the bots' loops ended
         }
         window = Window()
         tasks = [self._move_loop(c, window, pace, stats, until_done) for c in self.players]
@@ -667,6 +676,7 @@ class Worker:
                     w.cancel()
         stats["ack"] = stats["ack"].to_dict()
         stats["errors"] = dict(stats["errors"])
+        stats["ended"] = dict(stats["ended"])
         stats["total_moves"] = sum(c.n for c in self.players)
         return stats
 
