@@ -30,7 +30,8 @@ os.environ["SOLRACE_PREDRAW_DAILY"] = "0"
 os.environ["SOLRACE_DEAL_STOCK"] = "0"
 # the tests' servers fork from a process that has imported the server (helpers/zygote.py): a
 # start costs a fork, not an import (SOLRACE_TEST_ZYGOTE=0: a fresh interpreter each)
-ServerProcess.launcher = ZYGOTE.launch
+if os.environ.get("SOLRACE_TEST_ZYGOTE") != "0":
+    ServerProcess.launcher = ZYGOTE.launch
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers.race import until
 from helpers.zygote import ZYGOTE, ForkedChild
 from solrace.bench.server_process import ServerProcess
 from solrace.server.store.redis_process import free_port
@@ -41,15 +40,24 @@ def test_a_forked_command_prints_and_exits_as_a_fresh_interpreter_does() -> None
     assert bad.stdout is not None and b"one of the arguments --seed" in bad.stdout.read()
 
 
-async def test_a_forked_child_runs_in_the_directory_asked_for(tmp_path: Path) -> None:
+def test_a_forked_child_is_in_its_directory_and_session_when_its_pid_comes(
+    tmp_path: Path,
+) -> None:
+    """The zygote answers once the child has settled: a caller that sets the session's
+    autogroup (the benchmark's favour_autogroup) must find the child's own session, not the
+    zygote's (it once found the zygote's, and the benchmark's server ran starved)."""
     # (its environment: test_fair_deals.py's servers, each with its own SOLRACE_SECRET)
-    port = free_port()
-    child = solrace(
-        "serve", "--port", str(port), "--redis-url", "redis://127.0.0.1:1", cwd=str(tmp_path)
+    serve = ["serve", "--port", str(free_port()), "--redis-url", "redis://127.0.0.1:1"]
+    child = ZYGOTE.launch(
+        [sys.executable, "-m", "solrace", *serve],
+        env=dict(os.environ),
+        cwd=str(tmp_path),
+        stdout=None,
+        new_session=True,
     )
     try:
-        # the zygote answers with the pid as it forks: the child moves there a moment later
-        await until(lambda: os.readlink(f"/proc/{child.pid}/cwd") == str(tmp_path), "moved")
+        assert os.readlink(f"/proc/{child.pid}/cwd") == str(tmp_path)
+        assert os.getsid(child.pid) == child.pid != os.getsid(0)
     finally:
         child.kill()
     assert child.wait(30) == -signal.SIGKILL

@@ -14,7 +14,7 @@ child's output goes and a pipe on which the zygote writes the child's exit statu
 `subprocess.Popen.returncode` reads it: negative for a signal) once it has reaped it.
 `ForkedChild` reads that pipe to answer poll() and wait(), so it stands in for a Popen.
 
-SOLRACE_TEST_ZYGOTE=0 starts every server with a fresh interpreter instead.
+SOLRACE_TEST_ZYGOTE=0 starts every server with a fresh interpreter instead (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class Zygote:
         new_session: bool,
     ) -> ForkedChild | subprocess.Popen[bytes]:
         """Start `argv` (`stdout`: a descriptor for its output, None for a pipe of its own)."""
-        if list(argv[1:3]) != MODULE or os.environ.get("SOLRACE_TEST_ZYGOTE") == "0":
+        if list(argv[1:3]) != MODULE:
             return subprocess.Popen(
                 argv,
                 stdout=subprocess.PIPE if stdout is None else stdout,
@@ -194,6 +194,8 @@ def serve_requests(sock: socket.socket) -> dict[str, object] | None:
                     os.kill(pid, signal.SIGKILL)
                 return None
             out, status = fds
+            request: dict[str, object] = json.loads(data)
+            settled, settling = os.pipe()
             pid = os.fork()
             if pid == 0:
                 selector.close()
@@ -202,21 +204,25 @@ def serve_requests(sock: socket.socket) -> dict[str, object] | None:
                     os.close(pidfd)
                     os.close(other)
                 os.close(status)
-                request: dict[str, object] = json.loads(data)
-                request["out"] = out
+                os.close(settled)
+                settle(request, out)
+                os.close(settling)  # the zygote answers now
                 return request
             os.close(out)
+            os.close(settling)
+            # the pid goes out once the child is in its session and directory: a caller that
+            # sets the session's autogroup (favour_autogroup) must find the child's own, and
+            # had set the zygote's (the tests' whole session) when it came first
+            os.read(settled, 1)
+            os.close(settled)
             pidfd = os.pidfd_open(pid)
             children[pidfd] = (pid, status)
             selector.register(pidfd, selectors.EVENT_READ)
             sock.send(json.dumps({"pid": pid}).encode())
 
 
-def become(request: Mapping[str, object]) -> int:
-    """In a forked child: take the request's output, directory, environment and session,
-    then run `solrace ARGS` as `python -m solrace` would."""
-    out = request["out"]
-    assert isinstance(out, int)
+def settle(request: Mapping[str, object], out: int) -> None:
+    """In a forked child: take the request's output, session, directory and environment."""
     os.dup2(out, 1)
     os.dup2(out, 2)
     os.close(out)
@@ -234,6 +240,10 @@ def become(request: Mapping[str, object]) -> int:
     sys.stderr = io.TextIOWrapper(
         io.FileIO(2, "w", closefd=False), write_through=True, errors="backslashreplace"
     )
+
+
+def become(request: Mapping[str, object]) -> int:
+    """In a settled child: run `solrace ARGS` as `python -m solrace` would."""
     args = request["args"]
     assert isinstance(args, list)
     sys.argv = ["solrace", *args]

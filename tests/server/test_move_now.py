@@ -122,19 +122,16 @@ async def test_a_refused_append_is_played_again_on_a_fresh_copy(
     other = Store.from_url(redis_url, key_prefix)
     try:
         event = {"kind": "connected", "at": before[-1]["at"], "seat": 1, "connected": True}
-        for _ in range(10):
-            held = service.cache[code]
-            _, numbered = await other.presence(code, "elsewhere", +1, event)
-            await until(lambda: not service.locks.busy(code), "the room's lock free")
-            # the holder may have caught up meanwhile (under load its lease's renewal or a
-            # reload can run first): then its append would be taken, so count in again
-            now = service.cache.get(code)
-            if now is not None and now.sync == held.sync and now.seq < numbered:
-                break  # still the copy from before that event: nothing awaited from here on
-        else:
-            raise AssertionError("the holder caught up with every write made elsewhere")
+        held = service.cache[code]
+        _, numbered = await other.presence(code, "elsewhere", +1, event)
     finally:
         await other.close()
+    await until(lambda: not service.locks.busy(code), "the room's lock free")
+    # the holder may have caught up meanwhile (its lease's renewal or a reload can run while
+    # the test waits; under load they often do): put back the copy it held before that
+    # event, as if the news had not reached it yet. Nothing is awaited from here to the
+    # call. (The event is a connection's: the seats' games are as they were.)
+    service.cache[code] = held
     assert numbered > before[-1]["event"]
     stored = service.move_now(
         code, 0, text, view["moves"] + 1, reply=acks.append, finished=tails.append
