@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers.zygote import ZYGOTE, ForkedChild
 from solrace.bench.server_process import ServerProcess
 from solrace.server.store.redis_process import free_port
@@ -64,15 +65,19 @@ def test_a_forked_child_is_in_its_directory_and_session_when_its_pid_comes(
 
 
 def test_a_forked_server_is_killed_and_stopped_with_the_statuses_popen_gives(
-    redis_url: str, key_prefix: str
+    redis_url: str, key_prefix: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(ServerProcess, "launcher", ZYGOTE.launch)  # SOLRACE_TEST_ZYGOTE=0 too
     server = ServerProcess(redis_url, key_prefix).start()
-    assert isinstance(server.proc, ForkedChild)
-    with open(f"/proc/{server.pid}/stat") as f:
-        parent = int(f.read().rsplit(")", 1)[1].split()[1])
-    assert parent != os.getpid()  # the zygote's child, not ours
-    server.kill()
-    assert server.proc.returncode == -signal.SIGKILL
-    server.start()
-    assert server.stop() == 0  # SIGTERM: a clean shutdown
-    assert "solrace" in server.log()
+    try:
+        assert isinstance(server.proc, ForkedChild)
+        with open(f"/proc/{server.pid}/stat") as f:
+            parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        assert parent != os.getpid()  # the zygote's child, not ours
+        server.kill()
+        assert server.proc.returncode == -signal.SIGKILL
+        server.start()
+        assert server.stop() == 0  # SIGTERM: a clean shutdown
+        assert "solrace" in server.log()
+    finally:
+        server.kill()  # nothing left running if an assertion failed
