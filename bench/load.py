@@ -374,12 +374,9 @@ class Bench:
         window chosen before then measured no move at all.
         """
         assert self.pool is not None
-        self.pool.all("begin", pace=pace, track_sends=track_sends, until_done=until_done)
-        t0 = time.monotonic() + self.sizes.warmup
-        t1 = t0 + duration
-        self.pool.all("window", t0=t0, t1=t1)
-        for i in range(self.pool.size):
-            self.pool.send(i, "finish")
+        t0, t1 = self.pool.run(
+            self.sizes.warmup, duration, pace=pace, track_sends=track_sends, until_done=until_done
+        )
         profiled: list[Profiler | None] = []
         window = self.measure_window(
             servers,

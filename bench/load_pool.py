@@ -8,6 +8,7 @@ worker's share, not the sum).
 from __future__ import annotations
 
 import multiprocessing as mp
+import time
 from typing import Any
 
 from solrace.bench.loadgen import worker_main
@@ -67,6 +68,19 @@ class Pool:
 
     def all(self, cmd: str, timeout: float = 600.0, **args: Any) -> list[Any]:
         return self.each(cmd, [args] * self.size, timeout)
+
+    def run(self, warmup: float, duration: float, **begin: Any) -> tuple[float, float]:
+        """Start every worker's load (`begin`), then its measured window [t0, t1): chosen
+        only once every worker has said its load runs (a worker starved on a loaded machine
+        may take a second to start). Each worker's figures come from recv() once the load
+        ends."""
+        self.all("begin", **begin)
+        t0 = time.monotonic() + warmup
+        t1 = t0 + duration
+        self.all("window", t0=t0, t1=t1)
+        for i in range(self.size):
+            self.send(i, "finish")
+        return t0, t1
 
     def close(self) -> None:
         for _i, pipe in enumerate(self.pipes):

@@ -314,12 +314,7 @@ def paced_on(
                 if n:
                     bench.open_rooms([server.ws_url], n, players, options)
         pool.all("start")
-        pool.all("begin", pace=1.0)  # the window once every worker is moving (run_load)
-        t0 = time.monotonic() + bench.sizes.warmup
-        t1 = t0 + duration
-        pool.all("window", t0=t0, t1=t1)
-        for i in range(pool.size):
-            pool.send(i, "finish")
+        t0, t1 = pool.run(bench.sizes.warmup, duration, pace=1.0)
         meter = PartMeter(
             [s.pid for s in servers],
             masters,

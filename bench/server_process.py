@@ -85,6 +85,25 @@ class Launcher(Protocol):
     ) -> Proc: ...
 
 
+def popen(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: str | None,
+    stdout: int | None,
+    new_session: bool,
+) -> subprocess.Popen[bytes]:
+    """The plain `Launcher`: a fresh process, its output and errors to `stdout` (None: a pipe)."""
+    return subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE if stdout is None else stdout,
+        stderr=subprocess.STDOUT,
+        env=dict(env),
+        cwd=cwd,
+        start_new_session=new_session,
+    )
+
+
 class ChildProcess:
     """A child process, up once `ready()` says so; its output is kept in memory (OutputTail),
     or written to `log_path` when one is set (the benchmark keeps its servers' logs).
@@ -152,17 +171,8 @@ class ChildProcess:
     def launch(self, env: Mapping[str, str], stdout: int | None) -> Proc:
         """Start the command (`stdout`: where its output goes, None for a pipe of its own).
         Tests hand ServerProcess a `launcher` that skips the interpreter's start-up."""
-        if self.launcher is not None:
-            return self.launcher(
-                self.command(), env=env, cwd=self.cwd(), stdout=stdout, new_session=self.own_session
-            )
-        return subprocess.Popen(
-            self.command(),
-            stdout=subprocess.PIPE if stdout is None else stdout,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=self.cwd(),
-            start_new_session=self.own_session,
+        return (self.launcher or popen)(
+            self.command(), env=env, cwd=self.cwd(), stdout=stdout, new_session=self.own_session
         )
 
     def log(self) -> str:

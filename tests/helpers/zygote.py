@@ -33,6 +33,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import IO
 
+from solrace.bench.server_process import popen
+
 #: the command the zygote can run: `python -m solrace ARGS` (anything else goes to Popen)
 MODULE = ["-m", "solrace"]
 #: the largest request (arguments and environment) the socket carries
@@ -114,14 +116,7 @@ class Zygote:
     ) -> ForkedChild | subprocess.Popen[bytes]:
         """Start `argv` (`stdout`: a descriptor for its output, None for a pipe of its own)."""
         if list(argv[1:3]) != MODULE:
-            return subprocess.Popen(
-                argv,
-                stdout=subprocess.PIPE if stdout is None else stdout,
-                stderr=subprocess.STDOUT,
-                env=dict(env),
-                cwd=cwd,
-                start_new_session=new_session,
-            )
+            return popen(argv, env=env, cwd=cwd, stdout=stdout, new_session=new_session)
         out_r, out_w = os.pipe() if stdout is None else (-1, stdout)
         status_r, status_w = os.pipe()
         request = json.dumps(
