@@ -28,6 +28,7 @@ from solrace.server.net.admin import DEFAULT_NETWORKS, AdminSettings
 from solrace.server.net.admin import ENV as ADMIN_ENV
 from solrace.server.net.api import Api
 from solrace.server.net.conn import networks
+from solrace.server.net.fanout import PLAYER_TICK_S
 from solrace.server.net.guard import GuardLimits
 from solrace.server.net.http import make_process_request, port_taken, quiet_request_logs
 from solrace.server.net.transport import SERVER_NAME, Limits
@@ -99,6 +100,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="milliseconds a lone move (one not waiting behind its room's previous move) "
         "waits after the last pipeline of the move path's Redis writes, for what comes "
         "meanwhile to go with it (default %(default)g; 0: none). See server/store/batch.py",
+    )
+    parser.add_argument(
+        "--progress-tick",
+        type=float,
+        default=PLAYER_TICK_S * 1000,
+        help="milliseconds a room's routine progress (a racing seat's move) is held for its "
+        "players, then sent as one frame each (default %(default)g; 0: at the end of the "
+        "loop's turn). See server/net/fanout.py",
     )
     parser.add_argument(
         "--gc-threshold",
@@ -450,6 +459,7 @@ async def serve_forever(
     )
     store = transport.store
     store.batcher.spacing = args.redis_spacing / 1000
+    transport.hub.player_tick = args.progress_tick / 1000
     await store.ready()
     METRICS.bind(
         connections=lambda: len(transport.conns),
