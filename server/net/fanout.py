@@ -57,6 +57,9 @@ GAP_WAIT = 0.1
 #: seconds a room's racing progress is held for its players, from the first one held, then
 #: sent as one frame per place (`Hub.player_tick`; 0: each at the end of the loop's turn)
 PLAYER_TICK_S = 0.1
+#: progress events a room holds at most: the tick ends early at this many (a room at full
+#: speed makes ~60 a tick), so that what it holds is always among the kept events (RECENT)
+HELD_MAX = RECENT // 2
 #: the fields of a seat's line in a coalesced `progress` frame (a progress event's, less n/at)
 SEAT_FIELDS = ("seat", "moves", "home", "progress", "status", "time")
 #: seconds between two frames to a room's spectators: one frame per spectator per tick holds
@@ -438,6 +441,8 @@ class Hub:
             window = self.windows.get(code)
             if window is not None:
                 window.held.append(event)
+                if len(window.held) >= HELD_MAX:  # a room at full speed: out before the
+                    self._release(code)  # kept events (`recent`) could lose what it holds
                 return
             n = event["n"]
             players = self.players.get(code)

@@ -16,6 +16,7 @@ from helpers.servers import in_loop
 from helpers.views import putt_move
 from solrace.protocol import messages as m
 from solrace.server.app import build
+from solrace.server.net import fanout
 from solrace.server.net.conn import Conn, Limits
 from solrace.server.net.fanout import coalescible, frames, progress_frame
 from solrace.server.net.ws_server import serve
@@ -183,12 +184,14 @@ def count_writes(conn: Conn) -> list[int]:
 
 
 async def test_a_racer_gets_the_rooms_progress_once_a_tick_in_order_with_each_seats_latest(
-    redis_url: str, key_prefix: str, wire: Any
+    redis_url: str, key_prefix: str, wire: Any, monkeypatch: Any
 ) -> None:
     """Three racers move as fast as their acks come back; the fourth, who does not move,
     gets every event in order, each seat's latest line at the end, and at most one frame per
     tick of the room (a move did not go out at once: the old server sent the first progress
-    of a quiet room as its own frame)."""
+    of a quiet room as its own frame). Only the tick ends a hold here (not HELD_MAX: below)."""
+    monkeypatch.setattr(fanout, "RECENT", 1000)
+    monkeypatch.setattr(fanout, "HELD_MAX", 500)
     async with in_loop(redis_url, key_prefix, LIMITS) as (transport, url):
         (ann, bob, cy, dan), _, code, _ = await start_race(url, wire, 4)
         hub = transport.hub
@@ -248,3 +251,31 @@ async def test_a_rooms_progress_waits_for_its_tick_and_news_releases_it_in_order
             assert {x["seat"]: x["moves"] for x in held["seats"]} == lines
             assert news["kind"] == "progress" and news["status"] == "resigned"
         assert_in_order(bob, start, start + 6)
+
+
+async def test_a_room_holds_at_most_held_max_progress_events_and_loses_none(
+    redis_url: str, key_prefix: str, wire: Any, monkeypatch: Any
+) -> None:
+    """A room at full speed makes more progress in a tick than the hub keeps of its events
+    (`RECENT`): the tick ends early at HELD_MAX held, so every event still reaches the others
+    from what is kept, in `progress` frames, and none is fetched again from Redis (a
+    catch-up, which replays events one by one)."""
+    monkeypatch.setattr(fanout, "RECENT", 8)
+    monkeypatch.setattr(fanout, "HELD_MAX", 4)
+    async with in_loop(redis_url, key_prefix, LIMITS) as (transport, url):
+        (ann, bob, cy), _, _, _ = await start_race(url, wire, 3)
+        transport.hub.player_tick = 3600.0
+        await until(lambda: cy.last_event >= ann.last_event, "cy caught up")
+        start = cy.last_event
+        moved = await play(ann, 22)
+        assert len(moved) >= 20, len(moved)  # more than twice RECENT
+        last = moved[-1]["event"]
+        out = len(moved) // 4 * 4  # what the full holds sent; the rest is held
+        await until(lambda: cy.last_event >= start + out, "the full holds came")
+        assert (await bob.request({"type": "resign"}))["type"] == "ok"
+        await until(lambda: cy.last_event >= last + 1, "the resignation came")
+        assert_in_order(cy, start, last + 1)
+        got = feed(cy, start)
+        rest = len(moved) % 4  # released by the news: one frame, or one event
+        tail = ["progress"] if rest > 1 else ["event"] if rest else []
+        assert [x["type"] for x in got] == ["progress"] * (len(moved) // 4) + tail + ["event"]
