@@ -55,10 +55,14 @@ RECENT = 64
 #: seconds a connection may wait for a late event before it fetches from the stream
 GAP_WAIT = 0.1
 #: seconds a room's racing progress is held for its players, from the first one held, then
-#: sent as one frame per place (`Hub.player_tick`; 0: each at the end of the loop's turn)
-PLAYER_TICK_S = 0.1
+#: sent as one frame per place (`Hub.player_tick`; 0: each at the end of the loop's turn).
+#: 250 ms, the high end of what issue 21 allows for a tick: with 8 paced racers (8 moves a
+#: second a room) a move costs 3.7 frames (its ack and 2.7 of progress) against 5.3 at
+#: 100 ms and 7.7 when the first went at once, and each frame is a send (~9 µs of the
+#: kernel's on loopback); a racer sees another's move at most a quarter second late
+PLAYER_TICK_S = 0.25
 #: progress events a room holds at most: the tick ends early at this many (a room at full
-#: speed makes ~60 a tick), so that what it holds is always among the kept events (RECENT)
+#: speed makes ~60 in 100 ms), so that what it holds is always among the kept ones (RECENT)
 HELD_MAX = RECENT // 2
 #: the fields of a seat's line in a coalesced `progress` frame (a progress event's, less n/at)
 SEAT_FIELDS = ("seat", "moves", "home", "progress", "status", "time")
