@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from solrace.bench.load import (
+    DEFAULT_SERVER_ARGS,
     Bench,
     _median,
     load_line,
@@ -426,9 +427,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--paced-rooms", dest="paced_rooms", type=int, help="paced rooms (250)")
     p.add_argument("--paced-duration", dest="paced_duration", type=float, help="seconds (20)")
     p.add_argument("--work-dir", dest="work_dir", help="where the servers' logs go")
+    p.add_argument(
+        "--server-loop",
+        dest="server_loop",
+        choices=("asyncio", "uvloop"),
+        default="asyncio",
+        help="solrace serve's --loop (default asyncio)",
+    )
     args = p.parse_args(argv)
     # what solrace.bench.load.Bench reads
-    args.server_workers, args.server_args, args.profile = 1, None, False
+    args.server_workers, args.profile = 1, False
+    args.server_args = None
+    if args.server_loop != "asyncio":
+        args.server_args = [*DEFAULT_SERVER_ARGS, "--loop", args.server_loop]
     return args
 
 
