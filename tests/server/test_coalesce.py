@@ -279,3 +279,20 @@ async def test_a_room_holds_at_most_held_max_progress_events_and_loses_none(
         rest = len(moved) % 4  # released by the news: one frame, or one event
         tail = ["progress"] if rest > 1 else ["event"] if rest else []
         assert [x["type"] for x in got] == ["progress"] * (len(moved) // 4) + tail + ["event"]
+
+
+async def test_a_tick_of_zero_sends_each_progress_at_the_end_of_its_turn(
+    redis_url: str, key_prefix: str, wire: Any
+) -> None:
+    """`--progress-tick 0`: nothing is held; each move's progress reaches the others as its
+    own event, before a reply the server writes later (nothing waits for a tick)."""
+    async with in_loop(redis_url, key_prefix, LIMITS) as (transport, url):
+        (ann, _bob, cy), _, _, _ = await start_race(url, wire, 3)
+        transport.hub.player_tick = 0.0
+        await until(lambda: cy.last_event >= ann.last_event, "cy caught up")
+        start = cy.last_event
+        moved = await play(ann, 3)
+        assert (await cy.request({"type": "ping"}))["type"] == "pong"
+        got = feed(cy, start)
+        assert [(x["type"], x["n"]) for x in got] == [("event", a["event"]) for a in moved]
+        assert not transport.hub.windows
