@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from solrace.bench.load import (
+    DEFAULT_SERVER_ARGS,
     Bench,
     _median,
     load_line,
@@ -273,11 +274,19 @@ class PeerBench:
         self.bench = bench
         self.sizes = sizes
         self.report = report
+        self.base_prefix = bench.prefix
+        self.runs = 0
 
     # -- one run of each side ----------------------------------------------
 
     def solrace_run(self, rooms: int, pace: float, duration: float) -> dict[str, Any]:
         b, s = self.bench, self.sizes
+        # a key prefix of the run's own: the rooms a stopped server left racing get their
+        # seats' grace periods (30 s), and the next server's janitor would resign them, each
+        # room loaded again from its log (thousands of moves after a full-speed run), inside
+        # the next run's window (the first paced run of a full `bench peer` saturated so)
+        self.runs += 1
+        b.prefix = f"{self.base_prefix}{self.runs}:"
         server = b.race_server(1)
         try:
             b.open_rooms([server.ws_url], rooms, s.players, room_options("klondike", s.players))
@@ -426,9 +435,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--paced-rooms", dest="paced_rooms", type=int, help="paced rooms (250)")
     p.add_argument("--paced-duration", dest="paced_duration", type=float, help="seconds (20)")
     p.add_argument("--work-dir", dest="work_dir", help="where the servers' logs go")
+    p.add_argument(
+        "--server-loop",
+        dest="server_loop",
+        choices=("asyncio", "uvloop"),
+        default="asyncio",
+        help="solrace serve's --loop (default asyncio)",
+    )
     args = p.parse_args(argv)
     # what solrace.bench.load.Bench reads
-    args.server_workers, args.server_args, args.profile = 1, None, False
+    args.server_workers, args.profile = 1, False
+    args.server_args = None
+    if args.server_loop != "asyncio":
+        args.server_args = [*DEFAULT_SERVER_ARGS, "--loop", args.server_loop]
     return args
 
 

@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from solrace.protocol.messages import GAME_NAMES
@@ -28,6 +29,7 @@ from solrace.server.net.admin import DEFAULT_NETWORKS, AdminSettings
 from solrace.server.net.admin import ENV as ADMIN_ENV
 from solrace.server.net.api import Api
 from solrace.server.net.conn import networks
+from solrace.server.net.fanout import PLAYER_TICK_S
 from solrace.server.net.guard import GuardLimits
 from solrace.server.net.http import make_process_request, port_taken, quiet_request_logs
 from solrace.server.net.transport import SERVER_NAME, Limits
@@ -99,6 +101,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="milliseconds a lone move (one not waiting behind its room's previous move) "
         "waits after the last pipeline of the move path's Redis writes, for what comes "
         "meanwhile to go with it (default %(default)g; 0: none). See server/store/batch.py",
+    )
+    parser.add_argument(
+        "--progress-tick",
+        type=float,
+        default=PLAYER_TICK_S * 1000,
+        help="milliseconds a room's routine progress (a racing seat's move) is held for its "
+        "players, then sent as one frame each (default %(default)g; 0: at the end of the "
+        "loop's turn). See server/net/fanout.py",
+    )
+    parser.add_argument(
+        "--loop",
+        choices=("asyncio", "uvloop"),
+        default="asyncio",
+        help="the event loop: asyncio's own, or uvloop's (libuv's, in C; the package "
+        "`uvloop`, the extra `solrace[uvloop]`): less CPU a message (default %(default)s)",
     )
     parser.add_argument(
         "--gc-threshold",
@@ -450,6 +467,7 @@ async def serve_forever(
     )
     store = transport.store
     store.batcher.spacing = args.redis_spacing / 1000
+    transport.hub.player_tick = args.progress_tick / 1000
     await store.ready()
     METRICS.bind(
         connections=lambda: len(transport.conns),
@@ -559,7 +577,18 @@ def _serve(args: argparse.Namespace, redis_url: str) -> int:
         return asyncio.run(print_public_key(args, redis_url))
     if args.workers >= 2 and args.worker_fd is None:
         return front.run_front(args, redis_url, front.serve_argv())
-    asyncio.run(serve_forever(args, redis_url))
+    factory: Callable[[], asyncio.AbstractEventLoop] | None = None
+    if args.loop == "uvloop":
+        try:
+            import uvloop
+        except ImportError:
+            print(
+                "solrace serve: --loop uvloop: the package uvloop is not installed", file=sys.stderr
+            )
+            return 2
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(serve_forever(args, redis_url))
     return 0
 
 

@@ -5,11 +5,14 @@ The `Hub` is the store's event sink (`store.EventSink`): the store hands it this
 events as soon as Redis has stored them, and other processes' events as they arrive on pub/sub
 (the store drops our own copies there and is the only one that knows the published format).
 Events are queued and sent at the end of the loop's turn, so the acks written in that turn go
-first (`_queue`); a mover's ack stands for its own progress event (`acked`). A racing seat's
-progress that follows another of its room within COALESCE_S is held and sent with the others
-as one `progress` frame when the window ends (`deliver`). Connections at the same place share
-the same frames (one encoding, one `broadcast`, which frames it once and never waits on a
-slow client: server/net/ws_server.py).
+first (`_queue`); a mover's ack stands for its own progress event (`acked`). Players get a
+racing seat's progress per tick too (`PLAYER_TICK_S`): the first one of a room is held, and
+every one that follows within the tick, and the tick's end sends them as one `progress` frame
+per place (`deliver`): a player gets at most one frame of the room's routine progress a tick,
+however many seats moved, and its own move's ack at once. News (any other event) releases
+what is held and goes out at once. Connections at the same place share the same frames (one
+encoding, one `broadcast`, which frames it once and never waits on a slow client:
+server/net/ws_server.py).
 
 Spectators go per tick (`TICK_S`), not per move: what a room's spectators lack (its events
 since their place, coalesced as above, and each seat's latest board) is held and sent as one
@@ -51,8 +54,16 @@ log = logging.getLogger("solrace.server")
 RECENT = 64
 #: seconds a connection may wait for a late event before it fetches from the stream
 GAP_WAIT = 0.1
-#: seconds a room's progress events are held after one went out, then sent as one frame
-COALESCE_S = 0.05
+#: seconds a room's racing progress is held for its players, from the first one held, then
+#: sent as one frame per place (`Hub.player_tick`; 0: each at the end of the loop's turn).
+#: 250 ms, the high end of what issue 21 allows for a tick: with 8 paced racers (8 moves a
+#: second a room) a move costs 3.7 frames (its ack and 2.7 of progress) against 5.3 at
+#: 100 ms and 7.7 when the first went at once, and each frame is a send (~9 µs of the
+#: kernel's on loopback); a racer sees another's move at most a quarter second late
+PLAYER_TICK_S = 0.25
+#: progress events a room holds at most: the tick ends early at this many (a room at full
+#: speed makes ~60 in 100 ms), so that what it holds is always among the kept ones (RECENT)
+HELD_MAX = RECENT // 2
 #: the fields of a seat's line in a coalesced `progress` frame (a progress event's, less n/at)
 SEAT_FIELDS = ("seat", "moves", "home", "progress", "status", "time")
 #: seconds between two frames to a room's spectators: one frame per spectator per tick holds
@@ -196,6 +207,8 @@ class Hub:
         self.recent: dict[str, dict[int, dict[str, Any]]] = {}
         self.tops: dict[str, int] = {}
         self.windows: dict[str, Window] = {}
+        #: seconds a room's racing progress waits for its players' frame (`deliver`)
+        self.player_tick = PLAYER_TICK_S
         self.gap_timers: dict[str, asyncio.TimerHandle] = {}
         #: per room: delayed spectator boards waiting for their time, at most one per seat
         #: per DELAYED_BOARD_S (`board`)
@@ -412,8 +425,9 @@ class Hub:
 
     def deliver(self, code: str, event: dict[str, Any]) -> None:
         """One room event, in the order it reached this process: out now, or, for a racing
-        seat's progress in a room that had one in the last COALESCE_S, held for the window's
-        end and sent with the others as one `progress` frame (`_send` says who gets what)."""
+        seat's progress, held for the room's players' tick (`player_tick` after the first
+        one held) and sent with the others as one `progress` frame (`_send` says who gets
+        what). Anything else first releases what is held, then goes out."""
         if self._on_event is not None:
             self._on_event(code, event)
         if event.get("kind") == "start":
@@ -431,30 +445,36 @@ class Hub:
             window = self.windows.get(code)
             if window is not None:
                 window.held.append(event)
+                if len(window.held) >= HELD_MAX:  # a room at full speed: out before the
+                    self._release(code)  # kept events (`recent`) could lose what it holds
+                return
+            n = event["n"]
+            players = self.players.get(code)
+            if players is None or all(c.last_event >= n for c in players):
+                return  # nobody here lacks it (a room of one: the mover's ack carried it)
+            if self.player_tick <= 0:
+                self._send(code, [event])
                 return
             loop = asyncio.get_running_loop()
-            self.windows[code] = Window(loop.call_later(COALESCE_S, self._window_end, code))
-        else:
-            self._release(code)  # what is held goes first: the room's order is kept
+            timer = loop.call_later(self.player_tick, self._window_end, code)
+            self.windows[code] = Window(timer, [event])
+            return
+        self._release(code)  # what is held goes first: the room's order is kept
         self._send(code, [event])
 
     def _window_end(self, code: str) -> None:
-        """Send what the window held (and keep a window open while the room stays busy)."""
-        window = self.windows.get(code)
-        if window is None:
-            return
-        if not window.held:
-            del self.windows[code]
-            return
-        held, window.held = window.held, []
-        window.timer = asyncio.get_running_loop().call_later(COALESCE_S, self._window_end, code)
-        self._send(code, held)
+        """The players' tick is over: what it held goes out (the next progress opens the
+        next one)."""
+        window = self.windows.pop(code, None)
+        if window is not None and window.held:
+            self._send(code, window.held)
 
     def _release(self, code: str) -> None:
-        window = self.windows.get(code)
-        if window is not None and window.held:
-            held, window.held = window.held, []
-            self._send(code, held)
+        window = self.windows.pop(code, None)
+        if window is not None:
+            window.timer.cancel()
+            if window.held:
+                self._send(code, window.held)
 
     def _heard(self, code: str, event: dict[str, Any]) -> None:
         """Keep a room event (by number) for whoever lacks it: players now or at the window's

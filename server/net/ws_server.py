@@ -38,7 +38,7 @@ import socket
 import struct
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from solrace.protocol import messages as m
 from solrace.server.common.metrics import METRICS
@@ -144,9 +144,9 @@ class WsConnection(asyncio.Protocol):
 
     # --- asyncio.Protocol ---------------------------------------------------------------
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+    def connection_made(self, base: asyncio.BaseTransport) -> None:
+        # asyncio's, or uvloop's (`--loop uvloop`: not a subclass, the same methods)
+        transport = self.transport = cast(asyncio.Transport, base)
         self.server.connections.add(self)
         transport.set_write_buffer_limits(self.sends.write_limit)
         peer = transport.get_extra_info("peername")

@@ -1,8 +1,8 @@
 """Issue 21 item 4: spectators per tick. A room's spectators get one frame per tick (the room's
 events since their place, coalesced, and each seat's latest board), encoded once for every
 spectator at the same place, so that a crowd costs the server CPU per tick, not per move;
-racers keep their immediate path. Every event still reaches every spectator, in order, and a
-gap is caught up from the room's stream.
+racers have a tick of their own (test_coalesce.py). Every event still reaches every
+spectator, in order, and a gap is caught up from the room's stream.
 
 The server runs in the test's loop (a real Redis, real sockets: `in_loop`), so a test can
 count the writes to a spectator's socket and lengthen the tick (`fanout.TICK_S`) where it
