@@ -192,6 +192,8 @@ class Bench:
         self.report = report
         self.server_args = DEFAULT_SERVER_ARGS if args.server_args is None else args.server_args
         self.prefix = f"solrace-bench-{uuid.uuid4().hex[:8]}:"
+        #: key prefixes handed out so far (`fresh_prefix`)
+        self.servers = 0
         self.redis_proc: RedisProcess | None = None
         self.redis_url = os.environ.get("REDIS_URL") or ""
         self.pool: Pool | None = None
@@ -249,10 +251,21 @@ class Bench:
             return self.redis_proc.proc.pid
         return None
 
-    def race_server(self, workers: int | None = None) -> RaceServer:
-        """A fresh `solrace serve` (with `--workers N` when asked, here or by --server-workers)."""
+    def fresh_prefix(self) -> str:
+        """Keys of their own for the next server(s): rooms a stopped server left racing get
+        their seats' grace period (30 s), and a later server on the same keys would resign
+        them, each room loaded again from its log (thousands of moves after a full-speed run),
+        inside its own measured window (`bench peer`'s first paced run saturated so,
+        2026-12-05)."""
+        self.servers += 1
+        return f"{self.prefix}{self.servers}:"
+
+    def race_server(self, workers: int | None = None, prefix: str | None = None) -> RaceServer:
+        """A fresh `solrace serve` (with `--workers N` when asked, here or by --server-workers),
+        on keys of its own unless `prefix` names keys it shares with another server."""
         n = self.args.server_workers if workers is None else workers
-        server = RaceServer(self.work_dir, self.redis_url, self.prefix, self.server_args, n)
+        prefix = self.fresh_prefix() if prefix is None else prefix
+        server = RaceServer(self.work_dir, self.redis_url, prefix, self.server_args, n)
         try:
             server.start()
         except Exception:
@@ -878,7 +891,8 @@ class Bench:
         finally:
             server.stop()
         self.print_load("one process", one)
-        servers = [self.race_server(1), self.race_server(1)]
+        shared = self.fresh_prefix()  # one room's seats may be split between the two
+        servers = [self.race_server(1, shared), self.race_server(1, shared)]
         try:
             rooms = self.throughput_race(servers, split_seats=False)
             self.print_load("two processes, rooms split", rooms)
@@ -903,7 +917,7 @@ class Bench:
         )
         # the server's own limits are what is measured: only the lobby's seeder is exempt
         server = RaceServer(
-            self.work_dir, self.redis_url, self.prefix, ["--exempt", load_hostile.SEEDER]
+            self.work_dir, self.redis_url, self.fresh_prefix(), ["--exempt", load_hostile.SEEDER]
         )
         server.start()
         meter = self.cpu_meter({"server": server.pid})

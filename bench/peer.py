@@ -274,19 +274,11 @@ class PeerBench:
         self.bench = bench
         self.sizes = sizes
         self.report = report
-        self.base_prefix = bench.prefix
-        self.runs = 0
 
     # -- one run of each side ----------------------------------------------
 
     def solrace_run(self, rooms: int, pace: float, duration: float) -> dict[str, Any]:
         b, s = self.bench, self.sizes
-        # a key prefix of the run's own: the rooms a stopped server left racing get their
-        # seats' grace periods (30 s), and the next server's janitor would resign them, each
-        # room loaded again from its log (thousands of moves after a full-speed run), inside
-        # the next run's window (the first paced run of a full `bench peer` saturated so)
-        self.runs += 1
-        b.prefix = f"{self.base_prefix}{self.runs}:"
         server = b.race_server(1)
         try:
             b.open_rooms([server.ws_url], rooms, s.players, room_options("klondike", s.players))
@@ -300,7 +292,7 @@ class PeerBench:
 
     def colyseus_run(self, rooms: int, pace: float, duration: float) -> dict[str, Any]:
         b, s = self.bench, self.sizes
-        server = ColyseusServer(b.work_dir, b.redis_url, b.prefix + "colyseus:")
+        server = ColyseusServer(b.work_dir, b.redis_url, b.fresh_prefix() + "colyseus:")
         try:
             server.start()
         except Exception:
