@@ -98,6 +98,16 @@ from .cards import RANK, RED, SUIT
 from .solve_common import PROVED_LOST, UNKNOWN, WON, Answer, Position, search_run
 from .solve_klondike_dead import CHILDREN, PARENTS, T, dead, stays_alive
 
+try:
+    from . import _solve_klondike_c as _c
+except ImportError:  # not built: the Python search below does the same, more slowly
+    _c = None
+
+#: True when ``solve_klondike`` runs the compiled search (``_solve_klondike_c``, an exact
+#: port: the same verdict and positions for the same position and budget); False when the
+#: extension did not build (the Python search is used), or set False to use Python anyway
+C_SEARCH = _c is not None
+
 OTHER_COLOUR = [(1, 2), (0, 3), (0, 3), (1, 2)]
 SAME_COLOUR = [3, 2, 1, 0]
 FULL = 13 * (1 + 16 + 256 + 4096)
@@ -706,8 +716,32 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
     order, each later one in its own seeded random order within each group of moves, all
     sharing the positions proved lost (``search_run``), the last one given what is left of
     the budget. A run that gets lost in a large losing subtree is cut short and the next one
-    tries other moves first; nothing a run proves is thrown away."""
+    tries other moves first; nothing a run proves is thrown away.
+
+    With ``C_SEARCH`` the compiled port does the runs (the same verdict, positions and
+    winning line); the finish and the move texts are made here either way."""
     state = KlondikeState(pos)
+    if C_SEARCH and _c is not None:
+        verdict, path, nodes = _c.solve(
+            state.tab,
+            state.down,
+            state.found,
+            state.talon,
+            state.p,
+            state.rec,
+            state.draw,
+            state.build,
+            state.passes,
+            budget,
+            (DEFER_HOME, CHAIN, TWIN, POINTER_KEY, DOMINANCE, RETURNED),
+            (FIRST_RUN, GROWTH, FIRST_RUN_SHORT, GROWTH_SHORT, LUBY),
+        )
+        if verdict != WON:
+            return Answer(verdict, [], nodes)
+        for m in path:
+            state.apply(m)
+        path = path + state.finish()
+        return Answer(WON, texts(pos, path), nodes)
     seen: dict[Hashable, int] = {}
     nodes = 0
     short = not state.passes
