@@ -30,6 +30,10 @@
 #define V_LOST 1
 #define V_UNKNOWN 2
 #define V_NOMEM 3
+#define V_SIGNAL 4 /* a signal handler raised (e.g. a CPU cap's, or Ctrl-C) */
+
+/* every this many moves tried, the search takes the GIL back to run signal handlers */
+#define SIGNAL_EVERY 16384
 
 typedef uint64_t mask_t;
 #define BIT(c) (((mask_t)1) << (c))
@@ -182,24 +186,32 @@ typedef struct {
     size_t arena_n, arena_cap;
     Entry *ent;
     uint32_t nent, ent_cap;
-    uint32_t *slot; /* entry index + 1; 0 empty */
+    uint64_t *slot; /* hash << 32 | entry index + 1; 0 empty */
     uint32_t mask;
 } Seen;
 
 static uint32_t hash_bytes(const uint8_t *k, int n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (int i = 0; i < n; i++) {
-        h ^= k[i];
-        h *= 1099511628211ULL;
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v;
+        memcpy(&v, k + i, 8);
+        h = (h ^ v) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 32;
     }
+    uint64_t v = 0;
+    memcpy(&v, k + i, (size_t)(n - i));
+    h = (h ^ v) * 0xC4CEB9FE1A85EC53ULL;
     h ^= h >> 29;
-    return (uint32_t)h ^ (uint32_t)(h >> 32);
+    h *= 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 32;
+    return (uint32_t)h;
 }
 
 static int seen_init(Seen *s) {
     memset(s, 0, sizeof(*s));
     s->mask = (1u << 16) - 1;
-    s->slot = calloc((size_t)s->mask + 1, sizeof(uint32_t));
+    s->slot = calloc((size_t)s->mask + 1, sizeof(uint64_t));
     return s->slot ? 0 : -1;
 }
 
@@ -213,11 +225,13 @@ static void seen_free(Seen *s) {
 static int64_t seen_find(const Seen *s, const uint8_t *k, int n, uint32_t h) {
     uint32_t i = h & s->mask;
     for (;;) {
-        uint32_t e = s->slot[i];
-        if (!e) return -1;
-        const Entry *en = &s->ent[e - 1];
-        if (en->hash == h && en->len == n && memcmp(s->arena + en->off, k, (size_t)n) == 0)
-            return (int64_t)(e - 1);
+        uint64_t sl = s->slot[i];
+        if (!sl) return -1;
+        if ((uint32_t)(sl >> 32) == h) {
+            uint32_t e = (uint32_t)sl - 1;
+            const Entry *en = &s->ent[e];
+            if (en->len == n && memcmp(s->arena + en->off, k, (size_t)n) == 0) return (int64_t)e;
+        }
         i = (i + 1) & s->mask;
     }
 }
@@ -229,12 +243,12 @@ static int seen_get(const Seen *s, const uint8_t *k, int n) {
 
 static int seen_grow(Seen *s) {
     uint32_t mask = s->mask * 2 + 1;
-    uint32_t *slot = calloc((size_t)mask + 1, sizeof(uint32_t));
+    uint64_t *slot = calloc((size_t)mask + 1, sizeof(uint64_t));
     if (!slot) return -1;
     for (uint32_t e = 0; e < s->nent; e++) {
         uint32_t i = s->ent[e].hash & mask;
         while (slot[i]) i = (i + 1) & mask;
-        slot[i] = e + 1;
+        slot[i] = (uint64_t)s->ent[e].hash << 32 | (e + 1);
     }
     free(s->slot);
     s->slot = slot;
@@ -277,7 +291,7 @@ static int64_t seen_set(Seen *s, const uint8_t *k, int n, int value) {
     s->arena_n += (size_t)n;
     uint32_t i = h & s->mask;
     while (s->slot[i]) i = (i + 1) & s->mask;
-    s->slot[i] = s->nent + 1;
+    s->slot[i] = (uint64_t)h << 32 | (s->nent + 1);
     return (int64_t)s->nent++;
 }
 
@@ -297,46 +311,44 @@ typedef struct {
     int defer_home, chain, twin, pointer_key, dominance, returned;
     MT rng;
     int use_rng;
+    PyThreadState *ts; /* the thread's state while the search runs without the GIL */
+    unsigned tick;
 } State;
 
 #define KEYMAX 128
 
-static int pile_cmp(const State *st, int x, int y) {
-    /* bytes([down, *cards]) compared as Python bytes */
-    if (st->down[x] != st->down[y]) return st->down[x] < st->down[y] ? -1 : 1;
-    int n = st->len[x] < st->len[y] ? st->len[x] : st->len[y];
-    int r = memcmp(st->tab[x], st->tab[y], (size_t)n);
-    if (r) return r;
-    return st->len[x] - st->len[y];
+/* the order of the piles' bytes([down, *cards]) as Python sorts them: the down count, then
+   the bottom card (an empty pile first); one deck, so two piles with cards differ there, and
+   two empty piles are equal: this decides every comparison bytes would */
+static int pile_rank(const State *st, int x, int len) {
+    return st->down[x] << 6 | (len ? st->tab[x][0] + 1 : 0);
 }
 
 /* the head of the key: the piles sorted, 0xFF between them; pile `skip` one card shorter
    when skip >= 0 (returned_lost) */
 static int key_head(const State *st, uint8_t *out, int skip) {
-    int order[T];
-    int saved = 0;
-    State *w = (State *)st;
-    if (skip >= 0) {
-        saved = 1;
-        w->len[skip]--;
-    }
+    int order[T], rk[T];
     for (int i = 0; i < T; i++) {
-        int x = i, j = i;
-        while (j > 0 && pile_cmp(st, order[j - 1], x) > 0) {
+        int len = st->len[i] - (i == skip);
+        int r = pile_rank(st, i, len);
+        int j = i;
+        while (j > 0 && rk[j - 1] > r) {
             order[j] = order[j - 1];
+            rk[j] = rk[j - 1];
             j--;
         }
-        order[j] = x;
+        order[j] = i;
+        rk[j] = r;
     }
     int n = 0;
     for (int i = 0; i < T; i++) {
         int x = order[i];
+        int len = st->len[x] - (x == skip);
         if (i) out[n++] = 0xFF;
         out[n++] = (uint8_t)st->down[x];
-        memcpy(out + n, st->tab[x], (size_t)st->len[x]);
-        n += st->len[x];
+        memcpy(out + n, st->tab[x], (size_t)len);
+        n += len;
     }
-    if (saved) w->len[skip]++;
     out[n++] = (uint8_t)(st->fint >> 16);
     out[n++] = (uint8_t)(st->fint >> 8);
     out[n++] = (uint8_t)st->fint;
@@ -1076,6 +1088,14 @@ static int search_run(State *st, long budget, Seen *seen, Work *w, long *nodes_o
             }
             continue;
         }
+        if (++st->tick >= SIGNAL_EVERY) {
+            st->tick = 0;
+            PyEval_RestoreThread(st->ts);
+            int r = PyErr_CheckSignals();
+            st->ts = PyEval_SaveThread();
+            if (r < 0) return V_SIGNAL;
+            fr = &w->f[w->n - 1];
+        }
         Move m = w->mv.v[fr->start + fr->next];
         fr->next++;
         int u = apply_move(st, &m);
@@ -1155,7 +1175,7 @@ static int solve(State *st, long budget, const Schedule *sc, Work *w, long *node
         long n;
         long b = size < budget - nodes ? size : budget - nodes;
         verdict = search_run(st, b, &seen, w, &n);
-        if (verdict == V_NOMEM) break;
+        if (verdict == V_NOMEM || verdict == V_SIGNAL) break;
         nodes += n;
         if (verdict != V_UNKNOWN || nodes >= budget) break;
         run++;
@@ -1312,9 +1332,10 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         st->talon_key = (draw == 1 && !passes) ? 0 : (passes ? 2 : 1);
         long nodes = 0;
         int verdict;
-        Py_BEGIN_ALLOW_THREADS
+        st->ts = PyEval_SaveThread();
         verdict = solve(st, budget, &sc, w, &nodes);
-        Py_END_ALLOW_THREADS
+        PyEval_RestoreThread(st->ts);
+        if (verdict == V_SIGNAL) goto done; /* the handler's exception is set */
         if (verdict == V_NOMEM) {
             PyErr_NoMemory();
             goto done;
