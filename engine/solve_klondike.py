@@ -101,7 +101,7 @@ from .solve_klondike_dead import CHILDREN, PARENTS, T, dead, stays_alive
 try:
     from . import _solve_klondike_c as _c
 except ImportError:  # not built: the Python search below does the same, more slowly
-    _c = None
+    _c = None  # type: ignore[assignment]
 
 #: True when ``solve_klondike`` runs the compiled search (``_solve_klondike_c``, an exact
 #: port: the same verdict and positions for the same position and budget); False when the
