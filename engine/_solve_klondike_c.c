@@ -174,21 +174,18 @@ static int mv_push(MoveVec *mv, Move m) {
 
 /* ------------------------------------------------------------ the visited set */
 
-typedef struct {
-    uint32_t off; /* into the arena */
-    uint32_t hash;
-    int32_t value; /* Tarjan index, PROVED_LOST, or ABSENT (deleted) */
-    uint8_t len;
-} Entry;
-
+/* Each position is a record in the arena: its value (a Tarjan index, PROVED_LOST or ABSENT:
+   deleted) as an int32, its key's length and its bytes, padded to 4 bytes; a record is named
+   by its offset / 4. The table's slots hold hash << 32 | (record + 1), 0 when empty. */
 typedef struct {
     uint8_t *arena;
     size_t arena_n, arena_cap;
-    Entry *ent;
-    uint32_t nent, ent_cap;
-    uint64_t *slot; /* hash << 32 | entry index + 1; 0 empty */
+    uint32_t count;
+    uint64_t *slot;
     uint32_t mask;
 } Seen;
+
+#define REC_VALUE(s, r) (*(int32_t *)((s)->arena + (size_t)(r) * 4))
 
 static uint32_t hash_bytes(const uint8_t *k, int n) {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
@@ -217,38 +214,39 @@ static int seen_init(Seen *s) {
 
 static void seen_free(Seen *s) {
     free(s->arena);
-    free(s->ent);
     free(s->slot);
 }
 
-/* the entry of key k (its index), or -1 */
+/* the record of key k, or -1 */
 static int64_t seen_find(const Seen *s, const uint8_t *k, int n, uint32_t h) {
     uint32_t i = h & s->mask;
     for (;;) {
         uint64_t sl = s->slot[i];
         if (!sl) return -1;
         if ((uint32_t)(sl >> 32) == h) {
-            uint32_t e = (uint32_t)sl - 1;
-            const Entry *en = &s->ent[e];
-            if (en->len == n && memcmp(s->arena + en->off, k, (size_t)n) == 0) return (int64_t)e;
+            uint32_t r = (uint32_t)sl - 1;
+            const uint8_t *rec = s->arena + (size_t)r * 4;
+            if (rec[4] == n && memcmp(rec + 5, k, (size_t)n) == 0) return (int64_t)r;
         }
         i = (i + 1) & s->mask;
     }
 }
 
 static int seen_get(const Seen *s, const uint8_t *k, int n) {
-    int64_t e = seen_find(s, k, n, hash_bytes(k, n));
-    return e < 0 ? ABSENT : s->ent[e].value;
+    int64_t r = seen_find(s, k, n, hash_bytes(k, n));
+    return r < 0 ? ABSENT : REC_VALUE(s, r);
 }
 
 static int seen_grow(Seen *s) {
     uint32_t mask = s->mask * 2 + 1;
     uint64_t *slot = calloc((size_t)mask + 1, sizeof(uint64_t));
     if (!slot) return -1;
-    for (uint32_t e = 0; e < s->nent; e++) {
-        uint32_t i = s->ent[e].hash & mask;
+    for (uint64_t j = 0; j <= s->mask; j++) {
+        uint64_t sl = s->slot[j];
+        if (!sl) continue;
+        uint32_t i = (uint32_t)(sl >> 32) & mask;
         while (slot[i]) i = (i + 1) & mask;
-        slot[i] = (uint64_t)s->ent[e].hash << 32 | (e + 1);
+        slot[i] = sl;
     }
     free(s->slot);
     s->slot = slot;
@@ -256,43 +254,37 @@ static int seen_grow(Seen *s) {
     return 0;
 }
 
-/* set key k's value (adding it when new); returns its entry index or -1 (no memory) */
+/* set key k's value (adding it when new); returns its record or -1 (no memory) */
 static int64_t seen_set(Seen *s, const uint8_t *k, int n, int value) {
     uint32_t h = hash_bytes(k, n);
-    int64_t e = seen_find(s, k, n, h);
-    if (e >= 0) {
-        s->ent[e].value = value;
-        return e;
+    int64_t r = seen_find(s, k, n, h);
+    if (r >= 0) {
+        REC_VALUE(s, r) = value;
+        return r;
     }
-    if ((uint64_t)(s->nent + 1) * 2 > (uint64_t)s->mask + 1) {
-        if (seen_grow(s) < 0) return -1;
+    if ((uint64_t)(s->count + 1) * 2 > (uint64_t)s->mask + 1) {
+        if (s->mask >= 0x7FFFFFFFu || seen_grow(s) < 0) return -1;
     }
-    if (s->nent == s->ent_cap) {
-        uint32_t cap = s->ent_cap ? s->ent_cap * 2 : 4096;
-        Entry *v = realloc(s->ent, (size_t)cap * sizeof(Entry));
-        if (!v) return -1;
-        s->ent = v;
-        s->ent_cap = cap;
-    }
-    if (s->arena_n + (size_t)n > s->arena_cap) {
-        size_t cap = s->arena_cap ? s->arena_cap * 2 : 65536;
-        if (cap > 0xFFFFFFFFu) return -1;
+    size_t size = (5 + (size_t)n + 3) & ~(size_t)3;
+    if (s->arena_n + size > s->arena_cap) {
+        size_t cap = s->arena_cap ? s->arena_cap * 2 : 1 << 20;
+        if (cap > (size_t)0xFFFFFFFE * 4) return -1;
         uint8_t *a = realloc(s->arena, cap);
         if (!a) return -1;
         s->arena = a;
         s->arena_cap = cap;
     }
-    Entry *en = &s->ent[s->nent];
-    en->off = (uint32_t)s->arena_n;
-    en->hash = h;
-    en->value = value;
-    en->len = (uint8_t)n;
-    memcpy(s->arena + s->arena_n, k, (size_t)n);
-    s->arena_n += (size_t)n;
+    uint8_t *rec = s->arena + s->arena_n;
+    r = (int64_t)(s->arena_n / 4);
+    *(int32_t *)rec = value;
+    rec[4] = (uint8_t)n;
+    memcpy(rec + 5, k, (size_t)n);
+    s->arena_n += size;
+    s->count++;
     uint32_t i = h & s->mask;
     while (s->slot[i]) i = (i + 1) & s->mask;
-    s->slot[i] = (uint64_t)h << 32 | (s->nent + 1);
-    return (int64_t)s->nent++;
+    s->slot[i] = (uint64_t)h << 32 | (uint64_t)(r + 1);
+    return r;
 }
 
 /* ------------------------------------------------------------ the position */
@@ -952,14 +944,24 @@ static int trivially_won(const State *st) {
 static int won(const State *st) { return st->fint == FULL || trivially_won(st); }
 
 static int returned_lost(State *st, const Seen *seen) {
-    uint8_t k[KEYMAX];
+    /* the keys first, their slots prefetched, then the look-ups: the misses overlap */
+    uint8_t k[T][KEYMAX];
+    int kn[T];
+    uint32_t h[T];
+    int m = 0;
     for (int x = 0; x < T; x++) {
         int n = st->len[x];
         if (!n || !(st->from_talon & BIT(st->tab[x][n - 1]))) continue;
         if (n - st->down[x] >= 2 || (n == 1 && RANK_[st->tab[x][0]] == 13)) {
-            int kn = key_head(st, k, x);
-            if (seen_get(seen, k, kn) == PROVED_LOST) return 1;
+            kn[m] = key_head(st, k[m], x);
+            h[m] = hash_bytes(k[m], kn[m]);
+            __builtin_prefetch(&seen->slot[h[m] & seen->mask]);
+            m++;
         }
+    }
+    for (int i = 0; i < m; i++) {
+        int64_t e = seen_find(seen, k[i], kn[i], h[i]);
+        if (e >= 0 && REC_VALUE(seen, e) == PROVED_LOST) return 1;
     }
     return 0;
 }
@@ -1072,11 +1074,11 @@ static int search_run(State *st, long budget, Seen *seen, Work *w, long *nodes_o
             uint32_t ek = fr->entry;
             w->mv.n = fr->start;
             w->n--;
-            int i = seen->ent[ek].value;
+            int i = REC_VALUE(seen, ek);
             if (lk == i) {
                 for (;;) {
                     uint32_t x = w->comp[--w->ncomp];
-                    seen->ent[x].value = PROVED_LOST;
+                    REC_VALUE(seen, x) = PROVED_LOST;
                     if (x == ek) break;
                 }
             } else if (w->n && lk < w->f[w->n - 1].low) {
@@ -1102,7 +1104,7 @@ static int search_run(State *st, long budget, Seen *seen, Work *w, long *nodes_o
         kn = make_key(st, key);
         uint32_t h = hash_bytes(key, kn);
         int64_t e = seen_find(seen, key, kn, h);
-        int j = e < 0 ? ABSENT : seen->ent[e].value;
+        int j = e < 0 ? ABSENT : REC_VALUE(seen, e);
         if (j != ABSENT) {
             undo_move(st, &m, u);
             if (j != PROVED_LOST && j < fr->low) fr->low = j;
@@ -1120,7 +1122,7 @@ static int search_run(State *st, long budget, Seen *seen, Work *w, long *nodes_o
         }
         if (nodes >= budget) {
             undo_move(st, &m, u);
-            for (size_t x = 0; x < w->ncomp; x++) seen->ent[w->comp[x]].value = ABSENT;
+            for (size_t x = 0; x < w->ncomp; x++) REC_VALUE(seen, w->comp[x]) = ABSENT;
             w->ncomp = 0;
             while (w->np) {
                 w->np--;
