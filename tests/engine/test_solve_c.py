@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import random
+import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -162,3 +164,29 @@ def test_the_c_search_does_not_change_the_game_and_wins_replay() -> None:
     for m in r.moves:
         h.play(m)
     assert h.is_won()
+
+
+class _Cap(Exception):
+    pass
+
+
+def _on_cap(signum: int, frame: object) -> None:
+    raise _Cap
+
+
+@needs_c
+def test_a_signal_handler_stops_the_c_search() -> None:
+    # bench/solve_sample.py caps a deal's CPU with ITIMER_PROF: the C search runs the Python
+    # signal handlers every 16,384 moves tried, so the handler's exception stops it
+    old = signal.signal(signal.SIGPROF, _on_cap)
+    t0 = time.process_time()
+    try:
+        signal.setitimer(signal.ITIMER_PROF, 0.05)
+        with pytest.raises(_Cap):
+            solve(new_game("klondike", 3), 10**8)  # won only after ~1.5 million positions
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
+    assert time.process_time() - t0 < 0.5
+    # and the next search runs as before
+    assert solve(new_game("klondike", 13), 30_000).verdict == "won"
