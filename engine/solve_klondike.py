@@ -84,6 +84,14 @@ keeps a position only once its strongly connected component is complete
 A run that is stuck in a large losing subtree is cut and the next one tries
 other moves first, while a loss proof loses only the unfinished components.
 
+Compiled. ``solve_klondike`` runs its restarts in C (``_solve_klondike_c.c``, built by the
+install) when that built (``C_SEARCH``): an exact port of ``KlondikeState``, the dead test,
+``search_run`` and the schedule below (the same key bytes, moves in the same order, the
+restarts' orders from CPython's Mersenne Twister seeded as here, the same prunings and
+counts), so it returns the verdict, positions and winning line this module's search does,
+about 30x faster; the tests compare the two (tests/engine/test_solve_c.py). The class below
+stays the reference, the fallback, and what the tests walk.
+
 Finish. With no face-down card, every pile descending and the talon empty
 (or fully reachable: draw one, unlimited passes), the game is won by playing
 the lowest card left each time; the search stops there and plays that out.
