@@ -1,13 +1,14 @@
 """Decided share and CPU per deal of a solver on a seed sample, with a per-deal CPU cap.
 
     python -m solrace.bench.solve_sample klondike --seeds 1-100 --cap 10 [-o draw=3 ...]
-        [--engine PACKAGE] [--budget N]
+        [--engine PACKAGE] [--budget N] [--python-search]
 
 Each deal is solved in this process; the cap is process CPU time (``ITIMER_PROF``: user
 plus system time of this process), so a deal that is not decided within ``--cap`` CPU
 seconds counts as "unknown" at the cap, whatever the machine's load. ``--engine`` names
 another importable copy of the engine package (e.g. an older one put on PYTHONPATH) to
-measure before and after on the same seeds. One JSON line per deal on stdout, a summary
+measure before and after on the same seeds; ``--python-search`` runs Klondike's Python
+search instead of its compiled port (``solve_klondike.C_SEARCH``). One JSON line per deal on stdout, a summary
 on stderr. Run it niced in its own session on a shared machine, e.g.
 ``setsid sh -c 'echo 19 > /proc/self/autogroup; exec nice -n 19 python -m ...'``.
 """
@@ -54,12 +55,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cap", type=float, default=10.0, help="CPU seconds per deal")
     ap.add_argument("--budget", type=int, default=10**9, help="positions per deal")
     ap.add_argument("--engine", default="solrace.engine")
+    ap.add_argument(
+        "--python-search", action="store_true", help="Klondike: the Python search, not the C port"
+    )
     args = ap.parse_args(argv)
+    if args.python_search:
+        search: Any = importlib.import_module(args.engine + ".solve_klondike")
+        search.C_SEARCH = False
     options: dict[str, Any] = dict(kv.split("=", 1) for kv in args.option)
     solve_mod = importlib.import_module(args.engine + ".solve")
     signal.signal(signal.SIGPROF, _on_cap)
     counts = {"won": 0, "lost": 0, "unknown": 0}
     cpus: list[float] = []
+    positions = 0  # of the deals decided or stopped by the budget (not those cut by the cap)
+    positions_cpu = 0.0
     load0 = _load()
     for seed in _seeds(args.seeds):
         t0 = time.process_time()
@@ -74,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         cpu = min(time.process_time() - t0, args.cap)
         counts[verdict] += 1
         cpus.append(cpu)
+        if nodes >= 0:
+            positions += nodes
+            positions_cpu += cpu
         row = {"seed": seed, "verdict": verdict, "nodes": nodes, "cpu": round(cpu, 3)}
         print(json.dumps(row), flush=True)
     n = len(cpus)
@@ -83,7 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.game} {' '.join(args.option)} seeds {args.seeds} cap {args.cap}s: "
         f"won {counts['won']} lost {counts['lost']} unknown {counts['unknown']} of {n}; "
         f"decided {100 * (n - counts['unknown']) / n:.1f}%; CPU s mean {sum(cpus) / n:.3f} "
-        f"median {cpus[n // 2]:.3f} max {cpus[-1]:.3f}; load avg {load0} / {load1}",
+        f"median {cpus[n // 2]:.3f} max {cpus[-1]:.3f}; positions {positions} in "
+        f"{positions_cpu:.2f} CPU s ({positions / max(positions_cpu, 1e-9):,.0f} a CPU s) "
+        f"outside the cap; load avg {load0} / {load1}",
         file=sys.stderr,
     )
     return 0

@@ -84,6 +84,14 @@ keeps a position only once its strongly connected component is complete
 A run that is stuck in a large losing subtree is cut and the next one tries
 other moves first, while a loss proof loses only the unfinished components.
 
+Compiled. ``solve_klondike`` runs its restarts in C (``_solve_klondike_c.c``, built by the
+install) when that built (``C_SEARCH``): an exact port of ``KlondikeState``, the dead test,
+``search_run`` and the schedule below (the same key bytes, moves in the same order, the
+restarts' orders from CPython's Mersenne Twister seeded as here, the same prunings and
+counts), so it returns the verdict, positions and winning line this module's search does,
+about 30x faster; the tests compare the two (tests/engine/test_solve_c.py). The class below
+stays the reference, the fallback, and what the tests walk.
+
 Finish. With no face-down card, every pile descending and the talon empty
 (or fully reachable: draw one, unlimited passes), the game is won by playing
 the lowest card left each time; the search stops there and plays that out.
@@ -97,6 +105,16 @@ from collections.abc import Hashable
 from .cards import RANK, RED, SUIT
 from .solve_common import PROVED_LOST, UNKNOWN, WON, Answer, Position, search_run
 from .solve_klondike_dead import CHILDREN, PARENTS, T, dead, stays_alive
+
+try:
+    from . import _solve_klondike_c as _c
+except ImportError:  # not built: the Python search below does the same, more slowly
+    _c = None  # type: ignore[assignment]
+
+#: True when ``solve_klondike`` runs the compiled search (``_solve_klondike_c``, an exact
+#: port: the same verdict and positions for the same position and budget); False when the
+#: extension did not build (the Python search is used), or set False to use Python anyway
+C_SEARCH = _c is not None
 
 OTHER_COLOUR = [(1, 2), (0, 3), (0, 3), (1, 2)]
 SAME_COLOUR = [3, 2, 1, 0]
@@ -706,8 +724,32 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
     order, each later one in its own seeded random order within each group of moves, all
     sharing the positions proved lost (``search_run``), the last one given what is left of
     the budget. A run that gets lost in a large losing subtree is cut short and the next one
-    tries other moves first; nothing a run proves is thrown away."""
+    tries other moves first; nothing a run proves is thrown away.
+
+    With ``C_SEARCH`` the compiled port does the runs (the same verdict, positions and
+    winning line); the finish and the move texts are made here either way."""
     state = KlondikeState(pos)
+    if C_SEARCH and _c is not None:
+        verdict, path, nodes = _c.solve(
+            state.tab,
+            state.down,
+            state.found,
+            state.talon,
+            state.p,
+            state.rec,
+            state.draw,
+            state.build,
+            state.passes,
+            budget,
+            (DEFER_HOME, CHAIN, TWIN, POINTER_KEY, DOMINANCE, RETURNED),
+            (FIRST_RUN, GROWTH, FIRST_RUN_SHORT, GROWTH_SHORT, LUBY),
+        )
+        if verdict != WON:
+            return Answer(verdict, [], nodes)
+        for m in path:
+            state.apply(m)
+        path = path + state.finish()
+        return Answer(WON, texts(pos, path), nodes)
     seen: dict[Hashable, int] = {}
     nodes = 0
     short = not state.passes

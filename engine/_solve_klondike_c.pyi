@@ -1,0 +1,21 @@
+"""Types of the compiled Klondike search (engine/_solve_klondike_c.c)."""
+
+from collections.abc import Sequence
+
+Move = tuple[int, int, int, int, int, tuple[int, int, int, int]]
+
+def solve(
+    tab: Sequence[Sequence[int]],
+    down: Sequence[int],
+    found: Sequence[int],
+    talon: Sequence[int],
+    p: int,
+    rec: int,
+    draw: int,
+    build: bool,
+    passes: int,
+    budget: int,
+    flags: tuple[bool, bool, bool, bool, bool, bool],
+    schedule: tuple[int, float, int, float, bool],
+) -> tuple[str, list[Move], int]: ...
+def mt_words(seed: int, n: int) -> list[int]: ...

@@ -1,0 +1,203 @@
+"""The Klondike search in C (engine/_solve_klondike_c.c) against the Python one (issue 24).
+
+The compiled search is an exact port: for the same position and budget it must give the
+same verdict, the same positions expanded and the same winning line as the Python search
+(``solve_klondike.C_SEARCH = False``), for every option set and with each proved pruning
+switched off too. The extension must have built here: these tests fail when it did not,
+unless SOLRACE_NO_C_SOLVER=1 says the machine is meant to run without it (then they are
+skipped and the rest of the suite runs the Python search).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hst
+from solrace.engine import Game, new_game
+from solrace.engine import solve_klondike as sk
+from solrace.engine.solve import SolveResult, solve
+
+NO_C = os.environ.get("SOLRACE_NO_C_SOLVER") == "1"
+needs_c = pytest.mark.skipif(NO_C, reason="SOLRACE_NO_C_SOLVER=1: the C search is not required")
+
+#: every option set the solver reads: draw, pass limit, moves
+OPTIONS: list[dict[str, object] | None] = [
+    None,
+    {"draw": 3, "moves": "build"},
+    {"moves": "build"},
+    {"draw": 3},
+    {"passes": 3},
+    {"draw": 3, "passes": 2, "moves": "build"},
+    {"draw": 3, "passes": 1},
+    {"passes": 1, "moves": "build"},
+]
+
+
+@contextmanager
+def python_search() -> Iterator[None]:
+    keep = sk.C_SEARCH
+    sk.C_SEARCH = False
+    try:
+        yield
+    finally:
+        sk.C_SEARCH = keep
+
+
+def both(game: Game, budget: int) -> tuple[SolveResult, SolveResult]:
+    """(Python, C) answers for the same position and budget."""
+    with python_search():
+        py = solve(game, budget)
+    assert sk.C_SEARCH
+    return py, solve(game, budget)
+
+
+def played_into(seed: int, options: dict[str, object] | None, moves: int) -> Game:
+    """A deal after ``moves`` random legal moves (fewer when it runs out of them)."""
+    rng = random.Random(seed)
+    g = new_game("klondike", seed, options)
+    for _ in range(moves):
+        legal = g.legal_moves()
+        if not legal or g.is_won():
+            break
+        g.apply(rng.choice(legal))
+    return g
+
+
+@needs_c
+def test_the_c_search_built_and_is_used() -> None:
+    # fails (not skips) when the extension did not build, unless SOLRACE_NO_C_SOLVER=1
+    assert sk._c is not None, "engine/_solve_klondike_c.c did not build (./dev setup)"
+    assert sk.C_SEARCH
+
+
+@needs_c
+def test_the_c_random_orders_are_pythons() -> None:
+    # the restarts' seeded orders: CPython's Mersenne Twister, seeded as random.Random(run)
+    assert sk._c is not None
+    for seed in (1, 2, 3, 57, 2**31 + 5):
+        rng = random.Random(seed)
+        assert sk._c.mt_words(seed, 700) == [rng.getrandbits(32) for _ in range(700)]
+
+
+@needs_c
+@pytest.mark.parametrize("options", OPTIONS, ids=str)
+def test_c_and_python_agree_on_deals(options: dict[str, object] | None) -> None:
+    # several restarts each where the budget is spent (runs of 500 or 2,000 positions
+    # first), and the wins and losses found within it
+    for seed in range(1, 5):
+        py, c = both(new_game("klondike", seed, options), 2_500)
+        assert (c.verdict, c.nodes, c.moves) == (py.verdict, py.nodes, py.moves), seed
+
+
+@needs_c
+def test_c_and_python_agree_on_a_loss_and_a_win_over_many_runs() -> None:
+    # default rules: seed 1 is proved lost in 6,759 positions, seed 13 won in under 5,000,
+    # each after several runs of its own seeded order
+    verdicts = []
+    for seed in (1, 13):
+        py, c = both(new_game("klondike", seed), 10_000)
+        assert (c.verdict, c.nodes, c.moves) == (py.verdict, py.nodes, py.moves), seed
+        assert c.nodes > sk.FIRST_RUN_SHORT
+        verdicts.append(c.verdict)
+    assert verdicts == ["lost", "won"]
+
+
+@needs_c
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    seed=hst.integers(1, 10**6),
+    options=hst.sampled_from(OPTIONS),
+    moves=hst.integers(0, 60),
+    budget=hst.integers(0, 1_500),
+)
+def test_c_and_python_agree_on_positions_played_into(
+    seed: int, options: dict[str, object] | None, moves: int, budget: int
+) -> None:
+    g = played_into(seed, options, moves)
+    py, c = both(g, budget)
+    assert (c.verdict, c.nodes, c.moves) == (py.verdict, py.nodes, py.moves)
+
+
+@needs_c
+@pytest.mark.parametrize(
+    "flag", ["DEFER_HOME", "CHAIN", "TWIN", "POINTER_KEY", "DOMINANCE", "RETURNED", "LUBY"]
+)
+def test_c_and_python_agree_with_each_pruning_off(flag: str) -> None:
+    # the flags that switch a proved pruning off (to measure it) reach the C search too
+    keep = getattr(sk, flag)
+    setattr(sk, flag, not keep)
+    try:
+        out = []
+        for seed, options in [(3, None), (4, {"draw": 3, "moves": "build"}), (5, {"draw": 3})]:
+            py, c = both(new_game("klondike", seed, options), 1_500)
+            assert (c.verdict, c.nodes, c.moves) == (py.verdict, py.nodes, py.moves)
+            out.append(c.nodes)
+    finally:
+        setattr(sk, flag, keep)
+    assert sum(out) > 0
+
+
+@needs_c
+def test_c_and_python_agree_on_a_short_run_schedule() -> None:
+    # tiny runs: dozens of restarts, each with its own seeded order, on one deal
+    first, first3 = sk.FIRST_RUN, sk.FIRST_RUN_SHORT
+    sk.FIRST_RUN = sk.FIRST_RUN_SHORT = 3
+    try:
+        for options in (None, {"passes": 3}):
+            py, c = both(new_game("klondike", 13, options), 3_000)
+            assert (c.verdict, c.nodes, c.moves) == (py.verdict, py.nodes, py.moves)
+    finally:
+        sk.FIRST_RUN, sk.FIRST_RUN_SHORT = first, first3
+
+
+@needs_c
+def test_the_c_search_does_not_change_the_game_and_wins_replay() -> None:
+    # seed 13 is won within 5,000 positions (test_solve): the line replays in the engine
+    g = new_game("klondike", 13)
+    before = g.to_text()
+    r = solve(g, 30_000)
+    assert g.to_text() == before
+    assert r.verdict == "won"
+    h = g.copy()
+    for m in r.moves:
+        h.play(m)
+    assert h.is_won()
+
+
+class _Cap(Exception):
+    pass
+
+
+def _on_cap(signum: int, frame: object) -> None:
+    raise _Cap
+
+
+@needs_c
+def test_a_signal_handler_stops_the_c_search() -> None:
+    # bench/solve_sample.py caps a deal's CPU with ITIMER_PROF: the C search runs the Python
+    # signal handlers every 16,384 moves tried, so the handler's exception stops it
+    old = signal.signal(signal.SIGPROF, _on_cap)
+    t0 = time.process_time()
+    try:
+        signal.setitimer(signal.ITIMER_PROF, 0.05)
+        with pytest.raises(_Cap):
+            solve(new_game("klondike", 3), 10**8)  # won only after ~1.5 million positions
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
+    assert time.process_time() - t0 < 0.5
+    # and the next search runs as before
+    assert solve(new_game("klondike", 13), 30_000).verdict == "won"
