@@ -45,6 +45,7 @@ from typing import Any
 
 from solrace.engine import from_text, new_game
 from solrace.engine.solve import LOST, UNKNOWN, WON, SolveResult
+from solrace.engine.solve_klondike import C_SEARCH
 from solrace.protocol.messages import ProtocolError
 from solrace.server.common.codes import shown
 from solrace.server.common.lru import LRU
@@ -61,6 +62,27 @@ log = logging.getLogger("solrace.server")
 HINTS_KEPT = 4096
 
 __all__ = ["LOST", "UNKNOWN", "WON", "Budgets", "RaceVerdicts", "SolverPool", "Winnable", "hint"]
+
+
+def compiled_verdicts() -> dict[str, int]:
+    """Post-race verdict budgets of the games whose search is compiled, where it built.
+
+    Klondike's search runs in C since 2026-12-05 (engine/_solve_klondike_c.c, an exact port:
+    the same verdict for the same budget), ~1 million positions a CPU s against the Python
+    search's ~31,000. At `verdict`'s 100,000 positions a Klondike verdict was "unknown" for
+    41 of seeds 1-100 (default rules); at 1,000,000 for 21, at 0.33 CPU s a deal on average
+    (1.3 at most) and a solver process of 150 MB at its largest (BENCHMARKS.md, issue 24,
+    verdicts and hints on the compiled search). Without the extension these stay off: a
+    million positions in Python is half a minute."""
+    return {"klondike": 1_000_000} if C_SEARCH else {}
+
+
+def compiled_hints() -> dict[str, int]:
+    """Hint budgets of the games whose search is compiled (`compiled_verdicts`): a Klondike
+    hint at 300,000 positions (0.36 CPU s at most from the starts of seeds 1-100, a solver
+    process of 74 MB), where `hint`'s 50,000 left 54 of those 100 starts "unknown" (31 at
+    300,000)."""
+    return {"klondike": 300_000} if C_SEARCH else {}
 
 
 @dataclass(frozen=True)
@@ -100,6 +122,10 @@ class Budgets:
     daily: dict[str, int] = field(default_factory=lambda: {"klondike": 100_000})
     verdict: int = 100_000
     hint: int = 50_000
+    #: per game, where larger than `verdict` / `hint`: the games whose search is compiled
+    #: (`compiled_verdicts`, `compiled_hints`)
+    verdicts: dict[str, int] = field(default_factory=compiled_verdicts)
+    hints: dict[str, int] = field(default_factory=compiled_hints)
     #: a winnable draw gives up (`busy`) after this many candidates or seconds
     max_draws: int = 2_000
     max_seconds: float = 60.0
@@ -117,7 +143,8 @@ class Budgets:
         deterministic) gets a won hint at its start, whose solution then answers the hints
         along it (a Putt Putt deal drawn at 2,000,000 positions was answered "unknown" at
         `hint`'s 50,000)."""
-        return max(self.hint, self.for_draw(text_game(text)))
+        game = text_game(text)
+        return max(self.hint, self.hints.get(game, 0), self.for_draw(game))
 
     def for_verdict(self, text: str) -> int:
         """A post-race verdict's budget for a seat's final position: never below its game's
@@ -128,7 +155,7 @@ class Budgets:
     def for_deal(self, game: str) -> int:
         """A post-race verdict's budget for the deal: the seats' (`for_verdict`), so a seat
         that never moved is never judged "won" beside a deal "unknown"."""
-        return max(self.verdict, self.for_draw(game))
+        return max(self.verdict, self.verdicts.get(game, 0), self.for_draw(game))
 
 
 def text_game(text: str) -> str:

@@ -35,7 +35,8 @@ async def server(redis_url: str, key_prefix: str) -> AsyncIterator[tuple[Transpo
     )
     async with in_loop(redis_url, key_prefix, limits) as (transport, url):
         assert transport.service.solver is not None
-        transport.service.solver.budgets = Budgets(verdict=2_000)  # quick post-race verdicts
+        # quick post-race verdicts, Klondike's too (its compiled search's own is 1,000,000)
+        transport.service.solver.budgets = Budgets(verdict=2_000, verdicts={})
         yield transport, url
 
 

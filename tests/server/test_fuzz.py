@@ -194,7 +194,13 @@ async def server_url(redis_url: str, key_prefix: str) -> AsyncIterator[str]:
         assert transport.service.solver is not None
         # a winnable deal or a hint answers within a moment (`busy` when the budget runs out)
         transport.service.solver.budgets = Budgets(
-            draw=dict.fromkeys(m.GAME_NAMES, 200), verdict=500, hint=500, max_draws=8, max_seconds=2
+            draw=dict.fromkeys(m.GAME_NAMES, 200),
+            verdict=500,
+            hint=500,
+            verdicts={},
+            hints={},
+            max_draws=8,
+            max_seconds=2,
         )
         yield url
 
