@@ -478,6 +478,26 @@ static int talon_tops(const State *st, TTop *out) {
 
 /* ------------------------------------------------------------ the dead test */
 
+/* dead's climb of suit s from height h: past every card that is a top now or lies in the
+   talon, queueing each pile whose front card it passes (not yet queued); the new height */
+static inline int climb(int s, int h, const int *pile, const uint8_t *top, const int *at,
+                        const int *front, uint8_t *queued, int *todo, int *ntodo) {
+    int base = s * 13;
+    while (h < 13) {
+        int c = base + h;
+        int y = pile[c];
+        if (y >= 0) {
+            if (!top[c]) break;
+            if (at[c] == front[y] && !queued[y]) {
+                queued[y] = 1;
+                todo[(*ntodo)++] = y;
+            }
+        }
+        h++;
+    }
+    return h;
+}
+
 static int dead(const State *st) {
     int pile[52], at[52], front[T], hs[4];
     uint8_t top[52];
@@ -522,20 +542,7 @@ static int dead(const State *st) {
     }
     int done = 0;
     for (int s = 0; s < 4; s++) {
-        int h = st->found[s];
-        int base = s * 13;
-        while (h < 13) {
-            int c = base + h;
-            int y = pile[c];
-            if (y >= 0) {
-                if (!top[c]) break;
-                if (at[c] == front[y] && !queued[y]) {
-                    queued[y] = 1;
-                    todo[ntodo++] = y;
-                }
-            }
-            h++;
-        }
+        int h = climb(s, st->found[s], pile, top, at, front, queued, todo, &ntodo);
         hs[s] = h;
         if (h == 13) done++;
     }
@@ -546,19 +553,7 @@ static int dead(const State *st) {
             int s = SUIT_[d];
             int h = hs[s];
             if (RANK_[d] == h + 1) {
-                int base = s * 13;
-                while (h < 13) {
-                    int c = base + h;
-                    int y = pile[c];
-                    if (y >= 0) {
-                        if (!top[c]) break;
-                        if (at[c] == front[y] && !queued[y]) {
-                            queued[y] = 1;
-                            todo[ntodo++] = y;
-                        }
-                    }
-                    h++;
-                }
+                h = climb(s, h, pile, top, at, front, queued, todo, &ntodo);
                 hs[s] = h;
                 if (h == 13) {
                     done++;
