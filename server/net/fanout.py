@@ -465,11 +465,10 @@ class Hub:
     def _window_end(self, code: str) -> None:
         """The players' tick is over: what it held goes out (the next progress opens the
         next one)."""
-        window = self.windows.pop(code, None)
-        if window is not None and window.held:
-            self._send(code, window.held)
+        self._release(code)
 
     def _release(self, code: str) -> None:
+        """Send what the room's window holds, now, and close the window (its timer too)."""
         window = self.windows.pop(code, None)
         if window is not None:
             window.timer.cancel()
