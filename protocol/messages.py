@@ -7,6 +7,7 @@ other. PROTOCOL.md is the human contract; the tables below are its machine form.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -614,13 +615,18 @@ def event(n: int, kind: str, at: int, **fields: Any) -> dict[str, Any]:
 _FIXED_VIEW_FIELDS = ("game", "options", "piles", "moves")
 
 
-def view_change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+def view_change(
+    before: dict[str, Any], after: dict[str, Any], names: Iterable[str] | None = None
+) -> dict[str, Any]:
     """What turns engine view `before` into `after` (PROTOCOL.md, `ack`): `piles`, each pile
     that changed as `[keep, *items]` (keep the first `keep` items, then add `items`), and
-    `fields`, the view's other fields that changed (omitted when none did)."""
+    `fields`, the view's other fields that changed (omitted when none did). `names`, when
+    given, holds every pile that may differ (the others are not compared)."""
     old = before["piles"]
+    new = after["piles"]
     piles: dict[str, list[Any]] = {}
-    for name, pile in after["piles"].items():
+    for name in new if names is None else names:
+        pile = new[name]
         was = old.get(name)
         if was is pile or was == pile:
             continue
