@@ -133,12 +133,27 @@ def frames(run: list[dict[str, Any]]) -> list[bytes]:
 def progress_frame(events: list[dict[str, Any]]) -> dict[str, Any]:
     """Room events `from`..`n`, all progress of racing seats: each seat's latest line."""
     latest = {e["seat"]: e for e in events}
+    seats = []
+    for seat in sorted(latest):
+        e = latest[seat]
+        # SEAT_FIELDS, written out: a comprehension per seat was a call each (Python 3.11)
+        seats.append(
+            {
+                "seat": seat,
+                "moves": e["moves"],
+                "home": e["home"],
+                "progress": e["progress"],
+                "status": e["status"],
+                "time": e["time"],
+            }
+        )
+    last = events[-1]
     return {
         "type": "progress",
         "from": events[0]["n"],
-        "n": events[-1]["n"],
-        "at": events[-1]["at"],
-        "seats": [{k: latest[s][k] for k in SEAT_FIELDS} for s in sorted(latest)],
+        "n": last["n"],
+        "at": last["at"],
+        "seats": seats,
     }
 
 
@@ -510,6 +525,8 @@ class Hub:
                 self.spawn(self.catch_up(conn))
                 continue
             at.setdefault(conn.last_event, []).append(conn)
+        if len(at) > 1 and self._send_shared(recent, top, at):
+            return
         behind = False
         for last, conns in at.items():
             run: list[dict[str, Any]] = []
@@ -526,6 +543,31 @@ class Hub:
                 behind = True
         if behind:
             self._gap_wait(code)
+
+    @staticmethod
+    def _send_shared(
+        recent: dict[int, dict[str, Any]], top: int, at: dict[int, list[Conn]]
+    ) -> bool:
+        """Players at several places (a racer whose own ack carried its move is one ahead of
+        the others) all get one `progress` frame from the earliest place, when everything
+        from there to `top` is routine progress: a frame may overlap events a client has
+        (PROTOCOL.md, `progress`), so one encoding does for them all. False: not the case,
+        nothing was sent."""
+        low = min(at)
+        run: list[dict[str, Any]] = []
+        while (following := recent.get(low + 1 + len(run))) is not None:
+            if not coalescible(following):
+                return False
+            run.append(following)
+        if len(run) < 2 or low + len(run) != top:
+            return False
+        frame = m.encode(progress_frame(run))
+        targets = [c for conns in at.values() for c in conns]
+        broadcast([c.ws for c in targets], frame)
+        METRICS.fanout_frames.inc(len(targets))
+        for conn in targets:
+            conn.last_event = top
+        return True
 
     def _gap_wait(self, code: str) -> None:
         if code not in self.gap_timers:
