@@ -525,8 +525,6 @@ class Hub:
                 self.spawn(self.catch_up(conn))
                 continue
             at.setdefault(conn.last_event, []).append(conn)
-        if len(at) > 1 and self._send_shared(recent, top, at):
-            return
         behind = False
         for last, conns in at.items():
             run: list[dict[str, Any]] = []
@@ -543,31 +541,6 @@ class Hub:
                 behind = True
         if behind:
             self._gap_wait(code)
-
-    @staticmethod
-    def _send_shared(
-        recent: dict[int, dict[str, Any]], top: int, at: dict[int, list[Conn]]
-    ) -> bool:
-        """Players at several places (a racer whose own ack carried its move is one ahead of
-        the others) all get one `progress` frame from the earliest place, when everything
-        from there to `top` is routine progress: a frame may overlap events a client has
-        (PROTOCOL.md, `progress`), so one encoding does for them all. False: not the case,
-        nothing was sent."""
-        low = min(at)
-        run: list[dict[str, Any]] = []
-        while (following := recent.get(low + 1 + len(run))) is not None:
-            if not coalescible(following):
-                return False
-            run.append(following)
-        if len(run) < 2 or low + len(run) != top:
-            return False
-        frame = m.encode(progress_frame(run))
-        targets = [c for conns in at.values() for c in conns]
-        broadcast([c.ws for c in targets], frame)
-        METRICS.fanout_frames.inc(len(targets))
-        for conn in targets:
-            conn.last_event = top
-        return True
 
     def _gap_wait(self, code: str) -> None:
         if code not in self.gap_timers:
