@@ -1033,7 +1033,7 @@ class RoomService:
         ack: dict[str, Any] = {
             "type": "ack",
             "n": stored.length,
-            "status": room.status(seat),
+            "status": event["status"],  # the seat's status after the move (`progress_event`)
             "event": stored.n,
             "at": event["at"],
             "home": event["home"],
