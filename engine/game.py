@@ -247,22 +247,35 @@ class Game:
         """What pile i's view is built from, as a value kept to compare (``view_since``)."""
         return tuple(self.piles[i])
 
-    def view_since(self, before: dict[str, Any] | None, states: list[Any]) -> dict[str, Any]:
+    def touched(self, move: Move) -> tuple[int, ...] | None:
+        """The indexes of the piles ``move`` changes when it is played, and when it is taken
+        back (the same piles), for ``view_since``; None: not known, every pile is compared.
+        A family whose moves change only the piles they name says so by overriding this."""
+        return None
+
+    def view_since(
+        self,
+        before: dict[str, Any] | None,
+        states: list[Any],
+        touched: set[int] | None = None,
+    ) -> dict[str, Any]:
         """The same view as ``view()``, built from ``before``, an earlier view of this game:
         only the piles whose state changed since are built again (the others are shared with
         ``before``; views are never changed in place). ``states`` holds each pile's state as
         ``before`` was built (``_pile_state``), and is brought up to date here; empty (or
-        ``before`` None): the whole view is built."""
+        ``before`` None): the whole view is built. ``touched``, when given, holds every pile
+        that may have changed since ``before`` (``touched()`` of each move played or taken
+        back): only those are compared (a server's move compares 2 piles of Klondike's 13)."""
         names = self.PILE_NAMES
         if before is None or len(states) != len(names):
             states[:] = [self._pile_state(i) for i in range(len(names))]
             return self.view()
         piles = dict(before["piles"])
-        for i, name in enumerate(names):
+        for i in range(len(names)) if touched is None else touched:
             state = self._pile_state(i)
             if state != states[i]:
                 states[i] = state
-                piles[name] = self._view_pile(i)
+                piles[names[i]] = self._view_pile(i)
         view = dict(before)
         view["piles"] = piles
         view["stock"] = len(self.piles[self.STOCK])

@@ -32,6 +32,8 @@ T = 7
 F = 7  # f1..f4 are indexes 7..10
 S = 11
 W = 12
+#: what a deal or a recycle changes (`Klondike.touched`)
+_STOCK_WASTE = (S, W)
 NAMES = ("t1", "t2", "t3", "t4", "t5", "t6", "t7", "f1", "f2", "f3", "f4", "s", "w")
 _TABLE = move_table(len(NAMES), 13)
 for _x in range(T):
@@ -220,6 +222,15 @@ class Klondike(Game):
 
     def _view_deals_left(self) -> int | None:
         return None
+
+    def touched(self, move: Move) -> tuple[int, ...] | None:
+        """A deal or a recycle changes the stock and the waste (its visible fan too); a pile
+        move its two piles (a flip, a waste fan's change included): nothing else has a pile
+        state (``_pile_state``)."""
+        if move.dst is None:
+            return _STOCK_WASTE
+        idx = self.PILE_INDEX
+        return (idx[move.src], idx[move.dst])
 
     @property
     def deals_left(self) -> int:

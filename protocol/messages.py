@@ -7,6 +7,7 @@ other. PROTOCOL.md is the human contract; the tables below are its machine form.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -614,13 +615,18 @@ def event(n: int, kind: str, at: int, **fields: Any) -> dict[str, Any]:
 _FIXED_VIEW_FIELDS = ("game", "options", "piles", "moves")
 
 
-def view_change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+def view_change(
+    before: dict[str, Any], after: dict[str, Any], names: Iterable[str] | None = None
+) -> dict[str, Any]:
     """What turns engine view `before` into `after` (PROTOCOL.md, `ack`): `piles`, each pile
     that changed as `[keep, *items]` (keep the first `keep` items, then add `items`), and
-    `fields`, the view's other fields that changed (omitted when none did)."""
+    `fields`, the view's other fields that changed (omitted when none did). `names`, when
+    given, holds every pile that may differ (the others are not compared)."""
     old = before["piles"]
+    new = after["piles"]
     piles: dict[str, list[Any]] = {}
-    for name, pile in after["piles"].items():
+    for name in new if names is None else names:
+        pile = new[name]
         was = old.get(name)
         if was is pile or was == pile:
             continue
@@ -630,10 +636,20 @@ def view_change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]
             keep += 1
         piles[name] = [keep, *pile[keep:]]
     change: dict[str, Any] = {"piles": piles}
-    fields = {
-        k: v for k, v in after.items() if k not in _FIXED_VIEW_FIELDS and before.get(k, v) != v
-    }
-    fields.update({k: v for k, v in after.items() if k not in before and k != "moves"})
+    # one loop, not two comprehensions (each a call of its own in Python 3.11): the fields
+    # that changed, then those new to the view, each in the view's order
+    fields: dict[str, Any] = {}
+    added: dict[str, Any] | None = None
+    for k, v in after.items():
+        if k in before:
+            if k not in _FIXED_VIEW_FIELDS and before[k] != v:
+                fields[k] = v
+        elif k != "moves":
+            if added is None:
+                added = {}
+            added[k] = v
+    if added:
+        fields.update(added)
     if fields:
         change["fields"] = fields
     return change

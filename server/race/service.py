@@ -790,17 +790,10 @@ class RoomService:
         except Exception:  # refused (or a bug): `move` judges it, on a fresh copy if need be
             return None
         entry = plan.entry.encode()
-        try:
-            queued = self.store.queue_native(
-                code, cached.sync, seat, entry, plan.event, pop=plan.undone, last=cached.seq,
-                rev=plan.expected_rev, length=plan.expected_len, spaced=lone,
-            )  # fmt: skip
-        except BaseException:
-            room.rollback(plan)
-            raise
-        move = _MoveNow(cached, plan, boards, text, n, undo, reply, hold, queued)
 
         def answered(_: asyncio.Future[Any]) -> None:
+            # called by the turn that settles the XADD (`Batcher.queue`'s `on_reply`), never
+            # before `move` below is set: the turn goes out after this one at the earliest
             tail: Coroutine[Any, Any, Any] | None
             try:
                 tail = self._answered_now(move)
@@ -815,7 +808,15 @@ class RoomService:
             finished(None)
             self._next_now(code, hold)
 
-        queued.future.add_done_callback(answered)
+        try:
+            queued = self.store.queue_native(
+                code, cached.sync, seat, entry, plan.event, pop=plan.undone, last=cached.seq,
+                rev=plan.expected_rev, length=plan.expected_len, spaced=lone, on_reply=answered,
+            )  # fmt: skip
+        except BaseException:
+            room.rollback(plan)
+            raise
+        move = _MoveNow(cached, plan, boards, text, n, undo, reply, hold, queued)
         return queued.future
 
     async def _hold_for_move(self, code: str) -> Hold:
@@ -1032,7 +1033,7 @@ class RoomService:
         ack: dict[str, Any] = {
             "type": "ack",
             "n": stored.length,
-            "status": room.status(seat),
+            "status": event["status"],  # the seat's status after the move (`progress_event`)
             "event": stored.n,
             "at": event["at"],
             "home": event["home"],

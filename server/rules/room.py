@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solrace.engine import BadOptions, Effect, Game, IllegalMove, new_game
+from solrace.engine.moves import Move
 from solrace.protocol.messages import (
     DEFAULT_OPTIONS,
     ProtocolError,
@@ -96,21 +97,36 @@ class SeatRace:
         self._before: tuple[int, dict[str, Any]] | None = None
         #: each pile's state as `_view` was built (`Game.view_since`)
         self._pile_states: list[Any] = []
+        #: the piles changed since `_view` was built (`Game.touched`; None: not known)
+        self._touched: set[int] | None = None
+        #: the names of the piles that may differ between `_before` and `_view` (`change`)
+        self._changed: tuple[str, ...] | None = None
 
     def play(self, text: str, at: int) -> Effect:
         eff = self.game.play(text)
         self.state += 1
+        self._touch(eff.move)
         self.entries.append(Entry(str(eff.move), at))
         self.homes.append(self.game.home())
         self.revealed.append(tuple(eff.revealed))
         return eff
 
     def pop(self) -> Entry:
-        self.game.undo()
+        self._touch(self.game.undo())
         self.state += 1
         self.homes.pop()
         self.revealed.pop()
         return self.entries.pop()
+
+    def _touch(self, move: Move) -> None:
+        """A move played or taken back: its piles are among those the next view compares."""
+        touched = self._touched
+        if touched is not None:
+            piles = self.game.touched(move)
+            if piles is None:
+                self._touched = None
+            else:
+                touched.update(piles)
 
     def load(self, entries: list[Entry], rev: int) -> None:
         """Bring the game to the stored log: extend when ours is a prefix, else rebuild."""
@@ -119,6 +135,7 @@ class SeatRace:
         if theirs[: len(mine)] != mine:
             self.game = new_game(self.game_name, seed=self.seed, options=self.game_options)
             self.state += 1
+            self._touched = None  # every pile is compared with the last view
             self.entries, self.homes, self.revealed = [], [], []
         for e in entries[len(self.entries) :]:
             self.play(e.move, e.at)
@@ -139,18 +156,25 @@ class SeatRace:
         if self._view is None or self._view[0] != self.state:
             self._before = self._view
             before = self._view[1] if self._view is not None else None
-            # only the piles the game changed since the last view are built again
-            self._view = (self.state, self.game.view_since(before, self._pile_states))
+            # only the piles the game changed since the last view are built again, and only
+            # those its moves touched are compared (every pile when that is not known)
+            touched = self._touched if before is not None else None
+            game = self.game
+            self._view = (self.state, game.view_since(before, self._pile_states, touched))
+            names = game.PILE_NAMES
+            self._changed = None if touched is None else tuple(names[i] for i in sorted(touched))
+            self._touched = set()
         return self._view[1]
 
     def change(self) -> dict[str, Any] | None:
         """What the last change of the game (a move, an undo) did to the view
-        (`protocol.messages.view_change`), or None when the view before it was not built."""
+        (`protocol.messages.view_change`, over the piles it touched), or None when the view
+        before it was not built."""
         after = self.view()
         before = self._before
         if before is None or before[0] != self.state - 1:
             return None
-        return view_change(before[1], after)
+        return view_change(before[1], after, self._changed)
 
     def won(self) -> bool:
         return self.game.is_won()

@@ -34,8 +34,9 @@ stored (`Store.outcome`), acks those that are and answers the others `busy`.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -45,6 +46,8 @@ from redis._parsers.hiredis import NOT_ENOUGH_DATA, _AsyncHiredisParser
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+log = logging.getLogger("solrace.server")
 
 #: turns in flight at once on one Redis, each on a connection of the batcher's own
 MAX_DIRECT = 8
@@ -66,6 +69,8 @@ class _Call:
     #: the command as sent: EVALSHA sha numkeys keys... args..., or the native command
     command: tuple[Any, ...]
     future: asyncio.Future[Any]
+    #: told of the reply (or error) the moment the turn settles it (`Batcher.queue`)
+    on_reply: Callable[[asyncio.Future[Any]], None] | None = None
 
 
 class Batcher:
@@ -101,14 +106,22 @@ class Batcher:
         return await self.queue(script, command)
 
     def queue(
-        self, script: Script | None, command: tuple[Any, ...], *, spaced: bool = False
+        self,
+        script: Script | None,
+        command: tuple[Any, ...],
+        *,
+        spaced: bool = False,
+        on_reply: Callable[[asyncio.Future[Any]], None] | None = None,
     ) -> asyncio.Future[Any]:
         """Queue a command (`script`: the one its EVALSHA runs, None for a native command)
         for this turn's pipeline, or (`spaced`) for the one due when the spacing since the
-        last is over: the future of its reply, or of its own error."""
+        last is over: the future of its reply, or of its own error. `on_reply` is called
+        with that future as soon as it is done, from the turn that settles it (not a
+        callback of its own in the loop's next turn, as `add_done_callback` would be: the
+        move path without a task acks from it, one handle less a move)."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        self._queue.append(_Call(script, command, future))
+        self._queue.append(_Call(script, command, future, on_reply))
         handle = self._handle
         if handle is None:
             wait = self._sent_at + self.spacing - loop.time() if spaced else 0.0
@@ -291,12 +304,24 @@ def _settle(call: _Call, reply: Any) -> bool:
         _fail(call, reply)
     elif not call.future.done():
         call.future.set_result(reply)
+        _told(call)
     return False
 
 
 def _fail(call: _Call, exc: BaseException) -> None:
     if not call.future.done():
         call.future.set_exception(exc)
+        _told(call)
+
+
+def _told(call: _Call) -> None:
+    """The caller's `on_reply`, if any; its failure is its own (the turn's other replies are
+    still handed over)."""
+    if call.on_reply is not None:
+        try:
+            call.on_reply(call.future)
+        except Exception:
+            log.exception("a reply's callback failed")
 
 
 class HiredisPacking:

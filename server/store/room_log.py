@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -354,12 +354,13 @@ class RoomLog(StoreBase):
         rev: int = 0,
         length: int = 0,
         spaced: bool = False,
+        on_reply: Callable[[asyncio.Future[Any]], None] | None = None,
     ) -> QueuedAppend:
         """`append_native`'s `XADD`, queued for this turn's pipeline (`spaced`: a move nothing
         waits for, which may wait for company: `Batcher.spacing`). `native_stored` (at once,
         in the reply's callback) or `native_outcome` (awaited) makes its reply the move's
         `Appended`; the move path without a task uses the first (race/service.py
-        `move_now`)."""
+        `move_now`), told of the reply by `on_reply` (`Batcher.queue`)."""
         tail = self.key(code, "tail:" + as_text(sync))
         future = self.batcher.queue(
             None,
@@ -368,6 +369,7 @@ class RoomLog(StoreBase):
                 "s", seat, "o", b"u" if pop else b"p", "m", entry, "d", encode(event),
             ),
             spaced=spaced,
+            on_reply=on_reply,
         )  # fmt: skip
         return QueuedAppend(future, code, event, pop, last, rev, length)
 

@@ -61,3 +61,37 @@ def test_klondikes_first_move_search_agrees_with_the_full_one(options: dict[str,
                 game.play(rng.choice(moves))
             else:
                 break
+
+
+@pytest.mark.parametrize(("name", "options"), CASES)
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_view_since_over_the_touched_piles_is_the_view(
+    name: str, options: dict[str, int], seed: int
+) -> None:
+    """Given the piles the moves played and taken back since the last view say they touch
+    (`Game.touched`; None: every pile), the view compares only those and is still exactly
+    `view()`, also when several moves and undos come between two views."""
+    game = new_game(name, seed=seed, options=options)
+    rng = random.Random(seed)
+    states: list[object] = []
+    view = game.view_since(None, states)
+    touched: set[int] | None = set()
+    for _ in range(300):
+        moves = game.legal_moves()
+        if game.history and (not moves or rng.random() < 0.15):
+            piles = game.touched(game.undo())
+        elif moves:
+            move = rng.choice(moves)
+            game.play(move)
+            piles = game.touched(move)
+        else:
+            break
+        if touched is not None:
+            touched = None if piles is None else touched | set(piles)
+        if rng.random() < 0.3:
+            continue  # the next view comes after more than one change
+        view = game.view_since(view, states, touched)
+        assert view == game.view()
+        touched = set()
+    if name == "klondike":
+        assert game.touched(game.legal_moves()[0]) is not None  # Klondike says what it touches

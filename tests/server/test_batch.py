@@ -128,6 +128,40 @@ async def test_a_lone_move_waits_for_company_unless_a_command_that_may_not_wait_
         await plain.delete(key)
 
 
+async def test_on_reply_is_told_by_the_turn_that_settles_the_call_once_each(
+    plain: aioredis.Redis, key_prefix: str
+) -> None:
+    """`on_reply` (the move path's ack) runs inside the turn that settles its call, before
+    any callback that turn's futures schedule, once for a reply and once for an error reply,
+    with the call's future done."""
+    batcher = Batcher(plain)
+    key = key_prefix + "told"
+    told: list[tuple[str, Any]] = []
+    scheduled: list[str] = []
+
+    def hear(name: str) -> Any:
+        def on_reply(future: asyncio.Future[Any]) -> None:
+            assert future.done()
+            # inside the batcher's turn (a done callback runs outside any task)
+            assert asyncio.current_task() in batcher._tasks
+            told.append((name, future.exception() or future.result()))
+            scheduled.append("told " + name)
+
+        return on_reply
+
+    try:
+        ok = batcher.queue(None, ("INCR", key), on_reply=hear("ok"))
+        bad = batcher.queue(None, ("HGET", key, "x"), on_reply=hear("bad"))  # WRONGTYPE
+        ok.add_done_callback(lambda _: scheduled.append("callback"))
+        await asyncio.wait([ok, bad])
+        assert [name for name, _ in told] == ["ok", "bad"]
+        assert told[0][1] == 1 and isinstance(told[1][1], ResponseError)
+        assert scheduled[:2] == ["told ok", "told bad"]  # not a callback of a later turn
+    finally:
+        await batcher.close()
+        await plain.delete(key)
+
+
 @pytest.mark.parametrize("protocol", [2, 3])
 async def test_a_turns_replies_are_parsed_by_hiredis_in_resp2_and_resp3(
     redis_url: str, key_prefix: str, protocol: int, monkeypatch: pytest.MonkeyPatch
