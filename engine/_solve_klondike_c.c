@@ -309,15 +309,28 @@ typedef struct {
 
 #define KEYMAX 128
 
-/* the order of the piles' bytes([down, *cards]) as Python sorts them: the down count, then
-   the bottom card (an empty pile first); one deck, so two piles with cards differ there, and
-   two empty piles are equal: this decides every comparison bytes would */
-static int pile_rank(const State *st, int x, int len) {
-    return st->down[x] << 6 | (len ? st->tab[x][0] + 1 : 0);
+/* A pile's tag, the first byte of its part of the key. The face-down cards of pile x are
+   always the first `down` cards the search started with there (they only leave it by being
+   turned up, and a pile refilled from empty has none), so (x, down) names them and the key
+   holds the tag instead of the cards: 0x3F for no face-down card, 0x40 + 16x + down for 1 to
+   15 (0xC0 + x and a byte of the count for more, which no dealt position has). Tags are
+   above every card (0-51), so the piles need no separator, and the key is 6 bytes plus the
+   face-down cards shorter than Python's (KlondikeState.key): less memory a position and
+   fewer cache misses, the same positions equal (the search is the same). */
+static inline int pile_tag(const State *st, int x) {
+    int d = st->down[x];
+    return !d ? 0x3F : d <= 15 ? 0x40 + 16 * x + d : 0xC0 + x;
 }
 
-/* the head of the key: the piles sorted, 0xFF between them; pile `skip` one card shorter
-   when skip >= 0 (returned_lost) */
+/* the order of the piles in the key: by tag (each tag with face-down cards is one pile's),
+   then the piles with none by their bottom card (an empty pile first); one deck, so this
+   is a total order on the piles of a position, the same whatever pile index holds them */
+static int pile_rank(const State *st, int x, int len) {
+    return pile_tag(st, x) << 6 | (len > st->down[x] ? st->tab[x][st->down[x]] + 1 : 0);
+}
+
+/* the head of the key: the piles sorted, each its tag (and count) and face-up cards, then
+   the foundation heights; pile `skip` one card shorter when skip >= 0 (returned_lost) */
 static int key_head(const State *st, uint8_t *out, int skip) {
     int order[T], rk[T];
     for (int i = 0; i < T; i++) {
@@ -336,10 +349,12 @@ static int key_head(const State *st, uint8_t *out, int skip) {
     for (int i = 0; i < T; i++) {
         int x = order[i];
         int len = st->len[x] - (x == skip);
-        if (i) out[n++] = 0xFF;
-        out[n++] = (uint8_t)st->down[x];
-        memcpy(out + n, st->tab[x], (size_t)len);
-        n += len;
+        int d = st->down[x];
+        int tag = pile_tag(st, x);
+        out[n++] = (uint8_t)tag;
+        if (tag >= 0xC0) out[n++] = (uint8_t)d;
+        memcpy(out + n, st->tab[x] + d, (size_t)(len - d));
+        n += len - d;
     }
     out[n++] = (uint8_t)(st->fint >> 16);
     out[n++] = (uint8_t)(st->fint >> 8);
