@@ -1,6 +1,7 @@
 /* The Klondike solver's search (solve_klondike.solve_klondike) in C: an exact port.
  *
- * Same key bytes, the same move generation and order (the seeded random orders of the
+ * Keys that are equal exactly when Python's are (shorter bytes: key_head), the same move
+ * generation and order (the seeded random orders of the
  * restarts use CPython's Mersenne Twister, seeded and drawn as random.Random(run).shuffle
  * does), the same prunings (forced moves, deferred plays, talon chains, the twin rule,
  * pointer dominance, a top back in the talon), the same dead test (solve_klondike_dead)
