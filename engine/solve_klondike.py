@@ -86,7 +86,7 @@ other moves first, while a loss proof loses only the unfinished components.
 
 Compiled. ``solve_klondike`` runs its restarts in C (``_solve_klondike_c.c``, built by the
 install) when that built (``C_SEARCH``): an exact port of ``KlondikeState``, the dead test,
-``search_run`` and the schedule below (the same key bytes, moves in the same order, the
+``search_run`` and the schedule below (keys equal exactly when these are, moves in the same order, the
 restarts' orders from CPython's Mersenne Twister seeded as here, the same prunings and
 counts), so it returns the verdict, positions and winning line this module's search does,
 about 30x faster; the tests compare the two (tests/engine/test_solve_c.py). The class below

@@ -14,7 +14,7 @@ import os
 import random
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
@@ -94,6 +94,31 @@ def test_c_and_python_agree_on_deals(options: dict[str, object] | None) -> None:
     for seed in range(1, 5):
         py, c = both(new_game("klondike", seed, options), 2_500)
         assert (c.verdict, c.nodes, c.moves) == (py.verdict, py.nodes, py.moves), seed
+
+
+@needs_c
+@pytest.mark.parametrize("options", [None, {"draw": 3, "moves": "build"}], ids=str)
+def test_c_and_python_agree_with_more_than_15_face_down_cards(
+    position: Callable[..., Game], options: dict[str, object] | None
+) -> None:
+    # the C key names a pile's face-down cards by the pile and their count (a one-byte tag
+    # up to 15 cards, a tag and a count byte beyond): t7 here has 16 face-down cards (not
+    # a dealt position) and takes the long form, four other piles the short one; won
+    # after a restart (563 and 595 positions), so the keys of many positions are compared
+    line = "klondike" + "".join(f" {k}={v}" for k, v in (options or {}).items())
+    t7 = "[KD] [QD] [JD] [KC] [QC] [JC] [TC] [9C] [8C] [7C] [6C] [5C] [4C] [3C] [2C] [AC] 9H"
+    g = position(
+        line,
+        t1="AS",
+        t2="[2S] KH",
+        t3="[4S] [6D] 9S",
+        t4="[8H] [3D] 5H",
+        t5="[AH] 4D",
+        t7=t7,
+    )
+    py, c = both(g, 3_000)
+    assert (c.verdict, c.nodes, c.moves) == (py.verdict, py.nodes, py.moves)
+    assert c.verdict == "won" and c.nodes > sk.FIRST_RUN_SHORT
 
 
 @needs_c
