@@ -689,6 +689,12 @@ class KlondikeState:
         return out
 
 
+#: draw three (or more), unlimited passes: a position is lost when the same one with a
+#: tableau top that came from the talon back in the talon (at the index the pointer shows)
+#: is proved lost (docs/SOLVABILITY.md, twelfth pass). In the compiled search only: the
+#: Python search ignores it, so it is off by default and the two stay equal with it off
+RETURNED_DRAW = False
+
 #: positions of the first run of the restarting search; each later run may expand twice as many
 FIRST_RUN = 2_000
 #: each run may expand this many times as many positions as the one before
@@ -741,7 +747,7 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
             state.build,
             state.passes,
             budget,
-            (DEFER_HOME, CHAIN, TWIN, POINTER_KEY, DOMINANCE, RETURNED),
+            (DEFER_HOME, CHAIN, TWIN, POINTER_KEY, DOMINANCE, RETURNED, RETURNED_DRAW),
             (FIRST_RUN, GROWTH, FIRST_RUN_SHORT, GROWTH_SHORT, LUBY),
         )
         if verdict != WON:
