@@ -708,6 +708,9 @@ GROWTH_SHORT = 1.3
 #: instead of growing 1.3x; off (measured only, docs/SOLVABILITY.md, eighth pass): turning
 #: it on changes which deals are won at a budget, so the shipped pool would be made again
 LUBY = False
+#: the same for draw three or more only (unlimited passes): the default rules keep the 1.3x
+#: runs (their shipped pool depends on them); docs/SOLVABILITY.md, twelfth pass
+LUBY_DRAW = False
 
 
 def luby(i: int) -> int:
@@ -721,6 +724,12 @@ def luby(i: int) -> int:
         while (1 << k) - 1 < i:
             k += 1
     return 1 << (k - 1)
+
+
+def _luby(state: KlondikeState) -> bool:
+    """Whether the runs follow the Luby sequence (unlimited passes only): ``LUBY`` for every
+    draw, ``LUBY_DRAW`` for draw three or more."""
+    return LUBY or (LUBY_DRAW and state.draw > 1)
 
 
 def solve_klondike(pos: Position, budget: int) -> Answer:
@@ -748,7 +757,7 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
             state.passes,
             budget,
             (DEFER_HOME, CHAIN, TWIN, POINTER_KEY, DOMINANCE, RETURNED, RETURNED_DRAW),
-            (FIRST_RUN, GROWTH, FIRST_RUN_SHORT, GROWTH_SHORT, LUBY),
+            (FIRST_RUN, GROWTH, FIRST_RUN_SHORT, GROWTH_SHORT, _luby(state)),
         )
         if verdict != WON:
             return Answer(verdict, [], nodes)
@@ -769,7 +778,7 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
         if verdict != UNKNOWN or nodes >= budget:
             break
         run += 1
-        if LUBY and short:
+        if _luby(state) and short:
             size = FIRST_RUN_SHORT * luby(run + 1)
         else:
             size = max(size + 1, int(size * growth))
