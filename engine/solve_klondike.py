@@ -76,7 +76,8 @@ cards home, talon cards to the tableau, other tableau moves, foundation cards
 back down.
 
 Restarts. ``solve_klondike`` searches in runs of growing size (1.3x from 500
-positions with unlimited passes, doubling from 2,000 with a pass limit; the first in
+positions with draw one and unlimited passes, 500 times the Luby sequence with draw three
+and unlimited passes, doubling from 2,000 with a pass limit; the first in
 the order above, each later one in a seeded random order within each of those
 groups), all sharing the positions proved lost: ``solve_common.search_run``
 keeps a position only once its strongly connected component is complete
@@ -708,9 +709,10 @@ GROWTH_SHORT = 1.3
 #: instead of growing 1.3x; off (measured only, docs/SOLVABILITY.md, eighth pass): turning
 #: it on changes which deals are won at a budget, so the shipped pool would be made again
 LUBY = False
-#: the same for draw three or more only (unlimited passes): the default rules keep the 1.3x
-#: runs (their shipped pool depends on them); docs/SOLVABILITY.md, twelfth pass
-LUBY_DRAW = False
+#: the same for draw three or more only (unlimited passes), on: standard Klondike's wins come
+#: 2.3x sooner in positions and its loss proofs cost the same (docs/SOLVABILITY.md, twelfth
+#: pass); the default rules keep the 1.3x runs (their shipped pool depends on them)
+LUBY_DRAW = True
 
 
 def luby(i: int) -> int:
@@ -735,7 +737,8 @@ def _luby(state: KlondikeState) -> bool:
 def solve_klondike(pos: Position, budget: int) -> Answer:
     """Restarting depth-first search: runs of growing size (doubling from 2,000 with a pass
     limit; 1.3x from 500 with unlimited passes, where more, shorter runs find wins
-    sooner), the first in the fixed move
+    sooner; with draw three and unlimited passes 500 times the Luby sequence), the first
+    in the fixed move
     order, each later one in its own seeded random order within each group of moves, all
     sharing the positions proved lost (``search_run``), the last one given what is left of
     the budget. A run that gets lost in a large losing subtree is cut short and the next one
