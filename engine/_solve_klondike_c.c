@@ -306,6 +306,10 @@ typedef struct {
     int talon_key;
     /* flags of solve_klondike (off only to measure them) */
     int defer_home, chain, twin, pointer_key, dominance, returned;
+    /* draw three (or more), unlimited passes: a card back in the talon (returned3_lost); off
+       by default (solve_klondike.RETURNED_DRAW) */
+    int returned3;
+    uint8_t orig_at[52]; /* each card's index in the talon the search started from */
     MT rng;
     int use_rng;
     PyThreadState *ts; /* the thread's state while the search runs without the GIL */
@@ -989,8 +993,56 @@ static int returned_lost(State *st, const Seen *seen) {
     return 0;
 }
 
+/* the key of B, A's head (pile `skip` one card shorter) with the talon pointer q of a talon of
+   tn cards, normalised as make_key does; the length */
+static int key_with_pointer(const State *st, const uint8_t *head, int hn, int q, int tn,
+                            uint8_t *out) {
+    memcpy(out, head, (size_t)hn);
+    if (st->pointer_key && (q % st->draw == 0 || q >= tn)) q = 0;
+    out[hn] = (uint8_t)q;
+    return hn + 1;
+}
+
+static int lost_key(const Seen *seen, const uint8_t *k, int n) {
+    return seen_get(seen, k, n) == PROVED_LOST;
+}
+
+/* Draw three (or more), unlimited passes: A is lost when B, A with a tableau top c back in the
+   talon, is proved lost. c came from the talon (was there at the start), lies on a face-up
+   card d (or is a King alone on its pile), and A's pointer is the index i c takes when put
+   back among the talon cards in their order (the index a play of c from the talon leaves
+   the pointer at). B: the piles with c off, c at index i of the talon, a pointer q from
+   which c can be dealt to the waste top (q = i + 1: c on top of the waste; q = 0 when a
+   pointer at 0 reaches c: i + 1 a multiple of the draw, or c the last card). From B, c is
+   played from the talon onto d (into the empty pile), which leaves the pointer at i, the
+   rest of the talon in its order: A. So a win from A is one from B (proof in
+   docs/SOLVABILITY.md, twelfth pass). */
+static int returned3_lost(State *st, const Seen *seen) {
+    int d = st->draw, tn = st->tn;
+    for (int x = 0; x < T; x++) {
+        int n = st->len[x];
+        if (!n) continue;
+        int c = st->tab[x][n - 1];
+        if (!(st->from_talon & BIT(c))) continue;
+        if (!(n - st->down[x] >= 2 || (n == 1 && RANK_[st->tab[x][0]] == 13))) continue;
+        int i = 0;
+        for (int j = 0; j < tn; j++) i += st->orig_at[st->talon[j]] < st->orig_at[c];
+        if (st->p != i) continue;
+        uint8_t head[KEYMAX], k[KEYMAX];
+        int hn = key_head(st, head, x);
+        int kn = key_with_pointer(st, head, hn, i + 1, tn + 1, k);
+        if (lost_key(seen, k, kn)) return 1;
+        if (i % d == d - 1 || i == tn) {
+            kn = key_with_pointer(st, head, hn, 0, tn + 1, k);
+            if (lost_key(seen, k, kn)) return 1;
+        }
+    }
+    return 0;
+}
+
 static int dominated(State *st, const uint8_t *key, int kn, const Seen *seen) {
     if (st->talon_key == 0) return st->returned && returned_lost(st, seen);
+    if (st->returned3 && st->talon_key == 1 && returned3_lost(st, seen)) return 1;
     if (!st->dominance || st->talon_key != 1) return 0;
     uint8_t k[KEYMAX];
     memcpy(k, key, (size_t)kn);
@@ -1310,11 +1362,13 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         if (tn < 0) goto done;
         st->tn = tn;
         (void)total;
-        int fl[6];
-        if (read_ints(flags, fl, 6, "flags") != 6) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "flags: 6 items");
+        int fl[7] = {0, 0, 0, 0, 0, 0, 0};
+        int nfl = read_ints(flags, fl, 7, "flags");
+        if (nfl < 6) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "flags: 6 or 7 items");
             goto done;
         }
+        st->returned3 = fl[6];
         st->defer_home = fl[0];
         st->chain = fl[1];
         st->twin = fl[2];
@@ -1354,6 +1408,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         st->fint = 0;
         for (int s = 0; s < 4; s++) st->fint += st->found[s] << 4 * s;
         st->from_talon = talon_mask(st);
+        for (int j = 0; j < tn; j++) st->orig_at[st->talon[j]] = (uint8_t)j;
         st->talon_key = (draw == 1 && !passes) ? 0 : (passes ? 2 : 1);
         long nodes = 0;
         int verdict;

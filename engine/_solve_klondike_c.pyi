@@ -15,7 +15,8 @@ def solve(
     build: bool,
     passes: int,
     budget: int,
-    flags: tuple[bool, bool, bool, bool, bool, bool],
+    # DEFER_HOME, CHAIN, TWIN, POINTER_KEY, DOMINANCE, RETURNED[, RETURNED_DRAW]
+    flags: tuple[bool, ...],
     schedule: tuple[int, float, int, float, bool],
 ) -> tuple[str, list[Move], int]: ...
 def mt_words(seed: int, n: int) -> list[int]: ...

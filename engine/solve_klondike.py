@@ -76,7 +76,8 @@ cards home, talon cards to the tableau, other tableau moves, foundation cards
 back down.
 
 Restarts. ``solve_klondike`` searches in runs of growing size (1.3x from 500
-positions with unlimited passes, doubling from 2,000 with a pass limit; the first in
+positions with draw one and unlimited passes, 500 times the Luby sequence with draw three
+and unlimited passes, doubling from 2,000 with a pass limit; the first in
 the order above, each later one in a seeded random order within each of those
 groups), all sharing the positions proved lost: ``solve_common.search_run``
 keeps a position only once its strongly connected component is complete
@@ -689,6 +690,12 @@ class KlondikeState:
         return out
 
 
+#: draw three (or more), unlimited passes: a position is lost when the same one with a
+#: tableau top that came from the talon back in the talon (at the index the pointer shows)
+#: is proved lost (docs/SOLVABILITY.md, twelfth pass). In the compiled search only: the
+#: Python search ignores it, so it is off by default and the two stay equal with it off
+RETURNED_DRAW = False
+
 #: positions of the first run of the restarting search; each later run may expand twice as many
 FIRST_RUN = 2_000
 #: each run may expand this many times as many positions as the one before
@@ -702,6 +709,10 @@ GROWTH_SHORT = 1.3
 #: instead of growing 1.3x; off (measured only, docs/SOLVABILITY.md, eighth pass): turning
 #: it on changes which deals are won at a budget, so the shipped pool would be made again
 LUBY = False
+#: the same for draw three or more only (unlimited passes), on: standard Klondike's wins come
+#: 2.3x sooner in positions and its loss proofs cost the same (docs/SOLVABILITY.md, twelfth
+#: pass); the default rules keep the 1.3x runs (their shipped pool depends on them)
+LUBY_DRAW = True
 
 
 def luby(i: int) -> int:
@@ -717,10 +728,17 @@ def luby(i: int) -> int:
     return 1 << (k - 1)
 
 
+def _luby(state: KlondikeState) -> bool:
+    """Whether the runs follow the Luby sequence (unlimited passes only): ``LUBY`` for every
+    draw, ``LUBY_DRAW`` for draw three or more."""
+    return LUBY or (LUBY_DRAW and state.draw > 1)
+
+
 def solve_klondike(pos: Position, budget: int) -> Answer:
     """Restarting depth-first search: runs of growing size (doubling from 2,000 with a pass
     limit; 1.3x from 500 with unlimited passes, where more, shorter runs find wins
-    sooner), the first in the fixed move
+    sooner; with draw three and unlimited passes 500 times the Luby sequence), the first
+    in the fixed move
     order, each later one in its own seeded random order within each group of moves, all
     sharing the positions proved lost (``search_run``), the last one given what is left of
     the budget. A run that gets lost in a large losing subtree is cut short and the next one
@@ -741,8 +759,8 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
             state.build,
             state.passes,
             budget,
-            (DEFER_HOME, CHAIN, TWIN, POINTER_KEY, DOMINANCE, RETURNED),
-            (FIRST_RUN, GROWTH, FIRST_RUN_SHORT, GROWTH_SHORT, LUBY),
+            (DEFER_HOME, CHAIN, TWIN, POINTER_KEY, DOMINANCE, RETURNED, RETURNED_DRAW),
+            (FIRST_RUN, GROWTH, FIRST_RUN_SHORT, GROWTH_SHORT, _luby(state)),
         )
         if verdict != WON:
             return Answer(verdict, [], nodes)
@@ -763,7 +781,7 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
         if verdict != UNKNOWN or nodes >= budget:
             break
         run += 1
-        if LUBY and short:
+        if _luby(state) and short:
             size = FIRST_RUN_SHORT * luby(run + 1)
         else:
             size = max(size + 1, int(size * growth))

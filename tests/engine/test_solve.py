@@ -8,7 +8,7 @@ key, no pruning, no symmetry), on small random positions where it finishes.
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -658,6 +658,70 @@ def test_klondike_returned_card_rule_keeps_every_verdict_and_shortens_loss_proof
     assert r.verdict == LOST and r.nodes < 7_000
     r = solve_deal("klondike", 137, budget=30_000)
     assert r.verdict == LOST and r.nodes < 18_500
+
+
+#: the draw-three card-back-in-the-talon rule is in the compiled search only
+needs_c_search = pytest.mark.skipif(not sk.C_SEARCH, reason="the C search did not build")
+
+
+@pytest.fixture
+def returned_draw() -> Iterator[None]:
+    """The compiled search with ``RETURNED_DRAW`` on (draw three: a top back in the talon)."""
+    keep = sk.RETURNED_DRAW
+    sk.RETURNED_DRAW = True
+    try:
+        yield
+    finally:
+        sk.RETURNED_DRAW = keep
+
+
+@needs_c_search
+@settings(SOLVE_SETTINGS, max_examples=12)
+@given(
+    seed=hst.integers(0, 2**32),
+    options=hst.sampled_from(["draw=3", "draw=3 moves=build"]),
+    shape=hst.sampled_from(["talon", "runs"]),
+)
+def test_klondike_draw_three_returned_card_matches_a_naive_search(
+    seed: int, options: str, shape: str
+) -> None:
+    # twelfth pass: with RETURNED_DRAW on, the C search's verdicts against every line of play,
+    # on positions with most cards in the talon or built into runs (tops that came from it)
+    rng = random.Random(seed)
+    g = _talon_heavy_klondike(rng, options) if shape == "talon" else _runs_klondike(rng, options)
+    keep = sk.RETURNED_DRAW
+    sk.RETURNED_DRAW = True
+    try:
+        agrees_with_naive([g], cap=4000)
+    finally:
+        sk.RETURNED_DRAW = keep
+
+
+@needs_c_search
+def test_klondike_draw_three_returned_card_keeps_every_verdict(returned_draw: None) -> None:
+    # positions a few random moves into standard deals: the same verdicts with and without the
+    # rule wherever both decide; the loss proof of seed 156 shrinks (419,924 to 417,153)
+    seen: dict[str, int] = {}
+    rng = random.Random(12)
+    for seed in range(150, 175):
+        g = new_game("klondike", seed, {"draw": 3, "moves": "build"})
+        for _ in range(rng.randrange(0, 30)):
+            moves = g.legal_moves()
+            if not moves:
+                break
+            g.apply(rng.choice(moves))
+        sk.RETURNED_DRAW = False
+        before = solve(g, budget=CHECK_BUDGET).verdict
+        sk.RETURNED_DRAW = True
+        after = solve(g, budget=CHECK_BUDGET).verdict
+        if UNKNOWN not in (before, after):
+            assert before == after, g.to_text()
+            seen[after] = seen.get(after, 0) + 1
+    assert seen.get(LOST, 0) >= 2 and seen.get(WON, 0) >= 5, seen
+    on = solve_deal("klondike", 156, {"draw": 3, "moves": "build"}, budget=1_000_000)
+    sk.RETURNED_DRAW = False
+    off = solve_deal("klondike", 156, {"draw": 3, "moves": "build"}, budget=1_000_000)
+    assert on.verdict == off.verdict == LOST and on.nodes < off.nodes
 
 
 @settings(SOLVE_SETTINGS, max_examples=10)

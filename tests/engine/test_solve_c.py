@@ -158,7 +158,8 @@ def test_c_and_python_agree_on_positions_played_into(
 
 @needs_c
 @pytest.mark.parametrize(
-    "flag", ["DEFER_HOME", "CHAIN", "TWIN", "POINTER_KEY", "DOMINANCE", "RETURNED", "LUBY"]
+    "flag",
+    ["DEFER_HOME", "CHAIN", "TWIN", "POINTER_KEY", "DOMINANCE", "RETURNED", "LUBY", "LUBY_DRAW"],
 )
 def test_c_and_python_agree_with_each_pruning_off(flag: str) -> None:
     # the flags that switch a proved pruning off (to measure it) reach the C search too
@@ -173,6 +174,24 @@ def test_c_and_python_agree_with_each_pruning_off(flag: str) -> None:
     finally:
         setattr(sk, flag, keep)
     assert sum(out) > 0
+
+
+@needs_c
+def test_draw_three_luby_runs_leave_the_default_rules_alone() -> None:
+    # LUBY_DRAW changes the runs of draw three only: the default rules' search (and so the
+    # shipped pool) expands the same positions either way; draw three's does not
+    keep = sk.LUBY_DRAW
+    out = {}
+    try:
+        for flag in (False, True):
+            sk.LUBY_DRAW = flag
+            one = solve(new_game("klondike", 3), budget=20_000)
+            three = solve(new_game("klondike", 20, {"draw": 3, "moves": "build"}), budget=20_000)
+            out[flag] = (one.verdict, one.nodes, three.nodes)
+    finally:
+        sk.LUBY_DRAW = keep
+    assert out[False][:2] == out[True][:2]
+    assert out[False][2] != out[True][2]
 
 
 @needs_c
