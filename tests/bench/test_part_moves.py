@@ -5,31 +5,21 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.positions import build_position
 from solrace.bench import part_moves
-from solrace.engine import from_text
 
-STD = "game klondike draw=3 moves=build"
-DECK = [r + s for s in "CDHS" for r in "A23456789TJQK"]
-
-
-def position(**piles: str) -> str:
-    """Standard Klondike with the given piles; every other card in the stock."""
-    names = [f"t{i}" for i in range(1, 8)] + [f"f{i}" for i in range(1, 5)]
-    used = {c.strip("[]") for text in piles.values() for c in text.split()}
-    rest = " ".join(c for c in DECK if c not in used)
-    lines = [STD] + [f"{n} {piles.get(n, '')}".rstrip() for n in names]
-    return "\n".join([*lines, f"s {rest}", "w"])
+STD = "klondike draw=3 moves=build"
 
 
 def test_a_part_move_uncovering_a_card_that_cannot_go_home_is_refused() -> None:
     # 5S off t1's run (9S 8H 7C 6D 5S) onto 6H uncovers 6D, which cannot go home (no diamond
     # on the foundations): Solvitaire's preset refuses it
-    game = from_text(position(t1="[KC] 9S 8H 7C 6D 5S", t2="6H"))
+    game = build_position(STD, t1="[KC] 9S 8H 7C 6D 5S", t2="6H")
     assert part_moves.refused(game, "t1-t2:1") == "6D"
 
 
 def test_a_part_move_is_allowed_when_the_uncovered_card_goes_home() -> None:
-    game = from_text(position(t1="[KC] 9S 8H 7C 6D 5S", t2="6H", f1="AD 2D 3D 4D 5D"))
+    game = build_position(STD, t1="[KC] 9S 8H 7C 6D 5S", t2="6H", f1="AD 2D 3D 4D 5D")
     assert part_moves.refused(game, "t1-t2:1") is None  # 6D goes on 5D
     assert part_moves.refused(game, "t1-t3:5") is None  # the whole run, onto an empty pile
 

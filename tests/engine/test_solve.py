@@ -11,6 +11,7 @@ import random
 from collections.abc import Hashable, Iterator
 
 import pytest
+from helpers.solver_flags import switched
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 from solrace.engine import Game, from_text, new_game, solve
@@ -667,12 +668,8 @@ needs_c_search = pytest.mark.skipif(not sk.C_SEARCH, reason="the C search did no
 @pytest.fixture
 def returned_draw() -> Iterator[None]:
     """The compiled search with ``RETURNED_DRAW`` on (draw three: a top back in the talon)."""
-    keep = sk.RETURNED_DRAW
-    sk.RETURNED_DRAW = True
-    try:
+    with switched(RETURNED_DRAW=True):
         yield
-    finally:
-        sk.RETURNED_DRAW = keep
 
 
 @needs_c_search
@@ -689,12 +686,8 @@ def test_klondike_draw_three_returned_card_matches_a_naive_search(
     # on positions with most cards in the talon or built into runs (tops that came from it)
     rng = random.Random(seed)
     g = _talon_heavy_klondike(rng, options) if shape == "talon" else _runs_klondike(rng, options)
-    keep = sk.RETURNED_DRAW
-    sk.RETURNED_DRAW = True
-    try:
+    with switched(RETURNED_DRAW=True):
         agrees_with_naive([g], cap=4000)
-    finally:
-        sk.RETURNED_DRAW = keep
 
 
 @needs_c_search

@@ -14,10 +14,11 @@ import os
 import random
 import signal
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 import pytest
+from helpers.solver_flags import switched
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 from solrace.engine import Game, new_game
@@ -40,14 +41,8 @@ OPTIONS: list[dict[str, object] | None] = [
 ]
 
 
-@contextmanager
-def python_search() -> Iterator[None]:
-    keep = sk.C_SEARCH
-    sk.C_SEARCH = False
-    try:
-        yield
-    finally:
-        sk.C_SEARCH = keep
+def python_search() -> AbstractContextManager[None]:
+    return switched(C_SEARCH=False)
 
 
 def both(game: Game, budget: int) -> tuple[SolveResult, SolveResult]:
@@ -163,16 +158,12 @@ def test_c_and_python_agree_on_positions_played_into(
 )
 def test_c_and_python_agree_with_each_pruning_off(flag: str) -> None:
     # the flags that switch a proved pruning off (to measure it) reach the C search too
-    keep = getattr(sk, flag)
-    setattr(sk, flag, not keep)
-    try:
-        out = []
+    out = []
+    with switched(**{flag: not getattr(sk, flag)}):
         for seed, options in [(3, None), (4, {"draw": 3, "moves": "build"}), (5, {"draw": 3})]:
             py, c = both(new_game("klondike", seed, options), 1_500)
             assert (c.verdict, c.nodes, c.moves) == (py.verdict, py.nodes, py.moves)
             out.append(c.nodes)
-    finally:
-        setattr(sk, flag, keep)
     assert sum(out) > 0
 
 
@@ -180,16 +171,12 @@ def test_c_and_python_agree_with_each_pruning_off(flag: str) -> None:
 def test_draw_three_luby_runs_leave_the_default_rules_alone() -> None:
     # LUBY_DRAW changes the runs of draw three only: the default rules' search (and so the
     # shipped pool) expands the same positions either way; draw three's does not
-    keep = sk.LUBY_DRAW
     out = {}
-    try:
-        for flag in (False, True):
-            sk.LUBY_DRAW = flag
+    for flag in (False, True):
+        with switched(LUBY_DRAW=flag):
             one = solve(new_game("klondike", 3), budget=20_000)
             three = solve(new_game("klondike", 20, {"draw": 3, "moves": "build"}), budget=20_000)
-            out[flag] = (one.verdict, one.nodes, three.nodes)
-    finally:
-        sk.LUBY_DRAW = keep
+        out[flag] = (one.verdict, one.nodes, three.nodes)
     assert out[False][:2] == out[True][:2]
     assert out[False][2] != out[True][2]
 
