@@ -68,7 +68,11 @@ def peer_installed() -> Path:
 def test_quick_peer_run_prints_every_figure(
     peer_installed: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert main(["--quick", "--workers", "1", "--work-dir", str(tmp_path)]) == 0
+    # --quick's windows (0.3 s warm-up, 0.5 s at full speed, 1 s paced) stretched by the time
+    # factor: at load 20 a full-speed window of 0.5 s once closed before the first ack.
+    windows = {"--warmup": 0.3, "--duration": 0.5, "--paced-duration": 1.0}
+    stretched = [arg for flag, s in windows.items() for arg in (flag, str(scaled(s)))]
+    assert main(["--quick", "--workers", "1", *stretched, "--work-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert list(tmp_path.glob("race-*.log")) and list(tmp_path.glob("colyseus-*.log")), out
     for pattern in EXPECTED:
