@@ -4,8 +4,9 @@ Why: a winnable room's deal used to be searched while its host waited, so it was
 the small `draw` budget (30,000 Klondike positions), and a small budget draws only the deals
 the solver wins soonest: 81 of the 117 Klondike deals of seeds 1-400 won at 100,000, and the
 easier ones (issue 24; docs/SOLVABILITY.md). A stock has nobody waiting on it, so its deals
-are searched at the dailies' budget (`Budgets.for_daily`: 100,000 for Klondike), the same
-population as the dailies and the shipped pools, and a room takes one at once.
+are searched at the dailies' budget (`Budgets.for_daily`: for Klondike the draw's 1,000,000
+since its search is compiled, 100,000 without it), the same population as the dailies and
+the shipped pools, and a room takes one at once.
 
 A stock is a short Redis list per rule set (keys.stock), shared by every process on the
 deployment; each deal in it is taken once (LPOP) and its seed is as secret as a room's

@@ -77,6 +77,20 @@ def compiled_verdicts() -> dict[str, int]:
     return {"klondike": 1_000_000} if C_SEARCH else {}
 
 
+def compiled_draws() -> dict[str, int]:
+    """Draw budgets of the games whose search is compiled, where larger than `Budgets.draw`'s.
+
+    A winnable Klondike deal is drawn from the deals won within 1,000,000 positions, the
+    post-race verdict's budget (`compiled_verdicts`), not 30,000 (which the Python search
+    took ~1 CPU s to reach): the deals a draw leaves out are the ones still "unknown" there,
+    75 of seeds 1-400 against 168 at 100,000 and 229 at 30,000 (won: 187, 130, 91), so
+    the drawn deals lean less toward the ones the solver wins soonest (docs/SOLVABILITY.md,
+    "Winnable deals at the verdicts' budget"). A candidate costs 0.33 CPU s on average
+    there (1.6 at most); the dailies, the stock and the shipped Klondike pool use the same
+    budget."""
+    return {"klondike": 1_000_000} if C_SEARCH else {}
+
+
 def compiled_hints() -> dict[str, int]:
     """Hint budgets of the games whose search is compiled (`compiled_verdicts`): a Klondike
     hint at 300,000 positions (0.36 CPU s at most from the starts of seeds 1-100, a solver
@@ -102,23 +116,26 @@ class Budgets:
 
     draw: dict[str, int] = field(
         default_factory=lambda: {
+            # (`compiled_draws` raises Klondike's where its search is compiled)
             # every deal of seeds 1-2,000 decided; the largest search 684,128 positions
             "puttputt": 2_000_000,
             # 96.6% of deals won, 3.4% unknown (seeds 1-1,000), 0.4-0.7 CPU s a deal
             "tabbycat": 200_000,
             "manx": 200_000,
-            # 19% won, 71% undecided (seeds 1-100); a daily drawn cold took 15.2 CPU s of
-            # candidates (7.9) at load 31-38, at 100,000 positions 29.3 (5.7) at load 14-23
+            # without the compiled search (`compiled_draws`: 1,000,000): 19% won, 71%
+            # undecided (seeds 1-100); a daily drawn cold took 15.2 CPU s of candidates
+            # (7.9) at load 31-38, at 100,000 positions 29.3 (5.7) at load 14-23
             "klondike": 30_000,
             # 7.5% won, 92.5% unknown (seeds 1-200; 3.5% before the restarts of 2026-11-27);
             # no Leap Year loss is ever proved (docs/SOLVABILITY.md, Leap Year third pass)
             "leapyear": 10_000,
         }
+        | compiled_draws()
     )
     #: a daily's search, where larger than `draw` (it runs in the background, days ahead:
-    #: server/league/daily.py): Klondike at the shipped pool's budget, so a searched daily is
-    #: any deal won there (130 of seeds 1-400), as a pooled one is, not only those won
-    #: within 30,000 positions. `--draw-budget GAME=N` sets both.
+    #: server/league/daily.py): without the compiled search, Klondike at 100,000 positions,
+    #: not only the deals won within a room's 30,000 (with it, the draw's 1,000,000 is
+    #: larger, and the shipped pool's). `--draw-budget GAME=N` sets both.
     daily: dict[str, int] = field(default_factory=lambda: {"klondike": 100_000})
     verdict: int = 100_000
     hint: int = 50_000

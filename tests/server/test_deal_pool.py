@@ -300,12 +300,18 @@ async def test_off_never_draws_from_a_pool(redis: Client, key_prefix: str) -> No
 
 
 def test_a_searched_klondike_daily_is_decided_at_the_pools_budget() -> None:
-    """The pre-draw searches in the background, days ahead, so a Klondike daily is searched
-    at the shipped pool's budget (any deal won there, as a pooled one), not the rooms' 30,000;
-    a game without a larger daily budget searches at its draw budget."""
+    """A searched Klondike daily is any deal won at the shipped pool's budget, as a pooled
+    one is. With the compiled search the rooms draw there too (1,000,000 positions); without
+    it the pre-draw, days ahead in the background, searches more than a room's 30,000. A game
+    without a larger daily budget searches at its draw budget."""
+    from solrace.engine.solve_klondike import C_SEARCH
+
     b = Budgets()
     klondike = deal_pool.pool_for("klondike", default_options("klondike"))
     assert klondike is not None
-    assert b.for_daily("klondike") == klondike.budget > b.for_draw("klondike")
+    if C_SEARCH:
+        assert b.for_daily("klondike") == b.for_draw("klondike") == klondike.budget == 1_000_000
+    else:
+        assert klondike.budget >= b.for_daily("klondike") == 100_000 > b.for_draw("klondike")
     for game in ("puttputt", "tabbycat", "manx", "leapyear"):
         assert b.for_daily(game) == b.for_draw(game)

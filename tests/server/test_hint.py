@@ -123,19 +123,23 @@ def test_a_hint_gets_at_least_its_games_draw_budget() -> None:
 def test_klondike_hints_and_verdicts_get_the_compiled_searchs_budgets() -> None:
     """With Klondike's search in C (built on every machine of this kind: tests/engine/
     test_solve_c.py fails without it) its verdicts and hints search 10x and 6x the positions
-    of the other games', for about the CPU the Python search spent on the smaller budgets;
-    without it they keep the Python search's; other games keep theirs either way."""
+    of the other games', for about the CPU the Python search spent on the smaller budgets,
+    and its winnable deals are drawn at the verdicts' budget (so a hint, never below the
+    draw's, gets it too); without it they keep the Python search's; other games keep theirs
+    either way."""
     from solrace.engine.solve_klondike import C_SEARCH
     from solrace.server.solver.solving import Budgets
 
     b = Budgets()
-    verdict, hint = (1_000_000, 300_000) if C_SEARCH else (b.verdict, b.hint)
+    verdict, hint = (1_000_000, 1_000_000) if C_SEARCH else (b.verdict, b.hint)
     text = new_game("klondike", seed=1).to_text()
     three = new_game("klondike", seed=1, options={"draw": 3, "moves": "build"}).to_text()
     for t in (text, three):
         assert b.for_verdict(t) == verdict >= b.verdict
         assert b.for_hint(t) == hint >= b.hint
     assert b.for_deal("klondike") == verdict
+    assert b.for_draw("klondike") == (1_000_000 if C_SEARCH else 30_000)
+    assert Budgets(hints={"klondike": 300_000}, draw={}).for_hint(text) == 300_000
     tabby = new_game("tabbycat", seed=1).to_text()
     assert b.for_verdict(tabby) == max(b.verdict, b.for_draw("tabbycat"))
     assert b.for_hint(tabby) == max(b.hint, b.for_draw("tabbycat"))
