@@ -115,22 +115,24 @@ class Budgets:
     """
 
     draw: dict[str, int] = field(
-        default_factory=lambda: {
-            # (`compiled_draws` raises Klondike's where its search is compiled)
-            # every deal of seeds 1-2,000 decided; the largest search 684,128 positions
-            "puttputt": 2_000_000,
-            # 96.6% of deals won, 3.4% unknown (seeds 1-1,000), 0.4-0.7 CPU s a deal
-            "tabbycat": 200_000,
-            "manx": 200_000,
-            # without the compiled search (`compiled_draws`: 1,000,000): 19% won, 71%
-            # undecided (seeds 1-100); a daily drawn cold took 15.2 CPU s of candidates
-            # (7.9) at load 31-38, at 100,000 positions 29.3 (5.7) at load 14-23
-            "klondike": 30_000,
-            # 7.5% won, 92.5% unknown (seeds 1-200; 3.5% before the restarts of 2026-11-27);
-            # no Leap Year loss is ever proved (docs/SOLVABILITY.md, Leap Year third pass)
-            "leapyear": 10_000,
-        }
-        | compiled_draws()
+        default_factory=lambda: (
+            {
+                # (`compiled_draws` raises Klondike's where its search is compiled)
+                # every deal of seeds 1-2,000 decided; the largest search 684,128 positions
+                "puttputt": 2_000_000,
+                # 96.6% of deals won, 3.4% unknown (seeds 1-1,000), 0.4-0.7 CPU s a deal
+                "tabbycat": 200_000,
+                "manx": 200_000,
+                # without the compiled search (`compiled_draws`: 1,000,000): 19% won, 71%
+                # undecided (seeds 1-100); a daily drawn cold took 15.2 CPU s of candidates
+                # (7.9) at load 31-38, at 100,000 positions 29.3 (5.7) at load 14-23
+                "klondike": 30_000,
+                # 7.5% won, 92.5% unknown (seeds 1-200; 3.5% before the restarts of 2026-11-27);
+                # no Leap Year loss is ever proved (docs/SOLVABILITY.md, Leap Year third pass)
+                "leapyear": 10_000,
+            }
+            | compiled_draws()
+        )
     )
     #: a daily's search, where larger than `draw` (it runs in the background, days ahead:
     #: server/league/daily.py): without the compiled search, Klondike at 100,000 positions,
