@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import os
 import platform
+import re
 import sys
 import tempfile
 import time
@@ -278,7 +279,15 @@ class Bench:
     def gc_seconds(self, servers: dict[str, int]) -> float | None:
         """Seconds the servers (one process each) have spent in the garbage collector
         (`solrace_gc_seconds` on /metrics); None when one does not say."""
-        total = 0.0
+        stalls = self.stalls(servers)
+        return None if stalls is None else stalls.get("gc_seconds")
+
+    def stalls(self, servers: dict[str, int]) -> dict[str, float] | None:
+        """The servers' counters of what stalls their loops, summed: `gc_seconds`, `gcN`
+        (collections of generation N), `gcN_over_B` (those that took at least B ms),
+        `lag_over_B` (loop probes at least B ms late), `lag_probes`; None when a server
+        does not say (or is not one process)."""
+        totals: dict[str, float] = {}
         for pid in servers.values():
             url = self.metrics_urls.get(pid)
             if url is None:
@@ -288,14 +297,27 @@ class Bench:
                     body = r.read().decode()
             except OSError:
                 return None
-            found = False
             for line in body.splitlines():
-                if line.startswith("solrace_gc_seconds_total{"):
-                    total += float(line.rsplit(" ", 1)[1])
-                    found = True
-            if not found:
+                if line.startswith("#") or " " not in line:
+                    continue
+                name, value = line.rsplit(" ", 1)
+                labels = dict(_LABEL.findall(name))
+                key = None
+                if name.startswith("solrace_gc_seconds_total{"):
+                    key = "gc_seconds"
+                elif name.startswith("solrace_gc_collections_total{"):
+                    key = f"gc{labels['generation']}"
+                elif name.startswith("solrace_gc_pauses_total{"):
+                    key = f"gc{labels['generation']}_over_{labels['over_ms']}"
+                elif name.startswith("solrace_loop_lag_total{"):
+                    key = f"lag_over_{labels['over_ms']}"
+                elif name.startswith("solrace_loop_lag_probes_total"):
+                    key = "lag_probes"
+                if key is not None:
+                    totals[key] = totals.get(key, 0.0) + float(value)
+            if "gc_seconds" not in totals:
                 return None
-        return total
+        return totals
 
     def cpu_meter(self, servers: dict[str, int], loadgens: list[int] | None = None) -> CpuMeter:
         """A meter of the servers, Redis (when this run started it) and the load generators
@@ -328,14 +350,14 @@ class Bench:
         meter = self.cpu_meter(servers, loadgens)
         time.sleep(max(0.0, t0 - time.monotonic()))
         meter.start()
-        gc0 = self.gc_seconds(servers)
+        stalls0 = self.stalls(servers)
         redis_cpu0 = self.redis_cpu()
         redis_cmds0 = self.redis_commands()
         if on_start is not None:
             on_start()
         time.sleep(max(0.0, t1 - time.monotonic()))
         meter.stop()
-        gc1 = self.gc_seconds(servers)
+        stalls1 = self.stalls(servers)
         redis_cpu = self.redis_cpu() - redis_cpu0
         redis_cmds = {
             k: n - redis_cmds0.get(k, 0)
@@ -343,6 +365,11 @@ class Bench:
             if n > redis_cmds0.get(k, 0) and k != "info"  # our own INFO calls
         }
         redis_reads = redis_cmds.pop("(reads)", 0)
+        stalls = (
+            None
+            if stalls0 is None or stalls1 is None
+            else {k: v - stalls0.get(k, 0.0) for k, v in stalls1.items()}
+        )
         return {
             "cpu": meter.shares(),
             "cpu_system": meter.system,
@@ -351,7 +378,8 @@ class Bench:
             "redis_cpu": redis_cpu,
             "redis_cmds": redis_cmds,
             "redis_reads": redis_reads,
-            "gc_seconds": None if gc0 is None or gc1 is None else gc1 - gc0,
+            "gc_seconds": None if stalls is None else stalls.get("gc_seconds"),
+            "stalls": stalls,
             "t0": t0,
             "t1": t1,
         }
@@ -512,6 +540,8 @@ class Bench:
                         f"{label} of which in the garbage collector (solrace_gc_seconds)",
                         f"{res['gc_seconds'] / used:.0%} ({res['gc_seconds'] / res['acks'] * 1e6:.0f} us a {per})",
                     )
+                if res.get("stalls"):
+                    r.figure(f"{label} what stalled the loop", stall_line(res["stalls"]))
             if not label.startswith(("echo", "bare")):
                 res["redis_us"] = res["redis_cpu"] / max(1, res["acks"]) * 1e6
                 r.figure(
@@ -1056,6 +1086,22 @@ class Bench:
 
     def scenario_scale_out(self) -> None:
         load_scale.scenario_scale_out(self)
+
+
+#: a label of a /metrics sample's name: generation="2"
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
+def stall_line(stalls: dict[str, float]) -> str:
+    """A window's stalls of the loop, in words: collections by generation (those of at least
+    20 ms in brackets) and the loop's probes late by at least 5, 20, 50 and 100 ms."""
+    gens = []
+    for gen in range(3):
+        n = stalls.get(f"gc{gen}", 0.0)
+        slow = stalls.get(f"gc{gen}_over_20", 0.0)
+        gens.append(f"gen{gen} {n:.0f}" + (f" ({slow:.0f} >= 20 ms)" if slow else ""))
+    lags = " ".join(f">={b}ms {stalls.get(f'lag_over_{b}', 0.0):.0f}" for b in (5, 20, 50, 100))
+    return f"gc {', '.join(gens)}; loop probes late of {stalls.get('lag_probes', 0.0):.0f}: {lags}"
 
 
 def _median(values: list[float]) -> float:

@@ -104,7 +104,10 @@ class Klondike(Game):
     _build: bool
     _passes: int
     #: per move: the move, its card count, the waste fan before it, whether it flipped a card
-    _undo: list[tuple[Move, int, int, bool]]
+    #: per move played, an int: the cards moved << 3 | the waste's fan before << 1 | a flip
+    #: (the move is the history's last: no tuple, nothing for the garbage collector to walk
+    #: for as long as the game lives)
+    _undo: list[int]
 
     @classmethod
     def _deal(cls, game: str, seed: int, options: Options) -> Klondike:
@@ -489,14 +492,14 @@ class Klondike(Game):
             L = len(w)
             vis = 1 if self._draw == 1 else min(3, L)
             self._wvis = vis
-            self._undo.append((m, k, old_vis, False))
+            self._undo.append(k << 3 | old_vis << 1)
             # newly visible: the dealt cards, plus old waste cards the fan uncovers again
             lo, hi = L - vis, L - k - old_vis
             shown = w[lo:hi] + w[L - k :] if lo < hi else w[L - k :]
             return Effect(m, tuple([TEXT[c] for c in shown]), 0)
         if m is RECYCLE:
             w = piles[W]
-            self._undo.append((m, 0, self._wvis, False))
+            self._undo.append(self._wvis << 1)
             w.reverse()
             piles[S] = w
             piles[W] = []
@@ -528,13 +531,15 @@ class Klondike(Game):
                 revealed = (TEXT[p[-1]],)
             else:
                 self._wvis = 0
-        self._undo.append((m, n, old_vis, flipped))
+        self._undo.append(n << 3 | old_vis << 1 | flipped)
         return Effect(m, revealed, delta)
 
     def _undo_last(self) -> None:
-        m, n, old_vis, flipped = self._undo.pop()
+        rec = self._undo.pop()
+        m = self.history[-1]
+        n = rec >> 3
         piles = self.piles
-        self._wvis = old_vis
+        self._wvis = (rec >> 1) & 3
         if m is DEAL:
             stock = piles[S]
             w = piles[W]
@@ -551,7 +556,7 @@ class Klondike(Game):
         idx = self.PILE_INDEX
         si = idx[m.src]
         di = idx[m.dst]
-        if flipped:
+        if rec & 1:
             self._down[si] += 1
         move_cards(piles[di], piles[si], n)
         self._home -= (1 if F <= di < S else 0) - (1 if F <= si < S else 0)

@@ -479,6 +479,7 @@ async def serve_forever(
     await transport.start()
     METRICS.gc.install()
     gctime.tune(args.gc_threshold)
+    METRICS.loop_lag.start()
     stop = asyncio.get_running_loop().create_future()
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, AttributeError):

@@ -10,9 +10,21 @@ start-up made (the modules, the engine's tables: never collected again) and rais
 first threshold (`--gc-threshold`, default GC_THRESHOLD): a pass every 50,000 net
 allocations finds the same few cycles a pass every 700 did, for a fraction of the passes.
 
+A pass stops the loop for as long as it walks its generation: with 2,000 paced players a
+generation-0 pass (every ~5-15 s) walks what the last seconds' moves keep alive (the seats'
+cached views above all), 20-46 ms, and a generation-1 pass (every tenth) what ten of them
+left, ~300 ms while every move kept a tracked undo record and log entry: ack p99 41.6 ms and
+max 308 ms over 70 s, against ~10-16 ms in windows without one. A move keeps no such object
+now (engine/klondike.py `_undo`, server/rules/room.py `SeatRace._texts`): half as many
+generation-0 passes, none of generation 1 in 70 s. A threshold of 5,000 made the passes
+shorter (none over 50 ms) but walked the live views ten times as often: 6 µs a move
+against 1 (BENCHMARKS.md, issue 21, branch core21j).
+
 `GcClock` says how much it costs: `solrace_gc_seconds{generation}` and
 `solrace_gc_collections{generation}` on /metrics, read before and after a benchmark's
-window (`solrace bench load` prints the share).
+window (`solrace bench load` prints the share), and how long the loop stood still for it:
+`solrace_gc_pauses{generation,over_ms}` counts the collections that took at least
+`over_ms` (PAUSE_BUCKETS_MS), and `solrace_gc_longest_seconds{generation}` is the longest.
 """
 
 from __future__ import annotations
@@ -22,11 +34,13 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from prometheus_client.core import CounterMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 #: net allocations between two generation-0 collections (Python's default: 700)
 GC_THRESHOLD = 50_000
+#: a collection is counted in `solrace_gc_pauses{over_ms}` for each bound it reaches
+PAUSE_BUCKETS_MS = (5, 20, 50, 100)
 
 
 def tune(threshold: int = GC_THRESHOLD) -> None:
@@ -46,6 +60,9 @@ class GcClock(Collector):
     def __init__(self) -> None:
         self.seconds = [0.0, 0.0, 0.0]
         self.collections = [0, 0, 0]
+        #: per generation, collections that took at least PAUSE_BUCKETS_MS[i]
+        self.pauses = [[0] * len(PAUSE_BUCKETS_MS) for _ in range(3)]
+        self.longest = [0.0, 0.0, 0.0]
         self._start = 0.0
         self._installed = False
 
@@ -64,10 +81,19 @@ class GcClock(Collector):
             self._start = time.perf_counter()
             return
         gen = info["generation"]
-        self.seconds[gen] += time.perf_counter() - self._start
+        took = time.perf_counter() - self._start
+        self.seconds[gen] += took
         self.collections[gen] += 1
+        if took > self.longest[gen]:
+            self.longest[gen] = took
+        ms = took * 1000
+        counts = self.pauses[gen]
+        for i, bound in enumerate(PAUSE_BUCKETS_MS):
+            if ms < bound:
+                break
+            counts[i] += 1
 
-    def collect(self) -> Iterable[CounterMetricFamily]:
+    def collect(self) -> Iterable[CounterMetricFamily | GaugeMetricFamily]:
         secs = CounterMetricFamily(
             "solrace_gc_seconds",
             "wall time in the cyclic garbage collector, by the generation collected",
@@ -78,8 +104,23 @@ class GcClock(Collector):
             "cyclic garbage collections, by the generation collected",
             labels=["generation"],
         )
+        pauses = CounterMetricFamily(
+            "solrace_gc_pauses",
+            "cyclic garbage collections that took at least over_ms (the loop stood still)",
+            labels=["generation", "over_ms"],
+        )
+        longest = GaugeMetricFamily(
+            "solrace_gc_longest_seconds",
+            "the longest collection of the generation so far",
+            labels=["generation"],
+        )
         for gen in range(3):
             secs.add_metric([str(gen)], self.seconds[gen])
             runs.add_metric([str(gen)], float(self.collections[gen]))
+            longest.add_metric([str(gen)], self.longest[gen])
+            for bound, count in zip(PAUSE_BUCKETS_MS, self.pauses[gen], strict=True):
+                pauses.add_metric([str(gen), str(bound)], float(count))
         yield secs
         yield runs
+        yield pauses
+        yield longest

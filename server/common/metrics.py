@@ -28,6 +28,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 from solrace.server.common.gctime import GcClock
+from solrace.server.common.loop_lag import LoopLag
 
 #: ack latency buckets, seconds: the goal is a p99 within 25 ms; a failover takes seconds
 ACK_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
@@ -113,6 +114,9 @@ class Metrics:
         #: time in the cyclic garbage collector (installed by the server: `gc.install`)
         self.gc = GcClock()
         r.register(self.gc)
+        #: the event loop's lateness (started by the server: `loop_lag.start`)
+        self.loop_lag = LoopLag()
+        r.register(self.loop_lag)
         #: moves acked (`acked`) and frames fanned out (`fanout_frames.inc(n)`)
         self.moves_acked = self._move_path.moves
         self.fanout_frames = self._move_path.fanout

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import logging
+import math
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -61,6 +63,11 @@ GAP_WAIT = 0.1
 #: 100 ms and 7.7 when the first went at once, and each frame is a send (~9 µs of the
 #: kernel's on loopback); a racer sees another's move at most a quarter second late
 PLAYER_TICK_S = 0.25
+#: a players' window closes on the first multiple of this after its tick (so 250-260 ms): the
+#: windows due in one slot share one timer of the loop's (`Hub._windows_due`), where a timer
+#: each (~680 a second with 2,000 paced players) cost a handle, its place in the loop's heap
+#: of ~4,500 timers (a Python comparison per level) and a callback each
+WINDOW_SLOT_S = 0.01
 #: progress events a room holds at most: the tick ends early at this many (a room at full
 #: speed makes ~60 in 100 ms), so that what it holds is always among the kept ones (RECENT)
 HELD_MAX = RECENT // 2
@@ -100,9 +107,10 @@ def urgent(event: dict[str, Any]) -> bool:
 
 @dataclass
 class Window:
-    """A room's coalescing window: progress events held until `timer` fires."""
+    """A room's coalescing window: progress events held until `due` (the loop's time; the
+    hub's one timer for every window due, `Hub._windows_due`, sends them)."""
 
-    timer: asyncio.TimerHandle
+    due: float
     held: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -222,6 +230,12 @@ class Hub:
         self.recent: dict[str, dict[int, dict[str, Any]]] = {}
         self.tops: dict[str, int] = {}
         self.windows: dict[str, Window] = {}
+        #: every window by its due time (a heap of (due, seq, code, window); one closed early
+        #: stays until its time and is then passed over) and the one timer for its head
+        self._due: list[tuple[float, int, str, Window]] = []
+        self._due_seq = 0
+        self._due_timer: asyncio.TimerHandle | None = None
+        self._due_at = math.inf
         #: seconds a room's racing progress waits for its players' frame (`deliver`)
         self.player_tick = PLAYER_TICK_S
         self.gap_timers: dict[str, asyncio.TimerHandle] = {}
@@ -288,9 +302,7 @@ class Hub:
         self.recent.pop(code, None)
         self.tops.pop(code, None)
         self.heard.pop(code, None)
-        window = self.windows.pop(code, None)
-        if window is not None:
-            window.timer.cancel()
+        self.windows.pop(code, None)  # its place in `_due` is passed over when due
         timer = self.gap_timers.pop(code, None)
         if timer is not None:
             timer.cancel()
@@ -470,25 +482,56 @@ class Hub:
             if self.player_tick <= 0:
                 self._send(code, [event])
                 return
-            loop = asyncio.get_running_loop()
-            timer = loop.call_later(self.player_tick, self._window_end, code)
-            self.windows[code] = Window(timer, [event])
+            self._open_window(code, event)
             return
         self._release(code)  # what is held goes first: the room's order is kept
         self._send(code, [event])
 
+    def _open_window(self, code: str, event: dict[str, Any]) -> None:
+        """A players' window for the room, holding `event`, due on the first WINDOW_SLOT_S
+        after the players' tick; the hub's timer is armed for it when it is the earliest."""
+        loop = asyncio.get_running_loop()
+        due = math.ceil((loop.time() + self.player_tick) / WINDOW_SLOT_S) * WINDOW_SLOT_S
+        window = Window(due, [event])
+        self.windows[code] = window
+        self._due_seq += 1
+        heapq.heappush(self._due, (due, self._due_seq, code, window))
+        if due < self._due_at:
+            if self._due_timer is not None:
+                self._due_timer.cancel()
+            self._due_at = due
+            self._due_timer = loop.call_at(due, self._windows_due)
+
+    def _windows_due(self) -> None:
+        """The players' tick is over for every window due by now: what each held goes out
+        (the next progress opens the room's next one); the timer is armed for the next due."""
+        self._due_timer = None
+        self._due_at = math.inf
+        loop = asyncio.get_running_loop()
+        limit = loop.time() + WINDOW_SLOT_S / 10  # the loop runs a timer this early at most
+        due = self._due
+        while due and due[0][0] <= limit:
+            _, _, code, window = heapq.heappop(due)
+            if self.windows.get(code) is window:
+                try:
+                    self._window_end(code)
+                except Exception:  # one room's failure must not hold back the others'
+                    log.exception("players' window of %s", shown(code))
+        if due:
+            self._due_at = due[0][0]
+            self._due_timer = loop.call_at(self._due_at, self._windows_due)
+
     def _window_end(self, code: str) -> None:
-        """The players' tick is over: what it held goes out (the next progress opens the
-        next one)."""
+        """The room's players' tick is over: what it held goes out (the next progress opens
+        the next one)."""
         self._release(code)
 
     def _release(self, code: str) -> None:
-        """Send what the room's window holds, now, and close the window (its timer too)."""
+        """Send what the room's window holds, now, and close the window (its place in the
+        hub's heap is passed over when due)."""
         window = self.windows.pop(code, None)
-        if window is not None:
-            window.timer.cancel()
-            if window.held:
-                self._send(code, window.held)
+        if window is not None and window.held:
+            self._send(code, window.held)
 
     def _heard(self, code: str, event: dict[str, Any]) -> None:
         """Keep a room event (by number) for whoever lacks it: players now or at the window's
@@ -726,8 +769,11 @@ class Hub:
         for timer in self.gap_timers.values():
             timer.cancel()
         self.gap_timers.clear()
-        for window in self.windows.values():
-            window.timer.cancel()
+        if self._due_timer is not None:
+            self._due_timer.cancel()
+            self._due_timer = None
+        self._due_at = math.inf
+        self._due.clear()
         self.windows.clear()
         for tick in self.ticks.values():
             tick.cancel()

@@ -84,7 +84,11 @@ class SeatRace:
         self.seed = seed
         self.game_options = dict(game_options)
         self.game: Game = new_game(game, seed=seed, options=self.game_options)
-        self.entries: list[Entry] = []
+        #: the log: each stored move's text and time, in two lists (a str and an int a move:
+        #: nothing the garbage collector tracks, where an `Entry` a move was one more object
+        #: for every later collection of an older generation to walk; `entries` builds them)
+        self._texts: list[str] = []
+        self._times: list[int] = []
         self.homes: list[int] = []  # home count after each entry, for "when progress was reached"
         self.revealed: list[
             tuple[str, ...]
@@ -106,7 +110,8 @@ class SeatRace:
         eff = self.game.play(text)
         self.state += 1
         self._touch(eff.move)
-        self.entries.append(Entry(str(eff.move), at))
+        self._texts.append(eff.move.text)
+        self._times.append(at)
         self.homes.append(self.game.home())
         self.revealed.append(tuple(eff.revealed))
         return eff
@@ -116,7 +121,25 @@ class SeatRace:
         self.state += 1
         self.homes.pop()
         self.revealed.pop()
-        return self.entries.pop()
+        return Entry(self._texts.pop(), self._times.pop())
+
+    @property
+    def entries(self) -> list[Entry]:
+        """The stored log, move by move (a new list: built each time it is asked for)."""
+        return [Entry(m, t) for m, t in zip(self._texts, self._times, strict=True)]
+
+    def move_texts(self) -> list[str]:
+        """The log's moves' texts, in order (a new list)."""
+        return list(self._texts)
+
+    def last_entry(self) -> Entry:
+        """The log's last move (IndexError when it has none)."""
+        return Entry(self._texts[-1], self._times[-1])
+
+    @property
+    def last_at(self) -> int | None:
+        """The time of the log's last move; None before the first."""
+        return self._times[-1] if self._times else None
 
     def _touch(self, move: Move) -> None:
         """A move played or taken back: its piles are among those the next view compares."""
@@ -130,20 +153,20 @@ class SeatRace:
 
     def load(self, entries: list[Entry], rev: int) -> None:
         """Bring the game to the stored log: extend when ours is a prefix, else rebuild."""
-        mine = [(e.move, e.at) for e in self.entries]
+        mine = list(zip(self._texts, self._times, strict=True))
         theirs = [(e.move, e.at) for e in entries]
         if theirs[: len(mine)] != mine:
             self.game = new_game(self.game_name, seed=self.seed, options=self.game_options)
             self.state += 1
             self._touched = None  # every pile is compared with the last view
-            self.entries, self.homes, self.revealed = [], [], []
-        for e in entries[len(self.entries) :]:
+            self._texts, self._times, self.homes, self.revealed = [], [], [], []
+        for e in entries[len(self._texts) :]:
             self.play(e.move, e.at)
         self.rev = rev
 
     @property
     def moves(self) -> int:
-        return len(self.entries)
+        return len(self._texts)
 
     def view(self) -> dict[str, Any]:
         """The engine view of the game as it is now, built once per game state.
@@ -190,7 +213,7 @@ class SeatRace:
             return None
         for i, h in enumerate(self.homes):
             if h == final:
-                return self.entries[i].at
+                return self._times[i]
         return None  # pragma: no cover - final is one of homes
 
 
@@ -312,11 +335,8 @@ class Room:
         if race is None:
             return {"moves": 0, "home": 0, "progress": 0.0, "time": None}
         start = self.doc["starts_at"] or 0
-        if race.entries:
-            last = race.entries[-1].at
-            at = last - start
-        else:
-            at = None
+        last = race.last_at
+        at = None if last is None else last - start
         return {
             "moves": race.moves,
             "home": race.game.home(),
@@ -753,10 +773,7 @@ class Room:
             "commitment": d["commitment"],
             "deal": d["options"].get("deal", "any"),
             "solution_moves": d.get("solution"),
-            "moves": {
-                str(seat): [e.move for e in race.entries]
-                for seat, race in sorted(self.races.items())
-            },
+            "moves": {str(seat): race.move_texts() for seat, race in sorted(self.races.items())},
         }
 
     # --- moves (they change only a seat's log) ------------------------------------------
@@ -793,7 +810,7 @@ class Room:
             raise ProtocolError("illegal_move", str(exc) or f"illegal move {text!r}") from None
         return MovePlan(
             seat,
-            race.entries[-1],
+            race.last_entry(),
             expected_len,
             rev,
             tuple(eff.revealed),
@@ -804,7 +821,7 @@ class Room:
         race = self.check_can_move(seat, now)
         if self.options["undo"] != "safe":
             raise ProtocolError("undo_refused", "undo is off in this room")
-        if not race.entries:
+        if not race.moves:
             raise ProtocolError("undo_refused", "there is no move to take back")
         if n is not None and n != race.moves:
             raise ProtocolError(

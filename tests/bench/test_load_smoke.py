@@ -28,6 +28,9 @@ EXPECTED = [
     # the server's own GC clock (solrace_gc_seconds on /metrics) over the window
     rf"race server of which in the garbage collector \(solrace_gc_seconds\): {NUMBER}% "
     rf"\({NUMBER} us a move\)",
+    # what stalled its loop in the window: the collector's passes, the loop probe's lateness
+    r"race server what stalled the loop: gc gen0 [0-9]+.*, gen1 [0-9]+.*, gen2 [0-9]+.*; "
+    r"loop probes late of [0-9]+: >=5ms [0-9]+ >=20ms [0-9]+ >=50ms [0-9]+ >=100ms [0-9]+",
     rf"move-to-spectator latency: {LATENCY}",
     rf"race server RSS per idle connection \(after hello\): -?{NUMBER} KiB",
     rf"echo baseline RSS per idle connection: -?{NUMBER} KiB",
@@ -57,7 +60,7 @@ EXPECTED = [
 
 
 #: the throughput scenario's lines: the fast lane runs that scenario only (~5 s; all: ~80 s)
-THROUGHPUT = EXPECTED[:8]
+THROUGHPUT = EXPECTED[:9]
 
 
 def test_quick_throughput_run_prints_its_figures(

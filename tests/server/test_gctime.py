@@ -61,3 +61,25 @@ def test_tune_zero_leaves_python_alone() -> None:
     gctime.tune(0)
     assert gc.get_threshold() == (700, 10, 10)
     assert gc.get_freeze_count() == 0
+
+
+def test_the_clock_counts_long_collections_by_bound() -> None:
+    clock = GcClock()
+    clock._start = 0.0
+    real = gctime.time.perf_counter
+    try:
+        gctime.time.perf_counter = lambda: 0.030  # type: ignore[assignment]
+        clock._callback("stop", {"generation": 1})
+    finally:
+        gctime.time.perf_counter = real  # type: ignore[assignment]
+    # 30 ms: over 5 and 20, not 50 or 100
+    assert clock.pauses[1] == [1, 1, 0, 0] and clock.pauses[0] == [0, 0, 0, 0]
+    assert clock.longest[1] == pytest.approx(0.030)
+    samples = {
+        (s.name, s.labels.get("generation"), s.labels.get("over_ms")): s.value
+        for family in clock.collect()
+        for s in family.samples
+    }
+    assert samples[("solrace_gc_pauses_total", "1", "20")] == 1
+    assert samples[("solrace_gc_pauses_total", "1", "50")] == 0
+    assert samples[("solrace_gc_longest_seconds", "1", None)] == pytest.approx(0.030)
