@@ -146,6 +146,12 @@ DOMINANCE = True
 #: the talon is (``returned_lost``; off only to measure it)
 RETURNED = True
 
+#: draw three (or more): a tableau card is forced home under the looser test Solvitaire
+#: uses (the other colour's foundations at r-2 or more, the other suit of its colour at r-3
+#: or more) instead of r-1 and r-2 (``safe``; proof in docs/SOLVABILITY.md, fourteenth
+#: pass). Draw one keeps the strict test, so the default rules' searches do not change
+LOOSE_SAFE_DRAW = True
+
 #: moves after which a position that was not dead may be (solve_klondike_dead)
 SUSPECT = (TT, TF, WT, FT)
 
@@ -277,13 +283,16 @@ class KlondikeState:
         return True
 
     def safe(self, c: int) -> bool:
-        """Card c (ready for its foundation) may go there as a forced move (module docstring)."""
+        """Card c (ready for its foundation) may go there as a forced move (module docstring;
+        with draw three, ``LOOSE_SAFE_DRAW``: one rank looser on each side)."""
         r = RANK[c]
         if r <= 1:
             return True
         s = SUIT[c]
         f = self.found
         a, b = OTHER_COLOUR[s]
+        if LOOSE_SAFE_DRAW and self.draw > 1:
+            return f[a] >= r - 2 and f[b] >= r - 2 and f[SAME_COLOUR[s]] >= r - 3
         return f[a] >= r - 1 and f[b] >= r - 1 and f[SAME_COLOUR[s]] >= r - 2
 
     def buried(self) -> set[int]:
@@ -759,7 +768,16 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
             state.build,
             state.passes,
             budget,
-            (DEFER_HOME, CHAIN, TWIN, POINTER_KEY, DOMINANCE, RETURNED, RETURNED_DRAW),
+            (
+                DEFER_HOME,
+                CHAIN,
+                TWIN,
+                POINTER_KEY,
+                DOMINANCE,
+                RETURNED,
+                RETURNED_DRAW,
+                LOOSE_SAFE_DRAW,
+            ),
             (FIRST_RUN, GROWTH, FIRST_RUN_SHORT, GROWTH_SHORT, _luby(state)),
         )
         if verdict != WON:
