@@ -27,7 +27,11 @@ and any win that keeps c out longer converts into one that skips c's and
 those cards' moves (the proof is in docs/SOLVABILITY.md). It holds for c on
 the tableau, for the waste top with draw one, and for any talon card with draw
 one and unlimited passes (the talon keeps its order without c); with draw three
-removing a waste card shifts the groups, so there it is used only from the tableau.
+removing a waste card shifts the groups, so there it is used only from the tableau. With
+draw three (``LOOSE_SAFE_DRAW``) the test is Solvitaire's, one rank looser on each side: the
+other colour's foundations at r-2 or more and the other suit of c's colour at r-3 or more
+(every card below those is home and never needs to come down, so whatever a win puts on c
+can go home instead and come back down when needed: proof in docs/SOLVABILITY.md).
 
 Deferred plays. A talon card put on the tableau (draw one, unlimited passes:
 it was as reachable in the talon) and a foundation card brought back down only
