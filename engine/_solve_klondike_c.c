@@ -309,6 +309,8 @@ typedef struct {
     /* draw three (or more), unlimited passes: a card back in the talon (returned3_lost); off
        by default (solve_klondike.RETURNED_DRAW) */
     int returned3;
+    /* draw three: the looser forced-play test in safe() (solve_klondike.LOOSE_SAFE_DRAW) */
+    int loose;
     uint8_t orig_at[52]; /* each card's index in the talon the search started from */
     MT rng;
     int use_rng;
@@ -394,13 +396,16 @@ static int make_key(const State *st, uint8_t *out) {
     return n;
 }
 
+/* KlondikeState.safe: with draw three and st->loose (LOOSE_SAFE_DRAW) one rank looser on
+   each side, Solvitaire's test (other colour at r-2, the other suit of c's colour at r-3) */
 static int safe(const State *st, int c) {
     int r = RANK_[c];
     if (r <= 1) return 1;
     int s = SUIT_[c];
     const int *f = st->found;
-    return f[OTHER_COLOUR[s][0]] >= r - 1 && f[OTHER_COLOUR[s][1]] >= r - 1 &&
-           f[SAME_COLOUR[s]] >= r - 2;
+    int k = st->loose && st->draw > 1;
+    return f[OTHER_COLOUR[s][0]] >= r - 1 - k && f[OTHER_COLOUR[s][1]] >= r - 1 - k &&
+           f[SAME_COLOUR[s]] >= r - 2 - k;
 }
 
 static mask_t talon_mask(const State *st) {
@@ -1362,12 +1367,13 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         if (tn < 0) goto done;
         st->tn = tn;
         (void)total;
-        int fl[7] = {0, 0, 0, 0, 0, 0, 0};
-        int nfl = read_ints(flags, fl, 7, "flags");
+        int fl[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        int nfl = read_ints(flags, fl, 8, "flags");
         if (nfl < 6) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "flags: 6 or 7 items");
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "flags: 6 to 8 items");
             goto done;
         }
+        st->loose = fl[7];
         st->returned3 = fl[6];
         st->defer_home = fl[0];
         st->chain = fl[1];

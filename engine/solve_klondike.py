@@ -27,7 +27,11 @@ and any win that keeps c out longer converts into one that skips c's and
 those cards' moves (the proof is in docs/SOLVABILITY.md). It holds for c on
 the tableau, for the waste top with draw one, and for any talon card with draw
 one and unlimited passes (the talon keeps its order without c); with draw three
-removing a waste card shifts the groups, so there it is used only from the tableau.
+removing a waste card shifts the groups, so there it is used only from the tableau. With
+draw three (``LOOSE_SAFE_DRAW``) the test is Solvitaire's, one rank looser on each side: the
+other colour's foundations at r-2 or more and the other suit of c's colour at r-3 or more
+(every card below those is home and never needs to come down, so whatever a win puts on c
+can go home instead and come back down when needed: proof in docs/SOLVABILITY.md).
 
 Deferred plays. A talon card put on the tableau (draw one, unlimited passes:
 it was as reachable in the talon) and a foundation card brought back down only
@@ -145,6 +149,12 @@ DOMINANCE = True
 #: draw one, unlimited passes: a position is lost when the same one with a top card back in
 #: the talon is (``returned_lost``; off only to measure it)
 RETURNED = True
+
+#: draw three (or more): a tableau card is forced home under the looser test Solvitaire
+#: uses (the other colour's foundations at r-2 or more, the other suit of its colour at r-3
+#: or more) instead of r-1 and r-2 (``safe``; proof in docs/SOLVABILITY.md, fourteenth
+#: pass). Draw one keeps the strict test, so the default rules' searches do not change
+LOOSE_SAFE_DRAW = True
 
 #: moves after which a position that was not dead may be (solve_klondike_dead)
 SUSPECT = (TT, TF, WT, FT)
@@ -277,13 +287,16 @@ class KlondikeState:
         return True
 
     def safe(self, c: int) -> bool:
-        """Card c (ready for its foundation) may go there as a forced move (module docstring)."""
+        """Card c (ready for its foundation) may go there as a forced move (module docstring;
+        with draw three, ``LOOSE_SAFE_DRAW``: one rank looser on each side)."""
         r = RANK[c]
         if r <= 1:
             return True
         s = SUIT[c]
         f = self.found
         a, b = OTHER_COLOUR[s]
+        if LOOSE_SAFE_DRAW and self.draw > 1:
+            return f[a] >= r - 2 and f[b] >= r - 2 and f[SAME_COLOUR[s]] >= r - 3
         return f[a] >= r - 1 and f[b] >= r - 1 and f[SAME_COLOUR[s]] >= r - 2
 
     def buried(self) -> set[int]:
@@ -759,7 +772,16 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
             state.build,
             state.passes,
             budget,
-            (DEFER_HOME, CHAIN, TWIN, POINTER_KEY, DOMINANCE, RETURNED, RETURNED_DRAW),
+            (
+                DEFER_HOME,
+                CHAIN,
+                TWIN,
+                POINTER_KEY,
+                DOMINANCE,
+                RETURNED,
+                RETURNED_DRAW,
+                LOOSE_SAFE_DRAW,
+            ),
             (FIRST_RUN, GROWTH, FIRST_RUN_SHORT, GROWTH_SHORT, _luby(state)),
         )
         if verdict != WON:

@@ -1545,3 +1545,91 @@ def test_klondike_restarts_win_deals_and_keep_loss_proofs() -> None:
     g = new_game("klondike", 6)
     r = solve(g, budget=10_000)
     assert r.verdict == "won" and r.nodes < 7_000 and replays_to_win(g, r)
+
+
+def _loose_window_klondike(rng: random.Random, options: str) -> Game:
+    """Foundations within three ranks of each other (where the looser forced-play test of
+    ``LOOSE_SAFE_DRAW`` often says yes and ``safe``'s strict one no), the cards left built
+    into runs on the tableau, some over a face-down card or two, or in the talon."""
+    base = rng.randrange(9, 12)
+    found = {suit: base + rng.randrange(0, 3) for suit in "CDHS"}
+    left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
+    rng.shuffle(left)
+    left.sort(key=lambda c: -"A23456789TJQK".index(c[0]))  # high cards first
+    tab: list[list[str]] = [[] for _ in range(7)]
+    talon: list[str] = []
+    for c in left:
+        rank = "A23456789TJQK".index(c[0])
+        red = c[1] in "DH"
+        parents = [
+            p
+            for p in tab
+            if p and "A23456789TJQK".index(p[-1][0]) == rank + 1 and (p[-1][1] in "DH") != red
+        ]
+        empty = [p for p in tab if not p]
+        if parents and rng.random() < 0.7:
+            rng.choice(parents).append(c)
+        elif empty and rng.random() < 0.5:
+            empty[0].append(c)
+        else:
+            talon.append(c)
+    tab_text = []
+    for p in tab:
+        under: list[str] = []
+        if p and talon and rng.random() < 0.6:  # a talon card or two face down under it
+            under = [talon.pop() for _ in range(rng.randrange(1, min(2, len(talon)) + 1))]
+        tab_text.append(" ".join([f"[{c}]" for c in under] + p))
+    cut = rng.randrange(len(talon) + 1)
+    return _klondike(options, found, tab_text, " ".join(talon[cut:]), " ".join(talon[:cut]))
+
+
+def test_klondike_draw_three_loose_forced_plays_match_a_naive_search() -> None:
+    # fourteenth pass: with draw three a tableau card goes home as the only move under the
+    # looser test (other colour at r-2, the other suit of its colour at r-3). A pruning can
+    # only lose wins, so the check is on won positions where it fires: against every line
+    # of play, on positions with the foundations a few ranks apart
+    rng = random.Random(24)
+    won = fired = 0
+    for i in range(40):
+        g = _loose_window_klondike(rng, "draw=3 moves=build" if i % 2 else "draw=3")
+        expect = naive_winnable(g, cap=4000)
+        if expect is None:
+            continue
+        with switched(LOOSE_SAFE_DRAW=False):
+            strict = solve(g)
+        loose = solve(g)
+        assert loose.verdict == strict.verdict == ("won" if expect else "lost"), g.to_text()
+        assert solve_short_runs(g).verdict == loose.verdict, g.to_text()
+        won += expect
+        fired += expect and loose.nodes != strict.nodes
+    assert won >= 20 and fired >= 10, (won, fired)
+
+
+def test_klondike_loose_forced_plays_keep_every_verdict_and_leave_draw_one_alone() -> None:
+    # positions a few random moves into standard deals: the same verdicts with the looser
+    # test and without wherever both decide; seed 156's loss proof shrinks (431,034 to
+    # 198,572 positions); the default rules (draw one) search the same positions either way
+    seen: dict[str, int] = {}
+    rng = random.Random(14)
+    for seed in range(150, 175):
+        g = new_game("klondike", seed, {"draw": 3, "moves": "build"})
+        for _ in range(rng.randrange(0, 30)):
+            moves = g.legal_moves()
+            if not moves:
+                break
+            g.apply(rng.choice(moves))
+        with switched(LOOSE_SAFE_DRAW=False):
+            before = solve(g, budget=CHECK_BUDGET).verdict
+        after = solve(g, budget=CHECK_BUDGET).verdict
+        if UNKNOWN not in (before, after):
+            assert before == after, g.to_text()
+            seen[after] = seen.get(after, 0) + 1
+    assert seen.get(LOST, 0) >= 2 and seen.get(WON, 0) >= 5, seen
+    std = {"draw": 3, "moves": "build"}
+    with switched(LOOSE_SAFE_DRAW=False):
+        off = solve_deal("klondike", 156, std, budget=1_000_000)
+        one_off = solve(new_game("klondike", 3), budget=20_000)
+    on = solve_deal("klondike", 156, std, budget=1_000_000)
+    one_on = solve(new_game("klondike", 3), budget=20_000)
+    assert on.verdict == off.verdict == LOST and on.nodes < off.nodes
+    assert (one_on.verdict, one_on.nodes) == (one_off.verdict, one_off.nodes)

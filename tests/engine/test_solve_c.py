@@ -154,7 +154,17 @@ def test_c_and_python_agree_on_positions_played_into(
 @needs_c
 @pytest.mark.parametrize(
     "flag",
-    ["DEFER_HOME", "CHAIN", "TWIN", "POINTER_KEY", "DOMINANCE", "RETURNED", "LUBY", "LUBY_DRAW"],
+    [
+        "DEFER_HOME",
+        "CHAIN",
+        "TWIN",
+        "POINTER_KEY",
+        "DOMINANCE",
+        "RETURNED",
+        "LUBY",
+        "LUBY_DRAW",
+        "LOOSE_SAFE_DRAW",
+    ],
 )
 def test_c_and_python_agree_with_each_pruning_off(flag: str) -> None:
     # the flags that switch a proved pruning off (to measure it) reach the C search too
