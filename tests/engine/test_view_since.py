@@ -101,7 +101,9 @@ def test_view_since_over_the_touched_piles_is_the_view(
     "options",
     [{}, {"draw": 3}, {"passes": 1}, {"draw": 3, "passes": 3}, {"moves": "build", "passes": 2}],
 )
-def test_klondike_dead_check_kept_across_views_is_the_full_check(options: dict[str, object]) -> None:
+def test_klondike_dead_check_kept_across_views_is_the_full_check(
+    options: dict[str, object],
+) -> None:
     """Klondike's dead check in `view_since` is skipped while the move the last one found has
     both its piles untouched (`_dead_since`): along random games played to their end (undos
     too), each view's `dead` is what a full check of a copy says, and some games end dead."""
