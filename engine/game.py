@@ -285,8 +285,13 @@ class Game:
         view["home"] = self.home()
         view["progress"] = self.progress()
         view["won"] = self.is_won()
-        view["dead"] = self.is_dead()
+        view["dead"] = self._dead_since(touched)
         return view
+
+    def _dead_since(self, touched: set[int] | None) -> bool:
+        """``is_dead()`` for ``view_since``: a family may skip the search while ``touched``
+        (every pile changed since the last view) leaves its last answer true."""
+        return self.is_dead()
 
     def _view_deals_left(self) -> int | None:
         return self.deals_left

@@ -92,6 +92,8 @@ class Klondike(Game):
     }
     STATE_KEYS = ("recycled", "shown")
     FACE_DOWN_PILES = frozenset(NAMES[:T])
+    #: the two piles of a move the last dead check found (``_dead_since``); None: none kept
+    _alive: tuple[int, int] | None = None
 
     #: face-down cards at the bottom of each tableau pile
     _down: list[int]
@@ -337,9 +339,33 @@ class Klondike(Game):
 
     def is_dead(self) -> bool:
         """No move but deal/recycle, and no stock or waste card could ever become a playable waste top."""
+        self._alive = None
         if self._home == 52 or self._any_move():
             return False
         return not self._cycle_finds_play()
+
+    def _dead_since(self, touched: set[int] | None) -> bool:
+        """``is_dead``, skipped when the move the last dead check found (``_alive``: its two
+        piles) is still there: neither pile changed since (``touched``, as ``view_since``'s)."""
+        alive = self._alive
+        if alive is not None and touched is not None and touched.isdisjoint(alive):
+            return False
+        return self.is_dead()
+
+    def _witness(self, src: int, c: int, home_too: bool) -> bool:
+        """``_any_move`` found card ``c`` of pile ``src`` a place: keep that move's two piles
+        (``_alive``: while neither changes, the move is still legal, and the game not dead)."""
+        piles = self.piles
+        for y in range(T):
+            if y != src and _tab_ok(c, piles[y]):
+                self._alive = (src, y)
+                return True
+        if home_too:
+            for k in range(F, F + 4):
+                if _found_ok(c, piles[k]):
+                    self._alive = (src, k)
+                    return True
+        return True
 
     def _any_move(self) -> bool:
         """Whether ``_legal_moves(False)`` would find a move (the dead check runs after every
@@ -366,7 +392,7 @@ class Klondike(Game):
         if w:
             c = w[-1]
             if c in want or c in home or (empty and RANK[c] == 13):
-                return True
+                return self._witness(W, c, True)
         build = self._build
         down = self._down
         for x in range(T):
@@ -375,7 +401,7 @@ class Klondike(Game):
                 continue
             c = p[-1]
             if c in home or c in want or (empty and RANK[c] == 13):
-                return True
+                return self._witness(x, c, True)
             if build:
                 # the movable run below the top (the cards `_run` counts): any of them may
                 # move with the cards above it onto a pile that takes it
@@ -387,14 +413,14 @@ class Klondike(Game):
                     if RED[c] == RED[below] or RANK[c] + 1 != RANK[below]:
                         break
                     if below in want or (empty and RANK[below] == 13):
-                        return True
+                        return self._witness(x, below, False)
                     i -= 1
         for k in range(F, F + 4):
             f = piles[k]
             if f:
                 c = f[-1]
                 if c in want or (empty and RANK[c] == 13):
-                    return True
+                    return self._witness(k, c, False)
         return False
 
     def _cycle_finds_play(self) -> bool:

@@ -185,7 +185,7 @@ class SeatRace:
             game = self.game
             self._view = (self.state, game.view_since(before, self._pile_states, touched))
             names = game.PILE_NAMES
-            self._changed = None if touched is None else tuple(names[i] for i in sorted(touched))
+            self._changed = None if touched is None else tuple([names[i] for i in sorted(touched)])
             self._touched = set()
         return self._view[1]
 
@@ -345,12 +345,23 @@ class Room:
         }
 
     def progress_event(self, seat: int, now: int) -> dict[str, Any]:
+        """The seat's `progress` event: its status and its `stats`, built as one dict (a
+        move builds one: no dict of the stats to merge)."""
+        race = self.races.get(seat)
+        if race is None:
+            return {"kind": "progress", "at": now, "seat": seat, "status": self.status(seat),
+                    **self.stats(seat)}  # fmt: skip
+        last = race.last_at
+        game = race.game
         return {
             "kind": "progress",
             "at": now,
             "seat": seat,
             "status": self.status(seat),
-            **self.stats(seat),
+            "moves": race.moves,
+            "home": game.home(),
+            "progress": game.progress(),
+            "time": None if last is None else last - (self.doc["starts_at"] or 0),
         }
 
     # --- lobby commands (they change only the document) ---------------------------------

@@ -95,3 +95,44 @@ def test_view_since_over_the_touched_piles_is_the_view(
         touched = set()
     if name == "klondike":
         assert game.touched(game.legal_moves()[0]) is not None  # Klondike says what it touches
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"draw": 3}, {"passes": 1}, {"draw": 3, "passes": 3}, {"moves": "build", "passes": 2}],
+)
+def test_klondike_dead_check_kept_across_views_is_the_full_check(
+    options: dict[str, object],
+) -> None:
+    """Klondike's dead check in `view_since` is skipped while the move the last one found has
+    both its piles untouched (`_dead_since`): along random games played to their end (undos
+    too), each view's `dead` is what a full check of a copy says, and some games end dead."""
+    deaths = skipped = 0
+    for seed in range(1, 41):
+        game = new_game("klondike", seed=seed, options=options)
+        rng = random.Random(seed)
+        states: list[object] = []
+        view = game.view_since(None, states)
+        for _ in range(400):
+            moves = game.legal_moves()
+            if game.history and rng.random() < 0.05:
+                piles = game.touched(game.undo())
+            elif moves:
+                move = rng.choice(moves)
+                game.play(move)
+                piles = game.touched(move)
+            else:
+                break
+            assert piles is not None
+            alive = game._alive  # type: ignore[attr-defined]
+            touched = set(piles)
+            skipped += alive is not None and touched.isdisjoint(alive)
+            view = game.view_since(view, states, touched)
+            full = game.copy()
+            assert view["dead"] == full.is_dead(), (seed, len(game.history))
+            if view["dead"]:
+                deaths += 1
+                break
+    assert skipped > 0
+    if options.get("moves") != "build":  # random build games rarely die in 400 moves
+        assert deaths > 0
