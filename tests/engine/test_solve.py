@@ -543,11 +543,8 @@ def _same_verdicts_without(
             if not moves:
                 break
             g.apply(rng.choice(moves))
-        setattr(sk, rule, False)
-        try:
+        with switched(**{rule: False}):
             before = solve(g, budget=CHECK_BUDGET).verdict
-        finally:
-            setattr(sk, rule, True)
         after = solve(g, budget=CHECK_BUDGET).verdict
         if UNKNOWN not in (before, after):
             assert before == after, g.to_text()
@@ -694,22 +691,7 @@ def test_klondike_draw_three_returned_card_matches_a_naive_search(
 def test_klondike_draw_three_returned_card_keeps_every_verdict(returned_draw: None) -> None:
     # positions a few random moves into standard deals: the same verdicts with and without the
     # rule wherever both decide; the loss proof of seed 156 shrinks (419,924 to 417,153)
-    seen: dict[str, int] = {}
-    rng = random.Random(12)
-    for seed in range(150, 175):
-        g = new_game("klondike", seed, {"draw": 3, "moves": "build"})
-        for _ in range(rng.randrange(0, 30)):
-            moves = g.legal_moves()
-            if not moves:
-                break
-            g.apply(rng.choice(moves))
-        sk.RETURNED_DRAW = False
-        before = solve(g, budget=CHECK_BUDGET).verdict
-        sk.RETURNED_DRAW = True
-        after = solve(g, budget=CHECK_BUDGET).verdict
-        if UNKNOWN not in (before, after):
-            assert before == after, g.to_text()
-            seen[after] = seen.get(after, 0) + 1
+    seen = _same_verdicts_without("RETURNED_DRAW", random.Random(12), range(150, 175))
     assert seen.get(LOST, 0) >= 2 and seen.get(WON, 0) >= 5, seen
     on = solve_deal("klondike", 156, {"draw": 3, "moves": "build"}, budget=1_000_000)
     sk.RETURNED_DRAW = False
@@ -1609,21 +1591,7 @@ def test_klondike_loose_forced_plays_keep_every_verdict_and_leave_draw_one_alone
     # positions a few random moves into standard deals: the same verdicts with the looser
     # test and without wherever both decide; seed 156's loss proof shrinks (431,034 to
     # 198,572 positions); the default rules (draw one) search the same positions either way
-    seen: dict[str, int] = {}
-    rng = random.Random(14)
-    for seed in range(150, 175):
-        g = new_game("klondike", seed, {"draw": 3, "moves": "build"})
-        for _ in range(rng.randrange(0, 30)):
-            moves = g.legal_moves()
-            if not moves:
-                break
-            g.apply(rng.choice(moves))
-        with switched(LOOSE_SAFE_DRAW=False):
-            before = solve(g, budget=CHECK_BUDGET).verdict
-        after = solve(g, budget=CHECK_BUDGET).verdict
-        if UNKNOWN not in (before, after):
-            assert before == after, g.to_text()
-            seen[after] = seen.get(after, 0) + 1
+    seen = _same_verdicts_without("LOOSE_SAFE_DRAW", random.Random(14), range(150, 175))
     assert seen.get(LOST, 0) >= 2 and seen.get(WON, 0) >= 5, seen
     std = {"draw": 3, "moves": "build"}
     with switched(LOOSE_SAFE_DRAW=False):

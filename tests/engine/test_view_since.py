@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from solrace.engine import new_game
+from solrace.engine import Game, new_game
 
 CASES = [
     ("klondike", {}),
@@ -17,6 +17,18 @@ CASES = [
     ("tabbycat", {}),
     ("manx", {}),
 ]
+
+
+def random_step(game: Game, rng: random.Random, undo_share: float) -> tuple[int, ...] | None:
+    """One step of a random game that has a move or a move to take back: an undo (at
+    `undo_share`, or when no move is left) or a random legal move; the piles it touched
+    (`Game.touched`)."""
+    moves = game.legal_moves()
+    if game.history and (not moves or rng.random() < undo_share):
+        return game.touched(game.undo())
+    move = rng.choice(moves)
+    game.play(move)
+    return game.touched(move)
 
 
 @pytest.mark.parametrize(("name", "options"), CASES)
@@ -77,15 +89,9 @@ def test_view_since_over_the_touched_piles_is_the_view(
     view = game.view_since(None, states)
     touched: set[int] | None = set()
     for _ in range(300):
-        moves = game.legal_moves()
-        if game.history and (not moves or rng.random() < 0.15):
-            piles = game.touched(game.undo())
-        elif moves:
-            move = rng.choice(moves)
-            game.play(move)
-            piles = game.touched(move)
-        else:
+        if not game.legal_moves() and not game.history:
             break
+        piles = random_step(game, rng, 0.15)
         if touched is not None:
             touched = None if piles is None else touched | set(piles)
         if rng.random() < 0.3:
@@ -114,15 +120,9 @@ def test_klondike_dead_check_kept_across_views_is_the_full_check(
         states: list[object] = []
         view = game.view_since(None, states)
         for _ in range(400):
-            moves = game.legal_moves()
-            if game.history and rng.random() < 0.05:
-                piles = game.touched(game.undo())
-            elif moves:
-                move = rng.choice(moves)
-                game.play(move)
-                piles = game.touched(move)
-            else:
+            if not game.legal_moves():
                 break
+            piles = random_step(game, rng, 0.05)
             assert piles is not None
             alive = game._alive  # type: ignore[attr-defined]
             touched = set(piles)
