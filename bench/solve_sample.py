@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import resource
 import signal
 import sys
 import time
@@ -86,7 +87,16 @@ def main(argv: list[str] | None = None) -> int:
         if nodes >= 0:
             positions += nodes
             positions_cpu += cpu
-        row = {"seed": seed, "verdict": verdict, "nodes": nodes, "cpu": round(cpu, 3)}
+        # the process's peak RSS so far (KiB on Linux): a search frees its table when it ends, so
+        # the deal that raises it is the largest yet
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        row = {
+            "seed": seed,
+            "verdict": verdict,
+            "nodes": nodes,
+            "cpu": round(cpu, 3),
+            "maxrss_kib": rss,
+        }
         print(json.dumps(row), flush=True)
     n = len(cpus)
     cpus.sort()
@@ -97,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         f"decided {100 * (n - counts['unknown']) / n:.1f}%; CPU s mean {sum(cpus) / n:.3f} "
         f"median {cpus[n // 2]:.3f} max {cpus[-1]:.3f}; positions {positions} in "
         f"{positions_cpu:.2f} CPU s ({positions / max(positions_cpu, 1e-9):,.0f} a CPU s) "
-        f"outside the cap; load avg {load0} / {load1}",
+        f"outside the cap; peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MiB; "
+        f"load avg {load0} / {load1}",
         file=sys.stderr,
     )
     return 0
