@@ -114,8 +114,9 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:
         assert len(code) >= 4
         expect(a.locator("[data-testid=share-link]")).to_have_value(f"{race_server.url}/#{code}")
         expect(a.locator("[data-option=game]")).to_have_value("klondike")
-        a.check("[data-option=public]")
+        a.click("[data-option=public]")  # not `check`: see test_web_hint.py
         a.wait_for_function("window.solrace.state.snap.options.public === true", timeout=TIMEOUT)
+        expect(a.locator("[data-option=public]")).to_be_checked()
         a.fill("[data-option=seed]", SEED)
         a.press("[data-option=seed]", "Enter")
         a.locator("[data-option=max_players]").fill("4")
