@@ -442,6 +442,25 @@ def test_klondike_talon_rules_match_a_naive_search_on_random_positions(
     agrees_with_naive([_talon_heavy_klondike(random.Random(seed), options)], cap=3000)
 
 
+def _off_foundations(rng: random.Random, found: dict[str, int]) -> list[str]:
+    """The cards above the foundations `found` (rank index of each suit's next card),
+    shuffled, then ordered high ranks first (shuffled within a rank)."""
+    left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
+    rng.shuffle(left)
+    left.sort(key=lambda c: -"A23456789TJQK".index(c[0]))
+    return left
+
+
+def _parents(tab: list[list[str]], c: str) -> list[list[str]]:
+    """The piles of `tab` whose top card c could be built on: one rank up, the other colour."""
+    rank, red = "A23456789TJQK".index(c[0]), c[1] in "DH"
+    return [
+        p
+        for p in tab
+        if p and "A23456789TJQK".index(p[-1][0]) == rank + 1 and (p[-1][1] in "DH") != red
+    ]
+
+
 def _runs_klondike(rng: random.Random, options: str) -> Game:
     """A few cards off the foundations, most of them built into face-up runs on the tableau
     (each card on a parent where one is a top, so twins compete for the same parents), a
@@ -451,20 +470,11 @@ def _runs_klondike(rng: random.Random, options: str) -> Game:
     found = {
         suit: rng.randrange(8, 10) if suit in low else rng.randrange(10, 13) for suit in "CDHS"
     }
-    left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
-    rng.shuffle(left)
-    left.sort(key=lambda c: -"A23456789TJQK".index(c[0]))  # high cards first, shuffled within
     tab: list[list[str]] = [[] for _ in range(7)]
     downs = [0] * 7
     talon: list[str] = []
-    for c in left:
-        rank = "A23456789TJQK".index(c[0])
-        red = c[1] in "DH"
-        parents = [
-            p
-            for p in tab
-            if p and "A23456789TJQK".index(p[-1][0]) == rank + 1 and (p[-1][1] in "DH") != red
-        ]
+    for c in _off_foundations(rng, found):
+        parents = _parents(tab, c)
         if parents and rng.random() < 0.8:
             rng.choice(parents).append(c)
         elif rng.random() < 0.35:
@@ -1535,19 +1545,10 @@ def _loose_window_klondike(rng: random.Random, options: str) -> Game:
     into runs on the tableau, some over a face-down card or two, or in the talon."""
     base = rng.randrange(9, 12)
     found = {suit: base + rng.randrange(0, 3) for suit in "CDHS"}
-    left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
-    rng.shuffle(left)
-    left.sort(key=lambda c: -"A23456789TJQK".index(c[0]))  # high cards first
     tab: list[list[str]] = [[] for _ in range(7)]
     talon: list[str] = []
-    for c in left:
-        rank = "A23456789TJQK".index(c[0])
-        red = c[1] in "DH"
-        parents = [
-            p
-            for p in tab
-            if p and "A23456789TJQK".index(p[-1][0]) == rank + 1 and (p[-1][1] in "DH") != red
-        ]
+    for c in _off_foundations(rng, found):
+        parents = _parents(tab, c)
         empty = [p for p in tab if not p]
         if parents and rng.random() < 0.7:
             rng.choice(parents).append(c)
