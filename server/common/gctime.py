@@ -24,7 +24,7 @@ against 1 (BENCHMARKS.md, issue 21, branch core21j).
 `solrace_gc_collections{generation}` on /metrics, read before and after a benchmark's
 window (`solrace bench load` prints the share), and how long the loop stood still for it:
 `solrace_gc_pauses{generation,over_ms}` counts the collections that took at least
-`over_ms` (PAUSE_BUCKETS_MS), and `solrace_gc_longest_seconds{generation}` is the longest.
+`over_ms` (STALL_BUCKETS_MS), and `solrace_gc_longest_seconds{generation}` is the longest.
 """
 
 from __future__ import annotations
@@ -36,11 +36,10 @@ from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
+from solrace.server.common.loop_lag import STALL_BUCKETS_MS, count_stall
 
 #: net allocations between two generation-0 collections (Python's default: 700)
 GC_THRESHOLD = 50_000
-#: a collection is counted in `solrace_gc_pauses{over_ms}` for each bound it reaches
-PAUSE_BUCKETS_MS = (5, 20, 50, 100)
 
 
 def tune(threshold: int = GC_THRESHOLD) -> None:
@@ -60,8 +59,8 @@ class GcClock(Collector):
     def __init__(self) -> None:
         self.seconds = [0.0, 0.0, 0.0]
         self.collections = [0, 0, 0]
-        #: per generation, collections that took at least PAUSE_BUCKETS_MS[i]
-        self.pauses = [[0] * len(PAUSE_BUCKETS_MS) for _ in range(3)]
+        #: per generation, collections that took at least STALL_BUCKETS_MS[i]
+        self.pauses = [[0] * len(STALL_BUCKETS_MS) for _ in range(3)]
         self.longest = [0.0, 0.0, 0.0]
         self._start = 0.0
         self._installed = False
@@ -86,12 +85,7 @@ class GcClock(Collector):
         self.collections[gen] += 1
         if took > self.longest[gen]:
             self.longest[gen] = took
-        ms = took * 1000
-        counts = self.pauses[gen]
-        for i, bound in enumerate(PAUSE_BUCKETS_MS):
-            if ms < bound:
-                break
-            counts[i] += 1
+        count_stall(self.pauses[gen], took)
 
     def collect(self) -> Iterable[CounterMetricFamily | GaugeMetricFamily]:
         secs = CounterMetricFamily(
@@ -118,7 +112,7 @@ class GcClock(Collector):
             secs.add_metric([str(gen)], self.seconds[gen])
             runs.add_metric([str(gen)], float(self.collections[gen]))
             longest.add_metric([str(gen)], self.longest[gen])
-            for bound, count in zip(PAUSE_BUCKETS_MS, self.pauses[gen], strict=True):
+            for bound, count in zip(STALL_BUCKETS_MS, self.pauses[gen], strict=True):
                 pauses.add_metric([str(gen), str(bound)], float(count))
         yield secs
         yield runs

@@ -4,7 +4,7 @@ An ack's latency is the loop's as much as Redis's: a turn that does too much (a 
 of the garbage collector, a tick's fan-out to every room at once, timers firing together)
 delays every ack behind it, and a loop well under a core can still stall. `LoopLag` asks
 to run every PERIOD_S and counts how late it ran: `solrace_loop_lag{over_ms}` (runs at
-least `over_ms` late, LAG_BUCKETS_MS), `solrace_loop_lag_seconds` (the lateness summed) and
+least `over_ms` late, STALL_BUCKETS_MS), `solrace_loop_lag_seconds` (the lateness summed) and
 `solrace_loop_lag_longest_seconds`, which `solrace bench load` reads around its window.
 At 100 probes a second it costs the loop ~0.05% of a core.
 """
@@ -19,8 +19,18 @@ from prometheus_client.registry import Collector
 
 #: seconds between two probes
 PERIOD_S = 0.01
-#: a probe is counted in `solrace_loop_lag{over_ms}` for each bound its lateness reaches
-LAG_BUCKETS_MS = (5, 20, 50, 100)
+#: a stall (a late probe here, a garbage collection in gctime.py) is counted in its
+#: `over_ms` series for each bound it reaches
+STALL_BUCKETS_MS = (5, 20, 50, 100)
+
+
+def count_stall(over: list[int], seconds: float) -> None:
+    """Count a stall of `seconds` in `over`: one for each STALL_BUCKETS_MS bound it reaches."""
+    ms = seconds * 1000
+    for i, bound in enumerate(STALL_BUCKETS_MS):
+        if ms < bound:
+            break
+        over[i] += 1
 
 
 class LoopLag(Collector):
@@ -29,7 +39,7 @@ class LoopLag(Collector):
     def __init__(self, period: float = PERIOD_S) -> None:
         self.period = period
         self.probes = 0
-        self.late = [0] * len(LAG_BUCKETS_MS)
+        self.late = [0] * len(STALL_BUCKETS_MS)
         self.seconds = 0.0
         self.longest = 0.0
         self._due = 0.0
@@ -55,11 +65,7 @@ class LoopLag(Collector):
             self.seconds += lag
             if lag > self.longest:
                 self.longest = lag
-            ms = lag * 1000
-            for i, bound in enumerate(LAG_BUCKETS_MS):
-                if ms < bound:
-                    break
-                self.late[i] += 1
+            count_stall(self.late, lag)
         self._due = now + self.period
         self._handle = loop.call_at(self._due, self._probe)
 
@@ -70,7 +76,7 @@ class LoopLag(Collector):
             "least over_ms late",
             labels=["over_ms"],
         )
-        for bound, count in zip(LAG_BUCKETS_MS, self.late, strict=True):
+        for bound, count in zip(STALL_BUCKETS_MS, self.late, strict=True):
             late.add_metric([str(bound)], float(count))
         yield late
         yield CounterMetricFamily(
