@@ -48,6 +48,16 @@ def _seeds(text: str) -> list[int]:
     return out
 
 
+def tally(counts: dict[str, int], cpus: list[float]) -> tuple[str, str]:
+    """A sweep's verdicts ("won W lost L unknown U of N") and its CPU seconds a deal ("CPU s
+    mean M median D max X"), as this sweep and bench/solvitaire.py's print them."""
+    n = len(cpus)
+    spread = sorted(cpus)
+    verdicts = f"won {counts['won']} lost {counts['lost']} unknown {counts['unknown']} of {n}"
+    cpu = f"CPU s mean {sum(spread) / n:.3f} median {spread[n // 2]:.3f} max {spread[-1]:.3f}"
+    return verdicts, cpu
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="solve_sample")
     ap.add_argument("game")
@@ -99,13 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(json.dumps(row), flush=True)
     n = len(cpus)
-    cpus.sort()
+    verdicts, spread = tally(counts, cpus)
     load1 = _load()
     print(
-        f"{args.game} {' '.join(args.option)} seeds {args.seeds} cap {args.cap}s: "
-        f"won {counts['won']} lost {counts['lost']} unknown {counts['unknown']} of {n}; "
-        f"decided {100 * (n - counts['unknown']) / n:.1f}%; CPU s mean {sum(cpus) / n:.3f} "
-        f"median {cpus[n // 2]:.3f} max {cpus[-1]:.3f}; positions {positions} in "
+        f"{args.game} {' '.join(args.option)} seeds {args.seeds} cap {args.cap}s: {verdicts}; "
+        f"decided {100 * (n - counts['unknown']) / n:.1f}%; {spread}; positions {positions} in "
         f"{positions_cpu:.2f} CPU s ({positions / max(positions_cpu, 1e-9):,.0f} a CPU s) "
         f"outside the cap; peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MiB; "
         f"load avg {load0} / {load1}",

@@ -44,7 +44,7 @@ from typing import Any
 from solrace.engine import new_game
 
 from .part_moves import piles
-from .solve_sample import _load, _seeds
+from .solve_sample import _load, _seeds, tally
 
 STANDARD = {"draw": "3", "moves": "build"}
 VERDICTS = {"solved": "won", "unsolvable": "lost"}
@@ -254,12 +254,9 @@ def main(argv: list[str] | None = None) -> int:
             unreplayed.append(seed)
         cpus.append(row["cpu"])
         print(json.dumps(row), flush=True)
-    n = len(cpus)
-    cpus.sort()
+    verdicts, spread = tally(counts, cpus)
     print(
-        f"solvitaire --type {args.type} seeds {args.seeds} cap {args.cap}s: "
-        f"won {counts['won']} lost {counts['lost']} unknown {counts['unknown']} of {n}; "
-        f"CPU s mean {sum(cpus) / n:.3f} median {cpus[n // 2]:.3f} max {cpus[-1]:.3f}; "
+        f"solvitaire --type {args.type} seeds {args.seeds} cap {args.cap}s: {verdicts}; {spread}; "
         f"wins not replayed {unreplayed}; "
         f"load avg {load0} / {_load()}",
         file=sys.stderr,
