@@ -71,8 +71,6 @@ WINDOW_SLOT_S = 0.01
 #: progress events a room holds at most: the tick ends early at this many (a room at full
 #: speed makes ~60 in 100 ms), so that what it holds is always among the kept ones (RECENT)
 HELD_MAX = RECENT // 2
-#: the fields of a seat's line in a coalesced `progress` frame (a progress event's, less n/at)
-SEAT_FIELDS = ("seat", "moves", "home", "progress", "status", "time")
 #: seconds between two frames to a room's spectators: one frame per spectator per tick holds
 #: the room's events since its last one and each seat's latest board (`Hub._tick`). 100 ms, the
 #: low end of what issue 21 allows: a spectator sees a move at most a tick late (a human's
@@ -144,7 +142,8 @@ def progress_frame(events: list[dict[str, Any]]) -> dict[str, Any]:
     seats = []
     for seat in sorted(latest):
         e = latest[seat]
-        # SEAT_FIELDS, written out: a comprehension per seat was a call each (Python 3.11)
+        # a seat's line: its progress event's fields less n and at, written out (a
+        # comprehension per seat was a call each in Python 3.11)
         seats.append(
             {
                 "seat": seat,
@@ -235,7 +234,6 @@ class Hub:
         self._due: list[tuple[float, int, str, Window]] = []
         self._due_seq = 0
         self._due_timer: asyncio.TimerHandle | None = None
-        self._due_at = math.inf
         #: seconds a room's racing progress waits for its players' frame (`deliver`)
         self.player_tick = PLAYER_TICK_S
         self.gap_timers: dict[str, asyncio.TimerHandle] = {}
@@ -496,17 +494,16 @@ class Hub:
         self.windows[code] = window
         self._due_seq += 1
         heapq.heappush(self._due, (due, self._due_seq, code, window))
-        if due < self._due_at:
-            if self._due_timer is not None:
-                self._due_timer.cancel()
-            self._due_at = due
+        timer = self._due_timer
+        if timer is None or due < timer.when():
+            if timer is not None:
+                timer.cancel()
             self._due_timer = loop.call_at(due, self._windows_due)
 
     def _windows_due(self) -> None:
         """The players' tick is over for every window due by now: what each held goes out
         (the next progress opens the room's next one); the timer is armed for the next due."""
         self._due_timer = None
-        self._due_at = math.inf
         loop = asyncio.get_running_loop()
         limit = loop.time() + WINDOW_SLOT_S / 10  # the loop runs a timer this early at most
         due = self._due
@@ -518,8 +515,7 @@ class Hub:
                 except Exception:  # one room's failure must not hold back the others'
                     log.exception("players' window of %s", shown(code))
         if due:
-            self._due_at = due[0][0]
-            self._due_timer = loop.call_at(self._due_at, self._windows_due)
+            self._due_timer = loop.call_at(due[0][0], self._windows_due)
 
     def _window_end(self, code: str) -> None:
         """The room's players' tick is over: what it held goes out (the next progress opens
@@ -772,7 +768,6 @@ class Hub:
         if self._due_timer is not None:
             self._due_timer.cancel()
             self._due_timer = None
-        self._due_at = math.inf
         self._due.clear()
         self.windows.clear()
         for tick in self.ticks.values():
