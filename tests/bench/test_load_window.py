@@ -33,11 +33,12 @@ def test_warmup_runs_the_load_and_cpu_is_read_over_the_window(
     monkeypatch.setenv("REDIS_URL", redis_url)  # the session's Redis: INFO is only read
     args = parse_args(["--quick", "--workers", "1", "--work-dir", str(tmp_path)])
     with Bench(args, Report(io.StringIO())) as bench, EchoServer(tmp_path) as echo:
-        bench.sizes.warmup = 0.6
+        # stretched by the time factor: at load 12 a 0.4 s window once measured no echo at all
+        bench.sizes.warmup = scaled(0.6)
         assert bench.pool is not None
         bench.pool.each("echo", [{"url": f"ws://127.0.0.1:{echo.port}/", "count": 4}])
         before = cpu_seconds(echo.pid)
-        res = bench.run_load({"echo": echo.pid}, 0.0, 0.4)
+        res = bench.run_load({"echo": echo.pid}, 0.0, scaled(0.4))
         after = cpu_seconds(echo.pid)
         bench.close_all()
     assert res["acks"] > 0
@@ -48,4 +49,4 @@ def test_warmup_runs_the_load_and_cpu_is_read_over_the_window(
     outside = (after - before) - res["cpu_used"]["echo"]
     assert outside > 0, (after - before, res["cpu_used"])
     # CPU over the window alone: /proc read at its two edges, not around the whole run
-    assert res["cpu_wall"] == pytest.approx(0.4, abs=0.15)
+    assert res["cpu_wall"] == pytest.approx(scaled(0.4), abs=scaled(0.15))
