@@ -339,3 +339,45 @@ def test_a_field_being_typed_in_keeps_its_selection_when_an_update_redraws_the_p
         assert not errors, errors
     finally:
         page.context.close()
+
+
+HOLD_SENDS = """() => {
+  const ws = window.solrace.conn.ws, held = [], real = ws.send.bind(ws);
+  ws.send = (frame) => { held.push(frame); };
+  window.releaseSends = () => { ws.send = real; held.splice(0).forEach(real); };
+}"""
+
+
+def test_a_host_change_shows_as_made_until_the_room_echoes_or_refuses_it(browser, web_server):
+    """Under load a room message came between the host's click on a box and the room's echo
+    of the change, and the page drew the box as the room still had it: the click seemed
+    undone (the hint test read it so at load 25). A change now shows as made until the
+    room's options echo it, and a refused one goes back to the room's value."""
+    errors: list[str] = []
+    host = new_page(browser, errors, "host")
+    other = new_page(browser, errors, "other")
+    try:
+        code = create_room(host, web_server.url, "Host")
+        box = host.locator("[data-option=public]")
+        expect(box).not_to_be_checked()
+        host.evaluate(HOLD_SENDS)  # the change is on its way, and stays there
+        box.click()
+        host.evaluate("window.solrace.redraw()")  # a room message arriving now
+        expect(box).to_be_checked()
+        assert host.evaluate("window.solrace.state.snap.options.public") is False
+        host.evaluate("window.releaseSends()")
+        js(host, "S.snap.options.public === true")
+        expect(box).to_be_checked()
+        assert host.evaluate("Object.keys(window.solrace.ui.pendingOptions).length") == 0
+        # refused (hints are for solo practice, and a second player sits): back at once
+        join_room(other, web_server.url, code, "Other")
+        js(host, "S.snap.players.length === 2")
+        hints = host.locator("[data-option=hints]")
+        hints.click()
+        expect(host.locator(".notice")).to_contain_text("solo practice")
+        expect(hints).not_to_be_checked()
+        assert host.evaluate("Object.keys(window.solrace.ui.pendingOptions).length") == 0
+        assert host.evaluate("window.solrace.state.snap.options.hints") is False
+    finally:
+        host.context.close()
+        other.context.close()

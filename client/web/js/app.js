@@ -46,6 +46,7 @@ const ui = {
   invite: null,        // a room link opened: {code, info (GET /api/room/CODE), missing}
   practice: practiceFromLocation(), // /?practice=DATE/GAME: an archived daily to play
   identity: { shown: false, key: null, offered: keyFromLocation(location) }, // identity.js
+  pendingOptions: {},  // the host's option changes the room has not echoed yet (configure)
 };
 // a key handed over by a link (#key=...): out of the address bar and history at once
 if (ui.identity.offered) history.replaceState(null, "", "/");
@@ -132,6 +133,7 @@ function dispatch(msg) {
   if (received.length > 300) received.shift();
   const before = state;
   const next = reduce(state, msg);
+  echoedOptions(msg);
   if (msg.type === "ack" || msg.type === "error") ui.sel = null;
   if (msg.type === "event" && msg.kind === "rematch") ui.sel = null;
   setState(next);
@@ -512,8 +514,35 @@ function sendMove(move) {
   render();
 }
 
-function configure(options) {
-  ask({ type: "configure", host_token: state.hostToken, options });
+/**
+ * The host changes room options. Each change shows as made until the room's `options` event
+ * echoes it (dispatch) or the server refuses it: a room message in between (a join, a ping's
+ * answer) would otherwise draw the room's old value back for a moment, and a click on a box
+ * seemed undone under load.
+ */
+async function configure(options) {
+  Object.assign(ui.pendingOptions, options);
+  const reply = await ask({ type: "configure", host_token: state.hostToken, options });
+  let dropped = false;
+  for (const [key, value] of Object.entries(options)) {
+    // refused: the room's value is back; taken: a key the event does not show (a secret
+    // seed) is done with too
+    const done = !reply || !(key in (state.snap?.options || {}));
+    if (done && ui.pendingOptions[key] === value) {
+      delete ui.pendingOptions[key];
+      dropped = true;
+    }
+  }
+  if (dropped) render();
+}
+
+/** A room message that says the room's options: what it echoes is no longer pending. */
+function echoedOptions(msg) {
+  if (msg.type === "event" && msg.kind === "options") {
+    for (const key of Object.keys(msg.options || {})) delete ui.pendingOptions[key];
+  } else if (msg.type === "joined") {
+    ui.pendingOptions = {}; // another room's (or this one's again, from its snapshot)
+  }
 }
 
 function leaveRoom() {
@@ -526,6 +555,7 @@ function leaveRoom() {
   ui.seatConflict = null;
   ui.form.code = ""; // no stale code (a daily's private one) left in the Join box
   ui.invite = null;
+  ui.pendingOptions = {};
   state = { ...initialState(), conn: state.conn, games: state.games, server: state.server, player: state.player };
   if (ui.movedAway) {
     ui.movedAway = false;

@@ -221,7 +221,8 @@ function gameOptionControls(info, values, off) {
 }
 
 function optionsPanel(state, ui) {
-  const o = state.snap.options || {};
+  // the host's changes on their way (app.js configure) over the room's last word
+  const o = { ...(state.snap.options || {}), ...(ui.pendingOptions || {}) };
   const off = !isHost(state);
   const game = o.game;
   const games = state.games.map((g) => [g.id, g.title]);
