@@ -18,9 +18,11 @@ Spectators go per tick (`TICK_S`), not per move: what a room's spectators lack (
 since their place, coalesced as above, and each seat's latest board) is held and sent as one
 frame per spectator per tick (a `batch`, protocol/messages.py), encoded once for all the
 spectators at the same place, so a thousand spectators cost the room's CPU per tick, not per
-move (`_tick`). The first frame of a quiet room goes out at the end of the loop's turn, and
-so does an event that is news (a start, a seat's end, the results: `urgent`); then the room's
-next frame waits for the tick's end.
+move (`_tick`). A room's frames are credits (`Tick.fill`): one comes back each tick, at most
+`TICK_BURST` are kept, and a frame with a credit goes out at the end of the loop's turn, as
+does an event that is news (a start, a seat's end, the results: `urgent`); with none left the
+next frame waits for the next credit. So a room slower than a frame a tick sends each move at
+once, and a fast one still one frame a tick.
 
 Those two streams interleave when a room's seats are split across processes, so event n+1 may
 arrive before n: it is kept (each room keeps its last events) and sent right after n once n
@@ -77,18 +79,34 @@ HELD_MAX = RECENT // 2
 #: reaction time), and 1,000 spectators cost ~10 writes per second each, whatever the room's
 #: pace
 TICK_S = 0.1
+#: frames a room's spectators may get at once beyond one a tick: a room's frames are
+#: credits, one back each TICK_S, at most this many kept (`Tick.fill`). A slow room's moves
+#: (8 a second) each go at the end of their turn, where a fixed window after each frame held
+#: the next move up to a tick (p99 1.5-2x the bare broadcast's); a fast room's still get one
+#: frame a tick (32 moves a second: 10 frames, not 32)
+TICK_BURST = 3.0
 
 
 @dataclass
 class Tick:
     """A room's spectator tick: the boards waiting for its next frame (one per seat, the
-    latest), and its window: after a frame, the next one waits for `timer` (`due` says one
-    is owed then); `soon` is a frame due at the end of this turn of the loop."""
+    latest), and its credits: a frame takes one, and one comes back each TICK_S (at most
+    TICK_BURST kept); with none left, the next frame waits for `timer` (`due` says one is
+    owed then); `soon` is a frame due at the end of this turn of the loop."""
 
     boards: dict[int, bytes] = field(default_factory=dict)
     timer: asyncio.TimerHandle | None = None
     soon: asyncio.Handle | None = None
     due: bool = False
+    credits: float = field(default_factory=lambda: TICK_BURST)
+    #: the loop's time `credits` was counted at
+    counted: float = 0.0
+
+    def fill(self, now: float) -> float:
+        """The credits at `now` (the loop's time)."""
+        self.credits = min(TICK_BURST, self.credits + (now - self.counted) / TICK_S)
+        self.counted = now
+        return self.credits
 
     def cancel(self) -> None:
         for handle in (self.timer, self.soon):
@@ -608,20 +626,24 @@ class Hub:
 
     def _spectators_due(self, code: str, tick: Tick, *, now: bool) -> None:
         """Something for the room's spectators: their frame goes at the end of this turn when
-        the room's window is closed (or `now`: news), else at the window's end."""
+        the room has a credit (or `now`: news), else when its next credit comes."""
         if tick.soon is not None:
             return  # a frame is due this turn: it takes this too
-        if tick.timer is None or now:
+        loop = asyncio.get_running_loop()
+        if now or (tick.timer is None and tick.fill(loop.time()) >= 1):
             if tick.timer is not None:
                 tick.timer.cancel()
                 tick.timer = None
             tick.due = False
-            tick.soon = asyncio.get_running_loop().call_soon(self._tick, code)
-        else:
-            tick.due = True
+            tick.soon = loop.call_soon(self._tick, code)
+            return
+        tick.due = True
+        if tick.timer is None:
+            wait = (1 - tick.credits) * TICK_S
+            tick.timer = loop.call_later(wait, self._tick_end, code)
 
     def _tick_end(self, code: str) -> None:
-        """The window closed: send what waited for it (which opens the next), else rest."""
+        """A credit came back: send what waited for it."""
         tick = self.ticks.get(code)
         if tick is None:
             return
@@ -633,12 +655,14 @@ class Hub:
     def _tick(self, code: str) -> None:
         """One frame to each spectator of the room: the events after its place (each run of
         racing seats' progress one `progress`) and, to those allowed boards, each seat's latest
-        board; one encoding and one `broadcast` per place. Then the room's window opens."""
+        board; one encoding and one `broadcast` per place. It takes one of the room's credits
+        (news may take it below none: the frames after it wait longer)."""
         tick = self.ticks.get(code)
         if tick is None:
             return
         tick.soon = None
-        tick.timer = asyncio.get_running_loop().call_later(TICK_S, self._tick_end, code)
+        tick.fill(asyncio.get_running_loop().time())
+        tick.credits -= 1
         boards = [tick.boards[seat] for seat in sorted(tick.boards)]
         tick.boards = {}
         try:
