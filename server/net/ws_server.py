@@ -42,7 +42,6 @@ from typing import Any, Protocol, cast
 
 from solrace.protocol import messages as m
 from solrace.server.common.metrics import METRICS
-from solrace.server.common.reads import small_reads
 from solrace.server.net.ws_limits import FrameLimitProtocol, SendLimits, Sockets, refusal
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import BINARY, CONT, PONG, TEXT, CloseCode, Frame
@@ -148,7 +147,6 @@ class WsConnection(asyncio.Protocol):
     def connection_made(self, base: asyncio.BaseTransport) -> None:
         # asyncio's, or uvloop's (`--loop uvloop`: not a subclass, the same methods)
         transport = self.transport = cast(asyncio.Transport, base)
-        small_reads(transport)
         self.server.connections.add(self)
         transport.set_write_buffer_limits(self.sends.write_limit)
         peer = transport.get_extra_info("peername")

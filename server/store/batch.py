@@ -46,7 +46,6 @@ from redis._parsers.hiredis import NOT_ENOUGH_DATA, _AsyncHiredisParser
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import InvalidResponse, NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from solrace.server.common.reads import small_reads
 
 log = logging.getLogger("solrace.server")
 
@@ -412,7 +411,6 @@ class _Link(asyncio.Protocol):
         if left:
             reader.feed(left)
         transport.set_protocol(link)
-        small_reads(transport)
         if stream.at_eof() or transport.is_closing():
             link.lost = True
         return link

@@ -68,33 +68,6 @@ async def test_the_replies_of_one_turn_leave_in_one_write(redis_url, key_prefix,
         assert writes == [5], writes
 
 
-async def test_reads_stay_under_the_mmap_threshold_and_frames_cut_between_reads_arrive(
-    redis_url, key_prefix, wire
-) -> None:
-    """A connection's socket is read at most READ_SIZE a time (asyncio's 256 KiB made each
-    read an mmap and a munmap); more than that waiting at once is read in pieces, the
-    frames a piece cuts in two parsed by websockets, and every message answered in order."""
-    from solrace.server.common.reads import READ_SIZE
-
-    many = 100_000  # 3,000 pings at once, none refused
-    flood = Limits(burst=many, rate=many, lobby_burst=many, lobby_rate=many)
-    async with in_loop(redis_url, key_prefix, flood) as (transport, url):
-        client = await wire(url)
-        (conn,) = transport.conns
-        tcp = conn.ws.transport
-        assert tcp.max_size == READ_SIZE
-        frames = [m.encode({"type": "ping", "id": 1000 + i, "t": i}) for i in range(3000)]
-        size = sum(len(f) + 6 for f in frames)  # each a masked frame: 6 bytes of header
-        assert size > READ_SIZE
-        tcp.pause_reading()
-        for frame in frames:
-            await client.send_raw(frame)
-        await until(lambda: queued_bytes(conn) >= READ_SIZE, "more than a read queued")
-        tcp.resume_reading()
-        await until(lambda: len(client.unmatched) == len(frames), "every pong")
-        assert [p["t"] for p in client.unmatched] == list(range(len(frames)))
-
-
 @pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65535, 65536, 70000])
 def test_a_frame_is_framed_as_websockets_frames_it(size: int) -> None:
     from solrace.server.net.ws_server import frame_bytes
