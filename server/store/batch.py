@@ -9,10 +9,11 @@ that nothing waits for (`queue(spaced=True)`) waits for company instead: its pip
 the one before it by `spacing` at the least (2 ms), with whatever is queued meanwhile.
 
 On one Redis the turn's commands go out on a connection of the batcher's own (made by the
-client's pool, packing with hiredis, but kept apart from it): one write, then the replies
-read off the socket as they come and parsed by hiredis in one loop (no redis-py
-`read_response` per reply), under one deadline for the whole turn (the client's
-`socket_timeout`). redis-py's
+client's pool and its handshake, packing with hiredis, but kept apart from it; its socket
+then an `asyncio.Protocol` of the batcher's, `_Link`): one write, then the replies parsed
+by hiredis as they arrive, in the protocol's `data_received` (no redis-py `read_response`
+per reply, no task and no stream read a turn), under one deadline for the whole turn (the
+client's `socket_timeout`). redis-py's
 pipeline costs more than the commands in it (a pooled connection behind a lock, metrics
 hooks, a retry wrapper, a timeout and a task per read and write): ~15 µs a turn, which a paced
 move (one command per turn) pays alone. Up to MAX_DIRECT turns are in flight at once, each on
@@ -158,7 +159,8 @@ class Batcher:
         self._sent_at = asyncio.get_running_loop().time()
         self.batches += 1
         self.commands += len(batch)
-        if self._idle:  # one Redis, a connection ready: the turn with no task (`_Link`)
+        if self._idle and isinstance(self.redis, aioredis.Redis):
+            # one Redis, a connection ready: the turn with no task (`_Link`)
             link = self._idle.pop()
             self._busy += 1
             link.send(batch, lambda replies, exc: self._sent(link, batch, replies, exc))
