@@ -13,6 +13,8 @@ each repeat, so a change in the machine's load hits them all; the medians are pr
 
 Variants:
 * `direct`: the server as it is (the batcher's own connection on one Redis);
+* `streams`: `direct` with the batcher's own connections read through redis-py's stream
+  reader, a task a turn, as before its links (`Batcher.links`);
 * `pipeline`: the batcher sending each turn as redis-py's pipeline (as before);
 * `setreads`: `direct` with the room's fence stripped of who listens and watches (`here`,
   `watching`), so the lease holder's append reads the `here` set and the spectators' count
@@ -50,11 +52,13 @@ from solrace.server.store.lease import Leases
 from solrace.server.store.redis_process import RedisProcess
 from solrace.server.store.store import Store
 
-VARIANTS = ("direct", "pipeline", "setreads", "perreply", "gc", "freeze", "threshold")
+VARIANTS = ("direct", "streams", "pipeline", "setreads", "perreply", "gc", "freeze", "threshold")
 
 
 class PerReplyBatcher(Batcher):
     """The batcher reading each reply with redis-py's `read_response` (as before)."""
+
+    links = False
 
     async def _direct(self, batch: list[Any]) -> list[Any]:
         real = batch_mod._hiredis_reader
@@ -63,6 +67,13 @@ class PerReplyBatcher(Batcher):
             return await super()._direct(batch)
         finally:
             batch_mod._hiredis_reader = real
+
+
+class StreamsBatcher(Batcher):
+    """The batcher's own connections read through redis-py's streams, a task a turn (as
+    before its links, 2026-12-05)."""
+
+    links = False
 
 
 class PipelineBatcher(Batcher):
@@ -99,6 +110,8 @@ async def _trial(url: str, prefix: str, variant: str, args: argparse.Namespace) 
         store.batcher = PipelineBatcher(store.redis)
     if variant == "perreply":
         store.batcher = PerReplyBatcher(store.redis)
+    if variant == "streams":
+        store.batcher = StreamsBatcher(store.redis)
     service = RoomService(store)
     leases = Leases(store, f"bench-{variant}", 600)
     codes = await _rooms(service, leases, args.rooms, args.players, variant == "setreads")

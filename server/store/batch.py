@@ -9,10 +9,11 @@ that nothing waits for (`queue(spaced=True)`) waits for company instead: its pip
 the one before it by `spacing` at the least (2 ms), with whatever is queued meanwhile.
 
 On one Redis the turn's commands go out on a connection of the batcher's own (made by the
-client's pool, packing with hiredis, but kept apart from it): one write, then the replies
-read off the socket as they come and parsed by hiredis in one loop (no redis-py
-`read_response` per reply), under one deadline for the whole turn (the client's
-`socket_timeout`). redis-py's
+client's pool and its handshake, packing with hiredis, but kept apart from it; its socket
+then an `asyncio.Protocol` of the batcher's, `_Link`): one write, then the replies parsed
+by hiredis as they arrive, in the protocol's `data_received` (no redis-py `read_response`
+per reply, no task and no stream read a turn), under one deadline for the whole turn (the
+client's `socket_timeout`). redis-py's
 pipeline costs more than the commands in it (a pooled connection behind a lock, metrics
 hooks, a retry wrapper, a timeout and a task per read and write): ~15 µs a turn, which a paced
 move (one command per turn) pays alone. Up to MAX_DIRECT turns are in flight at once, each on
@@ -44,7 +45,7 @@ import hiredis
 import redis.asyncio as aioredis
 from redis._parsers.hiredis import NOT_ENOUGH_DATA, _AsyncHiredisParser
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import InvalidResponse, NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 log = logging.getLogger("solrace.server")
@@ -76,6 +77,10 @@ class _Call:
 class Batcher:
     """Queue EVALSHA calls during a turn of the loop; send them as one pipeline at its end."""
 
+    #: one Redis's turns on `_Link`s (False: redis-py's connections through their streams,
+    #: a task a turn, as before 2026-12-05: the benchmarks' comparison)
+    links = True
+
     def __init__(self, redis: Any, spacing: float = SPACING_S) -> None:
         #: a redis-py asyncio Redis or RedisCluster
         self.redis = redis
@@ -93,9 +98,14 @@ class Batcher:
         self._queue: list[_Call] = []
         self._handle: asyncio.Handle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        #: one Redis (not a cluster): the batcher's own connections, idle ones here
-        self._idle: list[Any] = []
+        #: one Redis (not a cluster): the batcher's own connections (`_Link`), idle ones here
+        self._idle: list[_Link] = []
+        #: turns on the batcher's own connections (or opening one) at the moment
         self._busy = 0
+        #: set when `_busy` falls to 0 (`close` waits for the turns in flight)
+        self._quiet: asyncio.Future[None] | None = None
+        #: `links` off: redis-py's own connections read through its streams (`_streamed`)
+        self._idle_streams: list[Any] = []
         #: pipelines sent and commands in them (for the benchmark's report)
         self.batches = 0
         self.commands = 0
@@ -149,27 +159,79 @@ class Batcher:
         self._sent_at = asyncio.get_running_loop().time()
         self.batches += 1
         self.commands += len(batch)
+        if self._idle and isinstance(self.redis, aioredis.Redis):
+            # one Redis, a connection ready: the turn with no task (`_Link`)
+            link = self._idle.pop()
+            self._busy += 1
+            link.send(batch, lambda replies, exc: self._sent(link, batch, replies, exc))
+            return
         task = asyncio.ensure_future(self._send(batch))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _sent(
+        self, link: _Link, batch: list[_Call], replies: list[Any] | None, exc: Exception | None
+    ) -> None:
+        """A turn sent by `_flush` on an idle link is over: each call settled (a script
+        Redis did not know loaded and its calls sent again, in a task), the link kept or
+        closed."""
+        self._link_done(link, exc is None)
+        if replies is None:
+            for call in batch:
+                _fail(call, exc or RedisConnectionError("no reply"))
+            return
+        missing = [c for c, r in zip(batch, replies, strict=True) if _settle(c, r)]
+        if missing:
+            task = asyncio.ensure_future(self._send_again(missing))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _link_done(self, link: _Link | None, ok: bool) -> None:
+        """A turn on a link is over (None: no link was had): the link kept for the next turn
+        or closed (its replies may be out of step), and what waited for a link sent."""
+        self._busy -= 1
+        if link is not None:
+            if ok and not link.lost:
+                self._idle.append(link)
+            else:
+                link.close()
+        if self._queue and self._handle is None:
+            self._handle = asyncio.get_running_loop().call_soon(self._flush)
+        if not self._busy and self._quiet is not None and not self._quiet.done():
+            self._quiet.set_result(None)
 
     async def _send(self, batch: list[_Call]) -> None:
         try:
             replies = await self._execute(batch)
             missing = [c for c, r in zip(batch, replies, strict=True) if _settle(c, r)]
             if missing:
-                for script in {id(c.script): c.script for c in missing}.values():
-                    if script is not None:
-                        await self._load(script)
-                for call, reply in zip(missing, await self._execute(missing), strict=True):
-                    if _settle(call, reply):
-                        _fail(call, reply)
+                await self._again(missing)
         except asyncio.CancelledError:
             for call in batch:
                 _fail(call, ConnectionError("the server is shutting down"))
             raise
         except Exception as exc:
             for call in batch:
+                _fail(call, exc)
+
+    async def _again(self, missing: list[_Call]) -> None:
+        """Calls whose script Redis did not know: loaded, and sent again once."""
+        for script in {id(c.script): c.script for c in missing}.values():
+            if script is not None:
+                await self._load(script)
+        for call, reply in zip(missing, await self._execute(missing), strict=True):
+            if _settle(call, reply):
+                _fail(call, reply)
+
+    async def _send_again(self, missing: list[_Call]) -> None:
+        try:
+            await self._again(missing)
+        except asyncio.CancelledError:
+            for call in missing:
+                _fail(call, ConnectionError("the server is shutting down"))
+            raise
+        except Exception as exc:
+            for call in missing:
                 _fail(call, exc)
 
     async def _load(self, script: Script) -> None:
@@ -198,9 +260,51 @@ class Batcher:
         return list(await pipe.execute(raise_on_error=False))
 
     async def _direct(self, batch: list[_Call]) -> list[Any]:
-        """The turn on one Redis, on a connection of the batcher's own: one write, a read per
-        reply; each error reply in its place (as the pipeline's raise_on_error=False)."""
-        conn = self._idle.pop() if self._idle else self.redis.connection_pool.make_connection()
+        """The turn on one Redis, on a link of the batcher's own (an idle one, else a new
+        one): one write, the replies parsed by hiredis as they arrive; each error reply in its
+        place (as the pipeline's raise_on_error=False)."""
+        if not self.links:
+            return await self._streamed(batch)
+        self._busy += 1
+        try:
+            link = self._idle.pop() if self._idle else await self._open()
+        except BaseException:
+            self._link_done(None, False)
+            raise
+        done: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+
+        def told(replies: list[Any] | None, exc: Exception | None) -> None:
+            self._link_done(link, exc is None)
+            if done.done():  # the task waiting was cancelled (shutdown)
+                return
+            if replies is None:
+                done.set_exception(exc or RedisConnectionError("no reply"))
+            else:
+                done.set_result(replies)
+
+        link.send(batch, told)
+        return await done
+
+    async def _open(self) -> _Link:
+        """A new connection of the batcher's own: opened by redis-py (its handshake: AUTH,
+        HELLO, SELECT, the client's name), its socket then taken by a `_Link`."""
+        conn = self.redis.connection_pool.make_connection()
+        try:
+            async with asyncio.timeout(conn.socket_timeout):
+                await conn.connect()
+        except TimeoutError:
+            await conn.disconnect(nowait=True)
+            raise RedisTimeoutError("Timeout connecting to Redis") from None
+        except OSError as exc:
+            await conn.disconnect(nowait=True)
+            raise RedisConnectionError(f"Error connecting to Redis: {exc}") from exc
+        return _Link.take(self, conn)
+
+    async def _streamed(self, batch: list[_Call]) -> list[Any]:
+        """`_direct` through redis-py's streams (`links` off: as before the links, for the
+        benchmark's comparison): one write, the replies read off its stream reader."""
+        idle = self._idle_streams
+        conn = idle.pop() if idle else self.redis.connection_pool.make_connection()
         self._busy += 1
         ok = False
         try:
@@ -235,7 +339,7 @@ class Batcher:
         finally:
             self._busy -= 1
             if ok:
-                self._idle.append(conn)
+                idle.append(conn)
             else:
                 await conn.disconnect(nowait=True)
             if self._queue and self._handle is None:
@@ -243,16 +347,165 @@ class Batcher:
 
     async def close(self) -> None:
         """Send what is queued, wait for every pipeline in flight, close own connections."""
-        while self._queue or self._tasks:
+        while self._queue or self._tasks or self._busy:
             if self._handle is not None:
                 self._handle.cancel()
                 self._handle = None
             self._flush()
             if self._tasks:
                 await asyncio.gather(*self._tasks, return_exceptions=True)
+            elif self._busy:  # turns on links, with no task
+                self._quiet = asyncio.get_running_loop().create_future()
+                await self._quiet
         idle, self._idle = self._idle, []
-        for conn in idle:
+        for link in idle:
+            link.close(abort=False)
+        streams, self._idle_streams = self._idle_streams, []
+        for conn in streams:
             await conn.disconnect()
+
+
+class _Link(asyncio.Protocol):
+    """One of the batcher's own connections to one Redis, once redis-py has opened it: its
+    socket taken from redis-py's stream reader (`transport.set_protocol`), so a turn is a
+    `transport.write` of the packed commands and its replies are parsed by hiredis in
+    `data_received` and handed over there: no task, no coroutine and no timeout's context a
+    turn, where redis-py's streams cost a task, a write with its drain, a read's future and
+    its wake-up, ~5 µs of a paced move (BENCHMARKS.md, issue 21, 2026-12-05, branch
+    core21l). One turn at a time; a turn not answered within the connection's
+    `socket_timeout` fails and the link is aborted, as is one whose socket fails or closes:
+    its replies may be out of step, so it is never used again."""
+
+    def __init__(self, conn: Any, transport: asyncio.Transport, reader: Any) -> None:
+        self.conn = conn
+        self.transport = transport
+        self.reader = reader
+        self.timeout: float | None = conn.socket_timeout
+        self.lost = False
+        self.batch: list[_Call] | None = None
+        self.replies: list[Any] = []
+        self.told: Callable[[list[Any] | None, Exception | None], None] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.batcher: Batcher | None = None
+
+    @classmethod
+    def take(cls, batcher: Batcher, conn: Any) -> _Link:
+        """The socket of `conn` (connected, through its handshake) as a link; its hiredis
+        reader kept (made with the client's error classes and decoding), or one made the
+        same way when the client parses in Python."""
+        reader = _hiredis_reader(conn)
+        if reader is None:
+            parser = conn._parser
+            kwargs: dict[str, Any] = {
+                "protocolError": InvalidResponse,
+                "replyError": parser.parse_error,
+                "notEnoughData": NOT_ENOUGH_DATA,
+            }
+            if conn.encoder.decode_responses:
+                kwargs["encoding"] = conn.encoder.encoding
+                kwargs["errors"] = conn.encoder.encoding_errors
+            reader = hiredis.Reader(**kwargs)
+        stream = conn._reader
+        transport = conn._writer.transport
+        link = cls(conn, transport, reader)
+        link.batcher = batcher
+        left = bytes(getattr(stream, "_buffer", b""))  # nothing, after the handshake
+        if left:
+            reader.feed(left)
+        transport.set_protocol(link)
+        if stream.at_eof() or transport.is_closing():
+            link.lost = True
+        return link
+
+    def send(
+        self, batch: list[_Call], told: Callable[[list[Any] | None, Exception | None], None]
+    ) -> None:
+        """Write the turn; `told(replies, None)` once every reply is in (an error reply in its
+        place), or `told(None, exc)` when the turn fails."""
+        commands = [c.command for c in batch]
+        try:  # hiredis's C packer straight (redis-py's pack_commands only loops and joins)
+            packed = [hiredis.pack_command(command) for command in commands]
+        except TypeError:  # what hiredis does not take: redis-py's packer and its errors
+            try:
+                packed = self.conn.pack_commands(commands)
+            except Exception as exc:
+                told(None, exc)
+                return
+        self.batch, self.replies, self.told = batch, [], told
+        if self.lost or self.transport.is_closing():
+            self._fail(RedisConnectionError("Error talking to Redis: the connection is closed"))
+            return
+        if self.timeout is not None:
+            self.timer = asyncio.get_running_loop().call_later(self.timeout, self._late)
+        self.transport.write(b"".join(packed))
+
+    def data_received(self, data: bytes) -> None:
+        reader = self.reader
+        reader.feed(data)
+        batch = self.batch
+        if batch is None:
+            return  # nothing asked (a RESP3 push): skipped by the next turn's read
+        replies = self.replies
+        count = len(batch)
+        try:
+            while len(replies) < count:
+                reply = reader.gets()
+                if reply is NOT_ENOUGH_DATA:
+                    return
+                if isinstance(reply, RedisConnectionError):
+                    raise reply
+                if _PUSH is not None and isinstance(reply, _PUSH):
+                    continue  # RESP3's out-of-band message (none is asked for here)
+                replies.append(reply)
+        except Exception as exc:  # a reply that does not parse, or the connection's error
+            self._fail(exc)
+            return
+        self._over(replies, None)
+
+    def eof_received(self) -> bool | None:
+        self._fail(RedisConnectionError("Connection closed by server."))
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        if exc is None:
+            self._fail(RedisConnectionError("Connection closed by server."))
+        else:
+            self._fail(RedisConnectionError(f"Error talking to Redis: {exc}"))
+        batcher = self.batcher
+        if batcher is not None and self in batcher._idle:
+            batcher._idle.remove(self)
+        self.conn._writer = self.conn._reader = None  # closed: nothing of redis-py's to close
+
+    def _late(self) -> None:
+        self.timer = None
+        self._fail(RedisTimeoutError("Timeout talking to Redis"))
+
+    def _fail(self, exc: Exception) -> None:
+        """The turn in flight (if any) fails, and the link is never used again."""
+        self.lost = True
+        if self.batch is not None:
+            self._over(None, exc)
+        self.close()
+
+    def _over(self, replies: list[Any] | None, exc: Exception | None) -> None:
+        told = self.told
+        self.batch, self.replies, self.told = None, [], None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if told is not None:
+            told(replies, exc)
+
+    def close(self, *, abort: bool = True) -> None:
+        """Never used again; `abort`: what is queued or due is of no use to anyone now."""
+        self.lost = True
+        if not self.transport.is_closing():
+            if abort:
+                self.transport.abort()
+            else:
+                self.transport.close()
+        self.conn._writer = self.conn._reader = None  # redis-py has nothing left to close
 
 
 _NO_TIMEOUT = float("inf")

@@ -197,6 +197,63 @@ async def test_a_turns_replies_are_parsed_by_hiredis_in_resp2_and_resp3(
         await client.aclose()
 
 
+async def test_on_one_redis_a_turn_after_the_first_runs_with_no_task_and_replies_in_pieces(
+    plain: aioredis.Redis, key_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the batcher has a connection of its own (a `_Link`), a turn is written and its
+    replies handed over in the link's callbacks, with no task: even replies that come in
+    many reads (a 3 MB value, bytes of a reply in one read and the rest in later ones)
+    are parsed whole, in order, each error reply in its place."""
+    batcher = Batcher(plain)
+    big, key = key_prefix + "big", key_prefix + "n"
+    value = bytes(range(256)) * (3 * 4096)
+    try:
+        assert await batcher.command("SET", big, value) == b"OK"  # the link made here
+        assert len(batcher._idle) == 1
+
+        def no_task(*args: Any) -> Any:
+            raise AssertionError("a turn in a task")
+
+        monkeypatch.setattr(Batcher, "_send", no_task)
+        out = await asyncio.gather(
+            batcher.command("INCR", key),
+            batcher.command("GET", big),
+            batcher.command("HGET", key, "x"),  # WRONGTYPE: an error reply in its place
+            batcher.command("GET", big),
+            batcher.command("INCR", key),
+            return_exceptions=True,
+        )
+        assert out[0] == 1 and out[4] == 2
+        assert out[1] == value and out[3] == value
+        assert isinstance(out[2], ResponseError) and "WRONGTYPE" in str(out[2])
+        assert batcher.batches == 2 and len(batcher._idle) == 1
+    finally:
+        monkeypatch.undo()
+        await batcher.close()
+        await plain.delete(big, key)
+
+
+async def test_a_link_redis_closes_is_dropped_and_the_next_turn_opens_another(
+    plain: aioredis.Redis, key_prefix: str
+) -> None:
+    """Redis closes the batcher's idle connection (a timeout of its own, CLIENT KILL): the
+    link is dropped as soon as the close is read, and the next turn opens a new one (a
+    link lost during a turn fails it: test_a_lost_redis_fails_the_turns_calls_...)."""
+    batcher = Batcher(plain)
+    key = key_prefix + "n"
+    try:
+        assert await batcher.command("INCR", key) == 1
+        (link,) = batcher._idle
+        await plain.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+        await until(lambda: not batcher._idle, "the killed link dropped")
+        assert link.lost
+        assert await batcher.command("INCR", key) == 2
+        assert len(batcher._idle) == 1 and batcher._idle[0] is not link
+    finally:
+        await batcher.close()
+        await plain.delete(key)
+
+
 @pytest.fixture
 def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
     """A Redis of this test's own: it is flushed, stopped and started again."""
