@@ -15,8 +15,10 @@
  * and the dead test (the least closed set of playable cards misses one: no moves).
  * Restarts: runs of growing size, run 0 in the order "tallest pile first, deal last",
  * later runs in a pseudo-random order of the plays (xorshift32 seeded by the run's number;
- * deal last). Orders change which win is found first, never the moves of a position, so a
- * run that ends without a win proves the position lost. No I/O; runs without the GIL.
+ * deal last), and each odd run tries first, for a random number of its first moves, the
+ * moves of the line whose dead end left the fewest cards so far (then the random order).
+ * Orders change which win is found first, never the moves of a position, so a run that
+ * ends without a win proves the position lost. No I/O; runs without the GIL.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -139,6 +141,10 @@ typedef struct {
     int tops[15], remaining[15], instock[15];
     int left;
     uint32_t rng;
+    int depth;     /* of the position whose moves are listed */
+    int guide_len; /* this run tries best[d] first at each depth d below guide_len */
+    int best[MAXDEPTH]; /* the moves to the dead end with the fewest cards left so far */
+    int best_len;
 } lstate;
 
 static void getkey(const lstate *s, lkey *k) {
@@ -218,6 +224,15 @@ static int moves(lstate *s, int *out) {
         }
     }
     if (stock_left) out[n++] = DEAL;
+    if (s->depth < s->guide_len) {
+        int g = s->best[s->depth];
+        for (int i = 1; i < n; i++)
+            if (out[i] == g) {
+                out[i] = out[0];
+                out[0] = g;
+                break;
+            }
+    }
     return n;
 }
 
@@ -319,6 +334,7 @@ static int run(search *S, long budget, long *spent) {
         return V_UNKNOWN;
     }
     S->stackkeys[0] = k;
+    s->depth = 0;
     S->fr[0].n = moves(s, S->fr[0].moves);
     S->fr[0].i = 0;
     if (!S->fr[0].n && s->left < S->fewest) S->fewest = s->left;
@@ -365,9 +381,14 @@ static int run(search *S, long budget, long *spent) {
         if (depth + 1 >= MAXDEPTH) return V_NOMEM;
         depth++;
         S->stackkeys[depth] = k;
+        s->depth = depth;
         S->fr[depth].n = moves(s, S->fr[depth].moves);
         S->fr[depth].i = 0;
-        if (!S->fr[depth].n && s->left < S->fewest) S->fewest = s->left;
+        if (!S->fr[depth].n && s->left < S->fewest) {
+            S->fewest = s->left;
+            for (int d = 0; d < depth; d++) s->best[d] = S->fr[d].moves[S->fr[d].i - 1];
+            s->best_len = depth;
+        }
         nodes++;
     }
     *spent = nodes;
@@ -382,6 +403,16 @@ static int solve_all(search *S, long budget, long first, long grow, long *spent_
     while (1) {
         S->s.rng = r == 0 ? 0 : (uint32_t)(((uint64_t)r * 2654435761u) & 0xFFFFFFFFu);
         if (r && !S->s.rng) S->s.rng = 1;
+        /* odd runs follow the closest line so far for a random number of its first moves */
+        S->s.guide_len = 0;
+        if (r % 2 == 1 && S->s.best_len) {
+            uint32_t z = S->s.rng;
+            z ^= z << 13;
+            z ^= z >> 17;
+            z ^= z << 5;
+            S->s.rng = z;
+            S->s.guide_len = (int)(z % (uint32_t)S->s.best_len);
+        }
         long sp = 0;
         long b = budget - spent < size ? budget - spent : size;
         v = run(S, b, &sp);

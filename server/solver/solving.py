@@ -78,8 +78,8 @@ def compiled_verdicts() -> dict[str, int]:
 
     Leap Year's search runs in C since 2026-12-05 too (engine/_solve_leapyear_c.c, about 3
     million positions a CPU s against the Python search's ~120,000; not a port: its own
-    counts). At 1,000,000 positions it wins 77 of seeds 1-200 (38.5%) at 0.27 CPU s a deal on
-    average, against 21 at the 10,000-30,000 of the Python search (docs/SOLVABILITY.md, Leap
+    counts). At 1,000,000 positions it wins 87 of seeds 1-200 (43.5%) at 0.27 CPU s a deal on
+    average (0.57 at most), against 21 at the Python search's 30,000 (docs/SOLVABILITY.md, Leap
     Year, fourth pass); no Leap Year loss is proved at either."""
     out = {"klondike": 1_000_000} if C_SEARCH else {}
     return out | ({"leapyear": 1_000_000} if LEAPYEAR_C_SEARCH else {})

@@ -1394,15 +1394,15 @@ def test_leapyear_compiled_search_is_used_and_decides_like_a_naive_search() -> N
 @leapyear_needs_c
 def test_leapyear_compiled_search_wins_a_deal_the_python_search_does_not() -> None:
     """Seed 2: the Python search (restarts of 2026-11-27) leaves it unknown at 30,000
-    positions; the compiled search's short runs win it within 25,778, and the engine plays
+    positions; the compiled search's short runs win it within 25,781, and the engine plays
     the win out."""
-    r = solve(new_game("leapyear", 2), budget=25_778)
-    assert (r.verdict, r.nodes, len(r.moves)) == ("won", 25_778, 215)
+    r = solve(new_game("leapyear", 2), budget=25_781)
+    assert (r.verdict, r.nodes, len(r.moves)) == ("won", 25_781, 215)
     g = new_game("leapyear", 2)
     for move in r.moves:
         g.play(move)
     assert g.is_won()
-    assert solve(new_game("leapyear", 2), budget=25_777).verdict == "unknown"
+    assert solve(new_game("leapyear", 2), budget=25_780).verdict == "unknown"
 
 
 @pytest.mark.usefixtures("leapyear_python")
