@@ -53,7 +53,9 @@ line: the graph is acyclic, a position all of whose moves were searched without 
 lost, and the table keeps every position entered except those on the stack of a run cut
 by its budget (unfinished), so what a run leaves in it is proved lost and later runs
 share it. Schedule: many short runs (``C_RUN`` positions, one more each run, so a run
-eventually holds the whole tree and "lost" is still reached), because a run's
+eventually holds the whole tree and "lost" is still reached; a run shorter than a line
+cannot win, so from a deal's start, 215 moves, nothing is won below about 3,400
+positions: 0 of seeds 1-300 at 1,500, against 8 for the Python search), because a run's
 depth-first search spends itself on the last deals' choices of the line it starts with:
 the end games are small (seeds 1, 3, 4, 5, 7 at 3,000,000 positions: 2.7-2.9 million
 positions past the last deal over 35,000-156,000 end games, about 20 positions each),
