@@ -19,7 +19,7 @@ Klondike's extended with --seeds 161-400; docs/SOLVABILITY.md, "Shipped deal poo
     solrace solve klondike --seeds 1-160 --budget 100000 --jobs 2 --no-moves \
         --pool server/solver/pools/klondike.csv
     solrace solve puttputt --seeds 1-200 --budget 2000000 ...   # tabbycat, manx: 200000
-    solrace solve leapyear --seeds 1-300 --budget 30000 ...
+    solrace solve leapyear --seeds 1-200 --budget 1000000 ...  # its compiled search (2026-12-05)
 """
 
 from __future__ import annotations

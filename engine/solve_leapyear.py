@@ -40,6 +40,32 @@ on the time of play). Computed as a fixpoint: if it misses a card, no line wins
 and the position gets no moves (a leaf: "lost" stays exact). With cards in the
 stock it bites only when a rank is missing from the stock, so it runs then.
 ``tests/engine/test_solve.py`` checks it against the naive search.
+
+Compiled (2026-12-05, issue 24, fourth pass). ``solve_leapyear`` runs its search in C
+(``_solve_leapyear_c.c``, built by the install) when that built (``C_SEARCH``). It is
+the same search in its moves and prunings (the safe play, the dead test, plays in the
+orders above, deal last) with another key and another schedule, so its position counts
+and verdicts are its own, not this module's. Key: each pile's cards, now and to come,
+are one fixed sequence (the cards it holds, then the stock cards the deals will put on
+it), so a position is the deals made and, per pile, the set of that sequence's cards
+still there (a bit mask). Every move plays a card or deals, so no position repeats on a
+line: the graph is acyclic, a position all of whose moves were searched without a win is
+lost, and the table keeps every position entered except those on the stack of a run cut
+by its budget (unfinished), so what a run leaves in it is proved lost and later runs
+share it. Schedule: many short runs (``C_RUN`` positions, one more each run, so a run
+eventually holds the whole tree and "lost" is still reached; a run shorter than a line
+cannot win, so from a deal's start, 215 moves, nothing is won below about 3,400
+positions: 0 of seeds 1-300 at 1,500, against 8 for the Python search), because a run's
+depth-first search spends itself on the last deals' choices of the line it starts with:
+the end games are small (seeds 1, 3, 4, 5, 7 at 3,000,000 positions: 2.7-2.9 million
+positions past the last deal over 35,000-156,000 end games, about 20 positions each),
+so what decides a win is how many lines through the 23 deals are tried. On seeds 1-50
+at 3,000,000 positions runs of 200 won 22 deals, runs growing 5% from 1,000 (this
+module's schedule) 17. Each odd run also tries first, for a random number of its first
+moves, the moves of the line whose dead end left the fewest cards so far (an order, so
+"lost" stays exact): 87 of seeds 1-200 won at 1,000,000 positions against 77 without
+(docs/SOLVABILITY.md, "Leap Year, fourth pass"). About 3 million positions a CPU s
+against the Python search's ~120,000.
 """
 
 from __future__ import annotations
@@ -47,7 +73,18 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from .cards import RANK
-from .solve_common import UNKNOWN, WON, Answer, Position, search_run
+from .solve_common import LOST, UNKNOWN, WON, Answer, Position, search_run
+
+try:
+    from . import _solve_leapyear_c as _c
+except ImportError:  # not built: the Python search below (slower; its own position counts)
+    _c = None  # type: ignore[assignment]
+
+#: True when ``solve_leapyear`` runs the compiled search (``_solve_leapyear_c``); False when
+#: the extension did not build, or set False to use the Python search
+C_SEARCH = _c is not None
+#: positions of the compiled search's first run; each later run may expand one more
+C_RUN = 200
 
 T = 8
 NF = 16
@@ -186,7 +223,12 @@ def solve_leapyear(pos: Position, budget: int) -> Answer:
     """Restarting depth-first search: runs of ``RUN`` positions, each 5% (and one) larger
     than the one before (so a win deeper than a run is still reached), each in another order of
     plays, all sharing the positions proved lost (module docstring); the last run is given
-    what is left of the budget. Any run that ends without a win proves "lost"."""
+    what is left of the budget. Any run that ends without a win proves "lost". Compiled
+    (``C_SEARCH``): runs of ``C_RUN`` positions and one more each run."""
+    if C_SEARCH:
+        answer = _solve_c(pos, budget)
+        if answer is not None:
+            return answer
     state = LeapState(pos)
     seen: dict[Hashable, int] = {}
     spent = 0
@@ -203,6 +245,33 @@ def solve_leapyear(pos: Position, budget: int) -> Answer:
     if verdict != WON:
         return Answer(verdict, [], spent)
     return Answer(WON, texts(pos, path), spent)
+
+
+#: cards a pile may hold now and get from the deals for the compiled search (its key's masks)
+C_SEQ_MAX = 32
+
+
+def c_args(pos: Position) -> tuple[list[list[int]], list[int], list[int]] | None:
+    """The compiled search's arguments (piles and stock as ranks, foundations per top rank),
+    or None when a pile's cards now and to come exceed its masks (the Python search then)."""
+    tab = [[RANK[c] for c in pos.piles[f"t{i}"]] for i in range(1, T + 1)]
+    stock = [RANK[c] for c in pos.piles["s"]]
+    if any(len(p) + len(stock[i::T]) > C_SEQ_MAX for i, p in enumerate(tab)):
+        return None
+    tops = [0] * 15
+    for k in range(1, NF + 1):
+        tops[RANK[pos.piles[f"f{k}"][-1]]] += 1
+    return tab, stock, tops
+
+
+def _solve_c(pos: Position, budget: int) -> Answer | None:
+    args = c_args(pos)
+    if args is None or _c is None:
+        return None
+    verdict, path, nodes, _ = _c.solve(*args, budget, C_RUN, 0)
+    if verdict == WON:
+        return Answer(WON, texts(pos, path), nodes)
+    return Answer(LOST if verdict == LOST else UNKNOWN, [], nodes)
 
 
 def texts(pos: Position, path: list[int]) -> list[str]:

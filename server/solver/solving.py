@@ -46,6 +46,7 @@ from typing import Any
 from solrace.engine import from_text, new_game
 from solrace.engine.solve import LOST, UNKNOWN, WON, SolveResult
 from solrace.engine.solve_klondike import C_SEARCH
+from solrace.engine.solve_leapyear import C_SEARCH as LEAPYEAR_C_SEARCH
 from solrace.protocol.messages import ProtocolError
 from solrace.server.common.codes import shown
 from solrace.server.common.lru import LRU
@@ -73,8 +74,15 @@ def compiled_verdicts() -> dict[str, int]:
     41 of seeds 1-100 (default rules); at 1,000,000 for 21, at 0.33 CPU s a deal on average
     (1.3 at most) and a solver process of 150 MB at its largest (BENCHMARKS.md, issue 24,
     verdicts and hints on the compiled search). Without the extension these stay off: a
-    million positions in Python is half a minute."""
-    return {"klondike": 1_000_000} if C_SEARCH else {}
+    million positions in Python is half a minute.
+
+    Leap Year's search runs in C since 2026-12-05 too (engine/_solve_leapyear_c.c, about 3
+    million positions a CPU s against the Python search's ~120,000; not a port: its own
+    counts). At 1,000,000 positions it wins 87 of seeds 1-200 (43.5%) at 0.27 CPU s a deal on
+    average (0.57 at most), against 21 at the Python search's 30,000 (docs/SOLVABILITY.md, Leap
+    Year, fourth pass); no Leap Year loss is proved at either."""
+    out = {"klondike": 1_000_000} if C_SEARCH else {}
+    return out | ({"leapyear": 1_000_000} if LEAPYEAR_C_SEARCH else {})
 
 
 def compiled_draws() -> dict[str, int]:
@@ -87,8 +95,10 @@ def compiled_draws() -> dict[str, int]:
     the drawn deals lean less toward the ones the solver wins soonest (docs/SOLVABILITY.md,
     "Winnable deals at the verdicts' budget"). A candidate costs 0.33 CPU s on average
     there (1.6 at most); the dailies, the stock and the shipped Klondike pool use the same
-    budget."""
-    return {"klondike": 1_000_000} if C_SEARCH else {}
+    budget. Leap Year's too (its compiled search, `compiled_verdicts`): a deal won within
+    1,000,000 positions, where the Python search's 10,000 left out all but 7.5% of deals."""
+    out = {"klondike": 1_000_000} if C_SEARCH else {}
+    return out | ({"leapyear": 1_000_000} if LEAPYEAR_C_SEARCH else {})
 
 
 def compiled_hints() -> dict[str, int]:
@@ -127,8 +137,9 @@ class Budgets:
                 # undecided (seeds 1-100); a daily drawn cold took 15.2 CPU s of candidates
                 # (7.9) at load 31-38, at 100,000 positions 29.3 (5.7) at load 14-23
                 "klondike": 30_000,
-                # 7.5% won, 92.5% unknown (seeds 1-200; 3.5% before the restarts of 2026-11-27);
-                # no Leap Year loss is ever proved (docs/SOLVABILITY.md, Leap Year third pass)
+                # without the compiled search (`compiled_draws`: 1,000,000): 7.5% won, 92.5%
+                # unknown (seeds 1-200; 3.5% before the restarts of 2026-11-27); no Leap Year
+                # loss is ever proved (docs/SOLVABILITY.md, Leap Year third and fourth pass)
                 "leapyear": 10_000,
             }
             | compiled_draws()

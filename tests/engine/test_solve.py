@@ -7,6 +7,7 @@ key, no pruning, no symmetry), on small random positions where it finishes.
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Hashable, Iterator
 
@@ -94,12 +95,12 @@ def solve_short_runs(g: Game) -> SolveResult:
     that it restarts many times (its restarts keep what they prove: every verdict must stay
     the same)."""
     if g.NAME == "leapyear":
-        run = sly.RUN
-        sly.RUN = 3
+        run, c_run = sly.RUN, sly.C_RUN
+        sly.RUN = sly.C_RUN = 3
         try:
             return solve(g)
         finally:
-            sly.RUN = run
+            sly.RUN, sly.C_RUN = run, c_run
     module = sk if g.NAME == "klondike" else stc
     first = module.FIRST_RUN
     first3 = sk.FIRST_RUN_SHORT
@@ -1343,6 +1344,68 @@ def test_leapyear_every_run_order_lists_the_same_moves() -> None:
     assert reordered > 20
 
 
+@pytest.fixture
+def leapyear_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Leap Year's Python search, not the compiled one."""
+    monkeypatch.setattr(sly, "C_SEARCH", False)
+
+
+@pytest.mark.usefixtures("leapyear_python")
+def test_leapyear_python_search_matches_a_naive_search_on_small_positions() -> None:
+    """The Python search (the fallback when the extension did not build) on the small
+    positions the compiled search is checked on above."""
+    rng = random.Random(7)
+    games = [_small_leapyear(rng, rng.randrange(1, 5), rng.randrange(1, 4)) for _ in range(60)]
+    seen = agrees_with_naive(games, cap=10**5)
+    assert seen[True] > 5 and seen[False] > 5
+
+
+leapyear_needs_c = pytest.mark.skipif(
+    os.environ.get("SOLRACE_NO_C_SOLVER") == "1" and not sly.C_SEARCH,
+    reason="SOLRACE_NO_C_SOLVER=1: the C search is not required",
+)
+
+
+@leapyear_needs_c
+def test_leapyear_compiled_search_is_used_and_decides_like_a_naive_search() -> None:
+    """The compiled search runs (the install builds it: fails, not skips, when it did not,
+    unless SOLRACE_NO_C_SOLVER=1) and, with runs of 3 positions (many restarts) or one run,
+    gives the naive search's verdict on small positions, deals in the stock included; a pile
+    too tall for its masks falls back to the Python search."""
+    assert sly.C_SEARCH, "engine/_solve_leapyear_c.c did not build (./dev setup)"
+    rng = random.Random(13)
+    games = [_small_leapyear(rng, rng.randrange(1, 5), rng.randrange(1, 4)) for _ in range(60)]
+    seen = agrees_with_naive(games, cap=10**5)
+    assert seen[True] > 5 and seen[False] > 5
+    for g in games[:20]:
+        pos = parse_position(g.to_text())
+        args = sly.c_args(pos)
+        assert args is not None
+        one_run = sly._c.solve(*args, 10**6, 10**6, 0)
+        assert one_run[0] == solve(g).verdict
+    # foundations at 4; the 144 cards 5-K on one pile, Kings at the bottom: won in order
+    pile = [f"{'A23456789TJQK'[r]}{'CDHS'[k % 4]}" for r in range(12, 3, -1) for k in range(16)]
+    tall = _leapyear([4] * 16, [pile] + [[] for _ in range(7)], [])
+    assert sly.c_args(parse_position(tall.to_text())) is None
+    r = solve(tall)
+    assert r.verdict == "won" and len(r.moves) == 144
+
+
+@leapyear_needs_c
+def test_leapyear_compiled_search_wins_a_deal_the_python_search_does_not() -> None:
+    """Seed 2: the Python search (restarts of 2026-11-27) leaves it unknown at 30,000
+    positions; the compiled search's short runs win it within 25,781, and the engine plays
+    the win out."""
+    r = solve(new_game("leapyear", 2), budget=25_781)
+    assert (r.verdict, r.nodes, len(r.moves)) == ("won", 25_781, 215)
+    g = new_game("leapyear", 2)
+    for move in r.moves:
+        g.play(move)
+    assert g.is_won()
+    assert solve(new_game("leapyear", 2), budget=25_780).verdict == "unknown"
+
+
+@pytest.mark.usefixtures("leapyear_python")
 def test_leapyear_restarts_win_a_deal_the_first_order_does_not() -> None:
     """Seed 28: the first order alone (the solver before restarts) left it unknown at 30,000
     positions; a later run's order wins it within 3,089, and the engine plays the win out."""
