@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -201,18 +201,13 @@ class Batcher:
             self._quiet.set_result(None)
 
     async def _send(self, batch: list[_Call]) -> None:
-        try:
-            replies = await self._execute(batch)
-            missing = [c for c, r in zip(batch, replies, strict=True) if _settle(c, r)]
-            if missing:
-                await self._again(missing)
-        except asyncio.CancelledError:
-            for call in batch:
-                _fail(call, ConnectionError("the server is shutting down"))
-            raise
-        except Exception as exc:
-            for call in batch:
-                _fail(call, exc)
+        await _failing(batch, self._turn(batch))
+
+    async def _turn(self, batch: list[_Call]) -> None:
+        replies = await self._execute(batch)
+        missing = [c for c, r in zip(batch, replies, strict=True) if _settle(c, r)]
+        if missing:
+            await self._again(missing)
 
     async def _again(self, missing: list[_Call]) -> None:
         """Calls whose script Redis did not know: loaded, and sent again once."""
@@ -224,15 +219,7 @@ class Batcher:
                 _fail(call, reply)
 
     async def _send_again(self, missing: list[_Call]) -> None:
-        try:
-            await self._again(missing)
-        except asyncio.CancelledError:
-            for call in missing:
-                _fail(call, ConnectionError("the server is shutting down"))
-            raise
-        except Exception as exc:
-            for call in missing:
-                _fail(call, exc)
+        await _failing(missing, self._again(missing))
 
     async def _load(self, script: Script) -> None:
         """SCRIPT LOAD through the client's pool. On one Redis the turns do not use that pool,
@@ -363,6 +350,20 @@ class Batcher:
         streams, self._idle_streams = self._idle_streams, []
         for conn in streams:
             await conn.disconnect()
+
+
+async def _failing(calls: list[_Call], work: Coroutine[Any, Any, None]) -> None:
+    """Run a turn's `work`; if it fails, every call of the turn not yet settled fails with
+    it (with the server's shutdown, as a connection error, and the cancellation goes on)."""
+    try:
+        await work
+    except asyncio.CancelledError:
+        for call in calls:
+            _fail(call, ConnectionError("the server is shutting down"))
+        raise
+    except Exception as exc:
+        for call in calls:
+            _fail(call, exc)
 
 
 class _Link(asyncio.Protocol):

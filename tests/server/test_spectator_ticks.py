@@ -44,6 +44,18 @@ def spectator_conns(transport: Any, code: str) -> list[Conn]:
     return [c for c in transport.conns if c.room == code and c.role == "spectator"]
 
 
+async def counted_spectator(
+    transport: Any, url: str, wire: Any, code: str
+) -> tuple[Any, dict[str, Any]]:
+    """A spectator from elsewhere, and its `spectate` answer, once the hub counts it: counted
+    here, not by the `watchers` event, which is routine, so it may wait for the tick (the
+    boards at the start, late on a loaded machine, may have taken the room's frame first)."""
+    eve = await wire(url, source=ELSEWHERE)
+    joined = await eve.request({"type": "spectate", "room": code})
+    await until(lambda: transport.hub.watchers(code) == 1, "counted")
+    return eve, joined
+
+
 def count_writes(conn: Conn) -> list[tuple[float, int]]:
     """Record each write to the connection's socket: (loop time, frames in it)."""
     writes: list[tuple[float, int]] = []
@@ -186,12 +198,7 @@ async def test_news_goes_out_at_once_and_results_do_not_wait_for_the_tick(
     monkeypatch.setattr(fanout, "TICK_BURST", 1.0)
     async with in_loop(redis_url, key_prefix, LIMITS) as (transport, url):
         (ann, bob), _, code, _ = await start_race(url, wire, 2)
-        eve = await wire(url, source=ELSEWHERE)
-        joined = await eve.request({"type": "spectate", "room": code})
-        # counted here, not by the `watchers` event: that is routine, so it waits for the
-        # tick when something else (the boards at the start, late on a loaded machine)
-        # opened the room's window first; the news below releases it with the rest
-        await until(lambda: transport.hub.watchers(code) == 1, "counted")
+        eve, joined = await counted_spectator(transport, url, wire, code)
         start = joined["snapshot"]["event"]  # the place the spectator continues from
         moved = await play(ann, 3)  # the first goes at once, the others wait for the tick...
         assert len(moved) == 3
@@ -218,9 +225,7 @@ async def test_a_slow_rooms_moves_go_at_once_while_it_has_credits(
     monkeypatch.setattr(fanout, "TICK_BURST", 6.0)
     async with in_loop(redis_url, key_prefix, LIMITS) as (transport, url):
         (ann, bob), _, code, _ = await start_race(url, wire, 2)
-        eve = await wire(url, source=ELSEWHERE)
-        joined = await eve.request({"type": "spectate", "room": code})
-        await until(lambda: transport.hub.watchers(code) == 1, "counted")
+        eve, joined = await counted_spectator(transport, url, wire, code)
         await until(lambda: eve.last_event >= ann.last_event, "caught up")
         start = max(joined["snapshot"]["event"], eve.last_event)
         hub = transport.hub
