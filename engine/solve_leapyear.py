@@ -53,9 +53,10 @@ line: the graph is acyclic, a position all of whose moves were searched without 
 lost, and the table keeps every position entered except those on the stack of a run cut
 by its budget (unfinished), so what a run leaves in it is proved lost and later runs
 share it. Schedule: many short runs (``C_RUN`` positions, one more each run, so a run
-eventually holds the whole tree and "lost" is still reached; a run shorter than a line
-cannot win, so from a deal's start, 215 moves, nothing is won below about 3,400
-positions: 0 of seeds 1-300 at 1,500, against 8 for the Python search), because a run's
+eventually holds the whole tree and "lost" is still reached; the first run is never shorter
+than the line left, one position a move: a shorter run cannot win, and from a deal's start
+(215 moves) runs of 200 won nothing below about 3,400 positions, 0 of seeds 1-100 at 3,000
+where runs from 216 win 6, and 87 of seeds 1-200 at 1,000,000 either way), because a run's
 depth-first search spends itself on the last deals' choices of the line it starts with:
 the end games are small (seeds 1, 3, 4, 5, 7 at 3,000,000 positions: 2.7-2.9 million
 positions past the last deal over 35,000-156,000 end games, about 20 positions each),
@@ -268,7 +269,9 @@ def _solve_c(pos: Position, budget: int) -> Answer | None:
     args = c_args(pos)
     if args is None or _c is None:
         return None
-    verdict, path, nodes, _ = _c.solve(*args, budget, C_RUN, 0)
+    tab, stock, _tops = args
+    line = sum(len(p) for p in tab) + len(stock) + -(-len(stock) // T)  # plays and deals
+    verdict, path, nodes, _ = _c.solve(*args, budget, max(C_RUN, line + 1), 0)
     if verdict == WON:
         return Answer(WON, texts(pos, path), nodes)
     return Answer(LOST if verdict == LOST else UNKNOWN, [], nodes)

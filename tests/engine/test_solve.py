@@ -1394,15 +1394,26 @@ def test_leapyear_compiled_search_is_used_and_decides_like_a_naive_search() -> N
 @leapyear_needs_c
 def test_leapyear_compiled_search_wins_a_deal_the_python_search_does_not() -> None:
     """Seed 2: the Python search (restarts of 2026-11-27) leaves it unknown at 30,000
-    positions; the compiled search's short runs win it within 25,781, and the engine plays
+    positions; the compiled search's short runs win it within 27,413, and the engine plays
     the win out."""
-    r = solve(new_game("leapyear", 2), budget=25_781)
-    assert (r.verdict, r.nodes, len(r.moves)) == ("won", 25_781, 215)
+    r = solve(new_game("leapyear", 2), budget=27_413)
+    assert (r.verdict, r.nodes, len(r.moves)) == ("won", 27_413, 215)
     g = new_game("leapyear", 2)
     for move in r.moves:
         g.play(move)
     assert g.is_won()
-    assert solve(new_game("leapyear", 2), budget=25_780).verdict == "unknown"
+    assert solve(new_game("leapyear", 2), budget=27_412).verdict == "unknown"
+
+
+@leapyear_needs_c
+def test_leapyear_compiled_first_run_holds_the_line_left() -> None:
+    """A run shorter than the line left (one position a move) cannot win: with runs from 200
+    positions nothing was won from a deal's start (215 moves) below about 3,400 positions.
+    The first run now holds the line: seed 12 is won within 1,756 positions."""
+    r = solve(new_game("leapyear", 12), budget=1_756)
+    assert (r.verdict, r.nodes, len(r.moves)) == ("won", 1_756, 215)
+    assert r.nodes < 16 * sly.C_RUN  # the sixteen runs of 200-215 could not have won it
+    assert solve(new_game("leapyear", 12), budget=1_755).verdict == "unknown"
 
 
 @pytest.mark.usefixtures("leapyear_python")
