@@ -311,16 +311,21 @@ class Room:
         return bool(self.doc["host_hash"] == thash)
 
     def status(self, seat: int) -> str:
-        s = self.seat(seat)
-        if s["status"] in OUT_STATUSES:
-            return str(s["status"])
-        race = self.races.get(seat)
+        return self._status(self.seat(seat), self.races.get(seat))
+
+    @staticmethod
+    def _status(s: dict[str, Any], race: SeatRace | None) -> str:
+        """`status` of the seat `s` whose race is `race`: a move asks it twice (may the seat
+        move, its progress event after the move), with the seat and race it has in hand."""
+        status = s["status"]
+        if status in OUT_STATUSES:
+            return str(status)
         if race is not None and s.get("in_race"):
-            if race.won():
+            if race.game.is_won():
                 return "won"
             if race.dead():
                 return "dead"
-        return str(s["status"])
+        return str(status)
 
     def racing_seats(self) -> list[int]:
         return [
@@ -351,17 +356,21 @@ class Room:
         if race is None:
             return {"kind": "progress", "at": now, "seat": seat, "status": self.status(seat),
                     **self.stats(seat)}  # fmt: skip
-        last = race.last_at
+        return self._progress(self.seat(seat), seat, race, now)
+
+    def _progress(self, s: dict[str, Any], seat: int, race: SeatRace, now: int) -> dict[str, Any]:
+        """`progress_event` of the seat `s` (number `seat`) whose race is `race`."""
+        times = race._times
         game = race.game
         return {
             "kind": "progress",
             "at": now,
             "seat": seat,
-            "status": self.status(seat),
+            "status": self._status(s, race),
             "moves": race.moves,
             "home": game.home(),
             "progress": game.progress(),
-            "time": None if last is None else last - (self.doc["starts_at"] or 0),
+            "time": times[-1] - (self.doc["starts_at"] or 0) if times else None,
         }
 
     # --- lobby commands (they change only the document) ---------------------------------
@@ -790,24 +799,33 @@ class Room:
     # --- moves (they change only a seat's log) ------------------------------------------
 
     def check_can_move(self, seat: int, now: int) -> SeatRace:
-        s = self.seat(seat)
-        if self.state == COUNTDOWN and now < (self.doc["starts_at"] or 0):
+        return self._can_move(self.seat(seat), seat, now)
+
+    def _can_move(self, s: dict[str, Any], seat: int, now: int) -> SeatRace:
+        """`check_can_move` for the seat `s` (number `seat`), looked up once by the caller."""
+        d = self.doc
+        state = d["state"]
+        if state == COUNTDOWN and now < (d["starts_at"] or 0):
             raise ProtocolError("bad_state", "the race has not started yet")
-        if self.state != RACING:
-            raise ProtocolError("bad_state", f"no race is on (the room is in {self.state})")
+        if state != RACING:
+            raise ProtocolError("bad_state", f"no race is on (the room is in {state})")
         if not s.get("in_race"):
             raise ProtocolError("bad_state", "you are not in this race")
-        ends = self.doc["ends_at"]
+        ends = d["ends_at"]
         if ends is not None and now >= ends:
             raise ProtocolError("bad_state", "the time is up")
-        st = self.status(seat)
+        race = self.races.get(seat)
+        st = self._status(s, race)
         if st != "racing":
             raise ProtocolError("bad_state", f"you are {st}")
-        return self.races[seat]
+        return race if race is not None else self.races[seat]
 
     def play(self, seat: int, text: str, n: int | None, now: int) -> MovePlan:
-        """Check and apply a move to the cached game; the caller stores it, or calls `rollback`."""
-        race = self.check_can_move(seat, now)
+        """Check and apply a move to the cached game; the caller stores it, or calls `rollback`.
+        The seat is looked up once for the checks and the progress event (a paced move's
+        rules are a sixth of its server CPU: BENCHMARKS.md, issue 21, branch core21m)."""
+        s = self.seat(seat)
+        race = self._can_move(s, seat, now)
         if n is not None and n != race.moves + 1:
             raise ProtocolError(
                 "out_of_sync",
@@ -816,7 +834,7 @@ class Room:
             )
         expected_len, rev = race.moves, race.rev
         try:
-            eff = race.play(text, now)
+            race.play(text, now)
         except IllegalMove as exc:
             raise ProtocolError("illegal_move", str(exc) or f"illegal move {text!r}") from None
         return MovePlan(
@@ -824,8 +842,8 @@ class Room:
             race.last_entry(),
             expected_len,
             rev,
-            tuple(eff.revealed),
-            self.progress_event(seat, now),
+            race.revealed[-1],
+            self._progress(s, seat, race, now),
         )
 
     def undo(self, seat: int, n: int | None, now: int) -> MovePlan:
