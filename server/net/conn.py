@@ -90,11 +90,6 @@ class Bucket:
         missing = 1 - self.level()
         return max(0.0, missing / self.rate) if self.rate > 0 else 60.0
 
-    def take_one(self) -> None:
-        """Take the token `level()` just found there (nothing ran since: no refill to add)."""
-        self.tokens -= 1
-        self.refused_in_row = 0
-
     def take(self) -> bool:
         if self.level() >= 1:
             self.tokens -= 1

@@ -262,7 +262,7 @@ class Transport:
         future = rooms.move_now(conn, msg, m.ref_of(msg), lambda tail: self._moved(conn, msg, tail))
         if future is None:
             return False
-        conn.bucket.take_one()  # there was a token above, and nothing ran since
+        conn.bucket.take()  # there was a token above, and nothing ran since
         conn.moving = future
         self.moves.add(future)
         return True

@@ -385,14 +385,7 @@ class _Link(asyncio.Protocol):
         self.batch: list[_Call] | None = None
         self.replies: list[Any] = []
         self.told: Callable[[list[Any] | None, Exception | None], None] | None = None
-        #: the deadline's timer: armed by a turn when none is, left armed when its turn is
-        #: answered, and at its time it fails the turn then in flight if that one's deadline
-        #: is past, else it is armed again for it (or lapses: no turn). A timer a turn, armed
-        #: and cancelled, cost ~2 µs a turn, and every cancelled one stayed in the loop's heap
-        #: of timers (~1,400 at 460 turns a second) until its time.
         self.timer: asyncio.TimerHandle | None = None
-        #: when the turn in flight fails (`loop.time()`)
-        self.deadline = 0.0
         self.batcher: Batcher | None = None
 
     @classmethod
@@ -443,10 +436,7 @@ class _Link(asyncio.Protocol):
             self._fail(RedisConnectionError("Error talking to Redis: the connection is closed"))
             return
         if self.timeout is not None:
-            loop = asyncio.get_running_loop()
-            self.deadline = loop.time() + self.timeout
-            if self.timer is None:
-                self.timer = loop.call_at(self.deadline, self._late)
+            self.timer = asyncio.get_running_loop().call_later(self.timeout, self._late)
         self.transport.write(b"".join(packed))
 
     def data_received(self, data: bytes) -> None:
@@ -489,12 +479,6 @@ class _Link(asyncio.Protocol):
 
     def _late(self) -> None:
         self.timer = None
-        if self.batch is None or self.lost:
-            return  # no turn in flight: the next one arms the timer again
-        loop = asyncio.get_running_loop()
-        if loop.time() < self.deadline:  # a later turn's: not due yet
-            self.timer = loop.call_at(self.deadline, self._late)
-            return
         self._fail(RedisTimeoutError("Timeout talking to Redis"))
 
     def _fail(self, exc: Exception) -> None:
@@ -507,15 +491,15 @@ class _Link(asyncio.Protocol):
     def _over(self, replies: list[Any] | None, exc: Exception | None) -> None:
         told = self.told
         self.batch, self.replies, self.told = None, [], None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         if told is not None:
             told(replies, exc)
 
     def close(self, *, abort: bool = True) -> None:
         """Never used again; `abort`: what is queued or due is of no use to anyone now."""
         self.lost = True
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
         if not self.transport.is_closing():
             if abort:
                 self.transport.abort()

@@ -334,65 +334,6 @@ async def test_a_turn_answered_late_fails_and_its_connection_is_never_reused(
     await client.aclose()
 
 
-async def test_a_links_deadline_is_its_turns_own_with_one_timer_left_armed() -> None:
-    """A link's deadline timer is armed by a turn when none is and left armed when the turn
-    is answered: when it comes due it fails the turn then in flight only if that turn's own
-    deadline (`socket_timeout` after it was sent) is past, else it waits for it; with no
-    turn in flight it lapses. (Driven by hand: the timer's callback called as if due.)"""
-    import hiredis
-    from solrace.server.store.batch import _Call, _Link
-
-    class Wire:
-        def __init__(self) -> None:
-            self.sent: list[bytes] = []
-            self.aborted = False
-
-        def write(self, data: bytes) -> None:
-            self.sent.append(data)
-
-        def is_closing(self) -> bool:
-            return self.aborted
-
-        def abort(self) -> None:
-            self.aborted = True
-
-    class Conn:
-        socket_timeout = 30.0
-        _writer = _reader = None
-
-    loop = asyncio.get_running_loop()
-    wire = Wire()
-    link = _Link(Conn(), wire, hiredis.Reader())  # type: ignore[arg-type]
-    told: list[Any] = []
-
-    def turn() -> None:
-        call = _Call(None, ("INCR", "k"), loop.create_future())
-        link.send([call], lambda replies, exc: told.append(replies if exc is None else exc))
-
-    turn()
-    first = link.timer
-    assert first is not None and first.when() == pytest.approx(link.deadline)
-    link.data_received(b":1\r\n")
-    assert told == [[1]] and link.timer is first  # answered: the timer is left armed
-    turn()
-    assert link.timer is first  # the next turn arms none of its own
-    link.deadline = first.when() + 5.0  # as if sent 5 s after the first
-    first.cancel()
-    link._late()  # the first turn's time: this turn's deadline is not past
-    assert len(told) == 1 and not wire.aborted
-    again = link.timer
-    assert again is not None and again.when() == pytest.approx(link.deadline)
-    link.deadline = loop.time() - 0.001  # now it is past
-    again.cancel()
-    link._late()
-    assert len(told) == 2 and isinstance(told[1], redis.exceptions.TimeoutError)
-    assert wire.aborted and link.lost and link.timer is None
-    # no turn in flight: a due timer lapses
-    idle = _Link(Conn(), Wire(), hiredis.Reader())  # type: ignore[arg-type]
-    idle._late()
-    assert idle.timer is None and not idle.lost
-
-
 # --- a Redis Cluster whose slots move ---------------------------------------------------------
 
 
