@@ -311,21 +311,16 @@ class Room:
         return bool(self.doc["host_hash"] == thash)
 
     def status(self, seat: int) -> str:
-        return self._status(self.seat(seat), self.races.get(seat))
-
-    @staticmethod
-    def _status(s: dict[str, Any], race: SeatRace | None) -> str:
-        """`status` of the seat `s` whose race is `race`: a move asks it twice (may the seat
-        move, its progress event after the move), with the seat and race it has in hand."""
-        status = s["status"]
-        if status in OUT_STATUSES:
-            return str(status)
+        s = self.seat(seat)
+        if s["status"] in OUT_STATUSES:
+            return str(s["status"])
+        race = self.races.get(seat)
         if race is not None and s.get("in_race"):
-            if race.game.is_won():
+            if race.won():
                 return "won"
             if race.dead():
                 return "dead"
-        return str(status)
+        return str(s["status"])
 
     def racing_seats(self) -> list[int]:
         return [
@@ -356,21 +351,17 @@ class Room:
         if race is None:
             return {"kind": "progress", "at": now, "seat": seat, "status": self.status(seat),
                     **self.stats(seat)}  # fmt: skip
-        return self._progress(self.seat(seat), seat, race, now)
-
-    def _progress(self, s: dict[str, Any], seat: int, race: SeatRace, now: int) -> dict[str, Any]:
-        """`progress_event` of the seat `s` (number `seat`) whose race is `race`."""
-        times = race._times
+        last = race.last_at
         game = race.game
         return {
             "kind": "progress",
             "at": now,
             "seat": seat,
-            "status": self._status(s, race),
+            "status": self.status(seat),
             "moves": race.moves,
             "home": game.home(),
             "progress": game.progress(),
-            "time": times[-1] - (self.doc["starts_at"] or 0) if times else None,
+            "time": None if last is None else last - (self.doc["starts_at"] or 0),
         }
 
     # --- lobby commands (they change only the document) ---------------------------------
@@ -799,33 +790,24 @@ class Room:
     # --- moves (they change only a seat's log) ------------------------------------------
 
     def check_can_move(self, seat: int, now: int) -> SeatRace:
-        return self._can_move(self.seat(seat), seat, now)
-
-    def _can_move(self, s: dict[str, Any], seat: int, now: int) -> SeatRace:
-        """`check_can_move` for the seat `s` (number `seat`), looked up once by the caller."""
-        d = self.doc
-        state = d["state"]
-        if state == COUNTDOWN and now < (d["starts_at"] or 0):
+        s = self.seat(seat)
+        if self.state == COUNTDOWN and now < (self.doc["starts_at"] or 0):
             raise ProtocolError("bad_state", "the race has not started yet")
-        if state != RACING:
-            raise ProtocolError("bad_state", f"no race is on (the room is in {state})")
+        if self.state != RACING:
+            raise ProtocolError("bad_state", f"no race is on (the room is in {self.state})")
         if not s.get("in_race"):
             raise ProtocolError("bad_state", "you are not in this race")
-        ends = d["ends_at"]
+        ends = self.doc["ends_at"]
         if ends is not None and now >= ends:
             raise ProtocolError("bad_state", "the time is up")
-        race = self.races.get(seat)
-        st = self._status(s, race)
+        st = self.status(seat)
         if st != "racing":
             raise ProtocolError("bad_state", f"you are {st}")
-        return race if race is not None else self.races[seat]
+        return self.races[seat]
 
     def play(self, seat: int, text: str, n: int | None, now: int) -> MovePlan:
-        """Check and apply a move to the cached game; the caller stores it, or calls `rollback`.
-        The seat is looked up once for the checks and the progress event (a paced move's
-        rules are a sixth of its server CPU: BENCHMARKS.md, issue 21, branch core21m)."""
-        s = self.seat(seat)
-        race = self._can_move(s, seat, now)
+        """Check and apply a move to the cached game; the caller stores it, or calls `rollback`."""
+        race = self.check_can_move(seat, now)
         if n is not None and n != race.moves + 1:
             raise ProtocolError(
                 "out_of_sync",
@@ -834,7 +816,7 @@ class Room:
             )
         expected_len, rev = race.moves, race.rev
         try:
-            race.play(text, now)
+            eff = race.play(text, now)
         except IllegalMove as exc:
             raise ProtocolError("illegal_move", str(exc) or f"illegal move {text!r}") from None
         return MovePlan(
@@ -842,8 +824,8 @@ class Room:
             race.last_entry(),
             expected_len,
             rev,
-            race.revealed[-1],
-            self._progress(s, seat, race, now),
+            tuple(eff.revealed),
+            self.progress_event(seat, now),
         )
 
     def undo(self, seat: int, n: int | None, now: int) -> MovePlan:
