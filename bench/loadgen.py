@@ -675,6 +675,7 @@ class Worker:
         try:
             await run.task
         finally:
+            gc.unfreeze()  # what `begin` froze may be garbage by the next run
             gc.enable()
         stats = run.stats
         stats["unfinished_rooms"] = 0

@@ -165,9 +165,7 @@ class Batcher:
             self._busy += 1
             link.send(batch, lambda replies, exc: self._sent(link, batch, replies, exc))
             return
-        task = asyncio.ensure_future(self._send(batch))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._spawn(self._send(batch))
 
     def _sent(
         self, link: _Link, batch: list[_Call], replies: list[Any] | None, exc: Exception | None
@@ -182,9 +180,13 @@ class Batcher:
             return
         missing = [c for c, r in zip(batch, replies, strict=True) if _settle(c, r)]
         if missing:
-            task = asyncio.ensure_future(self._send_again(missing))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._spawn(self._send_again(missing))
+
+    def _spawn(self, turn: Coroutine[Any, Any, None]) -> None:
+        """A turn in a task of its own, kept until done (`close` waits for `_tasks`)."""
+        task = asyncio.ensure_future(turn)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _link_done(self, link: _Link | None, ok: bool) -> None:
         """A turn on a link is over (None: no link was had): the link kept for the next turn
