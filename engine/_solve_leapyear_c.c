@@ -448,6 +448,63 @@ static int load_list(PyObject *o, unsigned char *out, int max, int *n) {
     return 0;
 }
 
+/* fills s (fixed and variable parts) from Python lists; 0, or -1 with an exception set */
+static int load_state(lstate *s, PyObject *tab, PyObject *stock, PyObject *tops) {
+    if (PySequence_Size(tab) != T) {
+        PyErr_SetString(PyExc_ValueError, "eight piles");
+        return -1;
+    }
+    for (int x = 0; x < T; x++) {
+        PyObject *p = PySequence_GetItem(tab, x);
+        int n = 0;
+        int bad = !p || load_list(p, s->seq[x], SEQMAX, &n);
+        Py_XDECREF(p);
+        if (bad) return -1;
+        s->len[x] = s->arrived[x] = s->ht[x] = n;
+        for (int j = 0; j < n; j++) {
+            s->pile[x][j] = (unsigned char)j;
+            s->mask[x] |= 1u << j;
+        }
+    }
+    if (load_list(stock, s->stock, 256, &s->nstock)) return -1;
+    s->ndeals = (s->nstock + T - 1) / T;
+    for (int d = 0; d < s->ndeals; d++) {
+        s->dealstart[d] = d * T;
+        s->dealk[d] = s->nstock - d * T < T ? s->nstock - d * T : T;
+        for (int i = 0; i < s->dealk[d]; i++) {
+            int r = s->stock[d * T + i];
+            if (s->len[i] >= SEQMAX) {
+                PyErr_SetString(PyExc_ValueError, "a pile would hold too many cards");
+                return -1;
+            }
+            s->seq[i][s->len[i]++] = (unsigned char)r;
+            s->instock[r]++;
+        }
+    }
+    if (PySequence_Size(tops) != 15) {
+        PyErr_SetString(PyExc_ValueError, "15 counts");
+        return -1;
+    }
+    for (int r = 0; r < 15; r++) {
+        PyObject *v = PySequence_GetItem(tops, r);
+        s->tops[r] = v ? (int)PyLong_AsLong(v) : 0;
+        Py_XDECREF(v);
+    }
+    if (PyErr_Occurred()) return -1;
+    for (int x = 0; x < T; x++)
+        for (int j = 0; j < s->len[x]; j++) s->remaining[s->seq[x][j]]++;
+    s->left = 0;
+    for (int r = 0; r < 15; r++) s->left += s->remaining[r];
+    return 0;
+}
+
+static PyObject *path_list(const int *path, int n) {
+    PyObject *out = PyList_New(n);
+    if (!out) return NULL;
+    for (int i = 0; i < n; i++) PyList_SET_ITEM(out, i, PyLong_FromLong(path[i] == DEAL ? -1 : path[i]));
+    return out;
+}
+
 static PyObject *py_solve(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *tab, *stock, *tops;
@@ -456,63 +513,10 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
     search *S = calloc(1, sizeof(search));
     if (!S) return PyErr_NoMemory();
     lstate *s = &S->s;
-    if (PySequence_Size(tab) != T) {
-        free(S);
-        PyErr_SetString(PyExc_ValueError, "eight piles");
-        return NULL;
-    }
-    for (int x = 0; x < T; x++) {
-        PyObject *p = PySequence_GetItem(tab, x);
-        int n = 0;
-        int bad = !p || load_list(p, s->seq[x], SEQMAX, &n);
-        Py_XDECREF(p);
-        if (bad) {
-            free(S);
-            return NULL;
-        }
-        s->len[x] = s->arrived[x] = s->ht[x] = n;
-        for (int j = 0; j < n; j++) {
-            s->pile[x][j] = (unsigned char)j;
-            s->mask[x] |= 1u << j;
-        }
-    }
-    if (load_list(stock, s->stock, 256, &s->nstock)) {
+    if (load_state(s, tab, stock, tops)) {
         free(S);
         return NULL;
     }
-    s->ndeals = (s->nstock + T - 1) / T;
-    for (int d = 0; d < s->ndeals; d++) {
-        s->dealstart[d] = d * T;
-        s->dealk[d] = s->nstock - d * T < T ? s->nstock - d * T : T;
-        for (int i = 0; i < s->dealk[d]; i++) {
-            int r = s->stock[d * T + i];
-            if (s->len[i] >= SEQMAX) {
-                free(S);
-                PyErr_SetString(PyExc_ValueError, "a pile would hold too many cards");
-                return NULL;
-            }
-            s->seq[i][s->len[i]++] = (unsigned char)r;
-            s->instock[r]++;
-        }
-    }
-    if (PySequence_Size(tops) != 15) {
-        free(S);
-        PyErr_SetString(PyExc_ValueError, "15 counts");
-        return NULL;
-    }
-    for (int r = 0; r < 15; r++) {
-        PyObject *v = PySequence_GetItem(tops, r);
-        s->tops[r] = v ? (int)PyLong_AsLong(v) : 0;
-        Py_XDECREF(v);
-    }
-    if (PyErr_Occurred()) {
-        free(S);
-        return NULL;
-    }
-    for (int x = 0; x < T; x++)
-        for (int j = 0; j < s->len[x]; j++) s->remaining[s->seq[x][j]]++;
-    s->left = 0;
-    for (int r = 0; r < 15; r++) s->left += s->remaining[r];
     if (tinit(&S->seen, 1 << 16)) {
         free(S);
         return PyErr_NoMemory();
@@ -528,24 +532,381 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         free(S);
         return PyErr_NoMemory();
     }
-    PyObject *path = PyList_New(v == V_WON ? S->plen : 0);
+    PyObject *path = path_list(S->path, v == V_WON ? S->plen : 0);
     if (!path) {
         free(S);
         return NULL;
     }
-    if (v == V_WON)
-        for (int i = 0; i < S->plen; i++)
-            PyList_SET_ITEM(path, i, PyLong_FromLong(S->path[i] == DEAL ? -1 : S->path[i]));
     int fewest = v == V_WON ? 0 : S->fewest;
     free(S);
     const char *name = v == V_WON ? "won" : v == V_LOST ? "lost" : "unknown";
     return Py_BuildValue("(sNli)", name, path, spent, fewest);
 }
 
+/* ---- The beam search (2026-12-05, issue 24): wins, never losses ----------------------------
+ *
+ * The depth-first search above spends its runs on the end games of a few lines through the
+ * 23 deals. The beam goes through the deals level by level instead: at level d (d deals made)
+ * it keeps `width` positions; from each it lists every position its plays reach before the next
+ * deal (at most `phase_cap` a position; the safe play is still the only move where it applies),
+ * deals from each, and keeps the `width` lowest of the new level's positions by a score, in
+ * thousandths of a card: 1000 a card left, plus per pair of cards in a pile whose upper card
+ * (played first) is of a higher rank than the lower one, `inversions` (the lower one waits
+ * until the foundations have grown past its own rank), plus `future` per such pair with the
+ * upper card still to be dealt onto the pile, plus `held` per rank a card lies below the
+ * highest card above it. At the last level every play is listed: an empty tableau is a win.
+ * A beam that dropped a position (by its width, the phase cap or the budget) and found no
+ * win proves nothing ("unknown"); one that dropped none followed every line: "lost". Different
+ * weights win different deals (solve_leapyear.py runs several). */
+
+typedef struct {
+    uint32_t m[T];
+    unsigned char tops[15];
+    int parent;   /* index in the level before; -1 at level 0 */
+    int off, n;   /* this phase's plays (pile numbers) in the plays arena of its level */
+    long score;
+} bnode;
+
+typedef struct {
+    bnode *v;
+    size_t n, cap;
+    unsigned char *plays;
+    size_t pn, pcap;
+} blevel;
+
+static int blevel_push(blevel *L, const bnode *b, const unsigned char *plays, int np) {
+    if (L->n == L->cap) {
+        size_t c = L->cap ? L->cap * 2 : 1024;
+        bnode *v = realloc(L->v, c * sizeof(bnode));
+        if (!v) return -1;
+        L->v = v;
+        L->cap = c;
+    }
+    if (L->pn + (size_t)np > L->pcap) {
+        size_t c = L->pcap ? L->pcap * 2 : 16384;
+        while (c < L->pn + (size_t)np) c *= 2;
+        unsigned char *p = realloc(L->plays, c);
+        if (!p) return -1;
+        L->plays = p;
+        L->pcap = c;
+    }
+    bnode *x = &L->v[L->n++];
+    *x = *b;
+    x->off = (int)L->pn;
+    x->n = np;
+    if (np) memcpy(L->plays + L->pn, plays, (size_t)np);
+    L->pn += (size_t)np;
+    return 0;
+}
+
+/* the phase's positions: open addressing, emptied in O(1) by a new generation */
+typedef struct {
+    lkey *keys;
+    uint32_t *gen;
+    size_t mask;
+    uint32_t now;
+    long n;
+} gset;
+
+static int gset_init(gset *g, long cap) {
+    size_t c = 64;
+    while ((long)c < cap * 2 + 2) c *= 2;
+    g->keys = malloc(c * sizeof(lkey));
+    g->gen = calloc(c, sizeof(uint32_t));
+    g->mask = c - 1;
+    g->now = 1;
+    g->n = 0;
+    return g->keys && g->gen ? 0 : -1;
+}
+
+/* 1: added, 0: there already */
+static int gset_add(gset *g, const lkey *k) {
+    size_t i = (size_t)khash(k) & g->mask;
+    while (g->gen[i] == g->now) {
+        if (memcmp(&g->keys[i], k, sizeof(lkey)) == 0) return 0;
+        i = (i + 1) & g->mask;
+    }
+    g->gen[i] = g->now;
+    g->keys[i] = *k;
+    g->n++;
+    return 1;
+}
+
+static void gset_clear(gset *g) {
+    g->now++;
+    g->n = 0;
+    if (g->now == 0) { /* wrapped: every slot could look current */
+        memset(g->gen, 0, (g->mask + 1) * sizeof(uint32_t));
+        g->now = 1;
+    }
+}
+
+typedef struct {
+    const lstate *s;      /* fixed part: seq, len, dealk, ndeals */
+    int narr[T][65];      /* cards of pile x's sequence arrived after d deals */
+    uint32_t higher[T][SEQMAX]; /* pile x, card j: the later cards of its sequence of higher rank */
+    int instock_after[65][15]; /* rank counts still in the stock after d deals */
+    long w_inv, w_fut, w_held; /* per mille of a card left */
+    long cap;
+    long nodes, budget;
+    gset phase_seen;
+    table level_seen;
+    /* the phase search's stack */
+    uint32_t m[T];
+    int tops[15], rem[15];
+    unsigned char plays[SEQMAX * T];
+    int np;
+    int won;
+    int dropped; /* a position was left out: the level's width, the phase cap or the budget */
+    int win_plays[SEQMAX * T];
+    int win_np;
+} beam;
+
+/* the level's order: lower first (see the section's comment) */
+static long bscore(const beam *B, const uint32_t *m, int d) {
+    const lstate *s = B->s;
+    long left = 0, inv = 0, fut = 0, held = 0;
+    for (int x = 0; x < T; x++) {
+        int n = B->narr[x][d];
+        uint32_t future = n >= 32 ? 0 : ~((1u << n) - 1);
+        int hi = 0;
+        for (int j = n - 1; j >= 0; j--) {
+            if (!(m[x] >> j & 1)) continue;
+            left++;
+            inv += __builtin_popcount(m[x] & B->higher[x][j]);
+            fut += __builtin_popcount(B->higher[x][j] & future);
+            int r = s->seq[x][j];
+            if (hi > r) held += hi - r;
+            if (r > hi) hi = r;
+        }
+    }
+    return left * 1000 + B->w_inv * inv + B->w_fut * fut + B->w_held * held;
+}
+
+/* every position the plays of level d reach from B->m (depth first, each once): dealt from
+   (into `next`) or, at the last level, checked for a win; -1: out of memory */
+static int bphase(beam *B, int d, int parent, blevel *next) {
+    if (B->nodes >= B->budget) return 0;
+    lkey k;
+    for (int x = 0; x < T; x++) k.m[x] = B->m[x];
+    k.d = (uint32_t)d;
+    if (B->phase_seen.n >= B->cap) {
+        B->dropped = 1;
+        return 0;
+    }
+    if (!gset_add(&B->phase_seen, &k)) return 0;
+    int a;
+    B->nodes++;
+    const lstate *s = B->s;
+    if (d == s->ndeals) {
+        int empty = 1;
+        for (int x = 0; x < T; x++)
+            if (B->m[x]) empty = 0;
+        if (empty) {
+            B->won = 1;
+            B->win_np = B->np;
+            for (int i = 0; i < B->np; i++) B->win_plays[i] = B->plays[i];
+            return 0;
+        }
+    } else {
+        bnode b;
+        for (int x = 0; x < T; x++) {
+            b.m[x] = B->m[x];
+            if (B->narr[x][d + 1] > B->narr[x][d]) b.m[x] |= 1u << (B->narr[x][d + 1] - 1);
+            k.m[x] = b.m[x];
+        }
+        k.d = (uint32_t)(d + 1);
+        a = tadd(&B->level_seen, &k);
+        if (a < 0) return -1;
+        if (a) {
+            for (int r = 0; r < 15; r++) b.tops[r] = (unsigned char)B->tops[r];
+            b.parent = parent;
+            b.score = bscore(B, b.m, d + 1);
+            if (blevel_push(next, &b, B->plays, B->np)) return -1;
+        }
+    }
+    int cand[T], nc = 0, forced = -1;
+    for (int x = 0; x < T && forced < 0; x++) {
+        if (!B->m[x]) continue;
+        int j = 31 - __builtin_clz(B->m[x]);
+        int r = s->seq[x][j];
+        if (!B->tops[r - 1]) continue;
+        if (B->tops[r - 1] >= B->rem[r]) forced = x;
+        cand[nc++] = x;
+    }
+    if (forced >= 0) {
+        cand[0] = forced;
+        nc = 1;
+    }
+    for (int i = 0; i < nc && !B->won; i++) {
+        int x = cand[i];
+        int j = 31 - __builtin_clz(B->m[x]);
+        int r = s->seq[x][j];
+        B->m[x] &= ~(1u << j);
+        B->tops[r - 1]--;
+        B->tops[r]++;
+        B->rem[r]--;
+        B->plays[B->np++] = (unsigned char)x;
+        int e = bphase(B, d, parent, next);
+        B->np--;
+        B->rem[r]++;
+        B->tops[r]--;
+        B->tops[r - 1]++;
+        B->m[x] |= 1u << j;
+        if (e) return e;
+    }
+    return 0;
+}
+
+static int bnode_cmp(const void *a, const void *b) {
+    const bnode *x = a, *y = b;
+    return x->score < y->score ? -1 : x->score > y->score;
+}
+
+static void tclear(table *t) {
+    memset(t->keys, 0xFF, t->cap * sizeof(lkey));
+    t->n = 0;
+}
+
+/* V_WON (path, plen filled), V_UNKNOWN or V_NOMEM */
+static int beam_search(const lstate *s, long width, const long *w, long cap, long budget,
+                       int *path, int *plen, long *spent) {
+    beam *B = calloc(1, sizeof(beam));
+    blevel *levels = calloc((size_t)s->ndeals + 2, sizeof(blevel));
+    int v = V_NOMEM;
+    if (!B || !levels || gset_init(&B->phase_seen, cap) || tinit(&B->level_seen, 1 << 14)) goto out;
+    B->s = s;
+    B->w_inv = w[0];
+    B->w_fut = w[1];
+    B->w_held = w[2];
+    B->cap = cap;
+    B->budget = budget;
+    for (int x = 0; x < T; x++) {
+        int n0 = s->arrived[x];
+        for (int d = 0; d <= s->ndeals; d++) B->narr[x][d] = n0 + (d ? (B->narr[x][d - 1] - n0) + (s->dealk[d - 1] > x) : 0);
+        for (int j = 0; j < s->len[x]; j++) {
+            uint32_t h = 0;
+            for (int k = j + 1; k < s->len[x]; k++)
+                if (s->seq[x][k] > s->seq[x][j]) h |= 1u << k;
+            B->higher[x][j] = h;
+        }
+    }
+    for (int r = 0; r < 15; r++) B->instock_after[0][r] = s->instock[r];
+    for (int d = 0; d < s->ndeals; d++) {
+        for (int r = 0; r < 15; r++) B->instock_after[d + 1][r] = B->instock_after[d][r];
+        for (int i = 0; i < s->dealk[d]; i++) B->instock_after[d + 1][s->stock[d * T + i]]--;
+    }
+    bnode root;
+    for (int x = 0; x < T; x++) root.m[x] = s->mask[x];
+    for (int r = 0; r < 15; r++) root.tops[r] = (unsigned char)s->tops[r];
+    root.parent = -1;
+    root.score = 0;
+    if (blevel_push(&levels[0], &root, NULL, 0)) goto out;
+    int d = 0, from = 0;
+    for (; d <= s->ndeals; d++) {
+        blevel *L = &levels[d];
+        if (d > 0) {
+            qsort(L->v, L->n, sizeof(bnode), bnode_cmp);
+            if ((long)L->n > width) {
+                L->n = (size_t)width;
+                B->dropped = 1;
+            }
+        }
+        tclear(&B->level_seen);
+        for (size_t i = 0; i < L->n && !B->won && B->nodes < B->budget; i++) {
+            bnode *b = &L->v[i];
+            for (int x = 0; x < T; x++) B->m[x] = b->m[x];
+            for (int r = 0; r < 15; r++) B->tops[r] = b->tops[r];
+            for (int r = 0; r < 15; r++) B->rem[r] = B->instock_after[d][r];
+            for (int x = 0; x < T; x++)
+                for (uint32_t w = b->m[x]; w; w &= w - 1) B->rem[s->seq[x][__builtin_ctz(w)]]++;
+            B->np = 0;
+            gset_clear(&B->phase_seen);
+            from = (int)i;
+            if (bphase(B, d, (int)i, &levels[d + 1])) goto out;
+        }
+        if (B->nodes >= B->budget && !B->won) B->dropped = 1;
+        if (B->won || (B->dropped && B->nodes >= B->budget) || levels[d + 1].n == 0) break;
+    }
+    if (!B->won) {
+        /* nothing left out: every line was followed, so none wins */
+        v = B->dropped ? V_UNKNOWN : V_LOST;
+        goto out;
+    }
+    /* the winning line: level 1's node's plays (from the root), a deal, level 2's, ... up to
+       the node the winning phase started from, then that phase's plays */
+    {
+        int chain[70];
+        int at = from;
+        for (int lv = d; lv >= 1; lv--) {
+            chain[lv] = at;
+            at = levels[lv].v[at].parent;
+        }
+        int n = 0;
+        for (int lv = 1; lv <= d; lv++) {
+            const bnode *b = &levels[lv].v[chain[lv]];
+            for (int i = 0; i < b->n; i++) path[n++] = levels[lv].plays[b->off + i];
+            path[n++] = DEAL;
+        }
+        for (int i = 0; i < B->win_np; i++) path[n++] = B->win_plays[i];
+        *plen = n;
+        v = V_WON;
+    }
+out:
+    *spent = B ? B->nodes : 0;
+    if (B) {
+        free(B->phase_seen.keys);
+        free(B->phase_seen.gen);
+        free(B->level_seen.keys);
+    }
+    if (levels) {
+        for (int i = 0; i <= (s->ndeals + 1); i++) {
+            free(levels[i].v);
+            free(levels[i].plays);
+        }
+    }
+    free(levels);
+    free(B);
+    return v;
+}
+
+static PyObject *py_beam(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *tab, *stock, *tops;
+    long width, w[3], cap, budget;
+    if (!PyArg_ParseTuple(args, "OOOllllll", &tab, &stock, &tops, &width, &w[0], &w[1], &w[2], &cap,
+                          &budget))
+        return NULL;
+    if (width < 1 || cap < 1) {
+        PyErr_SetString(PyExc_ValueError, "width and phase_cap are at least 1");
+        return NULL;
+    }
+    lstate *s = calloc(1, sizeof(lstate));
+    if (!s) return PyErr_NoMemory();
+    if (load_state(s, tab, stock, tops)) {
+        free(s);
+        return NULL;
+    }
+    int path[MAXDEPTH], plen = 0, v;
+    long spent = 0;
+    Py_BEGIN_ALLOW_THREADS
+    v = beam_search(s, width, w, cap, budget, path, &plen, &spent);
+    Py_END_ALLOW_THREADS
+    free(s);
+    if (v == V_NOMEM) return PyErr_NoMemory();
+    PyObject *out = path_list(path, v == V_WON ? plen : 0);
+    if (!out) return NULL;
+    const char *name = v == V_WON ? "won" : v == V_LOST ? "lost" : "unknown";
+    return Py_BuildValue("(sNl)", name, out, spent);
+}
+
 static PyMethodDef methods[] = {
     {"solve", py_solve, METH_VARARGS,
      "solve(tab, stock, tops, budget, first_run, grow_permille) -> (verdict, path, positions, "
      "fewest cards left at a dead end)"},
+    {"beam", py_beam, METH_VARARGS,
+     "beam(tab, stock, tops, width, inversions, future, held, phase_cap, budget) -> (verdict, "
+     "path, positions): a beam search through the deals (lost only if it dropped no position)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_solve_leapyear_c",

@@ -86,6 +86,15 @@ except ImportError:  # not built: the Python search below (slower; its own posit
 C_SEARCH = _c is not None
 #: positions of the compiled search's first run; each later run may expand one more
 C_RUN = 200
+#: budgets from which the compiled depth-first search shares them with the beams
+BEAM_FROM = 200_000
+#: the depth-first search's share then: half the budget, at most this many positions
+C_DFS_MAX = 1_500_000
+#: the beams' weights in turn, thousandths of a card per (inversion, inversion with a card
+#: still to be dealt, rank held below a higher card): the beam's comment in the C file
+BEAMS = ((16000, 8000, 0), (16000, 2000, 0), (16000, 0, 0), (0, 0, 3000), (16000, 16000, 0))
+#: positions a beam may list from one position of a level
+BEAM_PHASE_CAP = 20_000
 
 T = 8
 NF = 16
@@ -266,15 +275,28 @@ def c_args(pos: Position) -> tuple[list[list[int]], list[int], list[int]] | None
 
 
 def _solve_c(pos: Position, budget: int) -> Answer | None:
+    """The compiled depth-first search, then (from ``BEAM_FROM`` positions) beams with the
+    rest of the budget: each of ``BEAMS`` in turn, the width tripled after each round. A beam
+    that left out no position searched them all: its "lost" is a proof too."""
     args = c_args(pos)
     if args is None or _c is None:
         return None
     tab, stock, _tops = args
     line = sum(len(p) for p in tab) + len(stock) + -(-len(stock) // T)  # plays and deals
-    verdict, path, nodes, _ = _c.solve(*args, budget, max(C_RUN, line + 1), 0)
+    dfs = budget if budget < BEAM_FROM else min(budget // 2, C_DFS_MAX)
+    verdict, path, spent, _ = _c.solve(*args, dfs, max(C_RUN, line + 1), 0)
+    width = max(100, min(300, budget // 20_000))
+    turn = 0
+    while verdict == UNKNOWN and spent < budget:
+        weights = BEAMS[turn % len(BEAMS)]
+        verdict, path, nodes = _c.beam(*args, width, *weights, BEAM_PHASE_CAP, budget - spent)
+        spent += nodes
+        turn += 1
+        if turn % len(BEAMS) == 0:
+            width = min(width * 3, 10_000_000)
     if verdict == WON:
-        return Answer(WON, texts(pos, path), nodes)
-    return Answer(LOST if verdict == LOST else UNKNOWN, [], nodes)
+        return Answer(WON, texts(pos, path), spent)
+    return Answer(LOST if verdict == LOST else UNKNOWN, [], spent)
 
 
 def texts(pos: Position, path: list[int]) -> list[str]:

@@ -1406,6 +1406,52 @@ def test_leapyear_compiled_search_wins_a_deal_the_python_search_does_not() -> No
 
 
 @leapyear_needs_c
+def test_leapyear_beams_are_sound_and_decide_when_they_drop_nothing() -> None:
+    """A beam wide enough to keep every position follows every line: its verdict is the naive
+    search's, "lost" included. A beam of width 1 drops positions: it may still win (the engine
+    plays the win out), but its "unknown" is never turned into a "lost" of a winnable one."""
+    rng = random.Random(17)
+    games = [_small_leapyear(rng, rng.randrange(1, 5), rng.randrange(1, 4)) for _ in range(60)]
+    seen = {"won": 0, "lost": 0, "narrow unknown": 0}
+    for g in games:
+        expect = naive_winnable(g, cap=10**5)
+        if expect is None:
+            continue
+        pos = parse_position(g.to_text())
+        args = sly.c_args(pos)
+        assert args is not None
+        for width in (10**6, 1):
+            verdict, path, nodes = sly._c.beam(*args, width, *sly.BEAMS[0], 10**6, 10**7)
+            assert nodes > 0
+            if width > 1:
+                assert verdict == ("won" if expect else "lost"), g.to_text()
+                seen[verdict] += 1
+            else:
+                assert verdict in (("won", "unknown") if expect else ("lost", "unknown"))
+                seen["narrow unknown"] += verdict == "unknown"
+            if verdict == "won":
+                won = g.copy()
+                for move in sly.texts(pos, path):
+                    won.play(move)
+                assert won.is_won()
+    assert seen["won"] > 5 and seen["lost"] > 5 and seen["narrow unknown"] > 0, seen
+
+
+@leapyear_needs_c
+def test_leapyear_beams_win_a_deal_the_depth_first_search_leaves_unknown() -> None:
+    """Seed 14 at 1,000,000 positions: the depth-first search alone leaves it unknown; with
+    half the budget for it and the rest for the beams it is won (and played out by solve)."""
+    r = solve(new_game("leapyear", 14), budget=1_000_000)
+    assert r.verdict == "won" and len(r.moves) == 215
+    from_ = sly.BEAM_FROM
+    sly.BEAM_FROM = 10**9
+    try:
+        assert solve(new_game("leapyear", 14), budget=1_000_000).verdict == "unknown"
+    finally:
+        sly.BEAM_FROM = from_
+
+
+@leapyear_needs_c
 def test_leapyear_compiled_first_run_holds_the_line_left() -> None:
     """A run shorter than the line left (one position a move) cannot win: with runs from 200
     positions nothing was won from a deal's start (215 moves) below about 3,400 positions.
