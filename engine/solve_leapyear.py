@@ -75,9 +75,9 @@ dealt from, and the ``width`` best of the next level are kept by a score (cards 
 pairs of cards in a pile whose upper card outranks the lower one, now and with the cards
 still to be dealt). Each of ``BEAMS`` (other weights) wins other deals, so they run in
 turn, the width tripled after each round. A beam that found no win proves nothing unless
-it dropped no position (then it followed every line: "lost"). Seeds 1-100: 54 won at
-1,000,000 positions against the search's 48 alone, 74 at 6,000,000 (docs/SOLVABILITY.md,
-"Leap Year, fifth pass").
+it dropped no position (then it followed every line: "lost"). Seeds 1-100: 59 won at
+1,000,000 positions against the search's 48 alone (docs/SOLVABILITY.md, "Leap Year, fifth
+pass").
 """
 
 from __future__ import annotations
@@ -104,8 +104,10 @@ C_DFS_MAX = 1_500_000
 #: the beams' weights in turn, thousandths of a card per (inversion, inversion with a card
 #: still to be dealt, rank held below a higher card): the beam's comment in the C file
 BEAMS = ((16000, 8000, 0), (16000, 2000, 0), (16000, 0, 0), (0, 0, 3000), (16000, 16000, 0))
-#: positions a beam may list from one position of a level
-BEAM_PHASE_CAP = 20_000
+#: positions a beam may list from one position of a level: seeds 101-150 at 6,000,000 won
+#: 24, 32, 31, 29 and 27 at caps of 50, 150, 500, 2,000 and 20,000 (a smaller cap keeps more
+#: of a level's positions apart, where most plays listed are orders of the same few cards)
+BEAM_PHASE_CAP = 150
 
 T = 8
 NF = 16
