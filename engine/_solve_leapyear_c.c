@@ -18,7 +18,9 @@
  * deal last), and each odd run tries first, for a random number of its first moves, the
  * moves of the line whose dead end left the fewest cards so far (then the random order).
  * Orders change which win is found first, never the moves of a position, so a run that
- * ends without a win proves the position lost. No I/O; runs without the GIL.
+ * ends without a win proves the position lost. No I/O; runs without the GIL, taking it back
+ * every SIGNAL_EVERY positions to run signal handlers (Ctrl-C, a CPU cap's timer). The beam
+ * search (its own section below) shares the position, the safe play and the key.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -35,6 +37,20 @@
 #define V_LOST 1
 #define V_UNKNOWN 2
 #define V_NOMEM 3
+#define V_SIGNAL 4 /* a signal handler raised (a CPU cap's, or Ctrl-C): its exception is set */
+
+/* every this many positions, a search takes the GIL back to run signal handlers */
+#define SIGNAL_EVERY 16384
+
+/* 1 when a signal handler raised (its exception set); the GIL is held only for the check */
+static int signalled(PyThreadState **ts, int *tick) {
+    if (++*tick < SIGNAL_EVERY) return 0;
+    *tick = 0;
+    PyEval_RestoreThread(*ts);
+    int r = PyErr_CheckSignals();
+    *ts = PyEval_SaveThread();
+    return r < 0;
+}
 
 typedef struct {
     uint32_t m[T];
@@ -282,6 +298,8 @@ typedef struct {
     int fewest; /* fewest cards left at a position with no moves (a dead end) */
     frame fr[MAXDEPTH];
     lkey stackkeys[MAXDEPTH];
+    PyThreadState *ts; /* saved while the search runs without the GIL */
+    int tick;
 } search;
 
 /* apply with the undo information kept in the frame */
@@ -390,6 +408,7 @@ static int run(search *S, long budget, long *spent) {
             s->best_len = depth;
         }
         nodes++;
+        if (signalled(&S->ts, &S->tick)) return V_SIGNAL;
     }
     *spent = nodes;
     return V_LOST;
@@ -417,7 +436,7 @@ static int solve_all(search *S, long budget, long first, long grow, long *spent_
         long b = budget - spent < size ? budget - spent : size;
         v = run(S, b, &sp);
         spent += sp;
-        if (v != V_UNKNOWN || spent >= budget) break;
+        if (v != V_UNKNOWN || spent >= budget) break; /* V_SIGNAL, V_NOMEM too */
         r++;
         size += size * grow / 1000 + 1;
     }
@@ -524,10 +543,14 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
     long spent = 0;
     int v;
     S->fewest = s->left;
-    Py_BEGIN_ALLOW_THREADS
+    S->ts = PyEval_SaveThread();
     v = solve_all(S, budget, first, grow, &spent);
-    Py_END_ALLOW_THREADS
+    PyEval_RestoreThread(S->ts);
     free(S->seen.keys);
+    if (v == V_SIGNAL) {
+        free(S);
+        return NULL;
+    }
     if (v == V_NOMEM) {
         free(S);
         return PyErr_NoMemory();
@@ -660,6 +683,8 @@ typedef struct {
     int dropped; /* a position was left out: the level's width, the phase cap or the budget */
     int win_plays[SEQMAX * T];
     int win_np;
+    PyThreadState **ts; /* saved while the beam runs without the GIL */
+    int tick;
 } beam;
 
 /* the level's order: lower first (see the section's comment) */
@@ -684,7 +709,7 @@ static long bscore(const beam *B, const uint32_t *m, int d) {
 }
 
 /* every position the plays of level d reach from B->m (depth first, each once): dealt from
-   (into `next`) or, at the last level, checked for a win; -1: out of memory */
+   (into `next`) or, at the last level, checked for a win; -1: out of memory, -2: a signal */
 static int bphase(beam *B, int d, int parent, blevel *next) {
     if (B->nodes >= B->budget) return 0;
     lkey k;
@@ -697,6 +722,7 @@ static int bphase(beam *B, int d, int parent, blevel *next) {
     if (!gset_add(&B->phase_seen, &k)) return 0;
     int a;
     B->nodes++;
+    if (signalled(B->ts, &B->tick)) return -2;
     const lstate *s = B->s;
     if (d == s->ndeals) {
         int empty = 1;
@@ -768,14 +794,15 @@ static void tclear(table *t) {
     t->n = 0;
 }
 
-/* V_WON (path, plen filled), V_UNKNOWN or V_NOMEM */
+/* V_WON (path, plen filled), V_LOST, V_UNKNOWN, V_NOMEM or V_SIGNAL */
 static int beam_search(const lstate *s, long width, const long *w, long cap, long budget,
-                       int *path, int *plen, long *spent) {
+                       int *path, int *plen, long *spent, PyThreadState **ts) {
     beam *B = calloc(1, sizeof(beam));
     blevel *levels = calloc((size_t)s->ndeals + 2, sizeof(blevel));
     int v = V_NOMEM;
     if (!B || !levels || gset_init(&B->phase_seen, cap) || tinit(&B->level_seen, 1 << 14)) goto out;
     B->s = s;
+    B->ts = ts;
     B->w_inv = w[0];
     B->w_fut = w[1];
     B->w_held = w[2];
@@ -823,7 +850,11 @@ static int beam_search(const lstate *s, long width, const long *w, long cap, lon
             B->np = 0;
             gset_clear(&B->phase_seen);
             from = (int)i;
-            if (bphase(B, d, (int)i, &levels[d + 1])) goto out;
+            int e = bphase(B, d, (int)i, &levels[d + 1]);
+            if (e) {
+                v = e == -2 ? V_SIGNAL : V_NOMEM;
+                goto out;
+            }
         }
         if (B->nodes >= B->budget && !B->won) B->dropped = 1;
         if (B->won || (B->dropped && B->nodes >= B->budget) || levels[d + 1].n == 0) break;
@@ -889,10 +920,11 @@ static PyObject *py_beam(PyObject *self, PyObject *args) {
     }
     int path[MAXDEPTH], plen = 0, v;
     long spent = 0;
-    Py_BEGIN_ALLOW_THREADS
-    v = beam_search(s, width, w, cap, budget, path, &plen, &spent);
-    Py_END_ALLOW_THREADS
+    PyThreadState *ts = PyEval_SaveThread();
+    v = beam_search(s, width, w, cap, budget, path, &plen, &spent, &ts);
+    PyEval_RestoreThread(ts);
     free(s);
+    if (v == V_SIGNAL) return NULL;
     if (v == V_NOMEM) return PyErr_NoMemory();
     PyObject *out = path_list(path, v == V_WON ? plen : 0);
     if (!out) return NULL;

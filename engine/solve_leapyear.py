@@ -105,8 +105,8 @@ C_DFS_MAX = 1_500_000
 #: still to be dealt, rank held below a higher card): the beam's comment in the C file
 BEAMS = ((16000, 8000, 0), (16000, 2000, 0), (16000, 0, 0), (0, 0, 3000), (16000, 16000, 0))
 #: positions a beam may list from one position of a level: seeds 101-150 at 6,000,000 won
-#: 24, 32, 31, 29 and 27 at caps of 50, 150, 500, 2,000 and 20,000 (a smaller cap keeps more
-#: of a level's positions apart, where most plays listed are orders of the same few cards)
+#: 24, 32, 31, 29 and 27 at caps of 50, 150, 500, 2,000 and 20,000 (a smaller cap spends
+#: less of the budget on one position's partial plays, so the levels are searched wider)
 BEAM_PHASE_CAP = 150
 
 T = 8

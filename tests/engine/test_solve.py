@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import random
+import signal
+import time
 from collections.abc import Hashable, Iterator
 
 import pytest
@@ -1449,6 +1451,35 @@ def test_leapyear_beams_win_a_deal_the_depth_first_search_leaves_unknown() -> No
         assert solve(new_game("leapyear", 14), budget=1_000_000).verdict == "unknown"
     finally:
         sly.BEAM_FROM = from_
+
+
+class _Cap(Exception):
+    pass
+
+
+def _on_cap(signum: int, frame: object) -> None:
+    raise _Cap
+
+
+@leapyear_needs_c
+@pytest.mark.parametrize("dfs", [10**12, 1_000], ids=["depth-first", "beams"])
+def test_a_signal_handler_stops_the_leapyear_c_search(dfs: int) -> None:
+    """The compiled searches run the Python signal handlers every 16,384 positions (Ctrl-C,
+    a CPU cap's timer), so a handler's exception stops a search of 10^10 positions: in the
+    depth-first search, or (its share cut to 1,000 positions) in a beam."""
+    old_handler, old_max = signal.signal(signal.SIGPROF, _on_cap), sly.C_DFS_MAX
+    sly.C_DFS_MAX = dfs
+    t0 = time.process_time()
+    try:
+        signal.setitimer(signal.ITIMER_PROF, 0.05)
+        with pytest.raises(_Cap):
+            solve(new_game("leapyear", 1), 10**10)  # unknown even at 20,000,000
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old_handler)
+        sly.C_DFS_MAX = old_max
+    assert time.process_time() - t0 < 0.5
+    assert solve(new_game("leapyear", 12), 1_756).verdict == "won"  # and the next one runs
 
 
 @leapyear_needs_c
