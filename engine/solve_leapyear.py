@@ -104,6 +104,11 @@ C_DFS_MAX = 1_500_000
 #: the beams' weights in turn, thousandths of a card per (inversion, inversion with a card
 #: still to be dealt, rank held below a higher card): the beam's comment in the C file
 BEAMS = ((16000, 8000, 0), (16000, 2000, 0), (16000, 0, 0), (0, 0, 3000), (16000, 16000, 0))
+#: the widest beam: a level lists up to ``BEAM_PHASE_CAP`` positions a kept one, ~100 bytes
+#: each (~0.5 GB at this width). Seed 1 (unknown): widths up to 300 at 1,000,000 positions
+#: (a process of 74 MB at its largest), 2,700 at 6,000,000 (130 MB), 8,100 at 20,000,000
+#: (217 MB); a round at this width repeats the last, so the search ends there
+BEAM_WIDTH_MAX = 30_000
 #: positions a beam may list from one position of a level: seeds 101-150 at 6,000,000 won
 #: 24, 32, 31, 29 and 27 at caps of 50, 150, 500, 2,000 and 20,000 (a smaller cap spends
 #: less of the budget on one position's partial plays, so the levels are searched wider)
@@ -306,7 +311,9 @@ def _solve_c(pos: Position, budget: int) -> Answer | None:
         spent += nodes
         turn += 1
         if turn % len(BEAMS) == 0:
-            width = min(width * 3, 10_000_000)
+            if width == BEAM_WIDTH_MAX:
+                break  # the next round would repeat this one
+            width = min(width * 3, BEAM_WIDTH_MAX)
     if verdict == WON:
         return Answer(WON, texts(pos, path), spent)
     return Answer(LOST if verdict == LOST else UNKNOWN, [], spent)
