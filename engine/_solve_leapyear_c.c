@@ -520,7 +520,8 @@ static int load_state(lstate *s, PyObject *tab, PyObject *stock, PyObject *tops)
 static PyObject *path_list(const int *path, int n) {
     PyObject *out = PyList_New(n);
     if (!out) return NULL;
-    for (int i = 0; i < n; i++) PyList_SET_ITEM(out, i, PyLong_FromLong(path[i] == DEAL ? -1 : path[i]));
+    for (int i = 0; i < n; i++)
+        PyList_SET_ITEM(out, i, PyLong_FromLong(path[i] == DEAL ? -1 : path[i]));
     return out;
 }
 
@@ -566,7 +567,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
     return Py_BuildValue("(sNli)", name, path, spent, fewest);
 }
 
-/* ---- The beam search (2026-12-05, issue 24): wins, never losses ----------------------------
+/* ---- The beam search (2026-12-05, issue 24): wins, and losses only when it drops nothing ---
  *
  * The depth-first search above spends its runs on the end games of a few lines through the
  * 23 deals. The beam goes through the deals level by level instead: at level d (d deals made)
@@ -809,8 +810,8 @@ static int beam_search(const lstate *s, long width, const long *w, long cap, lon
     B->cap = cap;
     B->budget = budget;
     for (int x = 0; x < T; x++) {
-        int n0 = s->arrived[x];
-        for (int d = 0; d <= s->ndeals; d++) B->narr[x][d] = n0 + (d ? (B->narr[x][d - 1] - n0) + (s->dealk[d - 1] > x) : 0);
+        B->narr[x][0] = s->arrived[x];
+        for (int d = 1; d <= s->ndeals; d++) B->narr[x][d] = B->narr[x][d - 1] + (s->dealk[d - 1] > x);
         for (int j = 0; j < s->len[x]; j++) {
             uint32_t h = 0;
             for (int k = j + 1; k < s->len[x]; k++)
