@@ -386,7 +386,8 @@ class Worker:
                 try:
                     return await c.request(dict(message))
                 except BenchError as exc:
-                    if not any(c in str(exc) for c in (": internal:", ": busy:")) or attempt == 9:
+                    retry = any(code in str(exc) for code in (": internal:", ": busy:"))
+                    if not retry or attempt == 9:
                         raise
                     self.setup_retries += 1
             await asyncio.sleep(0.1 * (attempt + 1))

@@ -721,7 +721,6 @@ static int bphase(beam *B, int d, int parent, blevel *next) {
         return 0;
     }
     if (!gset_add(&B->phase_seen, &k)) return 0;
-    int a;
     B->nodes++;
     if (signalled(B->ts, &B->tick)) return -2;
     const lstate *s = B->s;
@@ -743,7 +742,7 @@ static int bphase(beam *B, int d, int parent, blevel *next) {
             k.m[x] = b.m[x];
         }
         k.d = (uint32_t)(d + 1);
-        a = tadd(&B->level_seen, &k);
+        int a = tadd(&B->level_seen, &k);
         if (a < 0) return -1;
         if (a) {
             for (int r = 0; r < 15; r++) b.tops[r] = (unsigned char)B->tops[r];
@@ -858,7 +857,7 @@ static int beam_search(const lstate *s, long width, const long *w, long cap, lon
             }
         }
         if (B->nodes >= B->budget && !B->won) B->dropped = 1;
-        if (B->won || (B->dropped && B->nodes >= B->budget) || levels[d + 1].n == 0) break;
+        if (B->won || B->nodes >= B->budget || levels[d + 1].n == 0) break;
     }
     if (!B->won) {
         /* nothing left out: every line was followed, so none wins */

@@ -85,7 +85,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from .cards import RANK
-from .solve_common import LOST, UNKNOWN, WON, Answer, Position, search_run
+from .solve_common import UNKNOWN, WON, Answer, Position, search_run
 
 try:
     from . import _solve_leapyear_c as _c
@@ -252,7 +252,8 @@ def solve_leapyear(pos: Position, budget: int) -> Answer:
     than the one before (so a win deeper than a run is still reached), each in another order of
     plays, all sharing the positions proved lost (module docstring); the last run is given
     what is left of the budget. Any run that ends without a win proves "lost". Compiled
-    (``C_SEARCH``): runs of ``C_RUN`` positions and one more each run."""
+    (``C_SEARCH``): runs of ``C_RUN`` positions and one more each run, then beams
+    (``_solve_c``)."""
     if C_SEARCH:
         answer = _solve_c(pos, budget)
         if answer is not None:
@@ -303,7 +304,7 @@ def _solve_c(pos: Position, budget: int) -> Answer | None:
     line = sum(len(p) for p in tab) + len(stock) + -(-len(stock) // T)  # plays and deals
     dfs = budget if budget < BEAM_FROM else min(budget // 2, C_DFS_MAX)
     verdict, path, spent, _ = _c.solve(*args, dfs, max(C_RUN, line + 1), 0)
-    width = max(100, min(300, budget // 20_000))
+    width = max(100, min(300, budget // 20_000))  # 100 at 1,000,000; 300 from 6,000,000
     turn = 0
     while verdict == UNKNOWN and spent < budget:
         weights = BEAMS[turn % len(BEAMS)]
@@ -316,7 +317,7 @@ def _solve_c(pos: Position, budget: int) -> Answer | None:
             width = min(width * 3, BEAM_WIDTH_MAX)
     if verdict == WON:
         return Answer(WON, texts(pos, path), spent)
-    return Answer(LOST if verdict == LOST else UNKNOWN, [], spent)
+    return Answer(verdict, [], spent)  # "lost" or "unknown"
 
 
 def texts(pos: Position, path: list[int]) -> list[str]:
