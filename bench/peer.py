@@ -48,7 +48,7 @@ from solrace.bench.load import (
 from solrace.bench.load_hist import Histogram, merged
 from solrace.bench.load_pool import split
 from solrace.bench.load_report import Report, ms
-from solrace.bench.server_process import ListeningChild, favour_autogroup
+from solrace.bench.server_process import ListeningChild, favour_autogroup, own_sessions
 
 #: the peer's Node project (package.json, package-lock.json, server.mjs, loadgen.js)
 PEER_DIR = Path(__file__).resolve().parent / "peers" / "colyseus"
@@ -183,7 +183,8 @@ class NodeLoad:
                         stderr=err,
                         text=True,
                         cwd=PEER_DIR,
-                        start_new_session=True,  # as solrace's load generators (loadgen.py)
+                        # as solrace's load generators (loadgen.py)
+                        start_new_session=own_sessions(),
                     )
                 )
             favour_autogroup(self.procs[-1].pid)

@@ -28,6 +28,10 @@ os.environ["SOLRACE_PREDRAW_DAILY"] = "0"
 # test that knows which deal a winnable room gets, or counts the solver's jobs, sees the
 # on-demand draw
 os.environ["SOLRACE_DEAL_STOCK"] = "0"
+# the benchmark's smoke runs stay in the suite's session: measured runs give each of their
+# processes a favoured session of its own, which here took both cores from every other test
+# for the run's length (solrace.bench.server_process.own_sessions)
+os.environ["SOLRACE_BENCH_SHARE_CPU"] = "1"
 # the tests' servers fork from a process that has imported the server (helpers/zygote.py): a
 # start costs a fork, not an import (SOLRACE_TEST_ZYGOTE=0: a fresh interpreter each)
 if os.environ.get("SOLRACE_TEST_ZYGOTE") != "0":
