@@ -69,15 +69,15 @@ moves, the moves of the line whose dead end left the fewest cards so far (an ord
 against the Python search's ~120,000.
 
 Beams (2026-12-05, issue 24, fifth pass). From ``BEAM_FROM`` positions the compiled search
-gets half the budget (at most ``C_DFS_MAX``) and beams the rest (``_c.beam``): level by
-level through the deals, every position a level's plays reach from each kept position is
-dealt from, and the ``width`` best of the next level are kept by a score (cards left, and
-pairs of cards in a pile whose upper card outranks the lower one, now and with the cards
-still to be dealt). Each of ``BEAMS`` (other weights) wins other deals, so they run in
-turn, the width tripled after each round. A beam that found no win proves nothing unless
-it dropped no position (then it followed every line: "lost"). Seeds 1-100: 59 won at
-1,000,000 positions against the search's 48 alone (docs/SOLVABILITY.md, "Leap Year, fifth
-pass").
+gets a quarter of the budget (at most ``C_DFS_MAX``; half before the sixth pass) and beams
+the rest (``_c.beam``): level by level through the deals, every position a level's plays
+reach from each kept position is dealt from, and the ``width`` best of the next level are
+kept by a score (cards left, and pairs of cards in a pile whose upper card outranks the
+lower one, now and with the cards still to be dealt). Each of ``BEAMS`` (other weights)
+wins other deals, so they run in turn, the width tripled after each round. A beam that
+found no win proves nothing unless it dropped no position (then it followed every line:
+"lost"). Seeds 1-100: 59 won at 1,000,000 positions against the search's 48 alone
+(docs/SOLVABILITY.md, "Leap Year, fifth pass").
 
 Last-card test (2026-12-05, issue 24, sixth pass; the compiled searches only). The k-th
 rank-r card played follows the k-th rank r-1 one, so the last rank-r card played follows
@@ -86,8 +86,9 @@ pile follow it: a line that wins has, for each rank with cards left, one with no
 rank or lower below it (or one still in the stock). The dead test above sees each card
 alone and misses this. The depth-first search's dead test and the beams (each position of
 a phase, and a position before it takes a place in the next level) run it: seeds 1-2,000
-at 1,000,000 positions won 66.7% against 56.1% (docs/SOLVABILITY.md, "Leap Year, sixth
-pass"). This module's own search (the fallback) does not, so its counts stay its own.
+at 1,000,000 positions won 66.7% against 56.1%, and 68.8% with the depth-first search's
+share cut to a quarter (``C_DFS_SHARE``; docs/SOLVABILITY.md, "Leap Year, sixth pass").
+This module's own search (the fallback) does not run it, so its counts stay its own.
 """
 
 from __future__ import annotations
@@ -109,8 +110,10 @@ C_SEARCH = _c is not None
 C_RUN = 200
 #: budgets from which the compiled depth-first search shares them with the beams
 BEAM_FROM = 200_000
-#: the depth-first search's share then: half the budget, at most this many positions
+#: the depth-first search's share then: a quarter of the budget (`C_DFS_SHARE`: half until
+#: the last-card test, which made the beams' levels better), at most this many positions
 C_DFS_MAX = 1_500_000
+C_DFS_SHARE = 4
 #: the beams' weights in turn, thousandths of a card per (inversion, inversion with a card
 #: still to be dealt, rank held below a higher card): the beam's comment in the C file
 BEAMS = ((16000, 8000, 0), (16000, 2000, 0), (16000, 0, 0), (0, 0, 3000), (16000, 16000, 0))
@@ -312,7 +315,7 @@ def _solve_c(pos: Position, budget: int) -> Answer | None:
         return None
     tab, stock, _tops = args
     line = sum(len(p) for p in tab) + len(stock) + -(-len(stock) // T)  # plays and deals
-    dfs = budget if budget < BEAM_FROM else min(budget // 2, C_DFS_MAX)
+    dfs = budget if budget < BEAM_FROM else min(budget // C_DFS_SHARE, C_DFS_MAX)
     verdict, path, spent, _ = _c.solve(*args, dfs, max(C_RUN, line + 1), 0)
     width = max(100, min(300, budget // 20_000))  # 100 at 1,000,000; 300 from 6,000,000
     turn = 0

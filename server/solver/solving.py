@@ -79,8 +79,8 @@ def compiled_verdicts() -> dict[str, int]:
     Leap Year's search runs in C since 2026-12-05 too (engine/_solve_leapyear_c.c, about 3
     million positions a CPU s against the Python search's ~120,000; not a port: its own
     counts), with beams through the deals since the fifth pass and the last-card test since
-    the sixth. At 1,000,000 positions it wins 124 of seeds 1-200 (62%) at 0.20 CPU s a deal
-    on average (0.60 at most), against 109 before the last-card test, 87 for the depth-first
+    the sixth. At 1,000,000 positions it wins 129 of seeds 1-200 (64.5%) at 0.18 CPU s a deal
+    on average (0.56 at most), against 109 before the last-card test, 87 for the depth-first
     search alone and 21 at the Python search's 30,000 (docs/SOLVABILITY.md, Leap Year, fourth
     to sixth pass); no loss of a real Leap Year deal is proved at either."""
     out = {"klondike": 1_000_000} if C_SEARCH else {}
