@@ -798,8 +798,8 @@ static int bphase(beam *B, int d, int parent, blevel *next) {
             k.m[x] = b.m[x];
         }
         k.d = (uint32_t)(d + 1);
-        int a = beam_dead(B, b.m, d + 1) ? 0 : tadd(&B->level_seen, &k); /* a dead one takes
-                                                                           no place in the level */
+        /* a dead position takes no place in the next level */
+        int a = beam_dead(B, b.m, d + 1) ? 0 : tadd(&B->level_seen, &k);
         if (a < 0) return -1;
         if (a) {
             for (int r = 0; r < 15; r++) b.tops[r] = (unsigned char)B->tops[r];
