@@ -176,34 +176,33 @@ static void getkey(const lstate *s, lkey *k) {
    `dead` below looks at each card alone (some rank r-1 foundation will show up) and misses
    this: three 5s left, each above a 4, is dead for any number of 4s elsewhere. `need[r]`:
    rank r has cards left, none in the stock; `found[r]`: one of them has nothing of rank r or
-   lower below it. 1: no line wins.
+   lower below it. `m`: the cards present, a bit per place in each pile's sequence (lower bits
+   lower in the pile); `instock`, `remaining`: per rank, in the stock and in all. 1: no line
+   wins. The depth-first search asks it of its own position, the beam of its masks.
    Counted from the end, the j-th last rank-r card has at most j-1 cards of any rank s <= r
    after it, so Hall's condition over the places of a rank's last cards is a stronger test
    (it won 126 of seeds 1-200 at 1,000,000 positions against this one's 124) but costs a
    third of the search's speed: not kept (docs/SOLVABILITY.md, Leap Year, sixth pass). */
-static int lacks_a_last_card(const int *need, const int *found) {
+static int dead_by_last_card(const lstate *s, const uint32_t *m, const int *instock,
+                             const int *remaining) {
+    int need[15] = {0}, found[15] = {0}, wanted = 0;
+    for (int r = 2; r < 14; r++) wanted |= need[r] = !instock[r] && remaining[r] > 0;
+    if (!wanted) return 0;
+    for (int x = 0; x < T; x++) {
+        int lowest_below = 99;
+        for (uint32_t w = m[x]; w; w &= w - 1) { /* bottom up: lower bits first */
+            int r = s->seq[x][__builtin_ctz(w)];
+            if (lowest_below > r) found[r] = 1;
+            if (r < lowest_below) lowest_below = r;
+        }
+    }
     for (int r = 2; r < 14; r++)
         if (need[r] && !found[r]) return 1;
     return 0;
 }
 
-static int dead_by_last_card(const lstate *s) {
-    int need[15] = {0}, found[15] = {0}, wanted = 0;
-    for (int r = 2; r < 14; r++) wanted |= need[r] = !s->instock[r] && s->remaining[r] > 0;
-    if (!wanted) return 0;
-    for (int x = 0; x < T; x++) {
-        int lowest_below = 99;
-        for (int h = 0; h < s->ht[x]; h++) {
-            int r = s->seq[x][s->pile[x][h]];
-            if (lowest_below > r) found[r] = 1;
-            if (r < lowest_below) lowest_below = r;
-        }
-    }
-    return lacks_a_last_card(need, found);
-}
-
 static int dead(const lstate *s) {
-    if (dead_by_last_card(s)) return 1;
+    if (dead_by_last_card(s, s->mask, s->instock, s->remaining)) return 1;
     int shows[15];
     int depth[T];
     for (int r = 0; r < 15; r++) shows[r] = s->tops[r] > 0;
@@ -744,24 +743,6 @@ static long bscore(const beam *B, const uint32_t *m, int d) {
     return left * 1000 + B->w_inv * inv + B->w_fut * fut + B->w_held * held;
 }
 
-/* the last-card test (`dead_by_last_card`) on a beam's position: masks `m` at level d (the
-   cards left, `B->rem`, are the same on both sides of a deal) */
-static int beam_dead(const beam *B, const uint32_t *m, int d) {
-    const lstate *s = B->s;
-    int need[15] = {0}, found[15] = {0}, wanted = 0;
-    for (int r = 2; r < 14; r++) wanted |= need[r] = !B->instock_after[d][r] && B->rem[r] > 0;
-    if (!wanted) return 0;
-    for (int x = 0; x < T; x++) {
-        int lowest_below = 99;
-        for (uint32_t w = m[x]; w; w &= w - 1) { /* bottom up: lower bits first */
-            int r = s->seq[x][__builtin_ctz(w)];
-            if (lowest_below > r) found[r] = 1;
-            if (r < lowest_below) lowest_below = r;
-        }
-    }
-    return lacks_a_last_card(need, found);
-}
-
 /* every position the plays of level d reach from B->m (depth first, each once): dealt from
    (into `next`) or, at the last level, checked for a win; -1: out of memory, -2: a signal */
 static int bphase(beam *B, int d, int parent, blevel *next) {
@@ -778,7 +759,8 @@ static int bphase(beam *B, int d, int parent, blevel *next) {
     if (signalled(B->ts, &B->tick)) return -2;
     /* lost, and so is every position after it: nothing dropped (a level's node was tested
        when it was put in the level) */
-    if ((B->np || d == 0) && beam_dead(B, B->m, d)) return 0;
+    if ((B->np || d == 0) && dead_by_last_card(B->s, B->m, B->instock_after[d], B->rem))
+        return 0;
     const lstate *s = B->s;
     if (d == s->ndeals) {
         int empty = 1;
@@ -798,8 +780,10 @@ static int bphase(beam *B, int d, int parent, blevel *next) {
             k.m[x] = b.m[x];
         }
         k.d = (uint32_t)(d + 1);
-        /* a dead position takes no place in the next level */
-        int a = beam_dead(B, b.m, d + 1) ? 0 : tadd(&B->level_seen, &k);
+        /* a dead position takes no place in the next level (the cards left, `B->rem`, are
+           the same on both sides of a deal) */
+        int lost = dead_by_last_card(s, b.m, B->instock_after[d + 1], B->rem);
+        int a = lost ? 0 : tadd(&B->level_seen, &k);
         if (a < 0) return -1;
         if (a) {
             for (int r = 0; r < 15; r++) b.tops[r] = (unsigned char)B->tops[r];
