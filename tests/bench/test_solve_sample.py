@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from solrace.bench import solve_sample
@@ -43,3 +44,41 @@ def test_a_deal_decided_below_the_cap_is_the_same_at_any_cap(
         rows.append(json.loads(out))
     assert rows[0]["verdict"] == rows[1]["verdict"] == "won"
     assert rows[0]["nodes"] == rows[1]["nodes"] > 10_000
+
+
+def test_after_an_earlier_sweep_only_its_unknown_deals_are_solved_and_staged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an earlier sweep at a small cap: seed 2 (default rules, won in about 83,000 positions)
+    # cut at the cap, seed 5 decided there; --after solves seed 2 only and counts both
+    earlier = tmp_path / "cap1.jsonl"
+    rows = [
+        {"seed": 2, "verdict": "unknown", "nodes": -1, "cpu": 0.01, "maxrss_kib": 1},
+        {"seed": 5, "verdict": "lost", "nodes": 1234, "cpu": 0.5, "maxrss_kib": 1},
+    ]
+    earlier.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert solve_sample.main(["klondike", "--after", str(earlier), "--cap", "60"]) == 0
+    out, err = capsys.readouterr()
+    now = [json.loads(line) for line in out.splitlines()]
+    assert [(r["seed"], r["verdict"]) for r in now] == [(2, "won")]
+    assert f"staged ({earlier}, then cap 60.0s): won 1 lost 1 unknown 0 of 2" in err
+    assert "decided 100.0%" in err
+    mean = (0.5 + now[0]["cpu"]) / 2
+    assert f"CPU s mean {mean:.3f}" in err
+
+
+def test_after_a_sweep_with_nothing_unknown_there_is_nothing_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    earlier = tmp_path / "done.jsonl"
+    earlier.write_text(json.dumps({"seed": 5, "verdict": "lost", "nodes": 9, "cpu": 0.5}) + "\n")
+    assert solve_sample.main(["klondike", "--after", str(earlier)]) == 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "no deal to solve" in err
+
+
+def test_seeds_or_an_earlier_sweep_are_required() -> None:
+    with pytest.raises(SystemExit) as exc:
+        solve_sample.main(["klondike"])
+    assert exc.value.code == 2
