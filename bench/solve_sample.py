@@ -9,15 +9,15 @@ seconds counts as "unknown" at the cap, whatever the machine's load. ``--engine`
 another importable copy of the engine package (e.g. an older one put on PYTHONPATH) to
 measure before and after on the same seeds; ``--python-search`` runs Klondike's Python
 search instead of its compiled port (``solve_klondike.C_SEARCH``). One JSON line per deal on stdout, a summary
-on stderr.
+on stderr. Run it niced in its own session on a shared machine, e.g.
+``setsid sh -c 'echo 19 > /proc/self/autogroup; exec nice -n 19 python -m ...'``.
 
 A sweep in stages (docs/SOLVABILITY.md, fourteenth pass): the search does not depend on the
 cap, so a deal decided under a small cap is decided the same way under a larger one, and only
 the deals still unknown need the larger cap. ``--after FILE`` takes an earlier sweep's lines
 (its stdout, at a smaller cap), solves the deals it left unknown (or ``--seeds``), and also
 prints the staged summary: every deal of FILE, each with the verdict and CPU of the last run
-that solved it, as one run at the largest cap would have given them. Run it niced in its own session on a shared machine, e.g.
-``setsid sh -c 'echo 19 > /proc/self/autogroup; exec nice -n 19 python -m ...'``.
+that solved it, as one run at the largest cap would have given them.
 """
 
 from __future__ import annotations
@@ -69,6 +69,17 @@ def staged(earlier: list[dict[str, Any]], later: list[dict[str, Any]]) -> list[d
     """An earlier sweep's rows, each replaced by the later sweep's row for the same seed."""
     now = {r["seed"]: r for r in later}
     return [now.get(r["seed"], r) for r in earlier]
+
+
+def staged_summary(earlier: list[dict[str, Any]], later: list[dict[str, Any]]) -> str:
+    """The verdicts, decided share and CPU of the sweeps staged (`staged`), as one line."""
+    rows = staged(earlier, later)
+    counts = {"won": 0, "lost": 0, "unknown": 0}
+    for r in rows:
+        counts[r["verdict"]] += 1
+    verdicts, spread = tally(counts, [r["cpu"] for r in rows])
+    decided = 100 * (len(rows) - counts["unknown"]) / len(rows)
+    return f"{verdicts}; decided {decided:.1f}%; {spread}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,17 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     if earlier:
-        both = staged(earlier, rows)
-        counts = {"won": 0, "lost": 0, "unknown": 0}
-        for r in both:
-            counts[r["verdict"]] += 1
-        verdicts, spread = tally(counts, [r["cpu"] for r in both])
-        decided = 100 * (len(both) - counts["unknown"]) / len(both)
-        print(
-            f"staged ({args.after}, then cap {args.cap}s): {verdicts}; decided {decided:.1f}%; "
-            f"{spread}",
-            file=sys.stderr,
-        )
+        summary = staged_summary(earlier, rows)
+        print(f"staged ({args.after}, then cap {args.cap}s): {summary}", file=sys.stderr)
     return 0
 
 
