@@ -4,7 +4,7 @@
  * generation and order (the seeded random orders of the
  * restarts use CPython's Mersenne Twister, seeded and drawn as random.Random(run).shuffle
  * does), the same prunings (forced moves, deferred plays, talon chains, the twin rule,
- * pointer dominance, a top back in the talon), the same dead test (solve_klondike_dead)
+ * pointer dominance, a top back in the talon, a pass limit relaxed), the same dead test (solve_klondike_dead)
  * and the same budget counting (solve_common.search_run and the restart schedule). For a
  * position and a budget it returns the verdict, the moves of a win up to the trivially
  * won position (Python plays out the finish and names the piles) and the positions
@@ -321,6 +321,10 @@ typedef struct {
     int returned3;
     /* draw three: the looser forced-play test in safe() (solve_klondike.LOOSE_SAFE_DRAW) */
     int loose;
+    /* a pass limit: the same deal searched with unlimited passes beside this search, its
+       positions proved lost also lost here (solve_klondike.RELAXED); NULL when off */
+    const Seen *relaxed;
+    int relax;
     uint8_t orig_at[52]; /* each card's index in the talon the search started from */
     MT rng;
     int use_rng;
@@ -1055,8 +1059,25 @@ static int returned3_lost(State *st, const Seen *seen) {
     return 0;
 }
 
+/* A pass limit with RELAXED (solve_klondike.KlondikeState.pass_dominated): the position
+   is lost when the same position with unlimited passes is proved lost there (a relaxation:
+   every line here is a line there). Its key there is this key without the pointer and the
+   recycles (its last 9 bytes), with draw three the pointer as make_key gives it. */
+static int pass_dominated(const State *st, const uint8_t *key, int kn) {
+    if (!st->relaxed) return 0;
+    int hn = kn - 9;
+    if (st->draw == 1) return seen_get(st->relaxed, key, hn) == PROVED_LOST;
+    uint8_t k[KEYMAX];
+    memcpy(k, key, (size_t)hn);
+    int p = key[hn];
+    if (st->pointer_key && (p % st->draw == 0 || p >= st->tn)) p = 0;
+    k[hn] = (uint8_t)p;
+    return seen_get(st->relaxed, k, hn + 1) == PROVED_LOST;
+}
+
 static int dominated(State *st, const uint8_t *key, int kn, const Seen *seen) {
     if (st->talon_key == 0) return st->returned && returned_lost(st, seen);
+    if (st->talon_key == 2) return pass_dominated(st, key, kn);
     if (st->returned3 && st->talon_key == 1 && returned3_lost(st, seen)) return 1;
     if (!st->dominance || st->talon_key != 1) return 0;
     uint8_t k[KEYMAX];
@@ -1259,7 +1280,101 @@ typedef struct {
     int luby;
 } Schedule;
 
+/* a search's runs (solve_klondike.Runs): each a seeded order but the first, of growing size */
+typedef struct {
+    State *st;
+    Seen seen;
+    Work *w;
+    long run, size, nodes;
+    double growth;
+    int shrt, luby;
+} Runs;
+
+static int runs_init(Runs *r, State *st, Work *w, const Schedule *sc) {
+    memset(r, 0, sizeof(*r));
+    r->st = st;
+    r->w = w;
+    r->shrt = !st->passes;
+    r->size = r->shrt ? sc->first_run_short : sc->first_run;
+    r->growth = r->shrt ? sc->growth_short : sc->growth;
+    r->luby = sc->luby;
+    return seen_init(&r->seen);
+}
+
+/* the next run, of at most `left` positions */
+static int runs_next(Runs *r, long left, const Schedule *sc) {
+    State *st = r->st;
+    st->use_rng = r->run != 0;
+    if (r->run) mt_seed(&st->rng, (uint32_t)r->run);
+    long n = 0;
+    int verdict = search_run(st, r->size < left ? r->size : left, &r->seen, r->w, &n);
+    r->nodes += n;
+    r->run++;
+    if (r->luby && r->shrt) {
+        r->size = sc->first_run_short * luby(r->run + 1);
+    } else {
+        long g = (long)((double)r->size * r->growth);
+        r->size = r->size + 1 > g ? r->size + 1 : g;
+    }
+    return verdict;
+}
+
+/* A pass limit with RELAXED (solve_klondike.solve_klondike): the same deal with unlimited
+   passes is searched beside this one, turn about (this one first, the other while it has
+   expanded fewer positions); its loss is this one's, and its positions proved lost are lost here
+   (pass_dominated). Once it is won it stops, and this search has the rest of the budget. */
+static int solve_relaxed(State *st, long budget, const Schedule *sc, Work *w, long *nodes_out) {
+    State *u = malloc(sizeof(State));
+    Work *wu = calloc(1, sizeof(Work));
+    Runs ru, rp;
+    int verdict = V_NOMEM;
+    memset(&ru, 0, sizeof(Runs));
+    memset(&rp, 0, sizeof(Runs));
+    if (!u || !wu) goto out;
+    *u = *st;
+    u->passes = 0;
+    u->talon_key = st->draw == 1 ? 0 : 1;
+    u->relaxed = NULL;
+    if (runs_init(&ru, u, wu, sc) < 0 || runs_init(&rp, st, w, sc) < 0) goto out;
+    st->relaxed = &ru.seen;
+    int open = 1; /* the unlimited search is neither won nor stopped */
+    for (;;) {
+        long left = budget - ru.nodes - rp.nodes;
+        if (open && ru.nodes < rp.nodes) {
+            u->ts = st->ts;
+            verdict = runs_next(&ru, left, sc);
+            st->ts = u->ts;
+            if (verdict == V_NOMEM || verdict == V_SIGNAL || verdict == V_LOST) break;
+            if (verdict == V_WON) open = 0;
+        } else {
+            verdict = runs_next(&rp, left, sc);
+            if (verdict != V_UNKNOWN) break;
+        }
+        if (ru.nodes + rp.nodes >= budget) {
+            verdict = V_UNKNOWN;
+            break;
+        }
+    }
+out:
+    if (verdict == V_LOST) w->np = 0; /* lost with unlimited passes: no path here */
+    st->relaxed = NULL;
+    *nodes_out = ru.nodes + rp.nodes;
+    seen_free(&ru.seen);
+    seen_free(&rp.seen);
+    if (wu) {
+        free(wu->f);
+        free(wu->path);
+        free(wu->pundo);
+        free(wu->comp);
+        free(wu->mv.v);
+    }
+    free(wu);
+    free(u);
+    return verdict;
+}
+
 static int solve(State *st, long budget, const Schedule *sc, Work *w, long *nodes_out) {
+    if (st->passes && st->relax) return solve_relaxed(st, budget, sc, w, nodes_out);
     Seen seen;
     if (seen_init(&seen) < 0) return V_NOMEM;
     long nodes = 0;
@@ -1384,12 +1499,13 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         if (tn < 0) goto done;
         st->tn = tn;
         (void)total;
-        int fl[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        int nfl = read_ints(flags, fl, 8, "flags");
+        int fl[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+        int nfl = read_ints(flags, fl, 9, "flags");
         if (nfl < 6) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "flags: 6 to 8 items");
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "flags: 6 to 9 items");
             goto done;
         }
+        st->relax = fl[8];
         st->loose = fl[7];
         st->returned3 = fl[6];
         st->defer_home = fl[0];

@@ -61,6 +61,12 @@ A pointer that reaches more. With draw three and unlimited passes, a position is
 when the same layout with a pointer that reaches a superset of its talon cards is proved
 lost (``dominated``, asked by ``search_run``).
 
+A pass limit, relaxed (``RELAXED``). With a pass limit the same deal is searched with
+unlimited passes beside the search, turn about: every line of the game with a pass limit is
+a line of the game without one, so a loss there is the deal's loss, and a position proved
+lost there is lost here whatever its pointer and recycles (``pass_dominated``). That search
+stops once it is won (its wins use more recycles than the limit allows).
+
 A card back in the talon. With draw one and unlimited passes, a position is lost when the
 same one with a tableau top that came from the talon back in the talon is proved lost
 (``returned_lost``): from there that card can be played straight back to where it lies.
@@ -104,11 +110,12 @@ the lowest card left each time; the search stops there and plays that out.
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Hashable
 
 from .cards import RANK, RED, SUIT
-from .solve_common import PROVED_LOST, UNKNOWN, WON, Answer, Position, search_run
+from .solve_common import LOST, PROVED_LOST, UNKNOWN, WON, Answer, Position, search_run
 from .solve_klondike_dead import CHILDREN, PARENTS, T, dead, stays_alive
 
 try:
@@ -156,6 +163,11 @@ RETURNED = True
 #: pass). Draw one keeps the strict test, so the default rules' searches do not change
 LOOSE_SAFE_DRAW = True
 
+#: a pass limit: the same deal is searched with unlimited passes beside the search, turn
+#: about; its loss is the deal's loss and its positions proved lost are lost here too
+#: (``pass_dominated``; docs/SOLVABILITY.md, sixteenth pass; off only to measure it)
+RELAXED = True
+
 #: moves after which a position that was not dead may be (solve_klondike_dead)
 SUSPECT = (TT, TF, WT, FT)
 
@@ -196,6 +208,24 @@ class KlondikeState:
         self.last: Move | None = None
         #: when set, each group of moves is tried in a random order (restarts; see solve_klondike)
         self.rng: random.Random | None = None
+        #: a pass limit with RELAXED: the visited set of the same deal's search with unlimited
+        #: passes (``pass_dominated``)
+        self.relaxed: dict[Hashable, int] | None = None
+
+    def unlimited(self) -> KlondikeState:
+        """The same position with unlimited passes: a relaxation of a pass limit (every line
+        of this game is a line of that one, so a loss there is a loss here)."""
+        out = copy.copy(self)
+        out.tab = [list(p) for p in self.tab]
+        out.down = list(self.down)
+        out.found = list(self.found)
+        out.talon = list(self.talon)
+        out.pkey = list(self.pkey)
+        out._undo = []
+        out.passes = 0
+        out.talon_key = 0 if self.draw == 1 else 1
+        out.relaxed = None
+        return out
 
     # ------------------------------------------------------------ search protocol
 
@@ -229,6 +259,8 @@ class KlondikeState:
         """
         if self.talon_key == 0:
             return RETURNED and self.returned_lost(seen)
+        if self.talon_key == 2:
+            return self.pass_dominated(key)
         if not DOMINANCE or self.talon_key != 1:
             return False
         n = len(self.talon)
@@ -240,6 +272,22 @@ class KlondikeState:
         # one of its residue
         stronger = (q for q in range(1, n) if q % d) if p == 0 else range(p % d, p, d)
         return any(get(base + bytes((q,))) == PROVED_LOST for q in stronger)
+
+    def pass_dominated(self, key: bytes) -> bool:
+        """A pass limit with ``RELAXED``: this position is lost when the same one with
+        unlimited passes is proved lost (``relaxed``, that search's visited set): every line
+        of a game with a pass limit is a line of the same game without one. Its key there is
+        this key without the pointer and the recycles (the last 9 bytes), with draw three the
+        pointer as ``key`` gives it with unlimited passes."""
+        if self.relaxed is None:
+            return False
+        loose = key[:-9]
+        if self.draw > 1:
+            p = key[-9]
+            if POINTER_KEY and (p % self.draw == 0 or p >= len(self.talon)):
+                p = 0
+            loose += bytes((p,))
+        return self.relaxed.get(loose) == PROVED_LOST
 
     def returned_lost(self, seen: dict[Hashable, int]) -> bool:
         """Draw one, unlimited passes: this position A is lost when B, the same position with
@@ -757,6 +805,9 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
     the budget. A run that gets lost in a large losing subtree is cut short and the next one
     tries other moves first; nothing a run proves is thrown away.
 
+    With a pass limit and ``RELAXED`` the same deal's search with unlimited passes takes
+    turns beside it (``_solve_relaxed``); the positions counted are both searches'.
+
     With ``C_SEARCH`` the compiled port does the runs (the same verdict, positions and
     winning line); the finish and the move texts are made here either way."""
     state = KlondikeState(pos)
@@ -781,6 +832,7 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
                 RETURNED,
                 RETURNED_DRAW,
                 LOOSE_SAFE_DRAW,
+                RELAXED,
             ),
             (FIRST_RUN, GROWTH, FIRST_RUN_SHORT, GROWTH_SHORT, _luby(state)),
         )
@@ -790,27 +842,76 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
             state.apply(m)
         path = path + state.finish()
         return Answer(WON, texts(pos, path), nodes)
-    seen: dict[Hashable, int] = {}
-    nodes = 0
-    short = not state.passes
-    size = FIRST_RUN_SHORT if short else FIRST_RUN
-    growth = GROWTH_SHORT if short else GROWTH
-    run = 0
-    while True:
-        state.rng = random.Random(run) if run else None
-        verdict, path, n = search_run(state, min(size, budget - nodes), seen)
-        nodes += n
-        if verdict != UNKNOWN or nodes >= budget:
-            break
-        run += 1
-        if _luby(state) and short:
-            size = FIRST_RUN_SHORT * luby(run + 1)
-        else:
-            size = max(size + 1, int(size * growth))
+    here = Runs(state)
+    if state.passes and RELAXED:
+        verdict, path = _solve_relaxed(here, budget)
+        nodes = here.nodes + here.relaxed_nodes
+    else:
+        while True:
+            verdict, path = here.next(budget - here.nodes)
+            if verdict != UNKNOWN or here.nodes >= budget:
+                break
+        nodes = here.nodes
     if verdict != WON:
         return Answer(verdict, [], nodes)
     path = path + state.finish()
     return Answer(WON, texts(pos, path), nodes)
+
+
+class Runs:
+    """One search's runs (``solve_klondike``): the first in the fixed order, each later one
+    in its own seeded random order, of growing size, sharing the positions proved lost."""
+
+    def __init__(self, state: KlondikeState) -> None:
+        self.state = state
+        self.seen: dict[Hashable, int] = {}
+        self.short = not state.passes
+        self.size = FIRST_RUN_SHORT if self.short else FIRST_RUN
+        self.growth = GROWTH_SHORT if self.short else GROWTH
+        self.run = 0
+        self.nodes = 0
+        #: positions expanded by the search beside this one (``_solve_relaxed``)
+        self.relaxed_nodes = 0
+
+    def next(self, left: int) -> tuple[str, list[Move]]:
+        """The next run, of at most ``left`` positions: its verdict and a win's moves."""
+        state = self.state
+        state.rng = random.Random(self.run) if self.run else None
+        verdict, path, n = search_run(state, min(self.size, left), self.seen)
+        self.nodes += n
+        self.run += 1
+        if _luby(state) and self.short:
+            self.size = FIRST_RUN_SHORT * luby(self.run + 1)
+        else:
+            self.size = max(self.size + 1, int(self.size * self.growth))
+        return verdict, path
+
+
+def _solve_relaxed(here: Runs, budget: int) -> tuple[str, list[Move]]:
+    """A pass limit: this search and the same deal's with unlimited passes, turn about (this
+    one first, the other whenever it has expanded fewer positions). The other's loss is the
+    deal's (a relaxation), its positions proved lost are lost here (``pass_dominated``), and
+    once it is won it stops, leaving the rest of the budget to this search."""
+    loose = Runs(here.state.unlimited())
+    here.state.relaxed = loose.seen
+    open_ = True
+    try:
+        while True:
+            if open_ and loose.nodes < here.nodes:
+                verdict, _ = loose.next(budget - here.nodes - loose.nodes)
+                if verdict == LOST:
+                    return LOST, []
+                if verdict == WON:
+                    open_ = False
+            else:
+                verdict, path = here.next(budget - here.nodes - loose.nodes)
+                if verdict != UNKNOWN:
+                    return verdict, path
+            if here.nodes + loose.nodes >= budget:
+                return UNKNOWN, []
+    finally:
+        here.state.relaxed = None
+        here.relaxed_nodes = loose.nodes
 
 
 def texts(pos: Position, path: list[Move]) -> list[str]:

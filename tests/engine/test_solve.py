@@ -408,6 +408,17 @@ def test_klondike_talon_card_goes_to_the_tableau_only_at_the_head_of_a_chain_tha
         assert offered > 100
 
 
+def test_klondike_pass_limit_loss_proved_by_the_unlimited_search() -> None:
+    # seed 40 with three passes is lost even with unlimited passes, which the search beside
+    # the pass-limited one proves in ~2,400 positions; alone, the pass-limited search needs
+    # 390,387 (solve_klondike.RELAXED)
+    g = new_game("klondike", 40, {"passes": 3})
+    r = solve(g, budget=5_000)
+    assert r.verdict == "lost" and r.nodes < 5_000
+    with switched(RELAXED=False):
+        assert solve(g, budget=5_000).verdict == "unknown"
+
+
 def test_klondike_talon_chain_rule_shortens_loss_proofs() -> None:
     # seed 5: 14,061 positions on main before the two talon rules, 11,184 with the first;
     # seed 21: 1,967 and 1,967

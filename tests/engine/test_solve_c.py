@@ -178,6 +178,47 @@ def test_c_and_python_agree_with_each_pruning_off(flag: str) -> None:
 
 
 @needs_c
+@pytest.mark.parametrize("relaxed", [True, False], ids=["relaxed", "plain"])
+def test_c_and_python_agree_with_a_pass_limit_relaxed_or_not(relaxed: bool) -> None:
+    # RELAXED: the deal's search with unlimited passes beside the pass-limited one, turn
+    # about, and look-ups into its positions; at these budgets both take turns (seed 1 is
+    # proved lost by the unlimited search, 3 with draw three by its own)
+    nodes = []
+    with switched(RELAXED=relaxed):
+        for seed, options, budget in [
+            (1, {"passes": 3}, 30_000),
+            (3, {"draw": 3, "passes": 2}, 20_000),
+            (13, {"passes": 3}, 6_000),
+        ]:
+            py, c = both(new_game("klondike", seed, options), budget)
+            assert (c.verdict, c.nodes, c.moves) == (py.verdict, py.nodes, py.moves)
+            nodes.append((c.verdict, c.nodes))
+    if relaxed:
+        assert nodes[0] == ("lost", 20_759)
+    else:
+        assert nodes[0] == ("unknown", 30_000)
+
+
+@needs_c
+def test_a_pass_limit_relaxed_keeps_every_verdict() -> None:
+    # the relaxed search decides sooner, never otherwise: the same verdicts as the
+    # pass-limited search alone on deals both decide (three passes; seeds 4, 5 and 40
+    # lost, 2 and 12 won), the losses in a tenth of the positions (seed 4 in more: the
+    # unlimited search's turns cost more than its losses save there)
+    losses = {True: 0, False: 0}
+    for seed in (2, 4, 5, 12, 40):
+        g = new_game("klondike", seed, {"passes": 3})
+        relaxed = solve(g, budget=1_000_000)
+        with switched(RELAXED=False):
+            plain = solve(g, budget=1_000_000)
+        assert relaxed.verdict == plain.verdict != "unknown", seed
+        if plain.verdict == "lost":
+            losses[True] += relaxed.nodes
+            losses[False] += plain.nodes
+    assert losses[True] * 10 < losses[False], losses
+
+
+@needs_c
 def test_draw_three_luby_runs_leave_the_default_rules_alone() -> None:
     # LUBY_DRAW changes the runs of draw three only: the default rules' search (and so the
     # shipped pool) expands the same positions either way; draw three's does not
