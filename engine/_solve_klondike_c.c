@@ -325,6 +325,8 @@ typedef struct {
        positions proved lost also lost here (solve_klondike.RELAXED); NULL when off */
     const Seen *relaxed;
     int relax;
+    /* a pass limit, the last pass: the dead test's waste stack (solve_klondike.WASTE_STACK) */
+    int waste_stack;
     uint8_t orig_at[52]; /* each card's index in the talon the search started from */
     MT rng;
     int use_rng;
@@ -543,10 +545,17 @@ static inline int climb(int s, int h, const int *pile, const uint8_t *top, const
                 queued[y] = 1;
                 todo[(*ntodo)++] = y;
             }
+        } else if (y == -2) {
+            break; /* under the last pass's waste top, not free yet */
         }
         h++;
     }
     return h;
+}
+
+/* a pass limit and no recycle left: the waste is a stack (solve_klondike.WASTE_STACK) */
+static inline int last_pass(const State *st) {
+    return st->waste_stack && st->passes && st->rec + 1 >= st->passes;
 }
 
 static int dead(const State *st) {
@@ -578,10 +587,14 @@ static int dead(const State *st) {
             empties++;
         }
     }
+    /* the last pass's waste (solve_klondike_dead.dead): pile -2 under its free card */
+    const uint8_t *waste = st->talon;
+    int wf = last_pass(st) ? st->p - 1 : -1;
+    for (int i = 0; i < wf; i++) pile[waste[i]] = -2;
     if (empties) {
         for (int k = 0; k < 4; k++) {
             int kc = KINGS[k];
-            if (pile[kc] < 0) {
+            if (pile[kc] == -1) {
                 top[kc] = 1;
                 newtop[nnew++] = kc;
             }
@@ -614,17 +627,41 @@ static int dead(const State *st) {
             for (int k = 0; k < NCHI[d]; k++) {
                 int e = CHILDREN_[d][k];
                 int y = pile[e];
-                if (y < 0) {
+                if (y == -1) {
                     if (!top[e]) {
                         top[e] = 1;
                         newtop[nnew++] = e;
                     }
-                } else if (!queued[y] && at[e] <= front[y]) {
+                } else if (y >= 0 && !queued[y] && at[e] <= front[y]) {
                     queued[y] = 1;
                     todo[ntodo++] = y;
                 }
             }
         }
+        /* the waste's free card can leave: the one under it is free now */
+        int freed = 0;
+        while (wf >= 0) {
+            int c = waste[wf];
+            if (!top[c] && RANK_[c] > hs[SUIT_[c]]) break;
+            if (--wf < 0) break;
+            int e = waste[wf];
+            pile[e] = -1;
+            freed = 1;
+            if (NPAR[e] ? (top[PARENTS_[e][0]] || top[PARENTS_[e][1]]) : empties) {
+                top[e] = 1;
+                newtop[nnew++] = e;
+            }
+            int s = SUIT_[e];
+            if (RANK_[e] == hs[s] + 1) {
+                int h = climb(s, hs[s], pile, top, at, front, queued, todo, &ntodo);
+                hs[s] = h;
+                if (h == 13) {
+                    done++;
+                    if (done == 4) return 0;
+                }
+            }
+        }
+        if (freed) continue;
         if (!ntodo) break;
         int y = todo[--ntodo];
         queued[y] = 0;
@@ -684,7 +721,7 @@ static int dead(const State *st) {
                 if (empties == 1) {
                     for (int k = 0; k < 4; k++) {
                         int kc = KINGS[k];
-                        if (pile[kc] < 0 && !top[kc]) {
+                        if (pile[kc] == -1 && !top[kc]) {
                             top[kc] = 1;
                             newtop[nnew++] = kc;
                         }
@@ -776,8 +813,11 @@ static int gen_moves(State *st, const Move *last, MoveVec *mv, Groups *G) {
     int suspect = 1;
     if (last) {
         int kind = last->kind;
-        suspect = (kind == TT || kind == TF || kind == WT || kind == FT) &&
-                  !stays_alive(st, last->c, kind != TF);
+        if ((kind == WT || kind == WF) && (last->deals || last->recycled) && last_pass(st))
+            suspect = 1; /* cards put under the last pass's waste top (may_be_dead) */
+        else
+            suspect = (kind == TT || kind == TF || kind == WT || kind == FT) &&
+                      !stays_alive(st, last->c, kind != TF);
     }
     if (suspect && dead(st)) return 0;
     int tops[52];
@@ -1499,13 +1539,14 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         if (tn < 0) goto done;
         st->tn = tn;
         (void)total;
-        int fl[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-        int nfl = read_ints(flags, fl, 9, "flags");
+        int fl[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        int nfl = read_ints(flags, fl, 10, "flags");
         if (nfl < 6) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "flags: 6 to 9 items");
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "flags: 6 to 10 items");
             goto done;
         }
         st->relax = fl[8];
+        st->waste_stack = fl[9];
         st->loose = fl[7];
         st->returned3 = fl[6];
         st->defer_home = fl[0];

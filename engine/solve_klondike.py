@@ -168,6 +168,10 @@ LOOSE_SAFE_DRAW = True
 #: (``pass_dominated``; docs/SOLVABILITY.md, sixteenth pass; off only to measure it)
 RELAXED = True
 
+#: a pass limit, the last pass: the dead test sees the waste as a stack, each card free only
+#: once every card above it can leave (solve_klondike_dead; off only to measure it)
+WASTE_STACK = True
+
 #: moves after which a position that was not dead may be (solve_klondike_dead)
 SUSPECT = (TT, TF, WT, FT)
 
@@ -492,23 +496,35 @@ class KlondikeState:
                     out.append((q - 1, (k, 1, k2, rec + 1)))
         return out
 
+    def last_pass(self) -> bool:
+        """A pass limit and no recycle left: the waste is a stack (``WASTE_STACK``)."""
+        return WASTE_STACK and self.passes > 0 and self.rec + 1 >= self.passes
+
+    def stacked_waste(self) -> list[int]:
+        """The waste, bottom to top, in the last pass (the dead test's stack); else none."""
+        return self.talon[: self.p] if self.last_pass() else []
+
     def may_be_dead(self) -> bool:
         """The last move may have made a position that was not dead dead (solve_klondike_dead).
 
         Only the starting position and moves that put a card on the tableau or take one
-        from it home can; ``stays_alive`` clears most of them at a glance.
+        from it home can, and in the last pass a play from the talon that deals or recycles
+        (it puts cards under the waste's top); ``stays_alive`` clears most of the others at a
+        glance.
         """
         m = self.last
         if m is None:
             return True
         kind = m[0]
+        if kind in (WT, WF) and (m[5][0] or m[5][1]) and self.last_pass():
+            return True
         return kind in SUSPECT and not stays_alive(m[4], self.tab, self.found, kind != TF)
 
     def moves(self) -> list[Move]:
         tab = self.tab
         down = self.down
         found = self.found
-        if self.may_be_dead() and dead(tab, down, found, self.build):
+        if self.may_be_dead() and dead(tab, down, found, self.build, self.stacked_waste()):
             return []
         tops: dict[int, int] = {}
         empty = -1
@@ -833,6 +849,7 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
                 RETURNED_DRAW,
                 LOOSE_SAFE_DRAW,
                 RELAXED,
+                WASTE_STACK,
             ),
             (FIRST_RUN, GROWTH, FIRST_RUN_SHORT, GROWTH_SHORT, _luby(state)),
         )

@@ -43,6 +43,16 @@ every card home, so every card gets ``home``. The talon is treated as if every
 card in it could be dealt at any time, an over-approximation of draw three and
 pass limits, so the test holds for every option set.
 
+The last pass (a pass limit, no recycle left): the waste is a stack. A waste card
+can leave the waste only as its top, so after every card above it has left (to
+its foundation or the tableau): ``free(c)`` for a waste card c holds when every
+waste card above it in P can leave, where a free waste card leaves as any talon
+card does (``home(c)``, or onto a parent with ``can_top``, or a King onto a pile
+that can be emptied). Until then c is neither ``home`` nor ``can_top``. This
+adds a necessary condition of the same kind as a tableau pile's (a card dealt
+later onto the waste adds another, left out), so the proof above holds with it
+(docs/SOLVABILITY.md, sixteenth pass). The stock's cards stay free.
+
 Computation. ``home`` is a prefix of each suit and ``leave`` a top part of each
 pile (a card leaves only after the cards above it, or with them), so the
 fixpoint is four suit heights and seven pile frontiers. It is computed by
@@ -75,11 +85,14 @@ def dead(
     down: Sequence[int],
     found: Sequence[int],
     build: bool,
+    waste: Sequence[int] = (),
 ) -> bool:
     """True when some card can never reach its foundation (proof in the module docstring).
 
     ``tab`` lists the seven piles bottom to top with ``down`` face-down cards each,
     ``found`` the four foundation heights by suit; every other card is in the talon.
+    ``waste``: in the last pass, the waste bottom to top (a stack); else empty.
+    A waste card under the top is marked ``pile`` -2 until every card above it can leave.
 
     A pile waits at most once in ``todo`` (``queued``): its scan starts from its current
     frontier with the facts known when it runs, so a second entry would find nothing new.
@@ -109,9 +122,12 @@ def dead(
             newtop.append(c)
         else:
             empties += 1
+    wf = len(waste) - 1  # the waste's free card (its top), then the next one to be free
+    for c in waste[:-1]:
+        pile[c] = -2
     if empties:
         for k in KINGS:
-            if pile[k] < 0:
+            if pile[k] == -1:
                 top[k] = True
                 newtop.append(k)
     todo = list(range(T))
@@ -132,6 +148,8 @@ def dead(
                 if at[c] == front[y] and not queued[y]:
                     queued[y] = True
                     todo.append(y)
+            elif y == -2:
+                break
             h += 1
         hs[s] = h
         if h == 13:
@@ -154,6 +172,8 @@ def dead(
                         if at[c] == front[y] and not queued[y]:
                             queued[y] = True
                             todo.append(y)
+                    elif y == -2:
+                        break
                     h += 1
                 hs[s] = h
                 if h == 13:
@@ -162,13 +182,38 @@ def dead(
                         return False
             for e in children[d]:
                 y = pile[e]
-                if y < 0:
+                if y == -1:
                     if not top[e]:
                         top[e] = True
                         newtop.append(e)
-                elif not queued[y] and at[e] <= front[y]:
+                elif y >= 0 and not queued[y] and at[e] <= front[y]:
                     queued[y] = True
                     todo.append(y)
+        # the waste's free card can leave: the one under it is free now
+        freed = False
+        while wf >= 0:
+            c = waste[wf]
+            if not top[c] and rank[c] > hs[suit[c]]:
+                break
+            wf -= 1
+            if wf < 0:
+                break
+            e = waste[wf]
+            pile[e] = -1
+            freed = True
+            pa = parents[e]
+            if (top[pa[0]] or top[pa[1]]) if pa else empties:
+                top[e] = True
+                newtop.append(e)
+            s = suit[e]
+            if rank[e] == hs[s] + 1:
+                h = hs[s] = _climb(s, hs[s], pile, top, at, front, queued, todo)
+                if h == 13:
+                    done += 1
+                    if done == 4:
+                        return False
+        if freed:
+            continue
         if not todo:
             break
         y = todo.pop()
@@ -218,7 +263,7 @@ def dead(
                 empties += 1
                 if empties == 1:
                     for k in KINGS:
-                        if pile[k] < 0 and not top[k]:
+                        if pile[k] == -1 and not top[k]:
                             top[k] = True
                             newtop.append(k)
                     for z in range(T):
@@ -226,6 +271,34 @@ def dead(
                             queued[z] = True
                             todo.append(z)
     return True
+
+
+def _climb(
+    s: int,
+    h: int,
+    pile: list[int],
+    top: list[bool],
+    at: list[int],
+    front: list[int],
+    queued: list[bool],
+    todo: list[int],
+) -> int:
+    """``dead``'s climb of suit s from height h (as inlined there): past every card that is a
+    top now or lies in the talon, free; queues each pile whose front card it passes."""
+    base = s * 13
+    while h < 13:
+        c = base + h
+        y = pile[c]
+        if y >= 0:
+            if not top[c]:
+                break
+            if at[c] == front[y] and not queued[y]:
+                queued[y] = True
+                todo.append(y)
+        elif y == -2:
+            break
+        h += 1
+    return h
 
 
 def stays_alive(c: int, tab: Sequence[Sequence[int]], found: Sequence[int], placed: bool) -> bool:

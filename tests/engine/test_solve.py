@@ -12,6 +12,7 @@ import random
 import signal
 import time
 from collections.abc import Hashable, Iterator
+from typing import Any
 
 import pytest
 from helpers.solver_flags import switched
@@ -21,7 +22,7 @@ from solrace.engine import Game, from_text, new_game, solve
 from solrace.engine import solve_klondike as sk
 from solrace.engine import solve_leapyear as sly
 from solrace.engine import solve_tabbycat as stc
-from solrace.engine.cards import TEXT
+from solrace.engine.cards import CARD_OF, TEXT
 from solrace.engine.solve import SolveResult, solve_deal, solve_text
 from solrace.engine.solve_common import (
     LOST,
@@ -406,6 +407,71 @@ def test_klondike_talon_card_goes_to_the_tableau_only_at_the_head_of_a_chain_tha
                     # then it is offered for its suit-mate below, which may come down too
                     assert any(t not in buried for t in PARENTS[c - 1]), (TEXT[c], moves)
         assert offered > 100
+
+
+def test_klondike_dead_sees_the_last_pass_waste_as_a_stack() -> None:
+    # 6H tops the waste over 7C and 7S (its only parents) and 5H, with no recycle left: 6H can
+    # go neither home (5H is under it) nor onto the tableau, so no card under it comes free.
+    # With a recycle left (or the waste not seen as a stack) 5H, 7C, 7S and 6H are dealt
+    # again in that order, each straight home, and the deal is won
+    found = {**FULL, "H": 4, "C": 6, "S": 6}
+    tab = ["KH QC JH TC 9H 8C", "KC QH JC TH 9C 8H", "KS", "QS", "JS", "TS", "9S 8S 7H"]
+    piles = [[CARD_OF[c] for c in p.split()] for p in tab]
+    args = (piles, [0] * 7, [6, 13, 4, 6], False)
+    assert dead(*args, [CARD_OF[c] for c in ("5H", "7C", "7S", "6H")])
+    assert not dead(*args)
+    last = _klondike("passes=1", found, tab, waste="5H 7C 7S 6H")
+    assert solve(last).verdict == "lost" and solve(last).nodes == 1  # the start, dead
+    with switched(WASTE_STACK=False):
+        assert solve(last).verdict == "lost" and solve(last).nodes > 1
+    again = _klondike("passes=2", found, tab, waste="5H 7C 7S 6H")
+    assert solve(again).verdict == "won" and replays_to_win(again, solve(again))
+
+
+def _last_pass_klondike(rng: random.Random, options: str) -> Game:
+    """5-9 cards off the foundations, up to two on the tableau, the rest in the talon with at
+    least half of it dealt: with ``passes=1`` a waste stack in its only pass."""
+    found = dict(FULL)
+    for _ in range(rng.randrange(5, 10)):
+        suit = rng.choice("CDHS")
+        found[suit] = max(0, found[suit] - 1)
+    left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
+    rng.shuffle(left)
+    tab: list[list[str]] = [[] for _ in range(7)]
+    on_tab = rng.randrange(3)
+    for c in left[:on_tab]:
+        tab[rng.randrange(3)].append(c)
+    talon = left[on_tab:]
+    tab_text = [" ".join([f"[{c}]" for c in p[:-1]] + p[-1:]) for p in tab]
+    cut = rng.randrange(len(talon) // 2, len(talon) + 1)
+    return _klondike(options, found, tab_text, " ".join(talon[cut:]), " ".join(talon[:cut]))
+
+
+def test_klondike_last_pass_waste_stack_matches_a_naive_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the dead test's waste stack (WASTE_STACK) against every line, in positions of the last
+    # pass; the Python search counts the positions only the stack calls dead (it must see
+    # some), and the compiled one must agree too (agrees_with_naive uses it)
+    games = [
+        _last_pass_klondike(random.Random(k), options)
+        for options in ("passes=1", "draw=3 passes=1")
+        for k in range(12)
+    ]
+    stacked = []
+    plain_dead = sk.dead
+
+    def counting(*args: Any) -> bool:
+        out = plain_dead(*args)
+        stacked.append(out and not plain_dead(*args[:4]))
+        return out
+
+    monkeypatch.setattr(sk, "dead", counting)
+    with switched(C_SEARCH=False):
+        seen = agrees_with_naive(games, cap=4000)
+    assert seen[False] >= 2 and seen[True] >= 2, seen
+    assert any(stacked)
+    assert agrees_with_naive(games, cap=4000) == seen
 
 
 def test_klondike_pass_limit_loss_proved_by_the_unlimited_search() -> None:

@@ -178,13 +178,16 @@ def test_c_and_python_agree_with_each_pruning_off(flag: str) -> None:
 
 
 @needs_c
-@pytest.mark.parametrize("relaxed", [True, False], ids=["relaxed", "plain"])
-def test_c_and_python_agree_with_a_pass_limit_relaxed_or_not(relaxed: bool) -> None:
+@pytest.mark.parametrize(
+    "relaxed, stack", [(True, True), (False, True), (True, False)], ids=["both", "stack", "relaxed"]
+)
+def test_c_and_python_agree_with_a_pass_limit_relaxed_or_not(relaxed: bool, stack: bool) -> None:
     # RELAXED: the deal's search with unlimited passes beside the pass-limited one, turn
     # about, and look-ups into its positions; at these budgets both take turns (seed 1 is
-    # proved lost by the unlimited search, 3 with draw three by its own)
+    # proved lost by the unlimited search, 3 with draw three by its own). WASTE_STACK: the
+    # last pass's dead test
     nodes = []
-    with switched(RELAXED=relaxed):
+    with switched(RELAXED=relaxed, WASTE_STACK=stack):
         for seed, options, budget in [
             (1, {"passes": 3}, 30_000),
             (3, {"draw": 3, "passes": 2}, 20_000),
@@ -203,7 +206,7 @@ def test_c_and_python_agree_with_a_pass_limit_relaxed_or_not(relaxed: bool) -> N
 def test_a_pass_limit_relaxed_keeps_every_verdict() -> None:
     # the relaxed search decides sooner, never otherwise: the same verdicts as the
     # pass-limited search alone on deals both decide (three passes; seeds 4, 5 and 40
-    # lost, 2 and 12 won), the losses in a tenth of the positions (seed 4 in more: the
+    # lost, 2 and 12 won), the losses in a fifth of the positions (seed 4 in more: the
     # unlimited search's turns cost more than its losses save there)
     losses = {True: 0, False: 0}
     for seed in (2, 4, 5, 12, 40):
@@ -215,7 +218,7 @@ def test_a_pass_limit_relaxed_keeps_every_verdict() -> None:
         if plain.verdict == "lost":
             losses[True] += relaxed.nodes
             losses[False] += plain.nodes
-    assert losses[True] * 10 < losses[False], losses
+    assert losses[True] * 5 < losses[False], losses
 
 
 @needs_c
