@@ -321,8 +321,8 @@ typedef struct {
     int returned3;
     /* draw three: the looser forced-play test in safe() (solve_klondike.LOOSE_SAFE_DRAW) */
     int loose;
-    /* a pass limit: the same deal searched with unlimited passes beside this search, its
-       positions proved lost also lost here (solve_klondike.RELAXED); NULL when off */
+    /* draw one with a pass limit: the same deal searched with unlimited passes beside this
+       search, its positions proved lost also lost here (solve_klondike.RELAXED); NULL when off */
     const Seen *relaxed;
     int relax;
     /* a pass limit, the last pass: the dead test's waste stack (solve_klondike.WASTE_STACK) */
@@ -1099,20 +1099,12 @@ static int returned3_lost(State *st, const Seen *seen) {
     return 0;
 }
 
-/* A pass limit with RELAXED (solve_klondike.KlondikeState.pass_dominated): the position
-   is lost when the same position with unlimited passes is proved lost there (a relaxation:
-   every line here is a line there). Its key there is this key without the pointer and the
-   recycles (its last 9 bytes), with draw three the pointer as make_key gives it. */
+/* Draw one with a pass limit and RELAXED (solve_klondike.KlondikeState.pass_dominated):
+   the position is lost when the same one with unlimited passes is proved lost there (a
+   relaxation: every line here is a line there); its key there is this key without the
+   pointer and the recycles (its last 9 bytes). */
 static int pass_dominated(const State *st, const uint8_t *key, int kn) {
-    if (!st->relaxed) return 0;
-    int hn = kn - 9;
-    if (st->draw == 1) return seen_get(st->relaxed, key, hn) == PROVED_LOST;
-    uint8_t k[KEYMAX];
-    memcpy(k, key, (size_t)hn);
-    int p = key[hn];
-    if (st->pointer_key && (p % st->draw == 0 || p >= st->tn)) p = 0;
-    k[hn] = (uint8_t)p;
-    return seen_get(st->relaxed, k, hn + 1) == PROVED_LOST;
+    return st->relaxed && seen_get(st->relaxed, key, kn - 9) == PROVED_LOST;
 }
 
 static int dominated(State *st, const uint8_t *key, int kn, const Seen *seen) {
@@ -1359,7 +1351,7 @@ static int runs_next(Runs *r, long left, const Schedule *sc) {
     return verdict;
 }
 
-/* A pass limit with RELAXED (solve_klondike.solve_klondike): the same deal with unlimited
+/* Draw one with a pass limit and RELAXED (solve_klondike.solve_klondike): the same deal with unlimited
    passes is searched beside this one, turn about (this one first, the other while it has
    expanded fewer positions); its loss is this one's, and its positions proved lost are lost here
    (pass_dominated). Once it is won it stops, and this search has the rest of the budget. */
@@ -1373,7 +1365,7 @@ static int solve_relaxed(State *st, long budget, const Schedule *sc, Work *w, lo
     if (!u || !wu) goto out;
     *u = *st;
     u->passes = 0;
-    u->talon_key = st->draw == 1 ? 0 : 1;
+    u->talon_key = 0;
     u->relaxed = NULL;
     if (runs_init(&ru, u, wu, sc) < 0 || runs_init(&rp, st, w, sc) < 0) goto out;
     st->relaxed = &ru.seen;
@@ -1414,7 +1406,7 @@ out:
 }
 
 static int solve(State *st, long budget, const Schedule *sc, Work *w, long *nodes_out) {
-    if (st->passes && st->relax) return solve_relaxed(st, budget, sc, w, nodes_out);
+    if (st->passes && st->draw == 1 && st->relax) return solve_relaxed(st, budget, sc, w, nodes_out);
     Seen seen;
     if (seen_init(&seen) < 0) return V_NOMEM;
     long nodes = 0;

@@ -61,11 +61,17 @@ A pointer that reaches more. With draw three and unlimited passes, a position is
 when the same layout with a pointer that reaches a superset of its talon cards is proved
 lost (``dominated``, asked by ``search_run``).
 
-A pass limit, relaxed (``RELAXED``). With a pass limit the same deal is searched with
-unlimited passes beside the search, turn about: every line of the game with a pass limit is
-a line of the game without one, so a loss there is the deal's loss, and a position proved
-lost there is lost here whatever its pointer and recycles (``pass_dominated``). That search
-stops once it is won (its wins use more recycles than the limit allows).
+A pass limit, relaxed (``RELAXED``; draw one). With a pass limit the same deal is searched
+with unlimited passes beside the search, turn about: every line of the game with a pass
+limit is a line of the game without one, so a loss there is the deal's loss, and a position
+proved lost there is lost here whatever its pointer and recycles (``pass_dominated``). That
+search stops once it is won (its wins use more recycles than the limit allows). With draw
+three it is not used: its turns cost more than they save there (most such deals are lost
+within a few thousand positions anyway).
+
+The last pass's waste (``WASTE_STACK``). With a pass limit and no recycle left, a waste card
+can leave only as the waste's top: the dead test sees the waste as a stack
+(solve_klondike_dead).
 
 A card back in the talon. With draw one and unlimited passes, a position is lost when the
 same one with a tableau top that came from the talon back in the talon is proved lost
@@ -163,9 +169,9 @@ RETURNED = True
 #: pass). Draw one keeps the strict test, so the default rules' searches do not change
 LOOSE_SAFE_DRAW = True
 
-#: a pass limit: the same deal is searched with unlimited passes beside the search, turn
-#: about; its loss is the deal's loss and its positions proved lost are lost here too
-#: (``pass_dominated``; docs/SOLVABILITY.md, sixteenth pass; off only to measure it)
+#: draw one with a pass limit: the same deal is searched with unlimited passes beside the
+#: search, turn about; its loss is the deal's loss and its positions proved lost are lost
+#: here too (``pass_dominated``; docs/SOLVABILITY.md, sixteenth pass; off only to measure it)
 RELAXED = True
 
 #: a pass limit, the last pass: the dead test sees the waste as a stack, each card free only
@@ -278,20 +284,11 @@ class KlondikeState:
         return any(get(base + bytes((q,))) == PROVED_LOST for q in stronger)
 
     def pass_dominated(self, key: bytes) -> bool:
-        """A pass limit with ``RELAXED``: this position is lost when the same one with
-        unlimited passes is proved lost (``relaxed``, that search's visited set): every line
-        of a game with a pass limit is a line of the same game without one. Its key there is
-        this key without the pointer and the recycles (the last 9 bytes), with draw three the
-        pointer as ``key`` gives it with unlimited passes."""
-        if self.relaxed is None:
-            return False
-        loose = key[:-9]
-        if self.draw > 1:
-            p = key[-9]
-            if POINTER_KEY and (p % self.draw == 0 or p >= len(self.talon)):
-                p = 0
-            loose += bytes((p,))
-        return self.relaxed.get(loose) == PROVED_LOST
+        """Draw one with a pass limit and ``RELAXED``: this position is lost when the same
+        one with unlimited passes is proved lost (``relaxed``, that search's visited set):
+        every line of a game with a pass limit is a line of the same game without one. Its
+        key there is this key without the pointer and the recycles (the last 9 bytes)."""
+        return self.relaxed is not None and self.relaxed.get(key[:-9]) == PROVED_LOST
 
     def returned_lost(self, seen: dict[Hashable, int]) -> bool:
         """Draw one, unlimited passes: this position A is lost when B, the same position with
@@ -821,8 +818,9 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
     the budget. A run that gets lost in a large losing subtree is cut short and the next one
     tries other moves first; nothing a run proves is thrown away.
 
-    With a pass limit and ``RELAXED`` the same deal's search with unlimited passes takes
-    turns beside it (``_solve_relaxed``); the positions counted are both searches'.
+    With draw one, a pass limit and ``RELAXED`` the same deal's search with unlimited
+    passes takes turns beside it (``_solve_relaxed``); the positions counted are both
+    searches'.
 
     With ``C_SEARCH`` the compiled port does the runs (the same verdict, positions and
     winning line); the finish and the move texts are made here either way."""
@@ -860,7 +858,7 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
         path = path + state.finish()
         return Answer(WON, texts(pos, path), nodes)
     here = Runs(state)
-    if state.passes and RELAXED:
+    if state.passes and state.draw == 1 and RELAXED:
         verdict, path = _solve_relaxed(here, budget)
         nodes = here.nodes + here.relaxed_nodes
     else:

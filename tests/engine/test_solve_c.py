@@ -182,10 +182,10 @@ def test_c_and_python_agree_with_each_pruning_off(flag: str) -> None:
     "relaxed, stack", [(True, True), (False, True), (True, False)], ids=["both", "stack", "relaxed"]
 )
 def test_c_and_python_agree_with_a_pass_limit_relaxed_or_not(relaxed: bool, stack: bool) -> None:
-    # RELAXED: the deal's search with unlimited passes beside the pass-limited one, turn
-    # about, and look-ups into its positions; at these budgets both take turns (seed 1 is
-    # proved lost by the unlimited search, 3 with draw three by its own). WASTE_STACK: the
-    # last pass's dead test
+    # RELAXED (draw one): the deal's search with unlimited passes beside the pass-limited
+    # one, turn about, and look-ups into its positions; at these budgets both take turns
+    # (seed 1 is proved lost by the unlimited search). WASTE_STACK: the last pass's dead
+    # test (seed 3 with draw three and two passes)
     nodes = []
     with switched(RELAXED=relaxed, WASTE_STACK=stack):
         for seed, options, budget in [
