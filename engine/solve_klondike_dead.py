@@ -96,8 +96,8 @@ def dead(
 
     A pile waits at most once in ``todo`` (``queued``): its scan starts from its current
     frontier with the facts known when it runs, so a second entry would find nothing new.
-    The suits' climbs are inlined (a card is ``suit * 13 + rank - 1``). Both only save
-    CPU: the facts, and so the answer, are those of the fixpoint above.
+    A suit's climb (``_climb``) starts where it stopped. Both only save CPU: the facts, and
+    so the answer, are those of the fixpoint above.
     """
     rank = RANK
     suit = SUIT
@@ -137,21 +137,7 @@ def dead(
     hs = [0, 0, 0, 0]
     done = 0
     for s in range(4):
-        h = found[s]
-        base = s * 13
-        while h < 13:
-            c = base + h
-            y = pile[c]
-            if y >= 0:
-                if not top[c]:
-                    break
-                if at[c] == front[y] and not queued[y]:
-                    queued[y] = True
-                    todo.append(y)
-            elif y == -2:
-                break
-            h += 1
-        hs[s] = h
+        h = hs[s] = _climb(s, found[s], pile, top, at, front, queued, todo)
         if h == 13:
             done += 1
     if done == 4:
@@ -162,20 +148,7 @@ def dead(
             s = suit[d]
             h = hs[s]
             if rank[d] == h + 1:
-                base = s * 13
-                while h < 13:
-                    c = base + h
-                    y = pile[c]
-                    if y >= 0:
-                        if not top[c]:
-                            break
-                        if at[c] == front[y] and not queued[y]:
-                            queued[y] = True
-                            todo.append(y)
-                    elif y == -2:
-                        break
-                    h += 1
-                hs[s] = h
+                h = hs[s] = _climb(s, h, pile, top, at, front, queued, todo)
                 if h == 13:
                     done += 1
                     if done == 4:
@@ -283,8 +256,9 @@ def _climb(
     queued: list[bool],
     todo: list[int],
 ) -> int:
-    """``dead``'s climb of suit s from height h (as inlined there): past every card that is a
-    top now or lies in the talon, free; queues each pile whose front card it passes."""
+    """``dead``'s climb of suit s from height h (a card is ``suit * 13 + rank - 1``): past
+    every card that is a top now or lies in the talon, free; queues each pile whose front
+    card it passes. The new height."""
     base = s * 13
     while h < 13:
         c = base + h

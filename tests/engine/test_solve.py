@@ -256,6 +256,18 @@ def test_klondike_win_that_needs_a_foundation_card_back_down() -> None:
 KLONDIKE_OPTIONS = ["", "draw=3", "moves=build", "passes=2", "passes=1", "draw=3 passes=1"]
 
 
+def _cards_off(rng: random.Random, low: int, high: int) -> tuple[dict[str, int], list[str]]:
+    """Foundations with low to high-1 draws of a suit taken off them, and the cards taken off,
+    shuffled (the positions built from them: _small_klondike and the like)."""
+    found = dict(FULL)
+    for _ in range(rng.randrange(low, high)):
+        suit = rng.choice("CDHS")
+        found[suit] = max(0, found[suit] - 1)
+    left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
+    rng.shuffle(left)
+    return found, left
+
+
 def _small_klondike(
     rng: random.Random,
     options: str,
@@ -265,12 +277,7 @@ def _small_klondike(
 ) -> Game:
     """A few cards off the foundations (`taken` draws of a suit), piled on one or two tableau
     piles (`piles_range`) and in the talon (each card with chance `in_talon`)."""
-    found = dict(FULL)
-    for _ in range(rng.randrange(*taken)):
-        suit = rng.choice("CDHS")
-        found[suit] = max(0, found[suit] - 1)
-    left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
-    rng.shuffle(left)
+    found, left = _cards_off(rng, *taken)
     tab: list[list[str]] = [[] for _ in range(7)]
     talon: list[str] = []
     piles = rng.randrange(*piles_range)
@@ -431,12 +438,7 @@ def test_klondike_dead_sees_the_last_pass_waste_as_a_stack() -> None:
 def _last_pass_klondike(rng: random.Random, options: str) -> Game:
     """5-9 cards off the foundations, up to two on the tableau, the rest in the talon with at
     least half of it dealt: with ``passes=1`` a waste stack in its only pass."""
-    found = dict(FULL)
-    for _ in range(rng.randrange(5, 10)):
-        suit = rng.choice("CDHS")
-        found[suit] = max(0, found[suit] - 1)
-    left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
-    rng.shuffle(left)
+    found, left = _cards_off(rng, 5, 10)
     tab: list[list[str]] = [[] for _ in range(7)]
     on_tab = rng.randrange(3)
     for c in left[:on_tab]:
@@ -907,12 +909,7 @@ def test_klondike_dead_test_lets_a_run_carry_the_cards_on_it() -> None:
 
 def _locked_klondike(rng: random.Random, options: str) -> Game:
     """Ten to eighteen cards off the foundations, mostly in two to four piles: often locked."""
-    found = dict(FULL)
-    for _ in range(rng.randrange(10, 19)):
-        suit = rng.choice("CDHS")
-        found[suit] = max(0, found[suit] - 1)
-    left = [f"{'A23456789TJQK'[r]}{s}" for s in "CDHS" for r in range(found[s], 13)]
-    rng.shuffle(left)
+    found, left = _cards_off(rng, 10, 19)
     tab: list[list[str]] = [[] for _ in range(7)]
     talon: list[str] = []
     piles = rng.randrange(2, 5)
