@@ -4,11 +4,12 @@
  * generation and order (the seeded random orders of the
  * restarts use CPython's Mersenne Twister, seeded and drawn as random.Random(run).shuffle
  * does), the same prunings (forced moves, deferred plays, talon chains, the twin rule,
- * pointer dominance, a top back in the talon, a pass limit relaxed), the same dead test (solve_klondike_dead)
- * and the same budget counting (solve_common.search_run and the restart schedule). For a
- * position and a budget it returns the verdict, the moves of a win up to the trivially
- * won position (Python plays out the finish and names the piles) and the positions
- * expanded, all equal to the Python search's. The proofs are those of the Python modules
+ * pointer dominance, a top back in the talon, a pass limit relaxed), the same dead test
+ * (solve_klondike_dead, the last pass's waste stack included) and the same budget counting
+ * (solve_common.search_run and the restart schedule). For a position and a budget it
+ * returns the verdict, the moves of a win up to the trivially won position (Python plays
+ * out the finish and names the piles) and the positions expanded, all equal to the Python
+ * search's. The proofs are those of the Python modules
  * (docs/SOLVABILITY.md). No I/O; the search runs without the GIL.
  */
 #define PY_SSIZE_T_CLEAN
@@ -1351,10 +1352,11 @@ static int runs_next(Runs *r, long left, const Schedule *sc) {
     return verdict;
 }
 
-/* Draw one with a pass limit and RELAXED (solve_klondike.solve_klondike): the same deal with unlimited
-   passes is searched beside this one, turn about (this one first, the other while it has
-   expanded fewer positions); its loss is this one's, and its positions proved lost are lost here
-   (pass_dominated). Once it is won it stops, and this search has the rest of the budget. */
+/* Draw one with a pass limit and RELAXED (solve_klondike._solve_relaxed): the same deal with
+   unlimited passes is searched beside this one, turn about (this one first, the other while
+   it has expanded fewer positions); its loss is this one's, and its positions proved lost
+   are lost here (pass_dominated). Once it is won it stops, and this search has the rest of
+   the budget. */
 static int solve_relaxed(State *st, long budget, const Schedule *sc, Work *w, long *nodes_out) {
     State *u = malloc(sizeof(State));
     Work *wu = calloc(1, sizeof(Work));
@@ -1406,34 +1408,16 @@ out:
 }
 
 static int solve(State *st, long budget, const Schedule *sc, Work *w, long *nodes_out) {
-    if (st->passes && st->draw == 1 && st->relax) return solve_relaxed(st, budget, sc, w, nodes_out);
-    Seen seen;
-    if (seen_init(&seen) < 0) return V_NOMEM;
-    long nodes = 0;
-    int shrt = !st->passes;
-    long size = shrt ? sc->first_run_short : sc->first_run;
-    double growth = shrt ? sc->growth_short : sc->growth;
-    long run = 0;
-    int verdict;
-    for (;;) {
-        st->use_rng = run != 0;
-        if (run) mt_seed(&st->rng, (uint32_t)run);
-        long n;
-        long b = size < budget - nodes ? size : budget - nodes;
-        verdict = search_run(st, b, &seen, w, &n);
-        if (verdict == V_NOMEM || verdict == V_SIGNAL) break;
-        nodes += n;
-        if (verdict != V_UNKNOWN || nodes >= budget) break;
-        run++;
-        if (sc->luby && shrt) {
-            size = sc->first_run_short * luby(run + 1);
-        } else {
-            long g = (long)((double)size * growth);
-            size = size + 1 > g ? size + 1 : g;
-        }
+    if (st->passes && st->draw == 1 && st->relax)
+        return solve_relaxed(st, budget, sc, w, nodes_out);
+    Runs r;
+    int verdict = V_NOMEM;
+    if (runs_init(&r, st, w, sc) == 0) {
+        do verdict = runs_next(&r, budget - r.nodes, sc);
+        while (verdict == V_UNKNOWN && r.nodes < budget);
     }
-    seen_free(&seen);
-    *nodes_out = nodes;
+    seen_free(&r.seen);
+    *nodes_out = r.nodes;
     return verdict;
 }
 
@@ -1480,7 +1464,8 @@ PyDoc_STRVAR(solve_doc,
              "solve_klondike's restarting search from the position given by its fields:\n"
              "tab: 7 lists of cards bottom to top, down: 7 face-down counts, found: 4 heights\n"
              "by suit, talon: waste then stock cards, p: the waste's length, rec: recycles made;\n"
-             "flags: (DEFER_HOME, CHAIN, TWIN, POINTER_KEY, DOMINANCE, RETURNED); schedule:\n"
+             "flags: (DEFER_HOME, CHAIN, TWIN, POINTER_KEY, DOMINANCE, RETURNED[, RETURNED_DRAW,\n"
+             "LOOSE_SAFE_DRAW, RELAXED, WASTE_STACK]); schedule:\n"
              "(FIRST_RUN, GROWTH, FIRST_RUN_SHORT, GROWTH_SHORT, LUBY). verdict is 'won',\n"
              "'lost' or 'unknown'; path lists the moves (kind, a, b, n, c, macro) of a win up\n"
              "to a trivially won position.");

@@ -15,7 +15,8 @@ def solve(
     build: bool,
     passes: int,
     budget: int,
-    # DEFER_HOME, CHAIN, TWIN, POINTER_KEY, DOMINANCE, RETURNED[, RETURNED_DRAW]
+    # DEFER_HOME, CHAIN, TWIN, POINTER_KEY, DOMINANCE, RETURNED[, RETURNED_DRAW,
+    # LOOSE_SAFE_DRAW, RELAXED, WASTE_STACK]
     flags: tuple[bool, ...],
     schedule: tuple[int, float, int, float, bool],
 ) -> tuple[str, list[Move], int]: ...
