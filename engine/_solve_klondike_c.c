@@ -398,6 +398,12 @@ static int key_head(const State *st, uint8_t *out, int skip) {
     return n;
 }
 
+/* what of the talon enters the key (KlondikeState.talon_key_of): 0 nothing (draw one,
+   unlimited passes), 1 the pointer (draw three, unlimited passes), 2 pointer and recycles */
+static int talon_key_of(int draw, int passes) {
+    return passes ? 2 : draw == 1 ? 0 : 1;
+}
+
 static int make_key(const State *st, uint8_t *out) {
     int n = key_head(st, out, -1);
     if (st->talon_key == 0) return n;
@@ -1191,6 +1197,17 @@ static int work_comp(Work *w, uint32_t e) {
     return 0;
 }
 
+/* a Work's buffers and the Work itself (NULL: nothing) */
+static void work_free(Work *w) {
+    if (!w) return;
+    free(w->f);
+    free(w->path);
+    free(w->pundo);
+    free(w->comp);
+    free(w->mv.v);
+    free(w);
+}
+
 /* one run (solve_common.search_run); the path of a win stays in w->path */
 static int search_run(State *st, long budget, Seen *seen, Work *w, long *nodes_out) {
     uint8_t key[KEYMAX];
@@ -1367,7 +1384,7 @@ static int solve_relaxed(State *st, long budget, const Schedule *sc, Work *w, lo
     if (!u || !wu) goto out;
     *u = *st;
     u->passes = 0;
-    u->talon_key = 0;
+    u->talon_key = talon_key_of(u->draw, 0);
     u->relaxed = NULL;
     if (runs_init(&ru, u, wu, sc) < 0 || runs_init(&rp, st, w, sc) < 0) goto out;
     st->relaxed = &ru.seen;
@@ -1395,14 +1412,7 @@ out:
     *nodes_out = ru.nodes + rp.nodes;
     seen_free(&ru.seen);
     seen_free(&rp.seen);
-    if (wu) {
-        free(wu->f);
-        free(wu->path);
-        free(wu->pundo);
-        free(wu->comp);
-        free(wu->mv.v);
-    }
-    free(wu);
+    work_free(wu);
     free(u);
     return verdict;
 }
@@ -1566,7 +1576,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         for (int s = 0; s < 4; s++) st->fint += st->found[s] << 4 * s;
         st->from_talon = talon_mask(st);
         for (int j = 0; j < tn; j++) st->orig_at[st->talon[j]] = (uint8_t)j;
-        st->talon_key = (draw == 1 && !passes) ? 0 : (passes ? 2 : 1);
+        st->talon_key = talon_key_of(draw, passes);
         long nodes = 0;
         int verdict;
         st->ts = PyEval_SaveThread();
@@ -1595,12 +1605,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         result = Py_BuildValue("(sNl)", v, path, nodes);
     }
 done:
-    free(w->f);
-    free(w->path);
-    free(w->pundo);
-    free(w->comp);
-    free(w->mv.v);
-    free(w);
+    work_free(w);
     free(st);
     return result;
 }

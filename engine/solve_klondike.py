@@ -185,6 +185,13 @@ Move = tuple[int, int, int, int, int, tuple[int, int, int, int]]
 NO_MACRO = (0, 0, 0, 0)
 
 
+def talon_key_of(draw: int, passes: int) -> int:
+    """What of the talon enters a position's key (``KlondikeState.talon_key``): 0 nothing
+    (draw one, unlimited passes), 1 the pointer (draw three, unlimited passes), 2 the
+    pointer and the recycles made (a pass limit)."""
+    return 2 if passes else 0 if draw == 1 else 1
+
+
 class KlondikeState:
     """The mutable search position (see the module docstring for what the key holds)."""
 
@@ -211,7 +218,7 @@ class KlondikeState:
             self.from_talon[c] = True
         self.p = len(pos.piles["w"])
         #: 0: the talon does not enter the key; 1: the pointer does; 2: pointer and recycles
-        self.talon_key = 0 if self.draw == 1 and not self.passes else (2 if self.passes else 1)
+        self.talon_key = talon_key_of(self.draw, self.passes)
         self.pkey = [bytes([self.down[x], *self.tab[x]]) for x in range(T)]
         self._undo: list[int] = []
         #: the move that led here: moves() tests the position for death after one that may kill
@@ -233,7 +240,7 @@ class KlondikeState:
         out.pkey = list(self.pkey)
         out._undo = []
         out.passes = 0
-        out.talon_key = 0 if self.draw == 1 else 1
+        out.talon_key = talon_key_of(self.draw, 0)
         out.relaxed = None
         return out
 
@@ -859,8 +866,7 @@ def solve_klondike(pos: Position, budget: int) -> Answer:
         return Answer(WON, texts(pos, path), nodes)
     here = Runs(state)
     if state.passes and state.draw == 1 and RELAXED:
-        verdict, path = _solve_relaxed(here, budget)
-        nodes = here.nodes + here.relaxed_nodes
+        verdict, path, nodes = _solve_relaxed(here, budget)
     else:
         while True:
             verdict, path = here.next(budget - here.nodes)
@@ -885,8 +891,6 @@ class Runs:
         self.growth = GROWTH_SHORT if self.short else GROWTH
         self.run = 0
         self.nodes = 0
-        #: positions expanded by the search beside this one (``_solve_relaxed``)
-        self.relaxed_nodes = 0
 
     def next(self, left: int) -> tuple[str, list[Move]]:
         """The next run, of at most ``left`` positions: its verdict and a win's moves."""
@@ -902,11 +906,12 @@ class Runs:
         return verdict, path
 
 
-def _solve_relaxed(here: Runs, budget: int) -> tuple[str, list[Move]]:
+def _solve_relaxed(here: Runs, budget: int) -> tuple[str, list[Move], int]:
     """A pass limit: this search and the same deal's with unlimited passes, turn about (this
     one first, the other whenever it has expanded fewer positions). The other's loss is the
     deal's (a relaxation), its positions proved lost are lost here (``pass_dominated``), and
-    once it is won it stops, leaving the rest of the budget to this search."""
+    once it is won it stops, leaving the rest of the budget to this search. The verdict, a
+    win's moves, and the positions both searches expanded."""
     loose = Runs(here.state.unlimited())
     here.state.relaxed = loose.seen
     open_ = True
@@ -915,18 +920,17 @@ def _solve_relaxed(here: Runs, budget: int) -> tuple[str, list[Move]]:
             if open_ and loose.nodes < here.nodes:
                 verdict, _ = loose.next(budget - here.nodes - loose.nodes)
                 if verdict == LOST:
-                    return LOST, []
+                    return LOST, [], here.nodes + loose.nodes
                 if verdict == WON:
                     open_ = False
             else:
                 verdict, path = here.next(budget - here.nodes - loose.nodes)
                 if verdict != UNKNOWN:
-                    return verdict, path
+                    return verdict, path, here.nodes + loose.nodes
             if here.nodes + loose.nodes >= budget:
-                return UNKNOWN, []
+                return UNKNOWN, [], here.nodes + loose.nodes
     finally:
         here.state.relaxed = None
-        here.relaxed_nodes = loose.nodes
 
 
 def texts(pos: Position, path: list[Move]) -> list[str]:
