@@ -315,6 +315,7 @@ typedef struct {
     int tn;
     mask_t from_talon;
     int talon_key;
+    int rec_bytes; /* the recycle count's bytes in the key (talon_key 2): as few as the limit needs */
     /* flags of solve_klondike (off only to measure them) */
     int defer_home, chain, twin, pointer_key, dominance, returned;
     /* draw three (or more), unlimited passes: a card back in the talon (returned3_lost); off
@@ -392,7 +393,7 @@ static int key_head(const State *st, uint8_t *out, int skip) {
         copy_short(out + n, st->tab[x] + d, len - d);
         n += len - d;
     }
-    out[n++] = (uint8_t)(st->fint >> 16);
+    /* four heights of at most 13, four bits each: two bytes */
     out[n++] = (uint8_t)(st->fint >> 8);
     out[n++] = (uint8_t)st->fint;
     return n;
@@ -414,8 +415,7 @@ static int make_key(const State *st, uint8_t *out) {
         return n;
     }
     out[n++] = (uint8_t)st->p;
-    uint64_t r = (uint64_t)(int64_t)st->rec;
-    for (int i = 7; i >= 0; i--) out[n++] = (uint8_t)(r >> (8 * i));
+    for (int i = st->rec_bytes - 1; i >= 0; i--) out[n++] = (uint8_t)(st->rec >> (8 * i));
     return n;
 }
 
@@ -1111,7 +1111,7 @@ static int returned3_lost(State *st, const Seen *seen) {
    relaxation: every line here is a line there); its key there is this key without the
    pointer and the recycles (its last 9 bytes). */
 static int pass_dominated(const State *st, const uint8_t *key, int kn) {
-    return st->relaxed && seen_get(st->relaxed, key, kn - 9) == PROVED_LOST;
+    return st->relaxed && seen_get(st->relaxed, key, kn - 1 - st->rec_bytes) == PROVED_LOST;
 }
 
 static int dominated(State *st, const uint8_t *key, int kn, const Seen *seen) {
@@ -1577,6 +1577,7 @@ static PyObject *py_solve(PyObject *self, PyObject *args) {
         st->from_talon = talon_mask(st);
         for (int j = 0; j < tn; j++) st->orig_at[st->talon[j]] = (uint8_t)j;
         st->talon_key = talon_key_of(draw, passes);
+        st->rec_bytes = passes <= 256 ? 1 : passes <= 65536 ? 2 : 4;
         long nodes = 0;
         int verdict;
         st->ts = PyEval_SaveThread();
