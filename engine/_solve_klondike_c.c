@@ -351,9 +351,10 @@ static inline void copy_short(uint8_t *dst, const uint8_t *src, int n) {
    turned up, and a pile refilled from empty has none), so (x, down) names them and the key
    holds the tag instead of the cards: 0x3F for no face-down card, 0x40 + 16x + down for 1 to
    15 (0xC0 + x and a byte of the count for more, which no dealt position has). Tags are
-   above every card (0-51), so the piles need no separator, and the key is 6 bytes plus the
-   face-down cards shorter than Python's (KlondikeState.key): less memory a position and
-   fewer cache misses, the same positions equal (the search is the same). */
+   above every card (0-51), so the piles need no separator, and the key is 7 bytes plus the
+   face-down cards shorter than Python's (KlondikeState.key; the foundations in two bytes,
+   not three, and with a pass limit the recycles in rec_bytes, not eight): less memory a
+   position and fewer cache misses, the same positions equal (the search is the same). */
 static inline int pile_tag(const State *st, int x) {
     int d = st->down[x];
     return !d ? 0x3F : d <= 15 ? 0x40 + 16 * x + d : 0xC0 + x;
@@ -1109,7 +1110,7 @@ static int returned3_lost(State *st, const Seen *seen) {
 /* Draw one with a pass limit and RELAXED (solve_klondike.KlondikeState.pass_dominated):
    the position is lost when the same one with unlimited passes is proved lost there (a
    relaxation: every line here is a line there); its key there is this key without the
-   pointer and the recycles (its last 9 bytes). */
+   pointer and the recycles (its last 1 + rec_bytes bytes). */
 static int pass_dominated(const State *st, const uint8_t *key, int kn) {
     return st->relaxed && seen_get(st->relaxed, key, kn - 1 - st->rec_bytes) == PROVED_LOST;
 }
