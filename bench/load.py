@@ -56,6 +56,7 @@ from solrace.bench.load_procs import (
 from solrace.bench.load_profile import Profiler, components, summarize
 from solrace.bench.load_report import Report, kib, ms
 from solrace.bench.server_process import autogroup_nice, favour_autogroup
+from solrace.compiled import ENV, compiled
 from solrace.server.store.redis_process import RedisProcess
 
 #: the names under which a run's measured server processes are metered (not Redis, not load)
@@ -1134,6 +1135,16 @@ def machine_line() -> str:
     )
 
 
+def move_path_form() -> str:
+    """Whether the servers this bench starts run the move path compiled: they import the
+    same install, with the same environment (SOLRACE_INTERPRETED)."""
+    from solrace.server.net import transport
+
+    if compiled(transport):
+        return "compiled (mypyc)"
+    return "interpreted" + (" (SOLRACE_INTERPRETED=1)" if os.environ.get(ENV) == "1" else "")
+
+
 def load_line() -> str:
     """The 1/5/15-minute load averages: other work on a shared machine shows up here."""
     one, five, fifteen = os.getloadavg()
@@ -1263,6 +1274,7 @@ def main(argv: list[str] | None = None) -> int:
             f"race server flags: {' '.join(bench.server_args)}; rooms' spectator_view: "
             f"{args.spectator_view} (spectators scenario: boards)"
         )
+        report.line(f"race server move path: {move_path_form()}")
         started = time.monotonic()
         for name in chosen:
             getattr(bench, "scenario_" + name.replace("-", "_"))()

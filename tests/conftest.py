@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from helpers import move_path
 from helpers.deals import TEST_SECRET
 from helpers.timing import FACTOR, factor_for
 from helpers.zygote import ZYGOTE
@@ -131,6 +132,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if slow:
             config.hook.pytest_deselected(items=slow)
             items[:] = [item for item in items if not item.get_closest_marker("slow")]
+    if move_path.compiled():
+        # they watch the move path by replacing its methods and functions, which compiled
+        # code calls directly: `./dev test` runs them in its interpreted pass
+        whitebox = [item for item in items if item.get_closest_marker("whitebox")]
+        if whitebox:
+            config.hook.pytest_deselected(items=whitebox)
+            items[:] = [item for item in items if not item.get_closest_marker("whitebox")]
     groups: dict[pytest.Item, str] = {}
     for item in items:
         if item.get_closest_marker("timing"):
@@ -163,7 +171,25 @@ def schedule_order(items: list[pytest.Item], groups: dict[pytest.Item, str]) -> 
 
 def pytest_report_header(config: pytest.Config) -> str:
     lane = "fast and slow lanes" if config.getoption("--slow") else "fast lane (--slow: all)"
-    return f"solrace: {lane}; hang bounds x{run_factor(config):g} (SOLRACE_TESTS_TIME_FACTOR)"
+    form = (
+        "compiled (white-box tests: ./dev test's interpreted pass)"
+        if move_path.compiled()
+        else "interpreted"
+    )
+    return (
+        f"solrace: {lane}; hang bounds x{run_factor(config):g} (SOLRACE_TESTS_TIME_FACTOR); "
+        f"move path {form}"
+    )
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A compiled move path built from other sources would test old code: refuse."""
+    stale = move_path.stale()
+    if stale:
+        raise pytest.UsageError(
+            f"the compiled move path is stale ({stale}): run ./dev setup to build it "
+            "again (or SOLRACE_INTERPRETED=1 to test the .py files)"
+        )
 
 
 # ---------------------------------------------------------------- where the suite's time goes

@@ -25,6 +25,7 @@ def test_setup_on_a_fresh_clone_says_each_step(tmp_path: Path) -> None:
         (clone / name).mkdir()
     shutil.copy(ROOT / "dev", clone / "dev")
     shutil.copy(ROOT / "pyproject.toml", clone / "pyproject.toml")
+    shutil.copy(ROOT / "setup.py", clone / "setup.py")
     shutil.copy(ROOT / "client" / "web" / "package.json", clone / "client" / "web")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -14,8 +14,6 @@ from types import TracebackType
 
 
 class _Entry:
-    __slots__ = ("lock", "users")
-
     def __init__(self) -> None:
         self.lock = asyncio.Lock()
         self.users = 0  # holding or waiting
@@ -75,8 +73,6 @@ class RoomLocks:
 class _Hold:
     """The context of one operation (a class, not a generator: the move path takes one per
     move, and this costs a third of an `asynccontextmanager`)."""
-
-    __slots__ = ("code", "entry", "locks")
 
     def __init__(self, locks: RoomLocks, code: str) -> None:
         self.locks, self.code = locks, code

@@ -14,15 +14,13 @@ import ipaddress
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from solrace.protocol import messages as m
 from solrace.server.net.ws_limits import SendLimits
+from solrace.server.net.ws_server import WsConnection
 from solrace.server.rules.projection import Viewer
 from solrace.server.rules.room import addr_hash
-
-if TYPE_CHECKING:
-    from solrace.server.net.ws_server import WsConnection
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 

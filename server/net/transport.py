@@ -399,8 +399,8 @@ class Transport:
                 return False
         except ConnectionClosed:
             raise
-        except Exception as exc:
-            await self._failed(conn, msg, exc)
+        except Exception as err:  # not `exc`: one name, one type (mypyc)
+            await self._failed(conn, msg, err)
         return True
 
     async def _failed(self, conn: Conn, msg: dict[str, Any] | None, exc: Exception) -> None:
@@ -533,9 +533,9 @@ class Transport:
         except ProtocolError as exc:
             with contextlib.suppress(ConnectionClosed):
                 await self.send(conn, exc.to_message(ref))
-        except Exception as exc:
+        except Exception as err:  # one name, one type (mypyc)
             with contextlib.suppress(ConnectionClosed):
-                await self._failed(conn, msg, exc)
+                await self._failed(conn, msg, err)
 
     def _player_of(self, conn: Conn, key: str | None) -> str | None:
         """The public player id of a hello's player key (None: anonymous). A hello writes

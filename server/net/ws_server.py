@@ -37,7 +37,7 @@ import random
 import socket
 import struct
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol, cast
 
 from solrace.protocol import messages as m
@@ -622,20 +622,26 @@ class WsServer:
         await self.app.idle()
 
 
-@contextlib.asynccontextmanager
-async def serve(
-    app: App, host: str | None = None, port: int | None = None, **options: Any
-) -> AsyncIterator[WsServer]:
+class serve:  # lower case: used like the function it was (`async with serve(app) as s`)
     """A `WsServer` listening on host:port (or `sock=`, `unix=True`; none of them: nowhere,
     fed accepted sockets through `protocol_factory`) for the block; on exit it closes the open
-    connections with 1001 and waits for them."""
-    listen = {k: options.pop(k) for k in ("sock", "unix", "backlog") if k in options}
-    server = WsServer(app, **options)
-    if host is not None or port is not None or listen:
-        await server.listen(host, port, **listen)
-    try:
-        yield server
-    finally:
+    connections with 1001 and waits for them. A class, not an async generator: this module is
+    compiled with mypyc (docs/ARCHITECTURE.md, "Compiled modules"), which has none."""
+
+    def __init__(
+        self, app: App, host: str | None = None, port: int | None = None, **options: Any
+    ) -> None:
+        self.listen = {k: options.pop(k) for k in ("sock", "unix", "backlog") if k in options}
+        self.host, self.port = host, port
+        self.server = WsServer(app, **options)
+
+    async def __aenter__(self) -> WsServer:
+        if self.host is not None or self.port is not None or self.listen:
+            await self.server.listen(self.host, self.port, **self.listen)
+        return self.server
+
+    async def __aexit__(self, *exc: object) -> None:
+        server = self.server
         server.close()
         for ws in list(server.connections):
             ws.start_close(CloseCode.GOING_AWAY)

@@ -109,7 +109,7 @@ class Cached:
     others: bool = True
 
 
-@dataclass(slots=True)
+@dataclass
 class _MoveNow:
     """A move handled without a task (`RoomService.move_now`) while its `XADD` is in Redis:
     what its answer needs to ack it, or to go on the ordinary way (`_move_on`)."""

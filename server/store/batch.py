@@ -63,7 +63,7 @@ class Script(Protocol):
     sha: str
 
 
-@dataclass(slots=True)
+@dataclass
 class _Call:
     #: None: a native command (`Batcher.command`), which no SCRIPT LOAD can help
     script: Script | None
@@ -321,8 +321,8 @@ class Batcher:
                                 replies.append(exc)
             except TimeoutError:
                 raise RedisTimeoutError("Timeout talking to Redis") from None
-            except OSError as exc:
-                raise RedisConnectionError(f"Error talking to Redis: {exc}") from exc
+            except OSError as err:  # not `exc`: one name, one type (mypyc)
+                raise RedisConnectionError(f"Error talking to Redis: {err}") from err
             ok = True
             return replies
         finally:
@@ -396,7 +396,7 @@ class _Link(asyncio.Protocol):
         """The socket of `conn` (connected, through its handshake) as a link; its hiredis
         reader kept (made with the client's error classes and decoding), or one made the
         same way when the client parses in Python."""
-        reader = _hiredis_reader(conn)
+        reader: Any = _hiredis_reader(conn)
         if reader is None:
             parser = conn._parser
             kwargs: dict[str, Any] = {
@@ -526,7 +526,7 @@ def _hiredis_reader(conn: Any) -> Any:
     parser = getattr(conn, "_parser", None)
     if not isinstance(parser, _AsyncHiredisParser):
         return None
-    return parser._reader
+    return getattr(parser, "_reader", None)  # untyped (mypyc trusts a declared type)
 
 
 async def _read_replies(
@@ -578,39 +578,3 @@ def _told(call: _Call) -> None:
             call.on_reply(call.future)
         except Exception:
             log.exception("a reply's callback failed")
-
-
-class HiredisPacking:
-    """Commands packed by hiredis's C packer, as redis-py's sync connection does (its asyncio
-    connection packs in Python: with its encoder, about a tenth of a stored move's CPU).
-    Anything hiredis does not take goes through redis-py's own packer, errors included."""
-
-    def pack_command(self, *args: Any) -> list[bytes]:
-        head = args[0]
-        # redis-py sends a command name with a space ("SCRIPT LOAD") as separate words
-        if isinstance(head, str) and " " in head:
-            args = (*head.encode().split(), *args[1:])
-        elif isinstance(head, bytes) and b" " in head:
-            args = (*head.split(), *args[1:])
-        try:
-            return [hiredis.pack_command(args)]
-        except TypeError:
-            pass
-        packed: list[bytes] = super().pack_command(*args)  # type: ignore[misc]
-        return packed
-
-
-class PackedConnection(HiredisPacking, aioredis.Connection):
-    """redis-py's asyncio TCP connection, packing with hiredis."""
-
-
-class PackedSSLConnection(HiredisPacking, aioredis.SSLConnection):
-    """redis-py's asyncio TLS connection, packing with hiredis."""
-
-
-def pack_with_hiredis(pool: aioredis.ConnectionPool) -> None:
-    """Make a pool (before its first connection) open connections that pack with hiredis."""
-    if pool.connection_class is aioredis.Connection:
-        pool.connection_class = PackedConnection
-    elif pool.connection_class is aioredis.SSLConnection:
-        pool.connection_class = PackedSSLConnection

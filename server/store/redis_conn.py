@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import redis
@@ -43,7 +43,7 @@ from redis.exceptions import (
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from solrace.server.store.batch import pack_with_hiredis
+from solrace.server.store.hiredis_packing import pack_with_hiredis
 
 #: a cluster node's connections, per `max_connections` (the single Redis's bounded pool)
 CLUSTER_POOL_FACTOR = 4
@@ -57,7 +57,7 @@ CONNECT_TIMEOUT = 2.0
 SOCKET_TIMEOUT = 3.0
 
 #: the client the store holds: one Redis or a cluster
-Client = aioredis.Redis | RedisCluster
+Client: TypeAlias = aioredis.Redis | RedisCluster
 
 CLUSTER_SCHEMES = {"redis+cluster": False, "rediss+cluster": True}
 

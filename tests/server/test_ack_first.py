@@ -20,6 +20,9 @@ from solrace.server.net import fanout
 from solrace.server.net.ws_server import serve
 from solrace.server.store.store import Store
 
+#: they watch the move path by replacing its methods (conftest: the white-box lane)
+pytestmark = pytest.mark.whitebox
+
 
 @pytest.fixture
 async def server(redis_url: str, key_prefix: str) -> AsyncIterator[str]:

@@ -47,7 +47,7 @@ async def run_turn(batcher: Batcher, script: Any, calls: list[tuple[str, str]]) 
 
 def test_hiredis_packing_is_byte_for_byte_redis_pys_own() -> None:
     from redis.exceptions import DataError
-    from solrace.server.store.batch import PackedConnection
+    from solrace.server.store.hiredis_packing import PackedConnection
 
     ours, theirs = PackedConnection(), aioredis.Connection()
     for args in [
@@ -198,6 +198,7 @@ async def test_a_turns_replies_are_parsed_by_hiredis_in_resp2_and_resp3(
         await client.aclose()
 
 
+@pytest.mark.whitebox
 async def test_on_one_redis_a_turn_after_the_first_runs_with_no_task_and_replies_in_pieces(
     plain: aioredis.Redis, key_prefix: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -183,6 +183,7 @@ def count_writes(conn: Conn) -> list[int]:
     return writes
 
 
+@pytest.mark.whitebox
 async def test_a_racer_gets_the_rooms_progress_once_a_tick_in_order_with_each_seats_latest(
     redis_url: str, key_prefix: str, wire: Any, monkeypatch: Any
 ) -> None:

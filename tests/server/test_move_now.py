@@ -66,6 +66,7 @@ async def logged(store: Store, code: str, seat: int) -> list[bytes]:
     return [entry.split(b" ")[0] for entry in loaded.logs.get(seat, [])]
 
 
+@pytest.mark.whitebox
 async def test_moves_are_handled_without_a_task(
     server: tuple[Transport, str], wire: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -83,6 +84,7 @@ async def test_moves_are_handled_without_a_task(
     assert await logged(transport.store, code, 0) == moves
 
 
+@pytest.mark.whitebox
 async def test_a_message_behind_a_move_waits_for_its_ack(
     server: tuple[Transport, str], wire: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -147,6 +149,7 @@ async def test_a_refused_append_is_played_again_on_a_fresh_copy(
     assert await logged(transport.store, code, 0) == moves
 
 
+@pytest.mark.whitebox
 async def test_a_rooms_moves_at_once_pass_the_lock_on_without_a_task(
     server: tuple[Transport, str], wire: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

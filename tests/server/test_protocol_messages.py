@@ -370,7 +370,7 @@ def test_with_ref_on_an_encoded_map_equals_with_ref_on_the_map(size: int) -> Non
     assert m.with_ref(frame, None) is frame
     assert msgpack.unpackb(m.with_ref(frame, 12345), raw=False) == m.with_ref(dict(msg), 12345)
     with pytest.raises(ValueError):
-        m.with_ref(m.encode([1, 2]), 1)
+        m.with_ref(msgpack.packb([1, 2]), 1)  # a frame that is not a map
 
 
 def test_a_batch_frame_is_its_encoded_messages_without_packing_them_again() -> None:

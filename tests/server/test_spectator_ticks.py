@@ -82,6 +82,7 @@ def count_writes(conn: Conn) -> list[tuple[float, int]]:
     return writes
 
 
+@pytest.mark.whitebox
 async def test_one_frame_per_spectator_per_tick_with_every_event_in_order(
     redis_url, key_prefix, wire
 ) -> None:
@@ -139,6 +140,7 @@ async def test_one_frame_per_spectator_per_tick_with_every_event_in_order(
             assert len(times) < 2 * moves  # the old server: a board and an event per move
 
 
+@pytest.mark.whitebox
 async def test_many_moves_in_one_tick_are_one_frame_encoded_once(
     redis_url, key_prefix, wire, monkeypatch
 ) -> None:
@@ -253,6 +255,7 @@ async def test_a_slow_rooms_moves_go_at_once_while_it_has_credits(
         assert_in_order(eve, start, results["n"])
 
 
+@pytest.mark.whitebox
 async def test_a_spectator_catches_up_after_a_gap_and_after_a_reconnect(
     redis_url, key_prefix, wire
 ) -> None:

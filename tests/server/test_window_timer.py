@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from solrace.server.net import fanout
 from solrace.server.net.fanout import Hub
+
+#: they watch the move path by replacing its methods (conftest: the white-box lane)
+pytestmark = pytest.mark.whitebox
 
 
 def event(n: int) -> dict[str, object]:

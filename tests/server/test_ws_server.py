@@ -109,6 +109,7 @@ async def test_a_client_that_stops_answering_pings_is_failed_1011(
     await transport.store.close()
 
 
+@pytest.mark.whitebox
 async def test_reading_pauses_while_a_connections_inbox_is_full(
     redis_url, key_prefix, wire, monkeypatch
 ) -> None:

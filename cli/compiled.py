@@ -1,0 +1,51 @@
+"""Which of solrace's modules run compiled, and a switch to run them all as Python.
+
+The move path's modules are compiled with mypyc when the build can (setup.py, MOVE_PATH):
+each becomes a C extension beside its .py, and the import system prefers the extension.
+`SOLRACE_INTERPRETED=1` in the environment makes every solrace module load from its .py
+instead. That is for the white-box tests (they replace a method or a module's function to
+watch the move path, which compiled code calls directly), for a benchmark's interpreted
+baseline, and for a traceback with source lines. The C searches of the solvers
+(`engine/_solve_*_c`) have no .py and are not affected.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+ENV = "SOLRACE_INTERPRETED"
+
+
+class _Interpreted(importlib.abc.MetaPathFinder):
+    """Finds a solrace module compiled beside its .py as the .py."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith("solrace.") or path is None:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.origin is None or not spec.origin.endswith(".so"):
+            return None
+        source = Path(spec.origin).with_name(fullname.rpartition(".")[2] + ".py")
+        if not source.exists():
+            return None  # a C module with no Python form (the solvers' searches)
+        return importlib.util.spec_from_file_location(fullname, source)
+
+
+def install() -> None:
+    """Load solrace's modules from their .py files when the environment asks for it."""
+    if os.environ.get(ENV) == "1" and not any(isinstance(f, _Interpreted) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Interpreted())
+
+
+def compiled(module: ModuleType) -> bool:
+    """Whether this module runs compiled (its file is an extension, not a .py)."""
+    return str(getattr(module, "__file__", "")).endswith(".so")
