@@ -28,6 +28,11 @@ ROOT = Path(__file__).resolve().parent
 
 #: the modules mypyc compiles, by import name (the move path: bench/load.py's paced profile)
 MOVE_PATH = [
+    "solrace.engine.game",
+    "solrace.engine.golf",
+    "solrace.engine.klondike",
+    "solrace.engine.leapyear",
+    "solrace.engine.tabbycat",
     "solrace.protocol.codes",
     "solrace.protocol.messages",
     "solrace.protocol.names",
@@ -49,6 +54,8 @@ GROUP = "solrace.move_path"
 #: the source folders mypyc reads: the compiled modules and what they import (client/ and
 #: bench/ are not imported by them)
 SOURCES = ("cli", "engine", "protocol", "server")
+#: the digest of the sources the move path was last built from (tests/helpers/move_path.py)
+DIGEST = ROOT / "build" / "mypyc" / "sources.sha256"
 
 C_SEARCHES = [
     Extension("solrace.engine._solve_klondike_c", ["engine/_solve_klondike_c.c"], optional=True),
@@ -137,7 +144,6 @@ def move_path_extensions() -> list[Extension]:
         return []
     finally:
         os.chdir(cwd)
-    (ROOT / "build" / "mypyc" / "sources.sha256").write_text(sources_digest() + "\n")
     for ext in extensions:
         ext.optional = True
     return extensions
@@ -151,8 +157,11 @@ class BuildExt(build_ext):
         super().build_extensions()
         library = f"{GROUP}__mypyc"
         names = {e.name for e in self.extensions}
-        if library in names and not os.path.exists(self.get_ext_fullpath(library)):
+        if library in names and os.path.exists(self.get_ext_fullpath(library)):
+            DIGEST.write_text(sources_digest() + "\n")
+        elif library in names:
             print("solrace: the move path's library did not build; it stays interpreted")
+            remove_built_move_path()
             for ext in list(self.extensions):
                 if ext.name in MOVE_PATH:
                     path = self.get_ext_fullpath(ext.name)

@@ -7,7 +7,7 @@ checks every game shares run first in ``_check``), ``_do(move)`` (the unchecked
 apply, which pushes an undo record and returns the Effect) and ``_undo_last()``.
 Everything else (history, parsing, views, position text) lives here once.
 
-Instances are built with ``object.__new__`` (``_blank`` then the family's
+Instances are built with ``cls.__new__`` (``_blank`` then the family's
 ``_make``), not ``__init__``, so every attribute is declared with its type in the
 class body: the shared ones here, each family's own state (its ``_undo`` record
 list, whose record shape differs per family, and caches) in the family class.
@@ -64,6 +64,11 @@ class Effect:
         )
 
 
+def pile_index(names: tuple[str, ...]) -> dict[str | None, int]:
+    """A family's pile name -> index map (``Game.PILE_INDEX``), from its pile order."""
+    return {n: i for i, n in enumerate(names)}
+
+
 def _parse(move: Move | str) -> Move:
     if move.__class__ is Move:
         return move
@@ -104,12 +109,9 @@ class Game:
     history: list[Move]
     #: cards on the foundations (or discards), kept up to date by ``_do``/``_undo_last``
     _home: int
-
-    def __init_subclass__(cls, **kwargs: object) -> None:
-        """Each game names its piles once; the name -> index map follows from that order."""
-        super().__init_subclass__(**kwargs)
-        if "PILE_NAMES" in cls.__dict__:
-            cls.PILE_INDEX = {n: i for i, n in enumerate(cls.PILE_NAMES)}
+    #: every instance attribute, for ``copy`` (each family adds its own; a test checks that
+    #: the list names every attribute the classes declare)
+    _STATE: ClassVar[tuple[str, ...]] = ("game", "options", "seed", "piles", "history", "_home")
 
     # ----------------------------------------------------------------- setup
 
@@ -128,7 +130,7 @@ class Game:
     @classmethod
     def _blank(cls, game: str, options: Options, seed: int | None, piles: list[list[int]]) -> Self:
         """A game with these piles and no history yet; each ``_make`` adds its own state."""
-        g = object.__new__(cls)
+        g = cls.__new__(cls)
         g.game = game
         g.options = options
         g.seed = seed
@@ -297,15 +299,19 @@ class Game:
         return self.deals_left
 
     def copy(self) -> Game:
-        """An independent copy (history and undo records included)."""
-        new = object.__new__(self.__class__)
-        d = dict(self.__dict__)
-        for k, v in d.items():
+        """An independent copy (history and undo records included), attribute by attribute
+        (``_STATE``): a compiled game (setup.py) has no ``__dict__`` to copy."""
+        new = self.__class__.__new__(self.__class__)
+        for name in self._STATE:
+            try:
+                v = getattr(self, name)
+            except AttributeError:
+                continue  # not set (a cache not made yet)
             if isinstance(v, list):
-                d[k] = [list(x) if isinstance(x, list) else x for x in v]
+                v = [list(x) if isinstance(x, list) else x for x in v]
             elif isinstance(v, dict):
-                d[k] = dict(v)
-        new.__dict__.update(d)
+                v = dict(v)
+            setattr(new, name, v)
         return new
 
     def __repr__(self) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from .cards import RANK, TEXT
 from .deal import shuffled_deck
 from .errors import BadPosition
-from .game import Effect, Game, Options, PileItems, fill_table, move_table
+from .game import Effect, Game, Options, PileItems, fill_table, move_table, pile_index
 from .moves import DEAL, Move
 
 T = 7
@@ -29,6 +29,8 @@ TO_F1: list[Move] = [_TABLE[x][F1][1] for x in range(T)]
 class PuttPutt(Game):
     NAME = "puttputt"
     PILE_NAMES = NAMES
+    PILE_INDEX = pile_index(NAMES)
+    _STATE = (*Game._STATE, "_undo")
     STOCK = S
     TOTAL = 35
 

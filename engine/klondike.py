@@ -25,6 +25,7 @@ from .game import (
     fill_table,
     move_cards,
     move_table,
+    pile_index,
 )
 from .moves import DEAL, RECYCLE, Move
 
@@ -83,6 +84,18 @@ def _tops_playable(order: list[int], draw: int, playable: Callable[[int], bool])
 class Klondike(Game):
     NAME = "klondike"
     PILE_NAMES = NAMES
+    PILE_INDEX = pile_index(NAMES)
+    _STATE = (
+        *Game._STATE,
+        "_alive",
+        "_down",
+        "_recycled",
+        "_wvis",
+        "_draw",
+        "_build",
+        "_passes",
+        "_undo",
+    )
     STOCK = S
     TOTAL = 52
     OPTIONS: ClassVar[dict[str, OptionSpec]] = {

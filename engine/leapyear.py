@@ -10,7 +10,7 @@ from __future__ import annotations
 from .cards import RANK, TEXT
 from .deal import shuffled_deck
 from .errors import BadPosition
-from .game import Effect, Game, Options, PileItems, fill_table, move_table
+from .game import Effect, Game, Options, PileItems, fill_table, move_table, pile_index
 from .moves import DEAL, Move
 
 T = 8
@@ -29,6 +29,8 @@ TO_F: list[list[Move]] = [[_TABLE[x][F + k][1] for k in range(NF)] for x in rang
 class LeapYear(Game):
     NAME = "leapyear"
     PILE_NAMES = NAMES
+    PILE_INDEX = pile_index(NAMES)
+    _STATE = (*Game._STATE, "_undo")
     STOCK = S
     DECKS = 4
     HOME0 = 16

@@ -12,7 +12,16 @@ from __future__ import annotations
 from .cards import RANK, SUCC, TEXT
 from .deal import shuffled_deck
 from .errors import BadPosition
-from .game import Effect, Game, Options, PileItems, fill_table, move_cards, move_table
+from .game import (
+    Effect,
+    Game,
+    Options,
+    PileItems,
+    fill_table,
+    move_cards,
+    move_table,
+    pile_index,
+)
 from .moves import DEAL, Move
 
 T = 4
@@ -49,6 +58,8 @@ class TabbyCat(Game):
 
     NAME = "tabbycat"
     PILE_NAMES = NAMES
+    PILE_INDEX = pile_index(NAMES)
+    _STATE = (*Game._STATE, "_manx", "_blen", "_undo")
     STOCK = S
     TOTAL = 52
     EMPTY_STOCK = "the stock is empty (no redeal)"
