@@ -526,7 +526,7 @@ def _hiredis_reader(conn: Any) -> Any:
     parser = getattr(conn, "_parser", None)
     if not isinstance(parser, _AsyncHiredisParser):
         return None
-    return getattr(parser, "_reader", None)  # untyped (mypyc trusts a declared type)
+    return parser._reader
 
 
 async def _read_replies(
