@@ -1,5 +1,6 @@
-"""The move path runs compiled wherever the build can compile it (setup.py): a module mypyc
-starts to refuse makes the build fall back to the .py files quietly, so this says it loudly."""
+"""The move path runs compiled exactly when the install asked for it (SOLRACE_MYPYC=1,
+setup.py) and could: a module mypyc starts to refuse makes the build fall back to the .py
+files quietly, so this says it loudly."""
 
 from __future__ import annotations
 
@@ -13,14 +14,19 @@ import pytest
 from helpers import move_path
 
 
-def test_the_move_path_is_compiled_where_it_can_be() -> None:
-    if os.environ.get("SOLRACE_INTERPRETED") == "1" or os.environ.get("SOLRACE_NO_MYPYC") == "1":
-        pytest.skip("the move path is interpreted on purpose here")
-    if importlib.util.find_spec("mypyc") is None or not (shutil.which("cc") or shutil.which("gcc")):
-        pytest.skip("no mypyc or no C compiler: the build keeps the .py files")
-    assert move_path.compiled(), (
-        "the move path was not compiled: `./dev setup` says why (mypyc's errors, or the "
-        "library's build), and setup.py's MOVE_PATH lists what it compiles"
+def test_the_move_path_is_compiled_exactly_when_asked_and_possible() -> None:
+    """Compiled only with SOLRACE_MYPYC=1 at install time (opt-in, setup.py), and then
+    always where mypyc and a C compiler are."""
+    if os.environ.get("SOLRACE_INTERPRETED") == "1":
+        pytest.skip("SOLRACE_INTERPRETED=1 loads the .py files on purpose")
+    can = importlib.util.find_spec("mypyc") is not None and bool(
+        shutil.which("cc") or shutil.which("gcc")
+    )
+    asked = os.environ.get("SOLRACE_MYPYC") == "1"
+    assert move_path.compiled() == (asked and can), (
+        f"SOLRACE_MYPYC={'1' if asked else 'unset'}, mypyc and a C compiler "
+        f"{'present' if can else 'missing'}: `./dev setup` says why the build differs "
+        "(mypyc's errors, or the library's build; setup.py's MOVE_PATH)"
     )
 
 
