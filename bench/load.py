@@ -56,7 +56,7 @@ from solrace.bench.load_procs import (
 from solrace.bench.load_profile import Profiler, components, summarize
 from solrace.bench.load_report import Report, kib, ms
 from solrace.bench.server_process import autogroup_nice, favour_autogroup
-from solrace.compiled import ENV, compiled
+from solrace.compiled import ENV, move_path_compiled
 from solrace.server.store.redis_process import RedisProcess
 
 #: the names under which a run's measured server processes are metered (not Redis, not load)
@@ -1138,9 +1138,7 @@ def machine_line() -> str:
 def move_path_form() -> str:
     """Whether the servers this bench starts run the move path compiled: they import the
     same install, with the same environment (SOLRACE_INTERPRETED)."""
-    from solrace.server.net import transport
-
-    if compiled(transport):
+    if move_path_compiled():
         return "compiled (mypyc)"
     return "interpreted" + (" (SOLRACE_INTERPRETED=1)" if os.environ.get(ENV) == "1" else "")
 

@@ -12,6 +12,7 @@ baseline, and for a traceback with source lines. The C searches of the solvers
 
 from __future__ import annotations
 
+import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -22,6 +23,8 @@ from pathlib import Path
 from types import ModuleType
 
 ENV = "SOLRACE_INTERPRETED"
+#: a module of setup.py's MOVE_PATH: compiled exactly when the install compiled the move path
+PROBE = "solrace.server.net.transport"
 
 
 class _Interpreted(importlib.abc.MetaPathFinder):
@@ -50,3 +53,9 @@ def install() -> None:
 def compiled(module: ModuleType) -> bool:
     """Whether this module runs compiled (its file is an extension, not a .py)."""
     return str(getattr(module, "__file__", "")).endswith(".so")
+
+
+def move_path_compiled() -> bool:
+    """Whether this process runs the move path compiled (the server's log, the benchmarks,
+    the tests and `./dev test` ask)."""
+    return compiled(importlib.import_module(PROBE))

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from solrace.compiled import compiled
+from solrace.compiled import move_path_compiled
 from solrace.protocol.messages import GAME_NAMES
 from solrace.protocol.record_sign import key_info
 from solrace.server.app import build
@@ -26,7 +26,6 @@ from solrace.server.league.deal_stock import DEFAULT_SIZE as DEFAULT_STOCK
 from solrace.server.league.records import DEFAULT_RECORD_DAYS, RECORD_DUE_MS
 from solrace.server.league.signing import ENV, signing_key
 from solrace.server.net import front
-from solrace.server.net import transport as transport_module
 from solrace.server.net.admin import DEFAULT_NETWORKS, AdminSettings
 from solrace.server.net.admin import ENV as ADMIN_ENV
 from solrace.server.net.api import Api
@@ -528,7 +527,7 @@ async def serve_forever(
             args.port,
             _without_password(redis_url),
             args.redis_prefix,
-            "compiled" if compiled(transport_module) else "interpreted",
+            "compiled" if move_path_compiled() else "interpreted",
         )
         if args.worker_fd is None:
             print(f"solrace serving on http://{args.host}:{args.port}", flush=True)

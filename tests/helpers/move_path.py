@@ -7,10 +7,9 @@ import hashlib
 import importlib
 from pathlib import Path
 
+from solrace.compiled import PROBE, move_path_compiled
 from solrace.compiled import compiled as _compiled
 
-#: a module of setup.py's MOVE_PATH: compiled when the build compiled the move path
-PROBE = "solrace.server.net.transport"
 #: the source folders mypyc reads (it compiles against the types of what a module imports)
 SOURCES = ("cli", "engine", "protocol", "server")
 #: where setup.py writes the digest of the sources it compiled from
@@ -18,7 +17,7 @@ DIGEST = "build/mypyc/sources.sha256"
 
 
 def compiled() -> bool:
-    return _compiled(importlib.import_module(PROBE))
+    return move_path_compiled()
 
 
 def stale() -> str | None:
