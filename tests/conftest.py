@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from helpers import move_path
+from helpers import move_path, xdist_recovery
 from helpers.deals import TEST_SECRET
 from helpers.timing import FACTOR, factor_for
 from helpers.zygote import ZYGOTE
@@ -100,6 +100,12 @@ def run_factor(config: pytest.Config) -> float:
     if "PYTEST_XDIST_WORKER" not in os.environ and isinstance(workers, int) and workers > 0:
         return factor_for(workers)
     return FACTOR
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist loadgroup` whose run goes on after a worker crashes (helpers/xdist_recovery.py):
+    pytest-xdist 3.8.0's own hangs, every worker idle, until CI's time limit."""
+    return xdist_recovery.make_scheduler(config, log)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

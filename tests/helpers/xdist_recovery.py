@@ -1,0 +1,71 @@
+"""`--dist loadgroup` that survives a crashed worker (pytest-xdist 3.8.0 hangs instead).
+
+When a worker dies (a segmentation fault, the kernel's out-of-memory killer), pytest-xdist
+reports the test it was running as failed and starts a replacement. Its load-group scheduler
+then puts the dead worker's whole workload back in the queue, the groups it had finished
+included: a finished group goes out again as an empty unit, which no worker ever reports
+done, so the scheduler stops handing out work and every worker idles until CI's time limit
+(pytest-xdist issues 1323, 1327, 1378; fixed upstream after 3.8.0, not released). A crash
+must fail one test and leave the run to finish, so the suite's controller uses this scheduler:
+
+* only the groups with tests still to run go back in the queue, and the test the worker died
+  in is not among them (it is already reported as failed; run again, it may take the next
+  worker down too);
+* a unit with nothing left to run is never sent;
+* a worker always holds two tests to run, or is told there are no more: a worker runs a test
+  only once it knows the next one (or that there is none), and the scheduler hands out more
+  only when a worker reports a test done, which a replacement given one test never does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from xdist.scheduler import LoadGroupScheduling
+
+
+def make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """The `pytest_xdist_make_scheduler` hook's answer: this scheduler for `--dist loadgroup`,
+    pytest-xdist's own for the other modes (None)."""
+    if config.getvalue("dist") == "loadgroup":
+        return RecoveringLoadGroupScheduling(config, log)
+    return None
+
+
+class RecoveringLoadGroupScheduling(LoadGroupScheduling):  # type: ignore[misc]
+    """pytest-xdist's `loadgroup` scheduler, with a crashed worker's work rescheduled whole."""
+
+    def remove_node(self, node: Any) -> str | None:
+        workload: dict[str, dict[str, bool]] = self.assigned_work.pop(node)
+        left = {scope: unit for scope, unit in workload.items() if not all(unit.values())}
+        if not left:
+            return None
+        crashed = next(
+            nodeid for unit in left.values() for nodeid, done in unit.items() if not done
+        )
+        for scope, unit in left.items():
+            if crashed in unit:
+                unit[crashed] = True  # reported failed by pytest-xdist; not run again
+            if not all(unit.values()):
+                self.workqueue[scope] = unit
+        for other in self.assigned_work:
+            self._reschedule(other)
+        return crashed
+
+    def _assign_work_unit(self, node: Any) -> None:
+        while self.workqueue:
+            scope, unit = next(iter(self.workqueue.items()))
+            if not all(unit.values()):
+                break
+            del self.workqueue[scope]  # nothing left to run in it
+        if not self.workqueue:
+            if not node.shutting_down:
+                node.shutdown()
+            return
+        super()._assign_work_unit(node)
+        if not self.workqueue:
+            if not node.shutting_down:
+                node.shutdown()  # the last unit: the worker runs it to the end, then stops
+        elif self._pending_of(self.assigned_work[node]) < 2:
+            self._assign_work_unit(node)  # a worker runs a test once it knows the next one

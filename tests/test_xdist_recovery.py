@@ -1,0 +1,96 @@
+"""A worker that crashes fails its test, and the run goes on to the end (helpers/xdist_recovery.py).
+
+pytest-xdist 3.8.0's `--dist loadgroup` (the suite's) hangs after a crash: the dead worker's
+finished groups go out again as empty units and no worker is ever given more. A hung suite
+runs into CI's time limit with no result, so a crash anywhere (a segmentation fault, the
+out-of-memory killer) must stay one failed test. These runs are real inner pytest sessions,
+one worker each, whose worker really dies (`os._exit`).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from helpers.timing import scaled
+
+TESTS = Path(__file__).resolve().parent
+
+CONFTEST = """
+from helpers.xdist_recovery import make_scheduler
+
+
+def pytest_xdist_make_scheduler(config, log):
+    return make_scheduler(config, log)
+"""
+
+#: groups finished before the crash (each ungrouped test is a group of its own under
+#: loadgroup), the crash in the middle of a group, and groups after it
+FILES = {
+    "test_1_first.py": """
+        def test_one(): pass
+        def test_two(): pass
+    """,
+    "test_2_crash.py": """
+        import os
+        import pytest
+        pytestmark = pytest.mark.xdist_group("crash")
+        def test_before(): pass
+        def test_dies(): os._exit(3)
+        def test_after(): pass
+    """,
+    "test_3_then.py": """
+        import pytest
+        @pytest.mark.xdist_group("then")
+        def test_grouped(): pass
+        def test_alone(): pass
+    """,
+}
+
+
+def run_inner(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    for name, body in FILES.items():
+        (tmp_path / name).write_text(textwrap.dedent(body))
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_ADDOPTS"):
+        env.pop(name, None)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=scaled(90),
+    )
+
+
+def test_a_crashed_worker_fails_its_test_and_the_rest_runs(tmp_path: Path) -> None:
+    done = run_inner(tmp_path, "-n", "1", "--dist", "loadgroup", "-rA")
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert "replacing crashed worker" in out, out
+    assert "FAILED test_2_crash.py::test_dies" in out, out
+    assert "worker 'gw0' crashed while running 'test_2_crash.py::test_dies'" in out, out
+    # every other test ran once, on the first worker or its replacement
+    for test in (
+        "test_1_first.py::test_one",
+        "test_1_first.py::test_two",
+        "test_2_crash.py::test_before",
+        "test_2_crash.py::test_after",
+        "test_3_then.py::test_grouped",
+        "test_3_then.py::test_alone",
+    ):
+        assert out.count(f"PASSED {test}") == 1, (test, out)
+    assert "1 failed, 6 passed" in out, out
+
+
+def test_two_workers_share_what_the_dead_one_left(tmp_path: Path) -> None:
+    done = run_inner(tmp_path, "-n", "2", "--dist", "loadgroup", "-rA")
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert "crashed while running 'test_2_crash.py::test_dies'" in out, out
+    assert "1 failed, 6 passed" in out, out
