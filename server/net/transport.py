@@ -336,14 +336,18 @@ class Transport:
             conn.idle_timer.cancel()
         self.conns.discard(conn)
         self.guard.disconnect(conn.limit_key)
+        failed: BaseException | None = None
         try:
             await self._end_pending(conn)
             if self.arena is not None:
                 self.arena.dropped(conn)
             if self.quick is not None:
                 await self.quick.dropped(conn)
-        finally:
-            await self.rooms.unbind(conn)
+        except BaseException as exc:  # unbound all the same, then raised: a `finally` that
+            failed = exc  # awaits is what compiled code must not have (no await while handling)
+        await self.rooms.unbind(conn)
+        if failed is not None:
+            raise failed
 
     async def _handle_frame(self, conn: Conn, frame: bytes | str) -> bool:
         """One message: rate limit, decode, validate, dispatch; False: the connection is
@@ -368,39 +372,52 @@ class Transport:
     async def _answer(self, conn: Conn, frame: bytes | str, tail: Tail | None = None) -> bool:
         """A message decoded, validated and dispatched, or what is left of a move (`tail`),
         its errors answered; False: the connection is being closed."""
-        lim = self.limits
-        ws = conn.ws
         msg: dict[str, Any] | None = None
+        refused: ProtocolError | None = None
+        failure: Exception | None = None
+        # the errors are answered after the `try`, not in its handlers: no await while an
+        # exception is handled (docs/ARCHITECTURE.md, "Compiled modules")
         try:
             if tail is not None:
                 msg = tail[0]
                 await tail[1]
                 return True
-            msg = m.decode(frame, lim.max_frame)
+            msg = m.decode(frame, self.limits.max_frame)
             m.validate_client(msg)
             await self.dispatch(conn, msg)
         except ProtocolError as exc:
-            await self.send(conn, exc.to_message(m.ref_of(msg)))
-            if exc.code == "frame_too_large":
-                ws.start_close(CloseCode.MESSAGE_TOO_BIG, "frame too large")
-                return False
-            if exc.code == "bad_frame":
-                conn.bad_frames += 1
-                if conn.bad_frames >= lim.bad_frames:
-                    code = (
-                        CloseCode.UNSUPPORTED_DATA
-                        if isinstance(frame, str)
-                        else CloseCode.INVALID_DATA
-                    )
-                    ws.start_close(code, "undecodable frames")
-                    return False
-            if exc.code == "unsupported_version":
-                ws.start_close(CloseCode.PROTOCOL_ERROR, "unsupported version")
-                return False
+            refused = exc
         except ConnectionClosed:
             raise
         except Exception as err:  # not `exc`: one name, one type (mypyc)
-            await self._failed(conn, msg, err)
+            failure = err
+        if refused is not None:
+            return await self._refused(conn, msg, frame, refused)
+        if failure is not None:
+            await self._failed(conn, msg, failure)
+        return True
+
+    async def _refused(
+        self, conn: Conn, msg: dict[str, Any] | None, frame: bytes | str, exc: ProtocolError
+    ) -> bool:
+        """A request refused with a ProtocolError answered; False: the connection is being
+        closed (a frame too large, too many undecodable ones, an unsupported version)."""
+        ws = conn.ws
+        await self.send(conn, exc.to_message(m.ref_of(msg)))
+        if exc.code == "frame_too_large":
+            ws.start_close(CloseCode.MESSAGE_TOO_BIG, "frame too large")
+            return False
+        if exc.code == "bad_frame":
+            conn.bad_frames += 1
+            if conn.bad_frames >= self.limits.bad_frames:
+                code = (
+                    CloseCode.UNSUPPORTED_DATA if isinstance(frame, str) else CloseCode.INVALID_DATA
+                )
+                ws.start_close(code, "undecodable frames")
+                return False
+        if exc.code == "unsupported_version":
+            ws.start_close(CloseCode.PROTOCOL_ERROR, "unsupported version")
+            return False
         return True
 
     async def _failed(self, conn: Conn, msg: dict[str, Any] | None, exc: Exception) -> None:
@@ -515,6 +532,8 @@ class Transport:
     async def _slow(self, conn: Conn, kind: str, msg: dict[str, Any], ref: int | None) -> None:
         """A slow request in its own task while the connection reads on; its answer (or
         error) carries its `ref` as any other."""
+        refused: ProtocolError | None = None
+        failure: Exception | None = None
         try:
             if kind == "daily":
                 # the day's deal is drawn by the solver (CPU, off the loop), once a day: asking
@@ -529,13 +548,17 @@ class Transport:
             else:
                 await self._handle(conn, kind, msg, ref)
         except ConnectionClosed:
-            pass
+            return
         except ProtocolError as exc:
-            with contextlib.suppress(ConnectionClosed):
-                await self.send(conn, exc.to_message(ref))
+            refused = exc
         except Exception as err:  # one name, one type (mypyc)
-            with contextlib.suppress(ConnectionClosed):
-                await self._failed(conn, msg, err)
+            failure = err
+        # answered here, not in the handlers: no await while an exception is handled
+        with contextlib.suppress(ConnectionClosed):
+            if refused is not None:
+                await self.send(conn, refused.to_message(ref))
+            elif failure is not None:
+                await self._failed(conn, msg, failure)
 
     def _player_of(self, conn: Conn, key: str | None) -> str | None:
         """The public player id of a hello's player key (None: anonymous). A hello writes

@@ -640,26 +640,34 @@ class RoomService:
                 await self._update(code, lambda r, now: [])
                 cached, fresh = self.cache[code], True
                 room = cached.room
+            # no await while an exception is handled (docs/ARCHITECTURE.md, "Compiled
+            # modules"): the reloads below come after their `try`s
+            judged: MovePlan | None = None
             try:
-                plan = room.undo(seat, n, now) if undo else room.play(seat, text, n, now)
+                judged = room.undo(seat, n, now) if undo else room.play(seat, text, n, now)
             except ProtocolError:
                 if fresh:
                     raise
+            if judged is None:
                 cached, fresh = await self._load(code), True  # our cache may be behind: judge again
                 continue
+            plan = judged
             boards = room.options["spectator_view"] == "boards" and room.options["spectators"]
             board = self._board(room, seat) if boards and self.watched.get(code, 0) > 0 else b""
+            conflict = False
             try:
                 stored, recovered = await self._store(code, cached, plan, board, room)
             except Conflict:
                 room.rollback(plan)
-                cached, fresh = await self._load(code), True
-                continue
+                conflict = True
             except BaseException:
                 # not stored: the next command reloads from Redis
                 room.rollback(plan)
                 self.cache.pop(code, None)
                 raise
+            if conflict:
+                cached, fresh = await self._load(code), True
+                continue
             if recovered:
                 board = b""  # whether its board went out is unknown here: published below
             ack, late, settle = self._stored(code, cached, plan, stored, bool(boards and not board))
@@ -908,17 +916,20 @@ class RoomService:
         code, cached, plan = move.queued.code, move.cached, move.plan
         room, seat = cached.room, plan.seat
         try:
+            conflict = False
             try:
                 stored, _ = await self._store(code, cached, plan, b"", room, move.queued)
             except Conflict:
                 room.rollback(plan)
                 self.cache.pop(code, None)  # `_move` loads it again, as after a conflict
-                return await self._move(code, seat, move.text, move.n, move.undo, move.reply)
+                conflict = True
             except BaseException:
                 # not stored: the next command reloads from Redis
                 room.rollback(plan)
                 self.cache.pop(code, None)
                 raise
+            if conflict:  # played again after the `try`: no await while handling (`_move`)
+                return await self._move(code, seat, move.text, move.n, move.undo, move.reply)
             ack, late, settle = self._stored(code, cached, plan, stored, move.boards)
             move.reply(ack)
             if late:
@@ -952,6 +963,7 @@ class RoomService:
         same move sent again with its `n` is then `out_of_sync` if it was stored after all)."""
         entry = plan.entry.encode()
         delay = room.options["spectator_delay"]
+        lost: Exception | None = None
         try:
             if queued is not None:  # `move_now`'s XADD, queued already
                 stored = await self.store.native_outcome(queued, board, delay=delay)
@@ -982,14 +994,16 @@ class RoomService:
         except Exception as exc:
             if not transient(exc):
                 raise
-            log.warning(
-                "room %s: a move's append got no answer; asking whether it is stored", shown(code)
-            )
-            found = await self._outcome(code, plan, entry)
-            if found is None:
-                raise
-            return found, True
-        return stored, False
+            lost = exc  # asked about below: no await while an exception is handled (`_move`)
+        if lost is None:
+            return stored, False
+        log.warning(
+            "room %s: a move's append got no answer; asking whether it is stored", shown(code)
+        )
+        found = await self._outcome(code, plan, entry)
+        if found is None:
+            raise lost
+        return found, True
 
     async def _outcome(self, code: str, plan: MovePlan, entry: str) -> Appended | None:
         """`Store.outcome`, asked again while Redis does not answer (up to OUTCOME_WAIT_S)."""
@@ -1009,7 +1023,7 @@ class RoomService:
                 if not transient(exc) or time.monotonic() >= give_up:
                     log.warning("room %s: Redis never said whether a move is stored", shown(code))
                     raise
-                await OUTCOME_PAUSES.sleep(attempt)
+            await OUTCOME_PAUSES.sleep(attempt)  # after the handler: no await while handling
         raise AssertionError("unreachable")
 
     async def _late_board(self, room: Room, seat: int, *, answered: bool) -> None:
@@ -1056,6 +1070,7 @@ class RoomService:
         failure here is not its error: the room's clock deadline in Redis tries again."""
         try:
             await self._update(code, lambda r, now: [])
+            return
         except Exception:
             if not answered:
                 raise
@@ -1063,8 +1078,8 @@ class RoomService:
                 "could not settle %s after a seat ended; retrying later", shown(code), exc_info=True
             )
             self.recheck(code, RECHECK_S)
-            with contextlib.suppress(Exception):
-                await self.store.add_deadline(f"tick|{code}", self.clock() + 1000)
+        with contextlib.suppress(Exception):  # after the handler: no await while handling
+            await self.store.add_deadline(f"tick|{code}", self.clock() + 1000)
 
     def unfinished(self, room: Room, now: int) -> bool:
         """The room owes a commit that no command is going to make: every racer is done but
@@ -1109,14 +1124,15 @@ class RoomService:
                 if room.doc["round"] == round_ and room.state == FINISHED:
                     await self.records.write_now(room)
                     log.info("room %s: an owed record was written", shown(code))
+            return
         except ProtocolError:
             return  # the room is gone, and its moves with it
         except Exception:
             log.warning("room %s: an owed record not written; later", shown(code), exc_info=True)
-            with contextlib.suppress(Exception):
-                await self.store.add_deadline(
-                    reminder(code, round_), self.clock() + int(RECHECK_CAP_S * 1000)
-                )
+        with contextlib.suppress(Exception):  # after the handler: no await while handling
+            await self.store.add_deadline(
+                reminder(code, round_), self.clock() + int(RECHECK_CAP_S * 1000)
+            )
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.ensure_future(coro)

@@ -229,10 +229,13 @@ class Batcher:
         missing): a closed connection is tried once more, on a new one."""
         try:
             await self.redis.script_load(script.script)
+            return
         except RedisConnectionError:
             if not isinstance(self.redis, aioredis.Redis):
                 raise
-            await self.redis.script_load(script.script)
+        # tried again after the handler: no await while an exception is handled
+        # (docs/ARCHITECTURE.md, "Compiled modules")
+        await self.redis.script_load(script.script)
 
     async def _execute(self, batch: list[_Call]) -> list[Any]:
         if isinstance(self.redis, aioredis.Redis):
@@ -278,15 +281,18 @@ class Batcher:
         """A new connection of the batcher's own: opened by redis-py (its handshake: AUTH,
         HELLO, SELECT, the client's name), its socket then taken by a `_Link`."""
         conn = self.redis.connection_pool.make_connection()
+        failure: Exception | None = None
+        cause: OSError | None = None
         try:
             async with asyncio.timeout(conn.socket_timeout):
                 await conn.connect()
         except TimeoutError:
-            await conn.disconnect(nowait=True)
-            raise RedisTimeoutError("Timeout connecting to Redis") from None
+            failure = RedisTimeoutError("Timeout connecting to Redis")
         except OSError as exc:
+            failure, cause = RedisConnectionError(f"Error connecting to Redis: {exc}"), exc
+        if failure is not None:  # closed after the handler: no await while handling (`_load`)
             await conn.disconnect(nowait=True)
-            raise RedisConnectionError(f"Error connecting to Redis: {exc}") from exc
+            raise failure from cause
         return _Link.take(self, conn)
 
     async def _streamed(self, batch: list[_Call]) -> list[Any]:
@@ -295,14 +301,14 @@ class Batcher:
         idle = self._idle_streams
         conn = idle.pop() if idle else self.redis.connection_pool.make_connection()
         self._busy += 1
-        ok = False
+        replies: list[Any] = []
+        failed: BaseException | None = None
         try:
             commands = [c.command for c in batch]
             try:  # hiredis's C packer straight (redis-py's pack_commands only loops and joins)
                 packed = [hiredis.pack_command(command) for command in commands]
             except TypeError:  # what hiredis does not take: redis-py's packer and its errors
                 packed = conn.pack_commands(commands)
-            replies: list[Any] = []
             try:
                 async with asyncio.timeout(conn.socket_timeout):
                     if not conn.is_connected:
@@ -323,16 +329,18 @@ class Batcher:
                 raise RedisTimeoutError("Timeout talking to Redis") from None
             except OSError as err:  # not `exc`: one name, one type (mypyc)
                 raise RedisConnectionError(f"Error talking to Redis: {err}") from err
-            ok = True
-            return replies
-        finally:
-            self._busy -= 1
-            if ok:
-                idle.append(conn)
-            else:
-                await conn.disconnect(nowait=True)
-            if self._queue and self._handle is None:
-                self._handle = asyncio.get_running_loop().call_soon(self._flush)
+        except BaseException as broken:  # the connection closed below, then raised: a
+            failed = broken  # `finally` that awaits is what compiled code must not have (`_load`)
+        self._busy -= 1
+        if failed is None:
+            idle.append(conn)
+        else:
+            await conn.disconnect(nowait=True)
+        if self._queue and self._handle is None:
+            self._handle = asyncio.get_running_loop().call_soon(self._flush)
+        if failed is not None:
+            raise failed
+        return replies
 
     async def close(self) -> None:
         """Send what is queued, wait for every pipeline in flight, close own connections."""
