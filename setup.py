@@ -10,9 +10,10 @@ Python, only slower.
   Python; mypyc turns each into a C extension that the import system prefers to the .py
   beside it. docs/ARCHITECTURE.md, "Compiled modules", says what that asks of their code.
   **Opt-in** (`SOLRACE_MYPYC=1` at install time): one fresh-clone CI run of the compiled
-  build (2026-12-05) lost a pytest worker to a segmentation fault (a freed object met while
-  asyncio formatted a failed callback's future), not yet explained; five other full runs
-  passed. Until it is understood, the default install runs the .py files.
+  build (2026-12-05) lost a pytest worker to a segmentation fault. The likely cause, found
+  since: mypyc keeps a handled exception in the thread's state, and the move path awaited
+  in its handlers (docs/ARCHITECTURE.md, "Compiled modules": no await while an exception is
+  handled). CI tests the compiled build too; the default install runs the .py files.
 """
 
 from __future__ import annotations
