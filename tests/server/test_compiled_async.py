@@ -51,9 +51,9 @@ def move_path_modules() -> list[Path]:
 
 
 def awaits_while_handling(source: str) -> list[str]:
-    """Each place an async function may suspend while an exception is handled: an await in an
+    """Each place a coroutine may suspend while an exception is handled: an await in an
     `except` or `finally` block, an `async for` there, an `async with` whose exit might
-    suspend. "line: what" for each."""
+    suspend, a generator's `yield` there. "line: what" for each."""
     found: list[str] = []
 
     class Visitor(ast.NodeVisitor):
@@ -89,6 +89,7 @@ def awaits_while_handling(source: str) -> list[str]:
             self.handling.pop()
 
         def _inside(self) -> str | None:
+            """The innermost handler block around an await of this async function."""
             if "def" in self.handling or not self.handling:
                 return None
             return self.handling[-1]
@@ -98,6 +99,17 @@ def awaits_while_handling(source: str) -> list[str]:
             if where is not None:
                 found.append(f"{node.lineno}: await in {where}")
             self.generic_visit(node)
+
+        def visit_Yield(self, node: ast.Yield) -> None:  # a generator suspends there too
+            where = self._inside_any()
+            if where is not None:
+                found.append(f"{node.lineno}: yield in {where}")
+            self.generic_visit(node)
+
+        def _inside_any(self) -> str | None:
+            """The innermost handler block, in any function (a generator's too)."""
+            blocks = [b for b in self.handling if b != "def"]
+            return blocks[-1] if blocks and self.handling[-1] != "def" else None
 
         def visit_AsyncFor(self, node: ast.AsyncFor) -> None:
             where = self._inside()
@@ -142,12 +154,18 @@ async def d():
 async def e():
     async with other():
         pass
+def f():
+    try:
+        pass
+    finally:
+        yield 1
 """
     assert awaits_while_handling(bad) == [
         "6: await in except",
         "11: await in finally",
         "17: async for in except",
         "20: async with other() (its exit may suspend)",
+        "26: yield in finally",
     ]
     good = """
 async def a():
