@@ -9,11 +9,13 @@ Python, only slower.
   server, from the socket's bytes to the ack and the room's frames. They are plain typed
   Python; mypyc turns each into a C extension that the import system prefers to the .py
   beside it. docs/ARCHITECTURE.md, "Compiled modules", says what that asks of their code.
-  **Opt-in** (`SOLRACE_MYPYC=1` at install time): one fresh-clone CI run of the compiled
-  build (2026-12-05) lost a pytest worker to a segmentation fault. The likely cause, found
-  since: mypyc keeps a handled exception in the thread's state, and the move path awaited
-  in its handlers (docs/ARCHITECTURE.md, "Compiled modules": no await while an exception is
-  handled). CI tests the compiled build too; the default install runs the .py files.
+  Asked for with `SOLRACE_MYPYC=1` at install time: the server image does
+  (server/deploy/Dockerfile); the development install (`./dev`) does not unless asked, so
+  an edit needs no two-minute build. CI runs the whole suite on both. One fresh-clone CI run
+  of the compiled build (2026-12-05) lost a pytest worker to a segmentation fault; the
+  likely cause, found since: mypyc keeps a handled exception in the thread's state, and the
+  move path awaited in its handlers (docs/ARCHITECTURE.md, "Compiled modules": no await
+  while an exception is handled).
 """
 
 from __future__ import annotations
@@ -121,7 +123,7 @@ def move_path_extensions() -> list[Extension]:
     """The move path's extensions, or none (with the reason on stderr) when mypyc is not
     installed or refuses a module."""
     if os.environ.get("SOLRACE_MYPYC") != "1":
-        remove_built_move_path()  # opt-in for now: see the module's docstring
+        remove_built_move_path()  # asked for only: see the module's docstring
         return []
     try:
         from mypyc.build import mypycify

@@ -1,7 +1,7 @@
 """Which of solrace's modules run compiled, and a switch to run them all as Python.
 
 The move path's modules are compiled with mypyc when the install asks for it
-(`SOLRACE_MYPYC=1`, setup.py, MOVE_PATH):
+(`SOLRACE_MYPYC=1`, setup.py, MOVE_PATH; the server image does):
 each becomes a C extension beside its .py, and the import system prefers the extension.
 `SOLRACE_INTERPRETED=1` in the environment makes every solrace module load from its .py
 instead. That is for the white-box tests (they replace a method or a module's function to
