@@ -24,11 +24,9 @@ from typing import Any
 
 import pytest
 from helpers.race import current_view, start_race, until
+from helpers.servers import in_loop
 from helpers.views import putt_move
-from solrace.server.app import build
-from solrace.server.net.ws_server import serve
 from solrace.server.store.redis_process import RedisProcess
-from solrace.server.store.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -209,13 +207,8 @@ async def test_a_lost_connection_released_while_redis_is_away_leaves_no_exceptio
     task failed with the move's Redis error and `sys.exc_info()` of a later coroutine was not
     clear."""
     caplog.set_level(logging.ERROR, logger="asyncio")
-    (tmp_path / "redis").mkdir()
-    proc = RedisProcess(data_dir=str(tmp_path / "redis")).start()
-    transport = build(lambda sink: Store.from_url(proc.url, "away:", sink=sink, pool_timeout=2))
-    try:
-        async with serve(transport, "127.0.0.1", 0) as srv:
-            await transport.start()
-            url = f"ws://127.0.0.1:{next(iter(srv.sockets)).getsockname()[1]}/ws"
+    with RedisProcess(data_dir=str(tmp_path)) as proc:
+        async with in_loop(proc.url, "away:") as (transport, url):
             (ann,), _, _, _ = await start_race(url, wire, 1)
             view = current_view(ann)
             proc.stop()  # Redis goes away under the race
@@ -234,10 +227,6 @@ async def test_a_lost_connection_released_while_redis_is_away_leaves_no_exceptio
                 return sys.exc_info()[1]
 
             assert await asyncio.create_task(current()) is None
-            await transport.close()
-    finally:
-        await transport.store.close()
-        proc.stop()
     gc.collect()
     leaked = [r.getMessage().splitlines()[0] for r in caplog.records if r.name == "asyncio"]
     assert not leaked, leaked
