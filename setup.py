@@ -20,12 +20,13 @@ Python, only slower.
 
 from __future__ import annotations
 
-import hashlib
+import importlib.util
 import os
 import shutil
 import sys
 import tomllib
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -57,11 +58,23 @@ MOVE_PATH = [
 #: the mypyc group's shared library (every compiled module's code; each module's own
 #: extension is a small shim that loads it), inside the package
 GROUP = "solrace.move_path"
-#: the source folders mypyc reads: the compiled modules and what they import (client/ and
-#: bench/ are not imported by them)
-SOURCES = ("cli", "engine", "protocol", "server")
+
+
+def _compiled_module() -> ModuleType:
+    """cli/compiled.py (solrace.compiled), loaded by path: the package is not installed
+    while it builds. Its SOURCES and `sources_digest` are the tests' too."""
+    spec = importlib.util.spec_from_file_location("_solrace_compiled", ROOT / "cli" / "compiled.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_COMPILED = _compiled_module()
+#: the source folders mypyc reads (solrace.compiled.SOURCES)
+SOURCES: tuple[str, ...] = _COMPILED.SOURCES
 #: the digest of the sources the move path was last built from (tests/helpers/move_path.py)
-DIGEST = ROOT / "build" / "mypyc" / "sources.sha256"
+DIGEST = ROOT / _COMPILED.DIGEST_FILE
 
 C_SEARCHES = [
     Extension("solrace.engine._solve_klondike_c", ["engine/_solve_klondike_c.c"], optional=True),
@@ -96,16 +109,6 @@ def stage() -> Path:
 
 def source_of(tree: Path, module: str) -> Path:
     return (tree / module.replace(".", "/")).with_suffix(".py")
-
-
-def sources_digest() -> str:
-    """A digest of every module mypyc reads, so that the tests can tell a compiled move path
-    built from other sources (tests/helpers/move_path.py computes the same)."""
-    h = hashlib.sha256()
-    for folder in SOURCES:
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            h.update(str(path.relative_to(ROOT / folder)).encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
 
 
 def remove_built_move_path() -> None:
@@ -165,7 +168,7 @@ class BuildExt(build_ext):
         library = f"{GROUP}__mypyc"
         names = {e.name for e in self.extensions}
         if library in names and os.path.exists(self.get_ext_fullpath(library)):
-            DIGEST.write_text(sources_digest() + "\n")
+            DIGEST.write_text(_COMPILED.sources_digest(ROOT) + "\n")
         elif library in names:
             print("solrace: the move path's library did not build; it stays interpreted")
             remove_built_move_path()

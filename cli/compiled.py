@@ -12,6 +12,7 @@ baseline, and for a traceback with source lines. The C searches of the solvers
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -25,6 +26,11 @@ from types import ModuleType
 ENV = "SOLRACE_INTERPRETED"
 #: a module of setup.py's MOVE_PATH: compiled exactly when the install compiled the move path
 PROBE = "solrace.server.net.transport"
+#: the source folders mypyc reads: the compiled modules and what they import (client/ and
+#: bench/ are not imported by them)
+SOURCES = ("cli", "engine", "protocol", "server")
+#: where a checkout's build records the digest of the sources it compiled (setup.py)
+DIGEST_FILE = "build/mypyc/sources.sha256"
 
 
 class _Interpreted(importlib.abc.MetaPathFinder):
@@ -59,3 +65,14 @@ def move_path_compiled() -> bool:
     """Whether this process runs the move path compiled (the server's log, the benchmarks,
     the tests and `./dev test` ask)."""
     return compiled(importlib.import_module(PROBE))
+
+
+def sources_digest(root: Path) -> str:
+    """A digest of every module mypyc reads in the checkout at `root`: setup.py records it
+    when the move path builds, and the tests refuse a build whose sources changed since.
+    Standard library only: setup.py loads this file by path, before solrace is installed."""
+    h = hashlib.sha256()
+    for folder in SOURCES:
+        for path in sorted((root / folder).rglob("*.py")):
+            h.update(str(path.relative_to(root / folder)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
