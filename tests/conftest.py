@@ -104,8 +104,10 @@ def run_factor(config: pytest.Config) -> float:
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     """`--dist loadgroup` whose run goes on after a worker crashes (helpers/xdist_recovery.py):
-    pytest-xdist 3.8.0's own hangs, every worker idle, until CI's time limit."""
-    return xdist_recovery.make_scheduler(config, log)
+    pytest-xdist 3.8.0's own hangs, every worker idle, until CI's time limit. Every test of
+    this suite has a group (`pytest_collection_modifyitems`), so a test that arrives without
+    one stops the run."""
+    return xdist_recovery.make_scheduler(config, log, all_grouped=True)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -78,7 +78,10 @@ def test_a_crashed_worker_fails_its_test_and_the_rest_runs(tmp_path: Path, worke
     assert done.returncode == 1, out + done.stderr
     assert "replacing crashed worker" in out, out
     assert "FAILED test_2_crash.py::test_dies" in out, out
-    crashed = re.search(r"worker '(gw\d+)' crashed while running 'test_2_crash.py::test_dies'", out)
+    # the node ids carry their groups: the groups were in force
+    crashed = re.search(
+        r"worker '(gw\d+)' crashed while running 'test_2_crash.py::test_dies@crash'", out
+    )
     assert crashed is not None, out
     if workers == 1:
         assert crashed.group(1) == "gw0", out
@@ -86,10 +89,45 @@ def test_a_crashed_worker_fails_its_test_and_the_rest_runs(tmp_path: Path, worke
     for test in (
         "test_1_first.py::test_one",
         "test_1_first.py::test_two",
-        "test_2_crash.py::test_before",
-        "test_2_crash.py::test_after",
-        "test_3_then.py::test_grouped",
+        "test_2_crash.py::test_before@crash",
+        "test_2_crash.py::test_after@crash",
+        "test_3_then.py::test_grouped@then",
         "test_3_then.py::test_alone",
     ):
         assert out.count(f"PASSED {test}") == 1, (test, out)
     assert "1 failed, 6 passed" in out, out
+
+
+def test_a_suite_whose_tests_all_have_groups_refuses_one_that_arrives_without(
+    tmp_path: Path,
+) -> None:
+    """The suite's scheduler (`all_grouped`) stops a run whose groups did not take, as with
+    pytest 9.2 and pytest-xdist 3.8.0, instead of running every test alone."""
+    (tmp_path / "conftest.py").write_text(
+        CONFTEST.replace(
+            "return make_scheduler(config, log)", "return make_scheduler(config, log, True)"
+        )
+    )
+    (tmp_path / "test_plain.py").write_text("def test_alone(): pass\n")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "1",
+            "--dist",
+            "loadgroup",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(TESTS)},
+        capture_output=True,
+        text=True,
+        timeout=scaled(90),
+    )
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "1 tests arrived without their xdist group (e.g. test_plain.py::test_alone)" in (
+        done.stderr
+    ), done.stdout + done.stderr

@@ -25,16 +25,37 @@ import pytest
 from xdist.scheduler import LoadGroupScheduling
 
 
-def make_scheduler(config: pytest.Config, log: object) -> object | None:
+def make_scheduler(config: pytest.Config, log: object, all_grouped: bool = False) -> object | None:
     """The `pytest_xdist_make_scheduler` hook's answer: this scheduler for `--dist loadgroup`,
-    pytest-xdist's own for the other modes (None)."""
+    pytest-xdist's own for the other modes (None). `all_grouped`: every test has an
+    `xdist_group`, so one that arrives without it means the groups did not take."""
     if config.getvalue("dist") == "loadgroup":
-        return RecoveringLoadGroupScheduling(config, log)
+        return RecoveringLoadGroupScheduling(config, log, all_grouped)
     return None
 
 
 class RecoveringLoadGroupScheduling(LoadGroupScheduling):  # type: ignore[misc]
     """pytest-xdist's `loadgroup` scheduler, with a crashed worker's work rescheduled whole."""
+
+    def __init__(self, config: pytest.Config, log: object, all_grouped: bool = False) -> None:
+        super().__init__(config, log)
+        self.all_grouped = all_grouped
+
+    def add_node_collection(self, node: Any, collection: Any) -> None:
+        """Refuse a collection whose tests lost their groups: pytest-xdist carries a group in
+        the node id (`...::test@group`), which pytest 9.2 no longer lets it change
+        (pytest-xdist issue 1386). The run would go on with every test alone, the timing
+        tests competing for the CPU, with nothing failing to say so."""
+        if self.all_grouped:
+            lost = [nodeid for nodeid in collection if "@" not in nodeid]
+            if lost:
+                raise pytest.UsageError(
+                    f"--dist loadgroup: {len(lost)} tests arrived without their xdist group "
+                    f"(e.g. {lost[0]}): pytest {pytest.__version__} and this pytest-xdist do "
+                    "not work together (pytest-xdist issue 1386); install the versions "
+                    "pyproject.toml asks for (./dev setup)"
+                )
+        super().add_node_collection(node, collection)
 
     def remove_node(self, node: Any) -> str | None:
         workload: dict[str, dict[str, bool]] = self.assigned_work.pop(node)
