@@ -7,6 +7,8 @@ import subprocess
 import sys
 import urllib.request
 
+from helpers.race import log_showing
+
 
 def test_a_port_in_use_is_one_line(race_server, redis_url, key_prefix):
     proc = subprocess.run(
@@ -39,6 +41,6 @@ def test_static_files_are_not_logged_at_info(race_server):
     for path in ("/", "/style.css", "/js/app.js", "/healthz"):
         with urllib.request.urlopen(race_server.url + path) as resp:
             assert resp.status == 200
-    log = race_server.log()
-    assert "solrace serving on" in log
+    log = log_showing(race_server, "solrace serving on")
+    assert "solrace serving on" in log, log[-2000:]
     assert "HTTP response sent" not in log and "connection closed" not in log, log[-2000:]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -143,6 +144,16 @@ async def until(
         if loop.time() > deadline:
             raise AssertionError(f"not within {timeout} s: {what}")
         await asyncio.sleep(0.01)
+
+
+def log_showing(server: Any, text: str, timeout: float = 10.0) -> str:
+    """A server process's log once it shows `text`, or as it is when the (scaled) bound runs
+    out. A thread of this process copies the child's output, so a line the server has already
+    written may not be in `log()` yet on a busy machine."""
+    deadline = time.monotonic() + scaled(timeout)
+    while text not in (log := server.log()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return str(log)
 
 
 async def until_refused(redis: Any, command: str, times: int) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import re
 
-from helpers.race import start_race
+from helpers.race import log_showing, start_race
 from solrace.server.common.codes import shown
 
 
@@ -18,11 +18,9 @@ async def test_room_lifecycle_is_logged_at_info_without_secrets(race_server, wir
     await clients[0].wait_for(lambda x: x["type"] == "event" and x["kind"] == "results")
     head = re.escape(shown(code))
     assert shown(code) != code  # a private room: its code is long
-    for _ in range(100):  # the log line is written by the server process; give it a moment
-        if f"room {shown(code)} (puttputt): racing -> finished" in race_server.log():
-            break
-        await asyncio.sleep(0.05)
-    log = race_server.log()
+    log = await asyncio.to_thread(
+        log_showing, race_server, f"room {shown(code)} (puttputt): racing -> finished"
+    )
     assert re.search(rf"INFO .*room {head} created \(puttputt, private\)", log), log[-2000:]
     assert f"room {shown(code)} (puttputt): lobby -> racing" in log  # countdown 0: straight on
     assert f"room {shown(code)} (puttputt): racing -> finished" in log
