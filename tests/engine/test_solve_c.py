@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import random
 import signal
+import sys
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -286,3 +287,28 @@ def test_a_signal_handler_stops_the_c_search() -> None:
     assert time.process_time() - t0 < 0.5
     # and the next search runs as before
     assert solve(new_game("klondike", 13), 30_000).verdict == "won"
+
+
+@needs_c
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="tables are mapped on Linux only")
+def test_c_and_python_agree_with_every_table_mapped_in_huge_pages() -> None:
+    # the visited set's tables of 2 MiB or more are mapped (mmap, MADV_HUGEPAGE) and grow by
+    # mremap; with the bound at 4 KiB and tables that start at 4 KiB, every table of these
+    # small searches is mapped and grows several times (seed 1 with three passes keeps two
+    # visited sets: its own and the relaxed search's)
+    assert sk._c is not None
+    old = sk._c.table_sizes(4096, 4096)
+    try:
+        for seed, options, budget in [
+            (1, None, 10_000),
+            (4, {"draw": 3, "moves": "build"}, 20_000),
+            (1, {"passes": 3}, 30_000),
+        ]:
+            py, c = both(new_game("klondike", seed, options), budget)
+            assert (c.verdict, c.nodes, c.moves) == (py.verdict, py.nodes, py.moves), seed
+            assert c.nodes > 5_000, seed  # past the first growths of both tables
+    finally:
+        assert sk._c.table_sizes(*old) == (4096, 4096)
+    assert old == (2 << 20, 1 << 20)
+    with pytest.raises(ValueError, match="at least 4096"):
+        sk._c.table_sizes(4096, 6000)
