@@ -131,3 +131,41 @@ def test_a_suite_whose_tests_all_have_groups_refuses_one_that_arrives_without(
     assert "1 tests arrived without their xdist group (e.g. test_plain.py::test_alone)" in (
         done.stderr
     ), done.stdout + done.stderr
+
+
+class _DeadWorker:
+    """A worker whose channel closed: every send fails as execnet's does."""
+
+    shutting_down = False
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        raise OSError("cannot send (already closed?)")
+
+    def shutdown(self) -> None:
+        raise OSError("cannot send (already closed?)")
+
+
+def test_work_sent_to_a_worker_that_just_died_goes_back_when_its_death_is_reported(
+    pytestconfig: pytest.Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The controller may hand out work between a worker's death and the report of it (a
+    test it finished was reported in between; seen once in CI as an INTERNALERROR): the send
+    fails, the run goes on, and the work returns to the queue with the death."""
+    from collections import OrderedDict
+
+    import xdist.scheduler.loadscope
+    from helpers.xdist_recovery import RecoveringLoadGroupScheduling
+
+    # the worker count from the command line, which a test run in one process has not got
+    monkeypatch.setattr(xdist.scheduler.loadscope, "parse_tx_spec_config", lambda config: [1])
+    sched = RecoveringLoadGroupScheduling(pytestconfig, None)
+    node = _DeadWorker()
+    ids = ["a.py::t1@g", "a.py::t2@g", "b.py::t3@h"]
+    sched.collection = ids
+    sched.registered_collections[node] = ids
+    sched.assigned_work[node] = {}
+    sched.workqueue = OrderedDict([("g", {ids[0]: False, ids[1]: False}), ("h", {ids[2]: False})])
+    sched._assign_work_unit(node)  # the send fails: no exception
+    assert list(sched.assigned_work[node]) == ["g"]
+    assert sched.remove_node(node) == ids[0]  # reported failed by pytest-xdist, not run again
+    assert sched.workqueue == {"h": {ids[2]: False}, "g": {ids[0]: True, ids[1]: False}}

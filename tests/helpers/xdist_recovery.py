@@ -14,7 +14,9 @@ must fail one test and leave the run to finish, so the suite's controller uses t
 * a unit with nothing left to run is never sent;
 * a worker always holds two tests to run, or is told there are no more: a worker runs a test
   only once it knows the next one (or that there is none), and the scheduler hands out more
-  only when a worker reports a test done, which a replacement given one test never does.
+  only when a worker reports a test done, which a replacement given one test never does;
+* work sent to a worker that has just died (its channel closed, its death not yet reported)
+  stays in its workload until the report comes, instead of failing the run (INTERNALERROR).
 """
 
 from __future__ import annotations
@@ -80,13 +82,19 @@ class RecoveringLoadGroupScheduling(LoadGroupScheduling):  # type: ignore[misc]
             if not all(unit.values()):
                 break
             del self.workqueue[scope]  # nothing left to run in it
-        if not self.workqueue:
-            if not node.shutting_down:
-                node.shutdown()
+        try:
+            if not self.workqueue:
+                if not node.shutting_down:
+                    node.shutdown()
+                return
+            super()._assign_work_unit(node)
+            if not self.workqueue:
+                if not node.shutting_down:
+                    node.shutdown()  # the last unit: the worker runs it to the end, then stops
+            elif self._pending_of(self.assigned_work[node]) < 2:
+                self._assign_work_unit(node)  # a worker runs a test once it knows the next one
+        except OSError:
+            # the worker died and its channel closed before pytest-xdist saw it go down (a
+            # test it had finished was reported in between): the unit is already in its
+            # workload, which remove_node puts back in the queue when the news comes
             return
-        super()._assign_work_unit(node)
-        if not self.workqueue:
-            if not node.shutting_down:
-                node.shutdown()  # the last unit: the worker runs it to the end, then stops
-        elif self._pending_of(self.assigned_work[node]) < 2:
-            self._assign_work_unit(node)  # a worker runs a test once it knows the next one

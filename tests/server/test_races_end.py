@@ -10,6 +10,7 @@ import redis.asyncio as aioredis
 from helpers.race import current_view, play, seated_room, start_race, until, until_refused
 from helpers.servers import serving
 from helpers.tcp_proxy import AnswerLosingProxy
+from helpers.timing import scaled
 from helpers.views import putt_move
 from solrace.server.store.redis_process import RedisProcess
 
@@ -50,7 +51,10 @@ async def test_a_stored_move_whose_answer_was_lost_is_acked(tmp_path, key_prefix
     answering `busy` or `internal`."""
     with RedisProcess(data_dir=str(tmp_path)) as redis:
         proxy = AnswerLosingProxy(redis.port)
-        async with proxy, serving(proxy.url("?socket_timeout=0.5"), key_prefix) as (srv,):
+        # the lost answer is found by the socket timeout: a bound on a round trip through
+        # the proxy, so scaled like every other (a busy machine's round trip can pass 0.5 s)
+        timeout = f"?socket_timeout={scaled(0.5)}"
+        async with proxy, serving(proxy.url(timeout), key_prefix) as (srv,):
             (a,), _, code, _ = await start_race(srv.ws_url, wire, players=1)
             await play(a, 1)
             view = current_view(a)
