@@ -184,8 +184,8 @@ static int mv_push(MoveVec *mv, Move m) {
    searches, and every position looks a key up at a random place in both. With the kernel's
    4 KiB pages nearly every such look-up misses the TLB as well as the cache, so on Linux a
    table of 2 MiB or more is mapped at a 2 MiB boundary and asked for transparent huge pages
-   (MADV_HUGEPAGE: this machine's kernel gives them only on request): 10% less CPU a position
-   at 40 million positions (docs/SOLVABILITY.md, eighteenth pass). Smaller tables, and other
+   (MADV_HUGEPAGE: this machine's kernel gives them only on request): 5-7% less CPU a
+   position at 40 million positions, 17% at 100 million (docs/SOLVABILITY.md, eighteenth pass). Smaller tables, and other
    systems, use malloc. A table is freed with the size it was allocated with, which decides
    which of the two it came from. Zeroed either way. The tests lower the bound and the
    tables' first sizes (table_sizes) so that their small searches map, grow and free every
