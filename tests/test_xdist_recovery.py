@@ -53,9 +53,12 @@ FILES = {
 }
 
 
-def run_inner(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "conftest.py").write_text(CONFTEST)
-    for name, body in FILES.items():
+def run_inner(
+    tmp_path: Path, *args: str, conftest: str = CONFTEST, files: dict[str, str] = FILES
+) -> subprocess.CompletedProcess[str]:
+    """An inner pytest session in tmp_path with `conftest` and test `files`."""
+    (tmp_path / "conftest.py").write_text(conftest)
+    for name, body in files.items():
         (tmp_path / name).write_text(textwrap.dedent(body))
     env = {**os.environ, "PYTHONPATH": str(TESTS)}
     for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_ADDOPTS"):
@@ -103,29 +106,16 @@ def test_a_suite_whose_tests_all_have_groups_refuses_one_that_arrives_without(
 ) -> None:
     """The suite's scheduler (`all_grouped`) stops a run whose groups did not take, as with
     pytest 9.2 and pytest-xdist 3.8.0, instead of running every test alone."""
-    (tmp_path / "conftest.py").write_text(
-        CONFTEST.replace(
+    done = run_inner(
+        tmp_path,
+        "-n",
+        "1",
+        "--dist",
+        "loadgroup",
+        conftest=CONFTEST.replace(
             "return make_scheduler(config, log)", "return make_scheduler(config, log, True)"
-        )
-    )
-    (tmp_path / "test_plain.py").write_text("def test_alone(): pass\n")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-n",
-            "1",
-            "--dist",
-            "loadgroup",
-        ],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(TESTS)},
-        capture_output=True,
-        text=True,
-        timeout=scaled(90),
+        ),
+        files={"test_plain.py": "def test_alone(): pass\n"},
     )
     assert done.returncode == 4, done.stdout + done.stderr
     assert "1 tests arrived without their xdist group (e.g. test_plain.py::test_alone)" in (
