@@ -11,7 +11,7 @@ import os
 import random
 import signal
 import time
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
 import pytest
@@ -48,11 +48,25 @@ SOLVE_SETTINGS = settings(
 )
 
 
-def naive_winnable(game: Game, allow=lambda m: True, cap: int = 10**9) -> bool | None:
+#: naive verdicts of every legal move, by (position text, cap): a test that checks the search
+#: twice (with a pruning switched, the C and the Python search) pays for the reference once
+_NAIVE: dict[tuple[str, int], bool | None] = {}
+
+
+def naive_winnable(game: Game, allow=None, cap: int = 10**9) -> bool | None:
     """Plain exhaustive search of every legal move (filtered by ``allow``), keyed by position text.
 
     None when more than ``cap`` positions would be needed (the caller skips that position).
     """
+    if allow is not None:
+        return _naive_search(game, allow, cap)
+    key = (game.to_text(), cap)
+    if key not in _NAIVE:
+        _NAIVE[key] = _naive_search(game, lambda m: True, cap)
+    return _NAIVE[key]
+
+
+def _naive_search(game: Game, allow: Callable[[Any], bool], cap: int) -> bool | None:
     g = game.copy()
     if g.is_won():
         return True
