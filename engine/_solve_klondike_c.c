@@ -193,6 +193,20 @@ static int mv_push(MoveVec *mv, Move m) {
 #define HUGE_PAGE ((size_t)2 << 20)
 static size_t BIG = HUGE_PAGE;
 static size_t FIRST = (size_t)1 << 20; /* each table's first size in bytes (a power of 2) */
+/* The arena doubles up to STEP bytes, then grows STEP at a time: mremap copies nothing, and the
+   address space a search holds stays within STEP of what it uses, so an address-space limit
+   (ulimit -v) bounds what a search may take. Records are named by offset / 4 in 32 bits (0 is
+   an empty slot), so the arena ends at ARENA_MAX: 16 GiB. Until 2026-12-06 it only doubled, and
+   the doubling from 8 GiB to 16 GiB overshot that bound by 4 bytes, so a search that filled
+   8 GiB of records ended in "no memory" (standard Klondike seed 902 at 300 CPU s). */
+static size_t STEP = (size_t)1 << 30;
+#define ARENA_MAX ((size_t)0xFFFFFFFF * 4)
+
+/* the arena's next capacity after cap bytes (ARENA_MAX when it is there already) */
+static size_t arena_next(size_t cap) {
+    size_t next = !cap ? FIRST : cap < STEP ? cap * 2 : cap + STEP;
+    return next < ARENA_MAX ? next : ARENA_MAX;
+}
 
 static void *big_alloc(size_t n) {
 #ifdef __linux__
@@ -342,8 +356,8 @@ static int64_t seen_add(Seen *s, const uint8_t *k, int n, uint32_t h, int value)
     }
     size_t size = (5 + (size_t)n + 3) & ~(size_t)3;
     if (s->arena_n + size > s->arena_cap) {
-        size_t cap = s->arena_cap ? s->arena_cap * 2 : FIRST;
-        if (cap > (size_t)0xFFFFFFFE * 4) return -1;
+        size_t cap = arena_next(s->arena_cap);
+        if (s->arena_n + size > cap) return -1; /* ARENA_MAX reached */
         uint8_t *a = big_grow(s->arena, s->arena_cap, s->arena_n, cap);
         if (!a) return -1;
         s->arena = a;
@@ -1710,6 +1724,52 @@ static PyObject *py_table_sizes(PyObject *self, PyObject *args) {
     return old;
 }
 
+static PyObject *py_arena_step(PyObject *self, PyObject *args) {
+    Py_ssize_t step;
+    if (!PyArg_ParseTuple(args, "n", &step)) return NULL;
+    if (step < 4096) {
+        PyErr_SetString(PyExc_ValueError, "arena_step: at least 4096 bytes");
+        return NULL;
+    }
+    PyObject *old = PyLong_FromSsize_t((Py_ssize_t)STEP);
+    STEP = (size_t)step;
+    return old;
+}
+
+PyDoc_STRVAR(step_doc,
+             "arena_step(step) -> the old step: a visited set's arena doubles up to step bytes, "
+             "then grows step bytes at a time (1 GiB by default). For the tests, between "
+             "searches only.");
+
+static PyObject *py_arena_caps(PyObject *self, PyObject *args) {
+    unsigned long long need;
+    if (!PyArg_ParseTuple(args, "K", &need)) return NULL;
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    size_t cap = 0;
+    while (cap < need) {
+        size_t next = arena_next(cap);
+        if (next == cap) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
+        cap = next;
+        PyObject *v = PyLong_FromSize_t(cap);
+        if (!v || PyList_Append(out, v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    return out;
+}
+
+PyDoc_STRVAR(caps_doc,
+             "arena_caps(need) -> the capacities in bytes a visited set's arena takes, from its "
+             "first, until it holds need bytes of records; None when need is past the most "
+             "records can address (16 GiB).");
+
 PyDoc_STRVAR(sizes_doc,
              "table_sizes(big, first) -> the old (big, first): tables of big bytes or more are "
              "mapped in huge pages (Linux; 2 MiB by default), and each visited set's tables "
@@ -1719,6 +1779,8 @@ PyDoc_STRVAR(sizes_doc,
 static PyMethodDef methods[] = {
     {"solve", py_solve, METH_VARARGS, solve_doc},
     {"table_sizes", py_table_sizes, METH_VARARGS, sizes_doc},
+    {"arena_step", py_arena_step, METH_VARARGS, step_doc},
+    {"arena_caps", py_arena_caps, METH_VARARGS, caps_doc},
     {"mt_words", py_mt_words, METH_VARARGS, seed_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -10,6 +10,7 @@ skipped and the rest of the suite runs the Python search).
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import signal
@@ -312,3 +313,43 @@ def test_c_and_python_agree_with_every_table_mapped_in_huge_pages() -> None:
     assert old == (2 << 20, 1 << 20)
     with pytest.raises(ValueError, match="at least 4096"):
         sk._c.table_sizes(4096, 6000)
+
+
+@needs_c
+def test_the_arena_grows_to_the_last_record_it_can_name() -> None:
+    # records are named by offset / 4 in 32 bits, so the arena ends at 4 * (2**32 - 1) bytes;
+    # it used to double only, and the doubling from 8 GiB overshot that bound, so a search
+    # ended in "no memory" with 8 GiB of records (standard Klondike seed 902 at 300 CPU s)
+    assert sk._c is not None
+    gib = 1 << 30
+    caps = sk._c.arena_caps(9 * gib)
+    assert caps is not None and caps[-1] >= 9 * gib
+    assert caps[:11] == [(1 << 20) << k for k in range(11)]  # doubled up to 1 GiB
+    assert all(b - a == gib for a, b in itertools.pairwise(caps[10:]))  # then 1 GiB
+    last = 4 * (2**32 - 1)
+    caps = sk._c.arena_caps(last)
+    assert caps is not None and caps[-1] == last and caps[-2] == 16 * gib - gib
+    assert sk._c.arena_caps(last + 1) is None
+
+
+@needs_c
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="tables are mapped on Linux only")
+def test_c_and_python_agree_with_the_arena_grown_a_page_at_a_time() -> None:
+    # past the step the arena grows by it (mremap); with 4 KiB tables and a 4 KiB step every
+    # growth of these searches' arenas is one
+    assert sk._c is not None
+    old, old_step = sk._c.table_sizes(4096, 4096), sk._c.arena_step(4096)
+    try:
+        for seed, options, budget in [
+            (1, None, 10_000),
+            (4, {"draw": 3, "moves": "build"}, 20_000),
+        ]:
+            py, c = both(new_game("klondike", seed, options), budget)
+            assert (c.verdict, c.nodes, c.moves) == (py.verdict, py.nodes, py.moves), seed
+            assert c.nodes > 5_000, seed
+    finally:
+        sk._c.table_sizes(*old)
+        assert sk._c.arena_step(old_step) == 4096
+    assert old_step == 1 << 30
+    with pytest.raises(ValueError, match="at least 4096"):
+        sk._c.arena_step(100)
