@@ -37,15 +37,19 @@ async def server(redis_url: str, key_prefix: str) -> AsyncIterator[str]:
 
 @pytest.fixture
 def written(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, Any]]]:
-    """Every frame the fan-out module writes (acks and room frames, and a catch-up's, which
-    a connection left behind on a busy machine gets by `fanout.send`), in order, decoded."""
+    """Every message the fan-out module writes (acks and room frames, each message of a
+    spectator's `batch`, and a catch-up's, which a connection left behind on a busy machine
+    gets by `fanout.send`), in order, decoded."""
     out: list[tuple[Any, dict[str, Any]]] = []
     real, real_send = fanout.broadcast, fanout.send
 
     def record(conns: Any, frame: bytes, **kw: Any) -> None:
         conns = list(conns)
+        msg = m.decode(frame, 1 << 22)
+        # a spectator's tick is one `batch` frame of its events and boards
+        inner = msg["messages"] if msg["type"] == "batch" else [msg]
         for ws in conns:
-            out.append((ws, m.decode(frame, 1 << 22)))
+            out.extend((ws, x) for x in inner)
         real(conns, frame, **kw)
 
     async def record_send(conn: Any, msg: dict[str, Any]) -> None:
