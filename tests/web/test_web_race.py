@@ -285,9 +285,13 @@ def test_two_browsers_race_with_the_mouse(browser, race_server) -> None:
 
         # B's network link drops: the page reconnects, resumes, and plays on.
         expect(b.locator(".board-wrap.mine [data-card]").first).to_be_visible(timeout=TIMEOUT)
-        b.evaluate("window.solrace.conn.dropForTest()")
-        b.wait_for_function("window.solrace.state.conn !== 'open'", timeout=TIMEOUT)
-        b.wait_for_function("window.solrace.state.conn === 'open'", timeout=TIMEOUT)
+        # a new socket, open: on a quiet machine the page reconnects faster than a poll could
+        # catch it closed, so the old socket is kept to tell the new one from it
+        b.evaluate("window.__dropped = window.solrace.conn.ws; window.solrace.conn.dropForTest()")
+        b.wait_for_function(
+            "window.solrace.conn.ws !== window.__dropped && window.solrace.state.conn === 'open'",
+            timeout=TIMEOUT,
+        )
         b.tap('.board-wrap.mine [data-pile="s"] .card')
         wait_moves(b, 2)
         expect(a.locator('.racer[data-seat="1"] .racer-meta')).to_contain_text(
