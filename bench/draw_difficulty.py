@@ -189,8 +189,15 @@ def compare(
     return rows
 
 
+#: games whose search at a smaller budget is not the larger one's run cut short (Leap Year's
+#: compiled search gives a share of its budget to the depth-first search and the rest to
+#: beams), so the deals won within a budget cannot be read off a larger budget's positions
+NOT_A_CUT = frozenset({"leapyear"})
+
+
 def pool_rows() -> list[dict[str, Any]]:
-    """Each shipped pool against the part of it the search at the draw budget could take."""
+    """Each shipped pool against the part of it the search at the draw budget could take
+    (`inferred_exactly` False: an estimate, see `NOT_A_CUT`)."""
     from solrace.server.solver import deal_pool
     from solrace.server.solver.solving import Budgets
 
@@ -205,6 +212,8 @@ def pool_rows() -> list[dict[str, Any]]:
         )
         for name, budget, chosen in sets:
             row = {"game": pool.game, "options": pool.options, "set": name, "budget": budget}
+            if name == "search draw":
+                row["inferred_exactly"] = pool.game not in NOT_A_CUT or budget >= pool.budget
             row |= {"seeds": tried, "tried": pool.tried_count(), **describe(chosen)}
             rows.append(row)
     return rows

@@ -96,11 +96,26 @@ def compiled_draws() -> dict[str, int]:
     75 of seeds 1-400 against 168 at 100,000 and 229 at 30,000 (won: 187, 130, 91), so
     the drawn deals lean less toward the ones the solver wins soonest (docs/SOLVABILITY.md,
     "Winnable deals at the verdicts' budget"). A candidate costs 0.33 CPU s on average
-    there (1.6 at most); the dailies, the stock and the shipped Klondike pool use the same
-    budget. Leap Year's too (its compiled search, `compiled_verdicts`): a deal won within
+    there (1.6 at most). The background draws (the dailies, the stock) and the shipped
+    pools search further (`compiled_dailies`). Leap Year's too (its compiled search, `compiled_verdicts`): a deal won within
     1,000,000 positions, where the Python search's 10,000 left out all but 7.5% of deals.
     So a compiled game's draw budget is its verdict budget, by definition."""
     return compiled_verdicts()
+
+
+def compiled_dailies() -> dict[str, int]:
+    """Background draw budgets (`Budgets.daily`: the dailies and the deal stock) of the games
+    whose search is compiled: larger than a room's on-demand draw, since nobody waits for them.
+
+    A draw takes a deal the solver wins within its budget, so the deals it leaves out are the
+    ones won only past it, the hardest to find (issue 24). Of the 224 deals of Klondike seeds
+    1-400 won within 30,000,000 positions, a draw at 1,000,000 takes 187 (83%), at
+    10,000,000 218 (97%), about 2 CPU s of candidates a deal drawn and up to ~700 MB in a
+    solver process while one is searched (docs/SOLVABILITY.md, "Winnable deals drawn in the
+    background"). Leap Year wins 69% of deals at 1,000,000 positions and 81% at 6,000,000
+    (~1 CPU s of candidates a deal drawn, ~130 MB)."""
+    out = {"klondike": 10_000_000} if C_SEARCH else {}
+    return out | ({"leapyear": 6_000_000} if LEAPYEAR_C_SEARCH else {})
 
 
 def compiled_hints() -> dict[str, int]:
@@ -147,11 +162,13 @@ class Budgets:
             | compiled_draws()
         )
     )
-    #: a daily's search, where larger than `draw` (it runs in the background, days ahead:
-    #: server/league/daily.py): without the compiled search, Klondike at 100,000 positions,
-    #: not only the deals won within a room's 30,000 (with it, the draw's 1,000,000 is
-    #: larger, and the shipped pool's). `--draw-budget GAME=N` sets both.
-    daily: dict[str, int] = field(default_factory=lambda: {"klondike": 100_000})
+    #: a background draw's search (a daily, days ahead: server/league/daily.py; a deal stock:
+    #: server/league/deal_stock.py), where larger than `draw`: nobody waits for it. Without
+    #: the compiled search, Klondike at 100,000 positions, not only the deals won within a
+    #: room's 30,000; with it, `compiled_dailies`. `--draw-budget GAME=N` sets both.
+    daily: dict[str, int] = field(
+        default_factory=lambda: {"klondike": 100_000} | compiled_dailies()
+    )
     verdict: int = 100_000
     hint: int = 50_000
     #: per game, where larger than `verdict` / `hint`: the games whose search is compiled
@@ -166,7 +183,8 @@ class Budgets:
         return self.draw.get(game, 2_000)
 
     def for_daily(self, game: str) -> int:
-        """A daily's search budget: the draw's, or the larger `daily` one."""
+        """A background draw's budget (a daily, a stocked deal): the draw's, or the larger
+        `daily` one."""
         return max(self.for_draw(game), self.daily.get(game, 0))
 
     def for_hint(self, text: str) -> int:
@@ -418,8 +436,9 @@ class SolverPool:
 
     # --- hints --------------------------------------------------------------------------
 
-    async def hint(self, text: str) -> tuple[str, str | None]:
-        """(verdict, the next move of a solution when "won") from a position text."""
+    async def hint(self, text: str, at_least: int = 0) -> tuple[str, str | None]:
+        """(verdict, the next move of a solution when "won") from a position text, searched
+        within `hint_budget` positions, or `at_least` where that is larger."""
         known = self._hints.get(text)
         if known is not None:
             return WON, known[1][0] if known[1] else None
@@ -427,7 +446,8 @@ class SolverPool:
         running = self._solving.get(text)
         if running is None:
             try:
-                job = self.jobs.submit(HINT, solve_position, text, self.hint_budget(text))
+                budget = max(self.hint_budget(text), at_least)
+                job = self.jobs.submit(HINT, solve_position, text, budget)
             except QueueFull:
                 raise _busy("hint") from None
             running = self._solving[text] = job
@@ -608,8 +628,23 @@ async def hint(solver: SolverPool, room: Room, seat: int, now: int) -> dict[str,
     if len(racers) != 1:
         raise ProtocolError("not_allowed", "hints are for solo practice only")
     text, n = race.game.to_text(), race.moves + 1
-    verdict, move = await solver.hint(text)
+    at_least = solver.budgets.for_daily(room.options["game"]) if drawn_start(room, text) else 0
+    verdict, move = await solver.hint(text, at_least)
     out: dict[str, Any] = {"type": "hint", "verdict": verdict, "n": n}
     if move is not None:
         out["move"] = move
     return out
+
+
+def drawn_start(room: Room, text: str) -> bool:
+    """Whether `text` is the start of the room's deal and that deal was drawn winnable.
+
+    A daily or a stocked deal is drawn in the background at `Budgets.for_daily`, past a
+    hint's own budget, so the first hint there searches as far as the draw did and finds
+    the win it found (the search is deterministic); that solution is then remembered, and
+    the hints along it need no solve. Anywhere else a hint keeps its own budget."""
+    d = room.doc
+    if d.get("solution") is None or d.get("seed") is None:
+        return False
+    o = room.options
+    return text == new_game(o["game"], d["seed"], o["game_options"]).to_text()

@@ -315,19 +315,29 @@ async def test_off_never_draws_from_a_pool(redis: Client, key_prefix: str) -> No
         await wipe(redis, key_prefix)
 
 
-def test_a_searched_klondike_daily_is_decided_at_the_pools_budget() -> None:
-    """A searched Klondike daily is any deal won at the shipped pool's budget, as a pooled
-    one is. With the compiled search the rooms draw there too (1,000,000 positions); without
-    it the pre-draw, days ahead in the background, searches more than a room's 30,000. A game
-    without a larger daily budget searches at its draw budget."""
+def test_a_background_draw_is_decided_at_the_pools_budget() -> None:
+    """A searched daily or stocked deal (a background draw, `for_daily`) is any deal won at
+    the shipped pool's budget, as a pooled one is. With the compiled searches that is past a
+    room's on-demand draw: Klondike 10,000,000 positions against 1,000,000, Leap Year
+    6,000,000 against 1,000,000; without them the Klondike pre-draw searches 100,000, more
+    than a room's 30,000. A game without a larger background budget searches at its draw
+    budget."""
     from solrace.engine.solve_klondike import C_SEARCH
+    from solrace.engine.solve_leapyear import C_SEARCH as LEAPYEAR_C_SEARCH
 
     b = Budgets()
     klondike = deal_pool.pool_for("klondike", default_options("klondike"))
-    assert klondike is not None
+    leapyear = deal_pool.pool_for("leapyear", default_options("leapyear"))
+    assert klondike is not None and leapyear is not None
     if C_SEARCH:
-        assert b.for_daily("klondike") == b.for_draw("klondike") == klondike.budget == 1_000_000
+        assert b.for_daily("klondike") == klondike.budget == 10_000_000
+        assert b.for_draw("klondike") == 1_000_000
     else:
         assert klondike.budget >= b.for_daily("klondike") == 100_000 > b.for_draw("klondike")
-    for game in ("puttputt", "tabbycat", "manx", "leapyear"):
+    if LEAPYEAR_C_SEARCH:
+        assert b.for_daily("leapyear") == leapyear.budget == 6_000_000
+        assert b.for_draw("leapyear") == 1_000_000
+    else:
+        assert leapyear.budget >= b.for_daily("leapyear") == b.for_draw("leapyear")
+    for game in ("puttputt", "tabbycat", "manx"):
         assert b.for_daily(game) == b.for_draw(game)

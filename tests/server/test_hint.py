@@ -143,3 +143,39 @@ def test_klondike_hints_and_verdicts_get_the_compiled_searchs_budgets() -> None:
     tabby = new_game("tabbycat", seed=1).to_text()
     assert b.for_verdict(tabby) == max(b.verdict, b.for_draw("tabbycat"))
     assert b.for_hint(tabby) == max(b.hint, b.for_draw("tabbycat"))
+
+
+async def test_a_drawn_deals_first_hint_searches_as_far_as_its_draw() -> None:
+    """A daily or a stocked deal is drawn in the background at `for_daily`, past a hint's
+    own budget: the hint at its start gets that budget and finds the draw's win, and the
+    hints along it come from the remembered solution. The same start in a room whose deal
+    was not drawn winnable keeps the hint's budget (here 100 positions: Putt Putt deal 7 is
+    won at 4,417, so "unknown")."""
+    from solrace.server.rules.room import RACING, Room, token_hash
+    from solrace.server.solver.solving import Budgets, drawn_start, hint
+
+    def solo(solution: int | None) -> Room:
+        room = Room.new("ABCDE", token_hash("host"), {"game": "puttputt", "countdown": 0}, 0)
+        room.configure({"hints": True}, 0)
+        room.join("p0", token_hash("p0"), 0)
+        room.start(0, 7, b"\x01" * 16, solution)
+        room.tick(0)
+        assert room.state == RACING
+        return room
+
+    budgets = Budgets(hint=100, draw={"puttputt": 100}, daily={"puttputt": 2_000_000})
+    pool = SolverPool(workers=1, budgets=budgets)
+    try:
+        drawn, searched = solo(51), solo(None)
+        start = new_game("puttputt", 7).to_text()
+        assert drawn_start(drawn, start) and not drawn_start(searched, start)
+        assert (await hint(pool, searched, 0, 0))["verdict"] == "unknown"
+        first = await hint(pool, drawn, 0, 0)
+        assert first["verdict"] == "won" and first["n"] == 1, first
+        drawn.play(0, first["move"], 1, 0)
+        after = drawn.races[0].game.to_text()
+        assert not drawn_start(drawn, after)
+        assert after in pool._hints  # along the draw's win: no solve at the smaller budget
+        assert (await hint(pool, drawn, 0, 0))["verdict"] == "won"
+    finally:
+        pool.close()

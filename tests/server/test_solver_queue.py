@@ -188,7 +188,7 @@ class BlockedHints:
         self.asked = 0
         transport.service.solver.hint = self.hint
 
-    async def hint(self, text: str) -> tuple[str, str | None]:
+    async def hint(self, text: str, at_least: int = 0) -> tuple[str, str | None]:
         self.asked += 1
         await self.go.wait()
         return UNKNOWN, None
