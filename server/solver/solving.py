@@ -97,8 +97,9 @@ def compiled_draws() -> dict[str, int]:
     the drawn deals lean less toward the ones the solver wins soonest (docs/SOLVABILITY.md,
     "Winnable deals at the verdicts' budget"). A candidate costs 0.33 CPU s on average
     there (1.6 at most). The background draws (the dailies, the stock) and the shipped
-    pools search further (`compiled_dailies`). Leap Year's too (its compiled search, `compiled_verdicts`): a deal won within
-    1,000,000 positions, where the Python search's 10,000 left out all but 7.5% of deals.
+    pools search further (`compiled_dailies`). Leap Year's too (its compiled search,
+    `compiled_verdicts`): a deal won within 1,000,000 positions, where the Python search's
+    10,000 left out all but 7.5% of deals.
     So a compiled game's draw budget is its verdict budget, by definition."""
     return compiled_verdicts()
 
@@ -113,7 +114,7 @@ def compiled_dailies() -> dict[str, int]:
     10,000,000 218 (97%), about 2 CPU s of candidates a deal drawn and up to ~700 MB in a
     solver process while one is searched (docs/SOLVABILITY.md, "Winnable deals drawn in the
     background"). Leap Year wins 69% of deals at 1,000,000 positions and 81% at 6,000,000
-    (~1 CPU s of candidates a deal drawn, ~130 MB)."""
+    (~1 CPU s of candidates a deal drawn, ~160 MB)."""
     out = {"klondike": 10_000_000} if C_SEARCH else {}
     return out | ({"leapyear": 6_000_000} if LEAPYEAR_C_SEARCH else {})
 
