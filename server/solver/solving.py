@@ -532,7 +532,10 @@ class RaceVerdicts:
             for seat, race in sorted(room.races.items())
             if room.status(seat) != "won"
         }
-        job = self._judge(room.code, d["round"], d["options"], d["seed"], d.get("solution"), texts)
+        won = any(room.status(seat) == "won" for seat in room.races)
+        job = self._judge(
+            room.code, d["round"], d["options"], d["seed"], d.get("solution"), texts, won
+        )
         task = asyncio.ensure_future(job)
         self.tasks.add(task)
         self.pending.add(key)
@@ -547,28 +550,55 @@ class RaceVerdicts:
         seed: int,
         solution: int | None,
         texts: dict[str, str],
+        someone_won: bool = False,
     ) -> None:
         try:
-            if solution is not None:
-                deal: tuple[str, int | None] = (WON, solution)
-            else:
-                deal = await self.solver.deal_verdict(
-                    options["game"], seed, options["game_options"]
-                )
-            seats = await self._seat_verdicts(options, seed, deal[0], texts)
-            solved = {"deal": deal[0], "deal_moves": deal[1], "seats": seats}
+            solved = await self.verdicts(options, seed, solution, texts, someone_won)
             await self.update(code, _store_solved(round_, solved))
         except asyncio.CancelledError:
             raise
         except Exception:
             log.warning("post-race verdicts of %s not stored", shown(code), exc_info=True)
 
+    async def verdicts(
+        self,
+        options: dict[str, Any],
+        seed: int,
+        solution: int | None,
+        texts: dict[str, str],
+        someone_won: bool,
+    ) -> dict[str, Any]:
+        """The `solved` event's fields: the deal's verdict and each unfinished seat's."""
+        deal = await self._deal_verdict(options, seed, solution, someone_won)
+        seats = await self._seat_verdicts(options, seed, deal[0], texts)
+        if deal[0] == UNKNOWN and WON in seats.values():
+            deal = (WON, None)  # that seat's position was reached from the deal's start
+        return {"deal": deal[0], "deal_moves": deal[1], "seats": seats}
+
+    async def _deal_verdict(
+        self, options: dict[str, Any], seed: int, solution: int | None, someone_won: bool
+    ) -> tuple[str, int | None]:
+        """(verdict, the solver's win's length) of the deal, solved only when the race does
+        not tell it: a deal drawn winnable has its draw's win, and one a racer won is won
+        (with no solver's win to give, and no solve that could say "unknown" beside them)."""
+        if solution is not None:
+            return WON, solution
+        if someone_won:
+            return WON, None
+        return await self.solver.deal_verdict(options["game"], seed, options["game_options"])
+
     async def _seat_verdicts(
         self, options: dict[str, Any], seed: int, deal: str, texts: dict[str, str]
     ) -> dict[str, str]:
-        """Each seat's final position judged; a seat still at the deal gets the deal's own
-        verdict when that is known won: a winnable deal is drawn at a larger budget than a
-        verdict's, so judging it again could say "unknown" beside a deal "won"."""
+        """Each seat's final position judged, where the deal's verdict does not tell it.
+
+        Every seat's position was reached from the deal's start by legal moves, so when the
+        deal is proved lost so is every seat's (no solve), and a seat still at the deal gets
+        the deal's own verdict when that is known won: a winnable deal is drawn at a larger
+        budget than a verdict's, so judging it again could say "unknown" beside a deal
+        "won". (The other way, `_judge`: a seat judged won makes an unknown deal won.)"""
+        if deal == LOST:
+            return dict.fromkeys(texts, LOST)
         known: dict[str, str] = {}
         if deal == WON:
             start = new_game(options["game"], seed, options["game_options"]).to_text()

@@ -182,3 +182,58 @@ async def test_a_seat_still_at_a_won_deal_is_judged_won_without_a_new_solve() ->
         }
     finally:
         pool.close()
+
+
+async def test_what_the_race_tells_is_not_solved_again() -> None:
+    """Every seat's position was reached from the deal's start by legal moves. So a deal a
+    racer won is won, with no solve (the solver, at 50 positions here, would say "unknown"
+    beside the winner); a deal proved lost makes every seat's position lost, with no solve
+    either; and a seat judged won makes a deal the solver left unknown won. Putt Putt deal 5
+    is lost, deal 7 is won at 4,417 positions."""
+    from solrace.server.solver.solving import RaceVerdicts
+
+    async def no_update(code: str, rule: object) -> None:
+        return None
+
+    pool = SolverPool(workers=1, budgets=Budgets(verdict=50, draw={"puttputt": 50}))
+    try:
+        judge = RaceVerdicts(pool, no_update)
+        options = {"game": "puttputt", "game_options": {}}
+        line = solve_deal("puttputt", 7, {}, 2_000_000).moves
+        near_end = new_game("puttputt", 7)
+        for move in line[:-3]:
+            near_end.play(move)
+        start = new_game("puttputt", 7).to_text()
+        assert solve_deal("puttputt", 7, {}, 50).verdict == "unknown"
+        # a racer won: no deal solve, no solver's win to give
+        won = await judge.verdicts(options, 7, None, {"1": start}, someone_won=True)
+        assert won == {"deal": "won", "deal_moves": None, "seats": {"1": "won"}}
+        # nobody won, the deal unknown at 50 positions, one seat judged won near the end
+        texts = {"0": start, "1": near_end.to_text()}
+        upgraded = await judge.verdicts(options, 7, None, texts, someone_won=False)
+        assert upgraded == {
+            "deal": "won",
+            "deal_moves": None,
+            "seats": {"0": "unknown", "1": "won"},
+        }
+        # deal 5 proved lost (its whole search fits the budget): every seat lost, unsolved
+        lost_pool = SolverPool(workers=1, budgets=Budgets(draw={"puttputt": 2_000_000}))
+        try:
+            lost_judge = RaceVerdicts(lost_pool, no_update)
+            moved = new_game("puttputt", 5)
+            moved.play(str(moved.legal_moves()[0]))
+            seats = {"0": new_game("puttputt", 5).to_text(), "1": moved.to_text()}
+            solves: list[dict[str, str]] = []
+
+            async def counted(texts: dict[str, str]) -> dict[str, str]:
+                solves.append(texts)
+                return dict.fromkeys(texts, "unknown")
+
+            lost_pool.position_verdicts = counted  # type: ignore[method-assign]
+            lost = await lost_judge.verdicts(options, 5, None, seats, someone_won=False)
+            assert lost == {"deal": "lost", "deal_moves": None, "seats": {"0": "lost", "1": "lost"}}
+            assert solves == []
+        finally:
+            lost_pool.close()
+    finally:
+        pool.close()
