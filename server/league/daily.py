@@ -9,7 +9,7 @@ from the fields DATE, GAME, OPTIONS, n (`candidate_seed`, server/common/derive.p
 seed can be dealt it), the solver wins within its daily budget (`daily_seed`), so every
 process of a deployment finds the same one, and nobody without the server's secret can
 compute it. The budget is large (server/solver/solving.py, `Budgets.for_daily`: with the
-compiled searches Klondike 10,000,000 positions and Leap Year 6,000,000, past a room's
+compiled searches Klondike 10,000,000 positions and Leap Year 30,000,000, past a room's
 on-demand draw; the shipped pools' budgets), so the daily is any winnable deal, not one of
 those the solver wins soonest. It is drawn once, off the event
 loop, and kept in Redis (SET NX: the first process to finish writes it, every process reads

@@ -5,7 +5,7 @@ the small `draw` budget (30,000 Klondike positions), and a small budget draws on
 the solver wins soonest: 81 of the 117 Klondike deals of seeds 1-400 won at 100,000, and the
 easier ones (issue 24; docs/SOLVABILITY.md). A stock has nobody waiting on it, so its deals
 are searched at the dailies' budget (`Budgets.for_daily`: since 2026-12-06 Klondike
-10,000,000 positions and Leap Year 6,000,000 with their compiled searches, against 1,000,000
+10,000,000 positions and Leap Year 30,000,000 with their compiled searches, against 1,000,000
 on demand; Klondike 100,000 without it), the same population as the dailies and the shipped
 pools, and a room takes one at once. The first hint at such a deal's start searches as far
 (`solving.drawn_start`), so it finds the win the draw found.

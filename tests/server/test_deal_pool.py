@@ -319,7 +319,7 @@ def test_a_background_draw_is_decided_at_the_pools_budget() -> None:
     """A searched daily or stocked deal (a background draw, `for_daily`) is any deal won at
     the shipped pool's budget, as a pooled one is. With the compiled searches that is past a
     room's on-demand draw: Klondike 10,000,000 positions against 1,000,000, Leap Year
-    6,000,000 against 1,000,000; without them the Klondike pre-draw searches 100,000, more
+    30,000,000 against 1,000,000; without them the Klondike pre-draw searches 100,000, more
     than a room's 30,000. A game without a larger background budget searches at its draw
     budget."""
     from solrace.engine.solve_klondike import C_SEARCH
@@ -335,7 +335,7 @@ def test_a_background_draw_is_decided_at_the_pools_budget() -> None:
     else:
         assert klondike.budget >= b.for_daily("klondike") == 100_000 > b.for_draw("klondike")
     if LEAPYEAR_C_SEARCH:
-        assert b.for_daily("leapyear") == leapyear.budget == 6_000_000
+        assert b.for_daily("leapyear") == leapyear.budget == 30_000_000
         assert b.for_draw("leapyear") == 1_000_000
     else:
         assert leapyear.budget >= b.for_daily("leapyear") == b.for_draw("leapyear")
