@@ -66,11 +66,22 @@ def naive_winnable(game: Game, allow=None, cap: int = 10**9) -> bool | None:
     return _NAIVE[key]
 
 
+def _naive_key(g: Game) -> Hashable:
+    """What the position text is made of (the game line's hidden state, each pile's cards and
+    how many lie face down), without writing it: the same positions are equal as by
+    ``to_text``, which took most of this search's time."""
+    return (
+        tuple(g._game_line_extras()),
+        tuple(map(tuple, g.piles)),
+        tuple(getattr(g, "_down", ())),
+    )
+
+
 def _naive_search(game: Game, allow: Callable[[Any], bool], cap: int) -> bool | None:
     g = game.copy()
     if g.is_won():
         return True
-    seen = {g.to_text()}
+    seen = {_naive_key(g)}
     stack = [iter([m for m in g.legal_moves() if allow(m)])]
     while stack:
         m = next(stack[-1], None)
@@ -82,7 +93,7 @@ def _naive_search(game: Game, allow: Callable[[Any], bool], cap: int) -> bool | 
         g.apply(m)
         if g.is_won():
             return True
-        key = g.to_text()
+        key = _naive_key(g)
         if key in seen:
             g.undo()
             continue
