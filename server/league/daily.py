@@ -64,6 +64,7 @@ from solrace.server.common.shared import Shared
 from solrace.server.league.boards import Boards
 from solrace.server.rules.room import Room, check_game_options
 from solrace.server.solver.deal_pool import daily_pick
+from solrace.server.solver.solver_jobs import DRAW, STOCK
 from solrace.server.solver.solving import WON, SolverPool
 from solrace.server.solver.work import draw_solve
 from solrace.server.store import keys
@@ -176,17 +177,26 @@ def _parse_deal(kept: str | bytes) -> DailyDeal:
 
 
 async def daily_seed(
-    solver: SolverPool, secret: bytes, date: str, game: str, game_options: dict[str, Any]
+    solver: SolverPool,
+    secret: bytes,
+    date: str,
+    game: str,
+    game_options: dict[str, Any],
+    kind: str = DRAW,
 ) -> DailyDeal:
     """The first candidate (n = 0, 1, ...) the solver wins within its daily budget; the
     candidates are tried a batch (one per worker) at a time, and the lowest n won is taken,
-    so every process finds the same deal."""
+    so every process finds the same deal. `kind`: the solver's job kind of the candidates
+    (`STOCK` for a deal drawn ahead: at the lowest priority and never on every worker, so a
+    hint or a room's draw finds one free; a candidate at the daily budget runs up to ~25 s)."""
     budget = solver.budgets.for_daily(game)
     for first in range(0, solver.budgets.max_draws, solver.workers):
         batch = range(first, first + solver.workers)
         seeds = [candidate_seed(secret, date, game, game_options, n) for n in batch]
         tries = [
-            asyncio.ensure_future(solver.draw(draw_solve, game, s, dict(game_options), budget))
+            asyncio.ensure_future(
+                solver.draw(draw_solve, game, s, dict(game_options), budget, kind=kind)
+            )
             for s in seeds
         ]
         try:
@@ -265,7 +275,9 @@ class Dailies:
         A deal is drawn at the solver's large daily budget (server/solver/solving.py: any
         winnable deal, not the quickest won), which takes a Klondike daily tens of CPU
         seconds; kept in Redis days ahead, it is ready before anyone asks, even for a process
-        that has just started (a restart, a new worker) or a day nobody played before.
+        that has just started (a restart, a new worker) or a day nobody played before. Its
+        candidates are background jobs (`STOCK`), so they never hold every solver worker: a
+        hint or a room's draw does not wait out a candidate (up to ~25 s for Leap Year's).
         `games`: these only (tests; default every game)."""
         order = sorted(games or m.GAME_NAMES, key=lambda g: g != "klondike")
         self._spawn(self._predraw_days(order), self.drawing)
@@ -319,7 +331,8 @@ class Dailies:
                 if self.solver is None:
                     raise ProtocolError("not_allowed", "this server has no solver to deal dailies")
                 opts = default_options(game)
-                found = await daily_seed(self.solver, self.secret(), date, game, opts)
+                kind = DRAW if asked else STOCK  # nobody waits for a pre-draw
+                found = await daily_seed(self.solver, self.secret(), date, game, opts, kind)
             how = "from the pool" if found.n == POOLED else f"candidate {found.n}"
             log.info("daily %s dealt (%s)", daily_id(date, game), how)
             text = json.dumps({"seed": found.seed, "solution": found.solution, "n": found.n})

@@ -8,7 +8,8 @@ verdicts), a hint or a daily's draw waited minutes behind them. Here the parent 
 * every job has a kind, and kinds go in priority order: `hint` (a player waits, alone),
   then `draw` (a daily's or a winnable room's deal: a player or a host waits), then
   `verdict` (post-race verdicts: nobody waits; "unknown" is an answer), then `stock`
-  (winnable deals drawn ahead for rooms to come: server/league/deal_stock.py);
+  (winnable deals drawn ahead for rooms to come: server/league/deal_stock.py; and the
+  dailies drawn ahead, server/league/daily.py's pre-draw);
 * the jobs wait in this process's priority queue, and at most `workers` are handed to the
   executor at once: a worker that comes free takes the most urgent job queued, never one
   queued earlier of a lesser kind; verdicts hold at most `workers - 1` of them (one when

@@ -285,11 +285,11 @@ class SolverPool:
         when `kind`'s queue is full."""
         return await self.jobs.run(kind, fn, *args)
 
-    async def draw(self, fn: Any, *args: Any) -> Any:
-        """A candidate of a draw (a daily's or a winnable room's): `busy` when the draws'
-        queue is full."""
+    async def draw(self, fn: Any, *args: Any, kind: str = DRAW) -> Any:
+        """A candidate of a draw (a daily's or a winnable room's), queued as `kind` (a daily
+        drawn ahead: `STOCK`, nobody waits): `busy` when that kind's queue is full."""
         try:
-            return await self.jobs.run(DRAW, fn, *args)
+            return await self.jobs.run(kind, fn, *args)
         except QueueFull:
             raise _busy("draw") from None
 

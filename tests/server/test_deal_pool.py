@@ -42,6 +42,7 @@ from solrace.server.league.daily import (
 )
 from solrace.server.solver import deal_pool
 from solrace.server.solver.deal_pool import DealPool, PoolSeed, daily_pick
+from solrace.server.solver.solver_jobs import DRAW
 from solrace.server.solver.solving import Budgets, SolverPool
 from solrace.server.store.redis_conn import Client, connect
 
@@ -188,10 +189,10 @@ class HeldDraws(SolverPool):
         self.go = asyncio.Event()
         self.draws = 0
 
-    async def draw(self, fn: Any, *args: Any) -> Any:
+    async def draw(self, fn: Any, *args: Any, kind: str = DRAW) -> Any:
         self.draws += 1
         await self.go.wait()
-        return await super().draw(fn, *args)
+        return await super().draw(fn, *args, kind=kind)
 
 
 async def test_a_daily_asked_before_it_was_drawn_comes_from_the_pool_at_once(

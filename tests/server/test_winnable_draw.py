@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 from helpers.deals import TEST_SECRET
@@ -131,3 +132,45 @@ async def test_predraw_keeps_the_next_days_deals_in_redis(redis: Client, key_pre
         await d.flush()
         pool.close()
         await redis.delete(*keys)
+
+
+async def test_a_daily_drawn_ahead_leaves_a_worker_free(redis: Client, key_prefix: str) -> None:
+    """Nobody waits for a pre-draw, and a candidate at the daily budget runs up to ~25 s (Leap
+    Year at 30,000,000 positions), so a pre-draw's candidates are background jobs (`stock`):
+    with two workers its batch of two runs on one, and a hint or a room's draw finds the
+    other free. A daily someone asks for is a draw, on every worker, as before."""
+    pool = SolverPool(workers=2, pool_mode="off", budgets=Budgets(draw={"puttputt": 20_000}))
+    submitted: list[tuple[str, int]] = []  # each candidate's kind, and workers busy after it
+    submit = pool.jobs.submit
+
+    def watched(kind: str, fn: Any, *args: Any) -> Any:
+        job = submit(kind, fn, *args)
+        submitted.append((kind, pool.jobs.running))
+        return job
+
+    pool.jobs.submit = watched  # type: ignore[method-assign]
+    d = dailies(redis, key_prefix, pool, DAY)
+    keys = [d.key(DAY, "puttputt", "deal")]
+    try:
+        d.predraw(["puttputt"])
+
+        async def drawn() -> bool:
+            return bool(await redis.exists(*keys))
+
+        await until(drawn, "today's puttputt deal drawn ahead", timeout=60)
+        ahead = submitted[:2]  # today's first batch
+        assert [k for k, _ in ahead] == ["stock", "stock"]
+        assert max(busy for _, busy in ahead) == 1  # one worker left free
+        await d.flush()
+        submitted.clear()
+        past = "2026-11-20"  # nobody drew it ahead: drawn while its player waits
+        keys.append(d.key(past, "puttputt", "deal"))
+        await d.deal(past, "puttputt")
+        asked = submitted[:2]
+        assert [k for k, _ in asked] == ["draw", "draw"]
+        assert max(busy for _, busy in asked) == 2  # the whole pool
+    finally:
+        await d.flush()
+        pool.close()
+        ahead_days = [next_date(DAY), next_date(next_date(DAY))]
+        await redis.delete(*keys, *(d.key(day, "puttputt", "deal") for day in ahead_days))
