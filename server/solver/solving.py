@@ -598,7 +598,7 @@ class RaceVerdicts:
         deal is proved lost so is every seat's (no solve), and a seat still at the deal gets
         the deal's own verdict when that is known won: a winnable deal is drawn at a larger
         budget than a verdict's, so judging it again could say "unknown" beside a deal
-        "won". (The other way, `_judge`: a seat judged won makes an unknown deal won.)"""
+        "won". (The other way, `verdicts`: a seat judged won makes an unknown deal won.)"""
         if deal == LOST:
             return dict.fromkeys(texts, LOST)
         known: dict[str, str] = {}
