@@ -12,9 +12,11 @@ pools, and a room takes one at once. The first hint at such a deal's start searc
 
 A stock is a short Redis list per rule set (keys.stock), shared by every process on the
 deployment; each deal in it is taken once (LPOP) and its seed is as secret as a room's
-(fresh 64-bit seeds, not the public pools). Only each game's default rule set is stocked: the
-rule sets a client may ask for are many, and a stock per rule set would let one client set
-every server's solver to work; a room with other rules draws on demand, as before. A stock is
+(fresh 64-bit seeds, not the public pools). A fixed list of rule sets is stocked
+(`stocked_rules`): each game's defaults, and Klondike's draw one or three with top cards or
+runs, unlimited passes (standard Klondike is draw three with runs). The rule sets a client may
+ask for are unbounded (any pass limit), and a stock per rule set asked for would let one
+client set every server's solver to work; a room with other rules draws on demand. A stock is
 refilled after a room of its rule set asks, at the solver's lowest priority (`STOCK`: after
 hints, draws and verdicts, and sharing the verdicts' slots, so a hint never waits for it). An
 entry records its budget: one drawn at a smaller budget than today's (a changed
@@ -38,7 +40,7 @@ from solrace.server.solver.solving import SolverPool, Winnable
 from solrace.server.store import keys
 from solrace.server.store.redis_conn import Client
 
-__all__ = ["DEFAULT_SIZE", "DealStock", "stock_key"]
+__all__ = ["DEFAULT_SIZE", "STOCKED_VARIANTS", "DealStock", "stock_key", "stocked_rules"]
 
 log = logging.getLogger("solrace.server")
 
@@ -48,6 +50,18 @@ DEFAULT_SIZE = 4
 #: draws of a refill that may give up (`busy`: the solver's queue full, or out of time on a
 #: loaded machine) in a row before it stops until the next room asks
 GIVE_UPS = 5
+#: rule sets stocked besides each game's defaults, as options over the defaults: the
+#: Klondike variants most played, unlimited passes (a pass limit draws on demand)
+STOCKED_VARIANTS: dict[str, tuple[dict[str, Any], ...]] = {
+    "klondike": ({"draw": 3}, {"moves": "build"}, {"draw": 3, "moves": "build"}),
+}
+
+
+def stocked_rules(game: str) -> list[dict[str, Any]]:
+    """Every rule set of `game` with a stock, its options filled in (as a room holds them):
+    the defaults first, then `STOCKED_VARIANTS`."""
+    defaults = default_options(game)
+    return [defaults, *({**defaults, **v} for v in STOCKED_VARIANTS.get(game, ()))]
 
 
 def stock_key(prefix: str, room_options: dict[str, Any]) -> str:
@@ -71,9 +85,8 @@ class DealStock:
         self._checks: set[asyncio.Task[None]] = set()
 
     def stocked(self, room_options: dict[str, Any]) -> bool:
-        """Whether rooms under these options deal from a stock: a game's default rules."""
-        game = room_options["game"]
-        return self.size > 0 and room_options["game_options"] == default_options(game)
+        """Whether rooms under these options deal from a stock (`stocked_rules`)."""
+        return self.size > 0 and room_options["game_options"] in stocked_rules(room_options["game"])
 
     def key(self, room_options: dict[str, Any]) -> str:
         return stock_key(self.prefix, room_options)

@@ -166,7 +166,7 @@ class RoomService:
         # the solver's pool (winnable deals, hints) and the hook told of every race this
         # process finished (post-race verdicts); both set by app.build
         self.solver: SolverPool | None = solver
-        #: winnable deals drawn ahead, in Redis, for rooms of a game's default rules
+        #: winnable deals drawn ahead, in Redis, for rooms of a stocked rule set
         #: (server/league/deal_stock.py; None: every winnable room draws on demand)
         self.stock: DealStock | None = stock
         self.finished: Callable[[Room], None] | None = finished

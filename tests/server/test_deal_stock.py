@@ -16,7 +16,7 @@ from helpers.race import until
 from helpers.servers import serving
 from solrace.engine.solve import solve_deal
 from solrace.server.league.daily import default_options
-from solrace.server.league.deal_stock import DealStock, stock_key
+from solrace.server.league.deal_stock import DealStock, stock_key, stocked_rules
 from solrace.server.solver.solving import Budgets, SolverPool
 from solrace.server.store.redis_conn import Client, connect
 
@@ -90,16 +90,56 @@ async def test_a_deal_drawn_at_a_smaller_budget_than_todays_is_passed_over(
     assert taken is not None and taken.seed == SLOW
 
 
-async def test_only_a_games_default_rules_are_stocked(
+async def test_a_fixed_list_of_rule_sets_is_stocked(
     stocked: DealStock, redis: Client, key_prefix: str
 ) -> None:
-    """Any other rule set draws on demand: a client choosing rules never sets a stock up."""
-    options = {"game": "klondike", "game_options": {**default_options("klondike"), "draw": 3}}
-    assert not stocked.stocked(options)
-    assert await stocked.take(options) is None
-    stocked.refill(options)
-    assert not await redis.exists(stock_key(key_prefix, options))
-    assert stocked.stocked({"game": "klondike", "game_options": default_options("klondike")})
+    """Each game's defaults and Klondike's four unlimited-pass variants; any other rule set
+    (a pass limit) draws on demand: a client choosing rules never sets a stock up."""
+    klondike = default_options("klondike")
+    for game in ("tabbycat", "manx", "puttputt", "klondike", "leapyear"):
+        assert stocked.stocked({"game": game, "game_options": default_options(game)})
+    for variant in ({"draw": 3}, {"moves": "build"}, {"draw": 3, "moves": "build"}):
+        assert stocked.stocked({"game": "klondike", "game_options": {**klondike, **variant}})
+    for variant in ({"passes": 3}, {"draw": 3, "moves": "build", "passes": 1}):
+        options = {"game": "klondike", "game_options": {**klondike, **variant}}
+        assert not stocked.stocked(options)
+        assert await stocked.take(options) is None
+        stocked.refill(options)
+        assert not await redis.exists(stock_key(key_prefix, options))
+    assert len(stocked_rules("klondike")) == 4 and stocked_rules("manx") == [{}]
+
+
+async def test_standard_klondike_is_stocked_with_deals_won_under_its_own_rules(
+    redis: Client, key_prefix: str
+) -> None:
+    """Draw three with runs: the stock's deal is one the solver wins under those rules at the
+    stock's budget, and a room of the default rules takes none of it."""
+    standard = {**default_options("klondike"), "draw": 3, "moves": "build"}
+    options = {"game": "klondike", "game_options": standard}
+    budgets = Budgets(draw={"klondike": 1_000}, daily={"klondike": 200_000})
+    pool = SolverPool(workers=2, budgets=budgets)
+    stock = DealStock(redis, key_prefix, pool, size=1)
+    try:
+        assert await stock.take(options) is None  # empty: its refill starts
+        key = stock_key(key_prefix, options)
+
+        async def full() -> bool:
+            return int(await redis.llen(key)) == 1
+
+        await until(full, "the standard Klondike stock filled", timeout=120)
+        (entry,) = await entries(redis, key)
+        assert entry["budget"] == 200_000
+        plain = {"game": "klondike", "game_options": default_options("klondike")}
+        assert key != stock_key(key_prefix, plain) and not await redis.exists(
+            stock_key(key_prefix, plain)
+        )
+        taken = await stock.take(options)
+        assert taken is not None and taken.game_options == standard
+        solved = solve_deal("klondike", taken.seed, standard, 200_000)
+        assert solved.verdict == "won" and len(solved.moves) == taken.solution
+    finally:
+        stock.close()
+        pool.close()
 
 
 async def test_a_servers_winnable_room_starts_on_a_deal_of_its_stock(
