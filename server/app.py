@@ -75,6 +75,7 @@ def build(
         solver,
         lambda code, rule: service.update(code, rule),
         deal_ahead=lambda options: service.ahead(options),
+        deep=config.deep_verdicts,
     )
     dailies = Dailies(
         store.redis,

@@ -49,5 +49,7 @@ class ServerConfig:
     deal_pool: str = DEFAULT_MODE
     #: winnable deals kept drawn ahead per stocked rule set (`--deal-stock`; 0: none)
     deal_stock: int = 0
+    #: search post-race verdicts left "unknown" again at the background budget (`--deep-verdicts`)
+    deep_verdicts: bool = False
     #: which codes this process may give a new room (`--workers`: those the front routes to it)
     owns: Callable[[str], bool] = any_code

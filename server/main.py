@@ -187,6 +187,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "and look up its solution), 'off' never",
     )
     parser.add_argument(
+        "--deep-verdicts",
+        action=argparse.BooleanOptionalAction,
+        default=os.environ.get("SOLRACE_DEEP_VERDICTS", "1") != "0",
+        help="search a post-race verdict left 'unknown' again, further (at the dailies' "
+        "budget: Klondike 10,000,000 positions, Leap Year 30,000,000), in the background at "
+        "the solver's lowest priority, and send what it decides as another 'solved' event "
+        "(default on; SOLRACE_DEEP_VERDICTS=0 turns it off, as the test suite does)",
+    )
+    parser.add_argument(
         "--deal-stock",
         type=int,
         default=int(os.environ.get("SOLRACE_DEAL_STOCK", str(DEFAULT_STOCK))),
@@ -450,6 +459,7 @@ async def serve_forever(
         draw_budgets=dict(args.draw_budget),
         deal_pool=args.deal_pool,
         deal_stock=args.deal_stock,
+        deep_verdicts=args.deep_verdicts,
         # with --workers, draw room codes that the front routes back to this worker
         owns=front.owns(args.worker_index, args.workers)
         if args.worker_fd is not None

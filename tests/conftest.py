@@ -29,6 +29,9 @@ os.environ["SOLRACE_PREDRAW_DAILY"] = "0"
 # test that knows which deal a winnable room gets, or counts the solver's jobs, sees the
 # on-demand draw
 os.environ["SOLRACE_DEAL_STOCK"] = "0"
+# nor search post-race verdicts left "unknown" again at the background budget (10,000,000
+# Klondike positions a verdict: CPU the tests do not need); test_winnable.py turns it on
+os.environ["SOLRACE_DEEP_VERDICTS"] = "0"
 # the benchmark's smoke runs stay in the suite's session: measured runs give each of their
 # processes a favoured session of its own, which here took both cores from every other test
 # for the run's length (solrace.bench.server_process.own_sessions)

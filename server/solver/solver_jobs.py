@@ -9,7 +9,9 @@ verdicts), a hint or a daily's draw waited minutes behind them. Here the parent 
   then `draw` (a daily's or a winnable room's deal: a player or a host waits), then
   `verdict` (post-race verdicts: nobody waits; "unknown" is an answer), then `stock`
   (winnable deals drawn ahead for rooms to come: server/league/deal_stock.py; and the
-  dailies drawn ahead, server/league/daily.py's pre-draw);
+  dailies drawn ahead, server/league/daily.py's pre-draw), then `deep` (a post-race verdict
+  left "unknown" searched again further: solving.RaceVerdicts.deepen; the first verdicts
+  already stand, so it comes after what makes rooms' deals);
 * the jobs wait in this process's priority queue, and at most `workers` are handed to the
   executor at once: a worker that comes free takes the most urgent job queued, never one
   queued earlier of a lesser kind; verdicts hold at most `workers - 1` of them (one when
@@ -46,13 +48,23 @@ from solrace.server.solver.work import worker_start
 
 log = logging.getLogger("solrace.server")
 
-__all__ = ["DRAW", "HINT", "KINDS", "STOCK", "VERDICT", "Jobs", "QueueBounds", "QueueFull"]
+__all__ = [
+    "DEEP",
+    "DRAW",
+    "HINT",
+    "KINDS",
+    "STOCK",
+    "VERDICT",
+    "Jobs",
+    "QueueBounds",
+    "QueueFull",
+]
 
-HINT, DRAW, VERDICT, STOCK = "hint", "draw", "verdict", "stock"
+HINT, DRAW, VERDICT, STOCK, DEEP = "hint", "draw", "verdict", "stock", "deep"
 #: the order kinds are served in (a lower number first)
-KINDS = {HINT: 0, DRAW: 1, VERDICT: 2, STOCK: 3}
+KINDS = {HINT: 0, DRAW: 1, VERDICT: 2, STOCK: 3, DEEP: 4}
 #: the kinds nobody waits for, which share `Jobs.verdict_slots`
-BACKGROUND = frozenset((VERDICT, STOCK))
+BACKGROUND = frozenset((VERDICT, STOCK, DEEP))
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,8 @@ class QueueBounds:
     verdict: int = 64
     #: a stock's draw keeps a batch of candidates queued, as a room's draw does
     stock: int = 32
+    #: deeper verdicts (up to ~15-25 CPU s each): past these the first verdicts stand
+    deep: int = 16
 
     def of(self, kind: str) -> int:
         return int(getattr(self, kind))

@@ -54,7 +54,15 @@ from solrace.server.common.metrics import METRICS
 from solrace.server.rules.room import FINISHED, Room
 from solrace.server.solver import deal_pool
 from solrace.server.solver.deal_pool import DEFAULT_MODE, MODES, DealPool
-from solrace.server.solver.solver_jobs import DRAW, HINT, VERDICT, Jobs, QueueBounds, QueueFull
+from solrace.server.solver.solver_jobs import (
+    DEEP,
+    DRAW,
+    HINT,
+    VERDICT,
+    Jobs,
+    QueueBounds,
+    QueueFull,
+)
 from solrace.server.solver.work import draw_solve, solve_position
 
 log = logging.getLogger("solrace.server")
@@ -405,25 +413,33 @@ class SolverPool:
     # --- after a race -------------------------------------------------------------------
 
     async def deal_verdict(
-        self, game: str, seed: int, options: dict[str, Any]
+        self,
+        game: str,
+        seed: int,
+        options: dict[str, Any],
+        budget: int | None = None,
+        kind: str = VERDICT,
     ) -> tuple[str, int | None]:
-        """(verdict, solution length when won) of a deal from its start."""
+        """(verdict, solution length when won) of a deal from its start, searched within
+        `budget` positions (the verdicts' by default) as a `kind` job."""
+        budget = budget or self.budgets.for_deal(game)
         try:
-            verdict, length = await self.run(
-                VERDICT, draw_solve, game, seed, dict(options), self.budgets.for_deal(game)
-            )
+            verdict, length = await self.run(kind, draw_solve, game, seed, dict(options), budget)
         except QueueFull:
             log.debug("the solver's verdict queue is full: a deal's verdict is unknown")
             return UNKNOWN, None
         return verdict, (length if verdict == WON else None)
 
-    async def position_verdicts(self, texts: dict[str, str]) -> dict[str, str]:
-        """Each named position's verdict ("unknown" also when a solve failed)."""
+    async def position_verdicts(
+        self, texts: dict[str, str], budget: int | None = None, kind: str = VERDICT
+    ) -> dict[str, str]:
+        """Each named position's verdict ("unknown" also when a solve failed), searched
+        within `budget` positions (the verdicts' by default) as `kind` jobs."""
 
         async def one(text: str) -> str:
             try:
                 r: SolveResult = await self.run(
-                    VERDICT, solve_position, text, self.budgets.for_verdict(text)
+                    kind, solve_position, text, budget or self.budgets.for_verdict(text)
                 )
             except QueueFull:
                 log.debug("the solver's verdict queue is full: a position's verdict is unknown")
@@ -488,6 +504,16 @@ class RaceVerdicts:
     between never stores them: any process that loads the finished room without them
     (`owed`: a player resuming elsewhere, the janitor counting the dead process out)
     computes them again from the stored logs. Storing them is idempotent (`_store_solved`).
+
+    With `deep` (`solrace serve --deep-verdicts`, on by default), a verdict left "unknown" is
+    searched again, further, once the first ones are stored: at the game's background budget
+    (`Budgets.for_daily`: the compiled Klondike search 10,000,000 positions and Leap Year's
+    30,000,000, against a verdict's 1,000,000) as a `deep` job, the solver's lowest priority
+    (after the stock's draws), which never holds every worker. Nobody waits for a verdict, and at 1,000,000 positions a
+    fifth of Klondike deals stay "unknown" (docs/SOLVABILITY.md, "Deeper verdicts"). What it
+    decides replaces the first verdicts in the results and goes out as a second `solved`
+    event. Only the process that judged the race searches further (a process that dies first
+    leaves the first verdicts, which stand).
     """
 
     def __init__(
@@ -495,9 +521,12 @@ class RaceVerdicts:
         solver: SolverPool,
         update: Callable[[str, Rule], Awaitable[Any]],
         deal_ahead: Callable[[dict[str, Any]], None] | None = None,
+        deep: bool = False,
     ) -> None:
         self.solver = solver
         self.update = update
+        #: search "unknown" verdicts again at the background budget (`deepen`)
+        self.deep = deep
         #: a winnable room's next deal, started for its rematch (app.build: the room
         #: service's, which takes a stocked deal when there is one; else the solver's draw)
         self.deal_ahead = deal_ahead or solver.prefetch
@@ -557,6 +586,9 @@ class RaceVerdicts:
         try:
             solved = await self.verdicts(options, seed, solution, texts, someone_won)
             await self.update(code, _store_solved(round_, solved))
+            deeper = await self.deepen(options, seed, solved, texts) if self.deep else None
+            if deeper is not None:
+                await self.update(code, _store_solved(round_, deeper, replaces=solved))
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -577,6 +609,34 @@ class RaceVerdicts:
             deal = (WON, None)  # that seat's position was reached from the deal's start
         return {"deal": deal[0], "deal_moves": deal[1], "seats": seats}
 
+    async def deepen(
+        self, options: dict[str, Any], seed: int, solved: dict[str, Any], texts: dict[str, str]
+    ) -> dict[str, Any] | None:
+        """`solved` with its "unknown" verdicts searched again at the game's background budget,
+        as `deep` jobs; None when that budget is no larger than a verdict's (nothing
+        more to find) or the search decided nothing more."""
+        game = options["game"]
+        budget = self.solver.budgets.for_daily(game)
+        if budget <= self.solver.budgets.for_deal(game) or UNKNOWN not in (
+            solved["deal"],
+            *solved["seats"].values(),
+        ):
+            return None
+        deal: tuple[str, int | None] = (solved["deal"], solved["deal_moves"])
+        if deal[0] == UNKNOWN:
+            deal = await self.solver.deal_verdict(
+                game, seed, options["game_options"], budget=budget, kind=DEEP
+            )
+        unknown = {s: texts[s] for s, v in solved["seats"].items() if v == UNKNOWN}
+        seats = {
+            **solved["seats"],
+            **await self._seat_verdicts(options, seed, deal[0], unknown, budget, DEEP),
+        }
+        if deal[0] == UNKNOWN and WON in seats.values():
+            deal = (WON, None)
+        out = {"deal": deal[0], "deal_moves": deal[1], "seats": seats}
+        return None if out == solved else out
+
     async def _deal_verdict(
         self, options: dict[str, Any], seed: int, solution: int | None, someone_won: bool
     ) -> tuple[str, int | None]:
@@ -590,7 +650,13 @@ class RaceVerdicts:
         return await self.solver.deal_verdict(options["game"], seed, options["game_options"])
 
     async def _seat_verdicts(
-        self, options: dict[str, Any], seed: int, deal: str, texts: dict[str, str]
+        self,
+        options: dict[str, Any],
+        seed: int,
+        deal: str,
+        texts: dict[str, str],
+        budget: int | None = None,
+        kind: str = VERDICT,
     ) -> dict[str, str]:
         """Each seat's final position judged, where the deal's verdict does not tell it.
 
@@ -606,7 +672,7 @@ class RaceVerdicts:
             start = new_game(options["game"], seed, options["game_options"]).to_text()
             known = {seat: WON for seat, text in texts.items() if text == start}
         rest = {seat: text for seat, text in texts.items() if seat not in known}
-        judged = await self.solver.position_verdicts(rest) if rest else {}
+        judged = await self.solver.position_verdicts(rest, budget, kind) if rest else {}
         return {seat: known.get(seat) or judged[seat] for seat in texts}
 
     def close(self) -> None:
@@ -636,15 +702,19 @@ def unjudged(room: Room) -> str | None:
     return None
 
 
-def _store_solved(round_: int, solved: dict[str, Any]) -> Rule:
+def _store_solved(
+    round_: int, solved: dict[str, Any], replaces: dict[str, Any] | None = None
+) -> Rule:
     """The verdicts join the stored results (snapshots carry them) and go out as one event,
-    unless the room moved on (a rematch) or they are already there."""
+    unless the room moved on (a rematch) or the results' verdicts are not `replaces` (None:
+    none yet; the first verdicts are stored once, and verdicts searched further replace
+    only the ones they were searched from)."""
 
     def rule(room: Room, now: int) -> list[dict[str, Any]]:
         results = room.doc.get("results")
         if room.doc["round"] != round_ or room.state != FINISHED or not results:
             return []
-        if "solved" in results:
+        if results.get("solved") != replaces:
             return []
         results["solved"] = solved
         return [{"kind": "solved", "at": now, **solved}]

@@ -21,7 +21,7 @@ from solrace.engine import new_game
 from solrace.protocol.messages import ProtocolError
 from solrace.server.common.metrics import METRICS
 from solrace.server.net.conn import Limits
-from solrace.server.solver.solver_jobs import DRAW, HINT, STOCK, VERDICT, QueueBounds
+from solrace.server.solver.solver_jobs import DEEP, DRAW, HINT, STOCK, VERDICT, QueueBounds
 from solrace.server.solver.solving import UNKNOWN, WON, Budgets, SolverPool
 from solrace.server.solver.work import draw_solve
 
@@ -71,6 +71,27 @@ async def test_a_hint_runs_before_queued_verdicts_and_draws(tmp_path: Path) -> N
         pool.close()
 
 
+async def test_deeper_verdicts_run_after_the_stocks_draws(tmp_path: Path) -> None:
+    """A verdict searched further (`deep`) waits behind a stock's draw queued after it: the
+    first verdicts already stand, while a stocked deal is what a room will be dealt."""
+    pool = SolverPool(workers=1)
+    try:
+        blocker, release = await _held(pool, tmp_path)
+        deeper = asyncio.ensure_future(pool.position_verdicts(_texts(2), 20_000, DEEP))
+        await until(lambda: pool.jobs.waiting[DEEP] == 2, "2 deeper verdicts queued")
+        stocked = asyncio.ensure_future(
+            pool.draw(draw_solve, "puttputt", 1, {}, 20_000, kind=STOCK)
+        )
+        await until(lambda: pool.jobs.waiting[STOCK] == 1, "the stock's draw queued")
+        release.touch()
+        assert await asyncio.wait_for(blocker, scaled(60)) == "held"
+        assert (await asyncio.wait_for(stocked, scaled(60)))[0] == WON
+        assert set((await asyncio.wait_for(deeper, scaled(60))).values()) == {WON}
+        assert pool.jobs.started == [VERDICT, STOCK, DEEP, DEEP]
+    finally:
+        pool.close()
+
+
 async def test_verdicts_leave_a_worker_free_for_hints(tmp_path: Path) -> None:
     """With two workers, verdicts hold one at most: while one is held by a verdict, the
     other verdicts wait and the other worker takes the hint at once."""
@@ -116,6 +137,7 @@ async def test_full_queues_drop_verdicts_and_refuse_hints_and_draws(tmp_path: Pa
             DRAW: 1,
             VERDICT: 2,
             STOCK: 0,
+            DEEP: 0,
         }  # nothing more was queued
         release.touch()
         assert (await asyncio.wait_for(hint, scaled(60)))[0] == WON

@@ -15,6 +15,7 @@ import pytest
 from solrace.engine import new_game, replay
 from solrace.engine.solve import solve_deal, solve_text
 from solrace.protocol.messages import ProtocolError
+from solrace.server.solver import solving
 from solrace.server.solver.solving import Budgets, SolverPool
 
 
@@ -237,3 +238,74 @@ async def test_what_the_race_tells_is_not_solved_again() -> None:
             lost_pool.close()
     finally:
         pool.close()
+
+
+async def test_an_unknown_verdict_is_searched_again_further_in_the_background() -> None:
+    """With deep verdicts on, a verdict left "unknown" at the verdicts' budget (50 positions
+    here) is searched again at the game's background budget (2,000,000) as `deep` jobs, and
+    what that decides replaces the first verdicts in the results and goes out as a second
+    `solved` event. Putt Putt deal 5 is proved lost at 2,252 positions: every seat with it."""
+    from helpers.records import finished_room
+    from solrace.server.solver.solving import RaceVerdicts
+
+    room = finished_room("puttputt", players=3, seed=5)
+    events: list[dict] = []
+
+    async def update(code: str, rule) -> None:
+        events.extend(rule(room, 0))
+
+    budgets = Budgets(verdict=50, draw={"puttputt": 50}, daily={"puttputt": 2_000_000})
+    pool = SolverPool(workers=2, budgets=budgets)
+    kinds: list[str] = []
+    submit = pool.jobs.submit
+
+    def counted(kind: str, *args):
+        kinds.append(kind)
+        return submit(kind, *args)
+
+    pool.jobs.submit = counted  # type: ignore[method-assign]
+    try:
+        judge = RaceVerdicts(pool, update, deep=True)
+        judge.finished(room)
+        await asyncio.gather(*judge.tasks)
+        first, second = events
+        assert first["kind"] == second["kind"] == "solved"
+        assert first["deal"] == "unknown" and "unknown" in first["seats"].values()
+        assert second["deal"] == "lost" and set(second["seats"].values()) == {"lost"}
+        assert second["seats"].keys() == first["seats"].keys()
+        stored = room.doc["results"]["solved"]
+        assert stored == {k: second[k] for k in ("deal", "deal_moves", "seats")}
+        # the deal's deeper solve only (a lost deal makes every seat lost), in the background
+        assert kinds.count("deep") == 1 and set(kinds) == {"verdict", "deep"}
+        # stored once: the same deeper verdicts again change nothing
+        before = {k: first[k] for k in ("deal", "deal_moves", "seats")}
+        assert solving._store_solved(room.doc["round"], stored, replaces=before)(room, 0) == []
+        assert solving._store_solved(room.doc["round"], before)(room, 0) == []
+    finally:
+        pool.close()
+
+
+async def test_deep_verdicts_are_off_or_idle_where_they_would_find_nothing_more() -> None:
+    """Off (the default of a `RaceVerdicts`), or on where the background budget is no larger
+    than a verdict's, or with nothing unknown: one `solved` event, no second search."""
+    from helpers.records import finished_room
+    from solrace.server.solver.solving import RaceVerdicts
+
+    for deep, daily in ((False, 2_000_000), (True, 50)):
+        room = finished_room("puttputt", players=3, seed=5)
+        events: list[dict] = []
+
+        async def update(code: str, rule, room=room, events=events) -> None:
+            events.extend(rule(room, 0))
+
+        budgets = Budgets(verdict=50, draw={"puttputt": 50}, daily={"puttputt": daily})
+        pool = SolverPool(workers=1, budgets=budgets)
+        try:
+            judge = RaceVerdicts(pool, update, deep=deep)
+            judge.finished(room)
+            await asyncio.gather(*judge.tasks)
+            assert [e["deal"] for e in events] == ["unknown"]
+            decided = {"deal": "won", "deal_moves": 3, "seats": {"1": "lost"}}
+            assert await judge.deepen({"game": "puttputt"}, 5, decided, {"1": ""}) is None
+        finally:
+            pool.close()
