@@ -206,3 +206,12 @@ test("an ack's change is applied to the board we had; one that does not fit asks
   assert.equal(s.view, before);
   assert.equal(s.needResync, true);
 });
+
+test("a second solved event (a verdict searched further) replaces the first in the results", () => {
+  let s = joined({ state: "finished", results: { ranking: [], seed: 7 } });
+  s = reduce(s, { type: "event", n: 3, kind: "solved", deal: "unknown", deal_moves: null, seats: { 0: "unknown" } });
+  assert.deepEqual(s.snap.results.solved, { deal: "unknown", deal_moves: null, seats: { 0: "unknown" } });
+  s = reduce(s, { type: "event", n: 4, kind: "solved", deal: "won", deal_moves: 240, seats: { 0: "won" } });
+  assert.deepEqual(s.snap.results.solved, { deal: "won", deal_moves: 240, seats: { 0: "won" } });
+  assert.equal(s.snap.results.seed, 7);
+});
