@@ -9,9 +9,12 @@ verdicts), a hint or a daily's draw waited minutes behind them. Here the parent 
   then `draw` (a daily's or a winnable room's deal: a player or a host waits), then
   `verdict` (post-race verdicts: nobody waits; "unknown" is an answer), then `stock`
   (winnable deals drawn ahead for rooms to come: server/league/deal_stock.py; and the
-  dailies drawn ahead, server/league/daily.py's pre-draw), then `deep` (a post-race verdict
-  left "unknown" searched again further: solving.RaceVerdicts.deepen; the first verdicts
-  already stand, so it comes after what makes rooms' deals);
+  dailies drawn ahead, server/league/daily.py's pre-draw); and `deep` (a post-race verdict
+  left "unknown" searched again further: solving.RaceVerdicts.deepen), which runs apart, in
+  one worker of its own at the lowest CPU priority (`SolverPool.deep_jobs`, `DEEP_NICE`):
+  it may search for half a minute, and in the shared workers it held the one slot the
+  verdicts have (16 Klondike races, 2 workers: a race's first verdicts came 3.9 s after it
+  on average, 29 s at worst, against 0.2-0.4 s and 2.5 s with the worker of its own);
 * the jobs wait in this process's priority queue, and at most `workers` are handed to the
   executor at once: a worker that comes free takes the most urgent job queued, never one
   queued earlier of a lesser kind; verdicts hold at most `workers - 1` of them (one when
@@ -44,7 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from solrace.server.common.metrics import METRICS
-from solrace.server.solver.work import worker_start
+from solrace.server.solver.work import WORKER_NICE, worker_start
 
 log = logging.getLogger("solrace.server")
 
@@ -109,9 +112,13 @@ class _Job:
 class Jobs:
     """This process's solver workers and the priority queue in front of them."""
 
-    def __init__(self, workers: int, bounds: QueueBounds | None = None) -> None:
+    def __init__(
+        self, workers: int, bounds: QueueBounds | None = None, niceness: int = WORKER_NICE
+    ) -> None:
         self.workers = workers
         self.bounds = bounds or QueueBounds()
+        #: the workers' niceness (`work.worker_start`)
+        self.niceness = niceness
         self._pool: ProcessPoolExecutor | None = None
         self._queue: list[tuple[int, int, _Job]] = []
         self._order = itertools.count()
@@ -132,7 +139,10 @@ class Jobs:
             # spawn, not fork: the server has threads and open sockets a fork would copy
             ctx = multiprocessing.get_context("spawn")
             self._pool = ProcessPoolExecutor(
-                self.workers, mp_context=ctx, initializer=worker_start, initargs=(os.getpid(),)
+                self.workers,
+                mp_context=ctx,
+                initializer=worker_start,
+                initargs=(os.getpid(), self.niceness),
             )
         return self._pool
 

@@ -63,7 +63,7 @@ from solrace.server.solver.solver_jobs import (
     QueueBounds,
     QueueFull,
 )
-from solrace.server.solver.work import draw_solve, solve_position
+from solrace.server.solver.work import DEEP_NICE, draw_solve, solve_position
 
 log = logging.getLogger("solrace.server")
 
@@ -280,6 +280,9 @@ class SolverPool:
         #: give a sequence of their own, to know which deal a draw must take)
         self.seeds: Callable[[], int] = seeds or (lambda: secrets.randbits(64))
         self.jobs = Jobs(self.workers, bounds)
+        #: the deeper verdicts' own worker (`DEEP` jobs), at the lowest CPU priority, so a
+        #: search of up to half a minute never holds a worker the other kinds need
+        self.deep_jobs = Jobs(1, bounds, niceness=DEEP_NICE)
         self._hints: LRU[str, tuple[str, list[str]]] = LRU(HINTS_KEPT)
         self._solving: dict[str, asyncio.Future[SolveResult]] = {}
         self._ahead: dict[str, asyncio.Future[Winnable]] = {}
@@ -289,9 +292,9 @@ class SolverPool:
         return None if self.pool_mode == "off" else self._pools(game, options)
 
     async def run(self, kind: str, fn: Any, *args: Any) -> Any:
-        """`fn(*args)` in a worker, after every more urgent job queued (`KINDS`); `QueueFull`
-        when `kind`'s queue is full."""
-        return await self.jobs.run(kind, fn, *args)
+        """`fn(*args)` in a worker, after every more urgent job queued (`KINDS`; a `DEEP` one
+        in its own worker); `QueueFull` when `kind`'s queue is full."""
+        return await (self.deep_jobs if kind == DEEP else self.jobs).run(kind, fn, *args)
 
     async def draw(self, fn: Any, *args: Any, kind: str = DRAW) -> Any:
         """A candidate of a draw (a daily's or a winnable room's), queued as `kind` (a daily
@@ -307,6 +310,7 @@ class SolverPool:
             task.cancel()
         self._ahead.clear()
         self.jobs.close()
+        self.deep_jobs.close()
 
     # --- winnable deals -----------------------------------------------------------------
 
@@ -508,8 +512,9 @@ class RaceVerdicts:
     With `deep` (`solrace serve --deep-verdicts`, on by default), a verdict left "unknown" is
     searched again, further, once the first ones are stored: at the game's background budget
     (`Budgets.for_daily`: the compiled Klondike search 10,000,000 positions and Leap Year's
-    30,000,000, against a verdict's 1,000,000) as a `deep` job, the solver's lowest priority
-    (after the stock's draws), which never holds every worker. Nobody waits for a verdict, and at 1,000,000 positions a
+    30,000,000, against a verdict's 1,000,000) as a `deep` job, in the solver's worker kept
+    for them at the lowest CPU priority (`SolverPool.deep_jobs`), so it takes idle CPU and
+    never a worker the hints, draws, first verdicts or stock draws need. Nobody waits for a verdict, and at 1,000,000 positions a
     fifth of Klondike deals stay "unknown" (docs/SOLVABILITY.md, "Deeper verdicts"). What it
     decides replaces the first verdicts in the results and goes out as a second `solved`
     event. Only the process that judged the race searches further (a process that dies first

@@ -33,12 +33,18 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def worker_start(parent: int) -> None:
+#: a solver worker's niceness: below the server's event loop (moves must not wait for a proof)
+WORKER_NICE = 10
+#: the deeper verdicts' worker's: below the other workers too (it only takes idle CPU)
+DEEP_NICE = 19
+
+
+def worker_start(parent: int, niceness: int = WORKER_NICE) -> None:
     """A worker's initializer: die with the server, and yield the CPU to its event loop
-    (moves must not wait for a proof)."""
+    (and, `DEEP_NICE`, to the other workers)."""
     die_with_parent(parent)
     with contextlib.suppress(OSError):
-        os.nice(10)
+        os.nice(niceness)
 
 
 def draw_solve(game: str, seed: int, options: dict[str, Any], budget: int) -> tuple[str, int]:

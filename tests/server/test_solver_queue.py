@@ -9,6 +9,7 @@ queue handed jobs to the worker (`Jobs.started`) and the answers are what is ass
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -71,23 +72,22 @@ async def test_a_hint_runs_before_queued_verdicts_and_draws(tmp_path: Path) -> N
         pool.close()
 
 
-async def test_deeper_verdicts_run_after_the_stocks_draws(tmp_path: Path) -> None:
-    """A verdict searched further (`deep`) waits behind a stock's draw queued after it: the
-    first verdicts already stand, while a stocked deal is what a room will be dealt."""
+async def test_deeper_verdicts_run_in_a_worker_of_their_own(tmp_path: Path) -> None:
+    """A verdict searched further (`deep`, up to half a minute) runs in the pool's extra
+    worker, at the lowest CPU priority: it is done while the only shared worker is held, and
+    takes none of the shared workers' slots from first verdicts, stock draws or hints."""
     pool = SolverPool(workers=1)
     try:
         blocker, release = await _held(pool, tmp_path)
-        deeper = asyncio.ensure_future(pool.position_verdicts(_texts(2), 20_000, DEEP))
-        await until(lambda: pool.jobs.waiting[DEEP] == 2, "2 deeper verdicts queued")
-        stocked = asyncio.ensure_future(
-            pool.draw(draw_solve, "puttputt", 1, {}, 20_000, kind=STOCK)
-        )
-        await until(lambda: pool.jobs.waiting[STOCK] == 1, "the stock's draw queued")
+        deeper = await asyncio.wait_for(pool.position_verdicts(_texts(2), 20_000, DEEP), scaled(60))
+        assert set(deeper.values()) == {WON}
+        assert not blocker.done() and pool.jobs.started == [VERDICT]
+        assert pool.deep_jobs.started == [DEEP, DEEP]
+        base = os.nice(0)
+        assert await pool.deep_jobs.run(DEEP, os.nice, 0) == min(19, base + 19)
         release.touch()
         assert await asyncio.wait_for(blocker, scaled(60)) == "held"
-        assert (await asyncio.wait_for(stocked, scaled(60)))[0] == WON
-        assert set((await asyncio.wait_for(deeper, scaled(60))).values()) == {WON}
-        assert pool.jobs.started == [VERDICT, STOCK, DEEP, DEEP]
+        assert await pool.jobs.run(STOCK, os.nice, 0) == min(19, base + 10)
     finally:
         pool.close()
 

@@ -242,7 +242,8 @@ async def test_what_the_race_tells_is_not_solved_again() -> None:
 
 async def test_an_unknown_verdict_is_searched_again_further_in_the_background() -> None:
     """With deep verdicts on, a verdict left "unknown" at the verdicts' budget (50 positions
-    here) is searched again at the game's background budget (2,000,000) as `deep` jobs, and
+    here) is searched again at the game's background budget (2,000,000) as `deep` jobs (in
+    the pool's worker kept for them), and
     what that decides replaces the first verdicts in the results and goes out as a second
     `solved` event. Putt Putt deal 5 is proved lost at 2,252 positions: every seat with it."""
     from helpers.records import finished_room
@@ -256,14 +257,6 @@ async def test_an_unknown_verdict_is_searched_again_further_in_the_background() 
 
     budgets = Budgets(verdict=50, draw={"puttputt": 50}, daily={"puttputt": 2_000_000})
     pool = SolverPool(workers=2, budgets=budgets)
-    kinds: list[str] = []
-    submit = pool.jobs.submit
-
-    def counted(kind: str, *args):
-        kinds.append(kind)
-        return submit(kind, *args)
-
-    pool.jobs.submit = counted  # type: ignore[method-assign]
     try:
         judge = RaceVerdicts(pool, update, deep=True)
         judge.finished(room)
@@ -275,8 +268,8 @@ async def test_an_unknown_verdict_is_searched_again_further_in_the_background() 
         assert second["seats"].keys() == first["seats"].keys()
         stored = room.doc["results"]["solved"]
         assert stored == {k: second[k] for k in ("deal", "deal_moves", "seats")}
-        # the deal's deeper solve only (a lost deal makes every seat lost), in the background
-        assert kinds.count("deep") == 1 and set(kinds) == {"verdict", "deep"}
+        # the deal's deeper solve only (a lost deal makes every seat lost), in its own worker
+        assert pool.deep_jobs.started == ["deep"] and set(pool.jobs.started) == {"verdict"}
         # stored once: the same deeper verdicts again change nothing
         before = {k: first[k] for k in ("deal", "deal_moves", "seats")}
         assert solving._store_solved(room.doc["round"], stored, replaces=before)(room, 0) == []
