@@ -17,6 +17,7 @@ KINDS = {
     "winnable": "solrace.bench.winnable",
     "daily-start": "solrace.bench.daily_start",
     "hint-starvation": "solrace.bench.hint_starvation",
+    "verdict-wait": "solrace.bench.verdict_wait",
     "records": "solrace.bench.records",
     "replay": "solrace.bench.replay",
     "leaderboards": "solrace.bench.leaderboards",

@@ -1,0 +1,192 @@
+"""`solrace bench verdict-wait`: how soon a race's verdicts come, without and with deeper ones.
+
+After a race the server sends a `solved` event: was the deal winnable, and each unfinished
+seat's final position? Searched at 1,000,000 positions, a fifth of default Klondike deals
+stay "unknown"; `--deep-verdicts` searches those again at 10,000,000 in a solver worker of
+its own at nice 19 and sends a second `solved` (server/solver/solving.py, issue 24). This
+measures what that costs and gives: one Redis, one key prefix (so one server secret), and
+for each way (`--no-deep-verdicts`, the baseline, then `--deep-verdicts`) a `solrace serve`
+of its own that plays the same `--races` solo Klondike races one after another (text seeds
+bench-1..N: the same deals both ways), each resigned after two deals. Per way it prints the
+wait from the resign to the first `solved` (mean, p50, max), how many first verdicts were
+"unknown", how many a second `solved` decided and after how long (waited for until the
+server and its solver processes spend no CPU for 3 s, at most `--deep-cap` seconds after
+the last race), and the CPU they spent.
+It prints figures; it asserts nothing.
+
+    solrace bench verdict-wait --races 16
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from solrace.bench.hint_starvation import Client
+from solrace.bench.server_process import ServerProcess
+from solrace.protocol import messages as m
+from solrace.server.store.redis_process import RedisProcess
+
+WAYS = (("no deeper verdicts", "--no-deep-verdicts"), ("deeper verdicts", "--deep-verdicts"))
+#: seconds without solver CPU after which no second `solved` is coming (the search is over)
+QUIET = 3.0
+
+
+@dataclass
+class Race:
+    """One race's verdicts as they came: the first `solved`, then any later one."""
+
+    resigned: float
+    first_wait: float = 0.0
+    solved: list[dict[str, Any]] = field(default_factory=list)
+    later: list[float] = field(default_factory=list)
+
+
+class Watcher(Client):
+    """A client that also keeps every `solved` event with the time it came."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.race: Race | None = None
+        self.first = asyncio.Event()
+
+    async def _read(self) -> None:
+        async for frame in self.ws:
+            msg = m.decode(frame, 1 << 22)
+            if msg["type"] == "event" and msg.get("kind") == "solved" and self.race is not None:
+                self.race.solved.append(msg)
+                wait = time.monotonic() - self.race.resigned
+                if len(self.race.solved) == 1:
+                    self.race.first_wait = wait
+                    self.first.set()
+                else:
+                    self.race.later.append(wait)
+                continue
+            fut = self.waiting.pop(msg.get("ref") or -1, None)
+            if fut is not None and not fut.done():
+                fut.set_result(msg)
+            elif msg["type"] == "snapshot":
+                self.boarded.set()
+
+
+async def race(url: str, seed: str) -> tuple[Watcher, Race]:
+    """A solo Klondike race on a text seed, two deals, resigned; its first `solved` waited for."""
+    c = await Watcher.open(url)
+    assert isinstance(c, Watcher)
+    opts = {"game": "klondike", "countdown": 0, "seed": seed}
+    created = await c.request({"type": "create", "name": "bench", "options": opts})
+    assert created["type"] == "joined", created
+    started = await c.request({"type": "start", "host_token": created["host_token"]})
+    assert started["type"] == "ok", started
+    await asyncio.wait_for(c.boarded.wait(), 60)
+    for n in (1, 2):
+        await c.request({"type": "move", "move": "deal", "n": n})
+    c.race = done = Race(time.monotonic())
+    await c.request({"type": "resign"})
+    await asyncio.wait_for(c.first.wait(), 600)
+    return c, done
+
+
+def cpu_seconds(root: int) -> float:
+    """User and system CPU of `root` and its live children (the solver workers), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    pids = [root]
+    for task in os.listdir(f"/proc/{root}/task"):
+        try:
+            with open(f"/proc/{root}/task/{task}/children") as f:
+                pids += [int(p) for p in f.read().split()]
+        except OSError:
+            continue
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except OSError:
+            continue
+    return total / tick
+
+
+async def one_way(url: str, pid: int, args: argparse.Namespace) -> dict[str, Any]:
+    cpu0 = cpu_seconds(pid)
+    clients, races = [], []
+    for i in range(1, args.races + 1):
+        c, r = await race(url, f"bench-{i}")
+        clients.append(c)
+        races.append(r)
+    unknown = [r for r in races if "unknown" in _verdicts(r.solved[0])]
+    give_up = time.monotonic() + args.deep_cap
+    last, quiet_since = cpu_seconds(pid), time.monotonic()
+    while time.monotonic() < give_up and any(not r.later for r in unknown):
+        await asyncio.sleep(0.5)
+        now = cpu_seconds(pid)
+        if now - last > 0.05:  # the solver still searching
+            last, quiet_since = now, time.monotonic()
+        elif time.monotonic() - quiet_since > QUIET:
+            break  # nothing searched for a while: every deeper search is over
+    cpu = cpu_seconds(pid) - cpu0
+    for c in clients:
+        await c.close()
+    waits = sorted(r.first_wait for r in races)
+    later = [w for r in races for w in r.later]
+    decided = [r for r in unknown if r.later and "unknown" not in _verdicts(r.solved[-1])]
+    return {
+        "first": (statistics.mean(waits), waits[len(waits) // 2], waits[-1]),
+        "unknown": len(unknown),
+        "seconds": len([r for r in unknown if r.later]),
+        "decided": len(decided),
+        "later": later,
+        "cpu": cpu,
+    }
+
+
+def _verdicts(solved: dict[str, Any]) -> list[str]:
+    return [solved["deal"], *solved["seats"].values()]
+
+
+def show(label: str, out: dict[str, Any], races: int) -> None:
+    mean, p50, top = out["first"]
+    later = out["later"]
+    second = (
+        f"after mean {statistics.mean(later):.1f} s, max {max(later):.1f} s" if later else "none"
+    )
+    print(
+        f"{label:>20}: first solved after mean {mean:.2f} s, p50 {p50:.2f} s, max {top:.2f} s;"
+        f" {out['unknown']} of {races} races with an unknown verdict, {out['seconds']} got a "
+        f"second solved ({second}), {out['decided']} fully decided; server and solver CPU "
+        f"{out['cpu']:.1f} s",
+        flush=True,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="solrace bench verdict-wait", description=__doc__)
+    p.add_argument("--races", type=int, default=16)
+    p.add_argument(
+        "--deep-cap", type=float, default=300.0, help="seconds the second solved is waited for"
+    )
+    args = p.parse_args(argv)
+    print("load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()), flush=True)
+    with RedisProcess() as redis:
+        for label, flag in WAYS:
+            server = ServerProcess(
+                redis.url,
+                "bench:",
+                extra_args=[flag, "--solver-workers", "2"],
+                env={"SOLRACE_PREDRAW_DAILY": "0", "SOLRACE_DEAL_STOCK": "0"},
+            )
+            with server:
+                out = asyncio.run(one_way(server.ws_url, server.pid, args))
+            show(label, out, args.races)
+    print("load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
