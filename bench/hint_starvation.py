@@ -49,8 +49,13 @@ class Client:
             fut = self.waiting.pop(msg.get("ref") or -1, None)
             if fut is not None and not fut.done():
                 fut.set_result(msg)
-            elif msg["type"] == "snapshot":
-                self.boarded.set()
+            else:
+                self.pushed(msg)
+
+    def pushed(self, msg: dict[str, Any]) -> None:
+        """A message that answers no request: the race's board is noted, the rest dropped."""
+        if msg["type"] == "snapshot":
+            self.boarded.set()
 
     async def request(self, msg: dict[str, Any], timeout: float = 600.0) -> dict[str, Any]:
         rid = next(self.ids)

@@ -29,7 +29,6 @@ from typing import Any
 
 from solrace.bench.hint_starvation import Client
 from solrace.bench.server_process import ServerProcess
-from solrace.protocol import messages as m
 from solrace.server.store.redis_process import RedisProcess
 
 WAYS = (("no deeper verdicts", "--no-deep-verdicts"), ("deeper verdicts", "--deep-verdicts"))
@@ -55,23 +54,17 @@ class Watcher(Client):
         self.race: Race | None = None
         self.first = asyncio.Event()
 
-    async def _read(self) -> None:
-        async for frame in self.ws:
-            msg = m.decode(frame, 1 << 22)
-            if msg["type"] == "event" and msg.get("kind") == "solved" and self.race is not None:
-                self.race.solved.append(msg)
-                wait = time.monotonic() - self.race.resigned
-                if len(self.race.solved) == 1:
-                    self.race.first_wait = wait
-                    self.first.set()
-                else:
-                    self.race.later.append(wait)
-                continue
-            fut = self.waiting.pop(msg.get("ref") or -1, None)
-            if fut is not None and not fut.done():
-                fut.set_result(msg)
-            elif msg["type"] == "snapshot":
-                self.boarded.set()
+    def pushed(self, msg: dict[str, Any]) -> None:
+        if msg["type"] != "event" or msg.get("kind") != "solved" or self.race is None:
+            super().pushed(msg)
+            return
+        self.race.solved.append(msg)
+        wait = time.monotonic() - self.race.resigned
+        if len(self.race.solved) == 1:
+            self.race.first_wait = wait
+            self.first.set()
+        else:
+            self.race.later.append(wait)
 
 
 async def race(url: str, seed: str) -> tuple[Watcher, Race]:

@@ -514,11 +514,11 @@ class RaceVerdicts:
     (`Budgets.for_daily`: the compiled Klondike search 10,000,000 positions and Leap Year's
     30,000,000, against a verdict's 1,000,000) as a `deep` job, in the solver's worker kept
     for them at the lowest CPU priority (`SolverPool.deep_jobs`), so it takes idle CPU and
-    never a worker the hints, draws, first verdicts or stock draws need. Nobody waits for a verdict, and at 1,000,000 positions a
-    fifth of Klondike deals stay "unknown" (docs/SOLVABILITY.md, "Deeper verdicts"). What it
-    decides replaces the first verdicts in the results and goes out as a second `solved`
-    event. Only the process that judged the race searches further (a process that dies first
-    leaves the first verdicts, which stand).
+    never a worker the hints, draws, first verdicts or stock draws need. Nobody waits for a
+    verdict, and at 1,000,000 positions a fifth of Klondike deals stay "unknown"
+    (docs/SOLVABILITY.md, "Deeper verdicts"). What it decides replaces the first verdicts in
+    the results and goes out as a second `solved` event. Only the process that judged the
+    race searches further (a process that dies first leaves the first verdicts, which stand).
     """
 
     def __init__(
