@@ -127,6 +127,8 @@ class Terminal:
         self.names: dict[int, str] = {}
         #: an arena member's next pairing (`solrace play --arena`): it ends `run`
         self.paired: asyncio.Queue[ev.ArenaPaired] = asyncio.Queue()
+        #: a `solved` of the race just finished was printed: a later one was searched further
+        self._solved_said = False
 
     def print(self, text: str = "") -> None:
         self.out.write(text + "\n")
@@ -277,6 +279,7 @@ class Terminal:
         elif isinstance(msg, ev.Start):
             self.print("GO!")
         elif isinstance(msg, ev.Results):
+            self._solved_said = False
             self.print(render_results(room))
         elif isinstance(msg, ev.SeriesEnd):
             self.print("the series is over: " + render_standings(msg.series))
@@ -299,7 +302,8 @@ class Terminal:
             self.draw(force=False)
         elif isinstance(msg, ev.Event) and msg.kind == "solved":
             names = {seat: p.get("name", "") for seat, p in room.players.items()}
-            self.print(solved_line(msg.raw, names))
+            self.print(solved_line(msg.raw, names, again=self._solved_said))
+            self._solved_said = True
         elif isinstance(msg, ev.Error):
             self.print(f"server: {msg.code}: {msg.message}")
         elif isinstance(msg, ev.Arena):

@@ -22,11 +22,15 @@ def hint_line(hint: dict[str, Any]) -> str:
     return "hint: the solver could not tell within its budget"
 
 
-def solved_line(event: dict[str, Any], names: dict[int, str] | None = None) -> str:
-    """One line for a `solved` event: the deal, then every unfinished seat's final position."""
+def solved_line(
+    event: dict[str, Any], names: dict[int, str] | None = None, again: bool = False
+) -> str:
+    """One line for a `solved` event: the deal, then every unfinished seat's final position.
+    `again`: a later `solved` of the same race (verdicts left unknown, searched further)."""
     deal = VERDICT_WORDS.get(event.get("deal", ""), str(event.get("deal")))
     moves = event.get("deal_moves")
-    text = f"the deal was {deal}" + (f" (a {moves}-move win)" if moves else "")
+    text = ("searched further: " if again else "") + f"the deal was {deal}"
+    text += f" (a {moves}-move win)" if moves else ""
     seats = event.get("seats") or {}
     parts = []
     for seat, verdict in sorted(seats.items(), key=lambda kv: int(kv[0])):

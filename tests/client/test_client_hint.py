@@ -67,3 +67,6 @@ def test_hint_and_verdict_words() -> None:
         "the deal was winnable (a 51-move win); final positions: "
         "ann: unknown (the solver ran out of budget), seat 1: not winnable"
     )
+    # a second `solved` of the race: the verdicts left unknown, searched further
+    again = solved_line({"deal": "lost", "deal_moves": None, "seats": {}}, again=True)
+    assert again == "searched further: the deal was not winnable"

@@ -242,10 +242,10 @@ async def test_what_the_race_tells_is_not_solved_again() -> None:
 
 async def test_an_unknown_verdict_is_searched_again_further_in_the_background() -> None:
     """With deep verdicts on, a verdict left "unknown" at the verdicts' budget (50 positions
-    here) is searched again at the game's background budget (2,000,000) as `deep` jobs (in
-    the pool's worker kept for them), and
-    what that decides replaces the first verdicts in the results and goes out as a second
-    `solved` event. Putt Putt deal 5 is proved lost at 2,252 positions: every seat with it."""
+    here) is searched again at the game's background budget (2,000,000) as `deep` jobs, in
+    the pool's worker kept for them, and what that decides replaces the first verdicts in the
+    results and goes out as a second `solved` event. Putt Putt deal 5 is proved lost at
+    2,252 positions: every seat with it."""
     from helpers.records import finished_room
     from solrace.server.solver.solving import RaceVerdicts
 
