@@ -191,7 +191,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=os.environ.get("SOLRACE_DEEP_VERDICTS", "1") != "0",
         help="search a post-race verdict left 'unknown' again, further (at the dailies' "
-        "budget: Klondike 10,000,000 positions, Leap Year 30,000,000), in a solver worker of "
+        "budget: Klondike 10,000,000 positions, Leap Year 30,000,000, Tabby Cat and Manx "
+        "1,000,000), in a solver worker of "
         "its own at the lowest CPU priority, and send what it decides as another 'solved' event "
         "(default on; SOLRACE_DEEP_VERDICTS=0 turns it off, as the test suite does)",
     )

@@ -176,9 +176,14 @@ class Budgets:
     #: a background draw's search (a daily, days ahead: server/league/daily.py; a deal stock:
     #: server/league/deal_stock.py), where larger than `draw`: nobody waits for it. Without
     #: the compiled search, Klondike at 100,000 positions, not only the deals won within a
-    #: room's 30,000; with it, `compiled_dailies`. `--draw-budget GAME=N` sets both.
+    #: room's 30,000; with it, `compiled_dailies`. Tabby Cat and Manx at 1,000,000: of the
+    #: first 20 deals of each unknown at 200,000, 16 and 19 are won within it, at 1.9-17 CPU s
+    #: (a deal left unknown: 16-27 s, ~150 MB; docs/SOLVABILITY.md, "Tabby Cat and Manx
+    #: searched further"). `--draw-budget GAME=N` sets both.
     daily: dict[str, int] = field(
-        default_factory=lambda: {"klondike": 100_000} | compiled_dailies()
+        default_factory=lambda: (
+            {"klondike": 100_000, "tabbycat": 1_000_000, "manx": 1_000_000} | compiled_dailies()
+        )
     )
     verdict: int = 100_000
     hint: int = 50_000

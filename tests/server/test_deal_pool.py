@@ -321,8 +321,8 @@ def test_a_background_draw_is_decided_at_the_pools_budget() -> None:
     the shipped pool's budget, as a pooled one is. With the compiled searches that is past a
     room's on-demand draw: Klondike 10,000,000 positions against 1,000,000, Leap Year
     30,000,000 against 1,000,000; without them the Klondike pre-draw searches 100,000, more
-    than a room's 30,000. A game without a larger background budget searches at its draw
-    budget."""
+    than a room's 30,000. Tabby Cat and Manx 1,000,000 against 200,000. Putt Putt, always
+    decided, searches at its draw budget."""
     from solrace.engine.solve_klondike import C_SEARCH
     from solrace.engine.solve_leapyear import C_SEARCH as LEAPYEAR_C_SEARCH
 
@@ -340,5 +340,8 @@ def test_a_background_draw_is_decided_at_the_pools_budget() -> None:
         assert b.for_draw("leapyear") == 1_000_000
     else:
         assert leapyear.budget >= b.for_daily("leapyear") == b.for_draw("leapyear")
-    for game in ("puttputt", "tabbycat", "manx"):
-        assert b.for_daily(game) == b.for_draw(game)
+    for game in ("tabbycat", "manx"):  # past a room's 200,000: the deals won only later
+        pool = deal_pool.pool_for(game, default_options(game))
+        assert pool is not None
+        assert b.for_daily(game) == pool.budget == 1_000_000 > b.for_draw(game) == 200_000
+    assert b.for_daily("puttputt") == b.for_draw("puttputt")
