@@ -66,7 +66,7 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def _cpu(pid: int) -> float:
+def cpu_or_zero(pid: int) -> float:
     """CPU seconds a process has used; 0 for one that is gone (it is not counted)."""
     try:
         return cpu_seconds(pid)
@@ -123,7 +123,7 @@ def drain_solver(
     were (False: still solving when the wait ended)."""
 
     def used() -> float:
-        return sum(max(0.0, _cpu(p) - meter.before.get(p, 0.0)) for p in meter.solver_pids())
+        return sum(max(0.0, cpu_or_zero(p) - meter.before.get(p, 0.0)) for p in meter.solver_pids())
 
     last, since, end = used(), time.monotonic(), time.monotonic() + longest
     while time.monotonic() < end:
@@ -170,13 +170,13 @@ class PartMeter:
     def start(self) -> None:
         self.started = time.monotonic()
         pids = [p for group in self.fixed.values() for p in group] + self.solver_pids()
-        self.before = {p: _cpu(p) for p in pids}
+        self.before = {p: cpu_or_zero(p) for p in pids}
 
     def stop(self) -> None:
         self.wall = time.monotonic() - self.started
         groups = {**self.fixed, "solver": self.solver_pids()}
         self.used = {
-            name: sum(max(0.0, _cpu(p) - self.before.get(p, 0.0)) for p in pids)
+            name: sum(max(0.0, cpu_or_zero(p) - self.before.get(p, 0.0)) for p in pids)
             for name, pids in groups.items()
         }
 

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
+from solrace.bench.load_procs import cpu_seconds
 from solrace.server.store.base import ACTIVE_TTL_MS
 from solrace.server.store.scripts import FOLD_EVERY, folding
 
@@ -76,12 +77,6 @@ VARIANTS = ("script5", "script3", "lazy3", "tail1", "script1", "native2", "rpush
 def _keys(room: int, seat: int) -> list[str]:
     p = f"bench:room:{{R{room}}}:"
     return [p + "fence", p + f"log:{seat}", p + "revs", p + "seq", p + "events"]
-
-
-def _cpu(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _trial(r: redis.Redis, pid: int, variant: str, shas: dict[str, str], args: Any) -> float:
@@ -130,7 +125,7 @@ def _trial(r: redis.Redis, pid: int, variant: str, shas: dict[str, str], args: A
         def store(p: Any, k: list[str], entry: bytes, seat: int, n: int) -> None:
             p.xadd(k[4], {"d": event}, id=f"{n}-0", maxlen=MAXLEN, approximate=False)
 
-    cpu0, done = _cpu(pid), 0
+    cpu0, done = cpu_seconds(pid), 0
     while done < args.moves:
         p = r.pipeline(transaction=False)
         for _ in range(args.per_turn):
@@ -139,7 +134,7 @@ def _trial(r: redis.Redis, pid: int, variant: str, shas: dict[str, str], args: A
             store(p, _keys(room, seat), b"t3-f4 %d" % (1764190000000 + done), seat, last[room])
             done += 1
         p.execute()
-    return (_cpu(pid) - cpu0) / done * 1e6
+    return (cpu_seconds(pid) - cpu0) / done * 1e6
 
 
 def main(argv: list[str] | None = None) -> None:

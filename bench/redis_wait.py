@@ -26,15 +26,10 @@ import time
 from typing import Any
 
 import redis
+from solrace.bench.load_procs import cpu_seconds
 from solrace.server.store.redis_process import RedisProcess
 
 ROOMS = 8
-
-
-def _cpu(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _replica_up(replica: redis.Redis) -> bool:
@@ -54,7 +49,7 @@ def _trial(
     last = dict.fromkeys(range(ROOMS), 1)
     walls: list[float] = []
     short = 0
-    master0, replica0, client0 = _cpu(pids[0]), _cpu(pids[1]), time.process_time()
+    master0, replica0, client0 = cpu_seconds(pids[0]), cpu_seconds(pids[1]), time.process_time()
     done = 0
     while done < moves:
         p: Any = r.pipeline(transaction=False)  # redis-py types its pipeline's commands loosely
@@ -74,7 +69,7 @@ def _trial(
         if wait and replies[-1] < 1:
             short += 1
     client = time.process_time() - client0
-    master, replica = _cpu(pids[0]) - master0, _cpu(pids[1]) - replica0
+    master, replica = cpu_seconds(pids[0]) - master0, cpu_seconds(pids[1]) - replica0
     walls.sort()
     return {
         "master_us": master / done * 1e6,

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solrace.bench.hint_starvation import Client
+from solrace.bench.load_scale import cpu_or_zero, descendants
 from solrace.bench.server_process import ServerProcess
 from solrace.server.store.redis_process import RedisProcess
 
@@ -85,29 +86,13 @@ async def race(url: str, seed: str) -> tuple[Watcher, Race]:
     return c, done
 
 
-def cpu_seconds(root: int) -> float:
-    """User and system CPU of `root` and its live children (the solver workers), from /proc."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    pids = [root]
-    for task in os.listdir(f"/proc/{root}/task"):
-        try:
-            with open(f"/proc/{root}/task/{task}/children") as f:
-                pids += [int(p) for p in f.read().split()]
-        except OSError:
-            continue
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        except OSError:
-            continue
-    return total / tick
+def tree_cpu(root: int) -> float:
+    """CPU seconds of `root` and the live processes below it (the solver workers)."""
+    return sum(cpu_or_zero(pid) for pid in [root, *descendants(root)])
 
 
 async def one_way(url: str, pid: int, args: argparse.Namespace) -> dict[str, Any]:
-    cpu0 = cpu_seconds(pid)
+    cpu0 = tree_cpu(pid)
     clients, races = [], []
     for i in range(1, args.races + 1):
         c, r = await race(url, f"bench-{i}")
@@ -115,15 +100,15 @@ async def one_way(url: str, pid: int, args: argparse.Namespace) -> dict[str, Any
         races.append(r)
     unknown = [r for r in races if "unknown" in _verdicts(r.solved[0])]
     give_up = time.monotonic() + args.deep_cap
-    last, quiet_since = cpu_seconds(pid), time.monotonic()
+    last, quiet_since = tree_cpu(pid), time.monotonic()
     while time.monotonic() < give_up and any(not r.later for r in unknown):
         await asyncio.sleep(0.5)
-        now = cpu_seconds(pid)
+        now = tree_cpu(pid)
         if now - last > 0.05:  # the solver still searching
             last, quiet_since = now, time.monotonic()
         elif time.monotonic() - quiet_since > QUIET:
             break  # nothing searched for a while: every deeper search is over
-    cpu = cpu_seconds(pid) - cpu0
+    cpu = tree_cpu(pid) - cpu0
     for c in clients:
         await c.close()
     waits = sorted(r.first_wait for r in races)

@@ -22,13 +22,13 @@ import argparse
 import asyncio
 import json
 import math
-import os
 import secrets
 import sys
 import time
 from typing import Any
 
 from solrace.bench import draw_difficulty
+from solrace.bench.load_procs import cpu_seconds
 from solrace.engine import GAMES
 from solrace.protocol.messages import ProtocolError
 from solrace.server.league.daily import daily_seed, default_options, next_date
@@ -82,13 +82,7 @@ async def measure(game: str, runs: int, workers: int | None, budget: int | None)
 
 def worker_cpu(pool: SolverPool) -> float:
     """CPU seconds (user + system) the pool's worker processes have used so far."""
-    total = 0
-    tick = os.sysconf("SC_CLK_TCK")
-    for pid in getattr(pool.jobs._pool, "_processes", None) or {}:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
-    return total / tick
+    return sum(cpu_seconds(pid) for pid in getattr(pool.jobs._pool, "_processes", None) or {})
 
 
 async def daily_cold(game: str, days: int, workers: int | None) -> dict[str, Any]:
