@@ -12,9 +12,15 @@ wait from the resign to the first `solved` (mean, p50, max), how many first verd
 "unknown", how many a second `solved` decided and after how long (waited for until the
 server and its solver processes spend no CPU for 3 s, at most `--deep-cap` seconds after
 the last race), and the CPU they spent.
+
+`--winnable` asks instead what the deal stock (server/league/deal_stock.py) costs the first
+verdicts: before each race a winnable Klondike room is started, which takes a stocked deal and
+has the stock refilled in the background at 10,000,000 positions a candidate. The two ways are
+then the stock off (`SOLRACE_DEAL_STOCK=0`: the room's deal is drawn on demand while it
+starts, the baseline) and on, both without deeper verdicts.
 It prints figures; it asserts nothing.
 
-    solrace bench verdict-wait --races 16
+    solrace bench verdict-wait --races 16 [--winnable] [--pace SECONDS]
 """
 
 from __future__ import annotations
@@ -27,12 +33,20 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from redis.asyncio import Redis
 from solrace.bench.hint_starvation import Client
 from solrace.bench.load_scale import cpu_or_zero, descendants
 from solrace.bench.server_process import ServerProcess
+from solrace.server.league.daily import default_options
+from solrace.server.league.deal_stock import stock_key
 from solrace.server.store.redis_process import RedisProcess
 
 WAYS = (("no deeper verdicts", "--no-deep-verdicts"), ("deeper verdicts", "--deep-verdicts"))
+#: `--winnable`'s ways: the deal stock off, then on (`SOLRACE_DEAL_STOCK`)
+STOCK_WAYS = (("no deal stock", "0"), ("deal stock", "1"))
+PREFIX = "bench:"
+#: the rules of `--winnable`'s rooms: Klondike's defaults, a stocked rule set
+RULES = default_options("klondike")
 #: seconds without solver CPU after which no second `solved` is coming (the search is over)
 QUIET = 3.0
 
@@ -86,15 +100,38 @@ async def race(url: str, seed: str) -> tuple[Watcher, Race]:
     return c, done
 
 
+async def winnable_room(url: str, redis: Redis) -> bool:
+    """A winnable Klondike room started (its deal stocked or drawn) and resigned at once (its
+    verdicts are known: the drawn deal is won, and so is a seat at its start); True when the
+    stock held a deal as it started."""
+    stocked = bool(await redis.llen(stock_key(PREFIX, {"game": "klondike", "game_options": RULES})))
+    c = await Watcher.open(url)
+    opts = {"game": "klondike", "countdown": 0, "deal": "winnable"}
+    created = await c.request({"type": "create", "name": "host", "options": opts})
+    assert created["type"] == "joined", created
+    started = await c.request({"type": "start", "host_token": created["host_token"]})
+    assert started["type"] == "ok", started
+    await asyncio.wait_for(c.boarded.wait(), 60)
+    await c.request({"type": "resign"})
+    await c.close()
+    return stocked
+
+
 def tree_cpu(root: int) -> float:
     """CPU seconds of `root` and the live processes below it (the solver workers)."""
     return sum(cpu_or_zero(pid) for pid in [root, *descendants(root)])
 
 
-async def one_way(url: str, pid: int, args: argparse.Namespace) -> dict[str, Any]:
+async def one_way(url: str, pid: int, redis: Redis, args: argparse.Namespace) -> dict[str, Any]:
     cpu0 = tree_cpu(pid)
-    clients, races = [], []
+    clients, races, stocked = [], [], 0
+    loop = asyncio.get_running_loop()
+    begun = loop.time()
     for i in range(1, args.races + 1):
+        # `--pace`: the races start at most one per that many seconds, the same in each way
+        await asyncio.sleep(max(0.0, begun + (i - 1) * args.pace - loop.time()))
+        if args.winnable:
+            stocked += await winnable_room(url, redis)
         c, r = await race(url, f"bench-{i}")
         clients.append(c)
         races.append(r)
@@ -121,7 +158,16 @@ async def one_way(url: str, pid: int, args: argparse.Namespace) -> dict[str, Any
         "decided": len(decided),
         "later": later,
         "cpu": cpu,
+        "stocked": stocked if args.winnable else None,
     }
+
+
+async def _way(url: str, pid: int, redis_url: str, args: argparse.Namespace) -> dict[str, Any]:
+    redis = Redis.from_url(redis_url)
+    try:
+        return await one_way(url, pid, redis, args)
+    finally:
+        await redis.aclose()
 
 
 def _verdicts(solved: dict[str, Any]) -> list[str]:
@@ -131,11 +177,14 @@ def _verdicts(solved: dict[str, Any]) -> list[str]:
 def show(label: str, out: dict[str, Any], races: int) -> None:
     mean, p50, top = out["first"]
     later = out["later"]
+    stock = (
+        "" if out["stocked"] is None else f"{out['stocked']} of {races} winnable rooms stocked; "
+    )
     second = (
         f"after mean {statistics.mean(later):.1f} s, max {max(later):.1f} s" if later else "none"
     )
     print(
-        f"{label:>20}: first solved after mean {mean:.2f} s, p50 {p50:.2f} s, max {top:.2f} s;"
+        f"{label:>20}: {stock}first solved after mean {mean:.2f} s, p50 {p50:.2f} s, max {top:.2f} s;"
         f" {out['unknown']} of {races} races with an unknown verdict, {out['seconds']} got a "
         f"second solved ({second}), {out['decided']} fully decided; server and solver CPU "
         f"{out['cpu']:.1f} s",
@@ -149,18 +198,34 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--deep-cap", type=float, default=300.0, help="seconds the second solved is waited for"
     )
+    p.add_argument(
+        "--pace",
+        type=float,
+        default=0.0,
+        help="seconds from one race's start to the next's at least (default: none)",
+    )
+    p.add_argument(
+        "--winnable",
+        action="store_true",
+        help="start a winnable room before each race, the deal stock off then on",
+    )
     args = p.parse_args(argv)
     print("load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()), flush=True)
+    ways = (
+        [(label, "--no-deep-verdicts", stock) for label, stock in STOCK_WAYS]
+        if args.winnable
+        else [(label, flag, "0") for label, flag in WAYS]
+    )
     with RedisProcess() as redis:
-        for label, flag in WAYS:
+        for label, flag, stock in ways:
             server = ServerProcess(
                 redis.url,
-                "bench:",
+                PREFIX,
                 extra_args=[flag, "--solver-workers", "2"],
-                env={"SOLRACE_PREDRAW_DAILY": "0", "SOLRACE_DEAL_STOCK": "0"},
+                env={"SOLRACE_PREDRAW_DAILY": "0", "SOLRACE_DEAL_STOCK": stock},
             )
             with server:
-                out = asyncio.run(one_way(server.ws_url, server.pid, args))
+                out = asyncio.run(_way(server.ws_url, server.pid, redis.url, args))
             show(label, out, args.races)
     print("load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()), flush=True)
     return 0

@@ -187,8 +187,8 @@ async def daily_seed(
     """The first candidate (n = 0, 1, ...) the solver wins within its daily budget; the
     candidates are tried a batch (one per worker) at a time, and the lowest n won is taken,
     so every process finds the same deal. `kind`: the solver's job kind of the candidates
-    (`STOCK` for a deal drawn ahead: at the lowest priority and never on every worker, so a
-    hint or a room's draw finds one free; a candidate at the daily budget runs up to ~25 s)."""
+    (`STOCK` for a deal drawn ahead: in the stock's worker, never a shared one, so a hint or
+    a room's draw finds one free; a candidate at the daily budget runs up to ~25 s)."""
     budget = solver.budgets.for_daily(game)
     for first in range(0, solver.budgets.max_draws, solver.workers):
         batch = range(first, first + solver.workers)
@@ -276,8 +276,9 @@ class Dailies:
         winnable deal, not the quickest won), which takes a Klondike daily tens of CPU
         seconds; kept in Redis days ahead, it is ready before anyone asks, even for a process
         that has just started (a restart, a new worker) or a day nobody played before. Its
-        candidates are background jobs (`STOCK`), so they never hold every solver worker: a
-        hint or a room's draw does not wait out a candidate (up to ~25 s for Leap Year's).
+        candidates are `STOCK` jobs, in the stock's solver worker of its own, so they never
+        hold a shared worker: a hint, a room's draw or a race's verdicts do not wait out a
+        candidate (up to ~25 s for Leap Year's).
         `games`: these only (tests; default every game)."""
         order = sorted(games or m.GAME_NAMES, key=lambda g: g != "klondike")
         self._spawn(self._predraw_days(order), self.drawing)

@@ -17,8 +17,11 @@ deployment; each deal in it is taken once (LPOP) and its seed is as secret as a 
 runs, unlimited passes (standard Klondike is draw three with runs). The rule sets a client may
 ask for are unbounded (any pass limit), and a stock per rule set asked for would let one
 client set every server's solver to work; a room with other rules draws on demand. A stock is
-refilled after a room of its rule set asks, at the solver's lowest priority (`STOCK`: after
-hints, draws and verdicts, and sharing the verdicts' slots, so a hint never waits for it). An
+refilled after a room of its rule set asks, as `STOCK` jobs in a solver worker of their own
+(`SolverPool.stock_jobs`, at the shared workers' niceness): a candidate at 10,000,000
+positions takes up to ~15 s, and in the shared workers it held the one the first verdicts may
+take (a race's first verdicts came 12 s late at worst; `solrace bench verdict-wait
+--winnable`). An
 entry records its budget: one drawn at a smaller budget than today's (a changed
 `--draw-budget`) is passed over, so a stocked deal is always one won at the current budget.
 """

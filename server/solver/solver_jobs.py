@@ -7,14 +7,21 @@ verdicts), a hint or a daily's draw waited minutes behind them. Here the parent 
 
 * every job has a kind, and kinds go in priority order: `hint` (a player waits, alone),
   then `draw` (a daily's or a winnable room's deal: a player or a host waits), then
-  `verdict` (post-race verdicts: nobody waits; "unknown" is an answer), then `stock`
-  (winnable deals drawn ahead for rooms to come: server/league/deal_stock.py; and the
-  dailies drawn ahead, server/league/daily.py's pre-draw); and `deep` (a post-race verdict
-  left "unknown" searched again further: solving.RaceVerdicts.deepen), which runs apart, in
-  one worker of its own at the lowest CPU priority (`SolverPool.deep_jobs`, `DEEP_NICE`):
-  it may search for half a minute, and in the shared workers it held the one slot the
-  verdicts have (16 Klondike races, 2 workers: a race's first verdicts came 3.9 s after it
-  on average, 29 s at worst, against 0.2-0.4 s and 2.5 s with the worker of its own);
+  `verdict` (post-race verdicts: nobody waits; "unknown" is an answer). Two more kinds
+  run apart, each in one worker of its own (`SolverPool.jobs_for`), since a candidate or a
+  search of theirs may take half a minute and in the shared workers it held the one slot
+  the verdicts have: `stock` (winnable deals drawn ahead for rooms to come:
+  server/league/deal_stock.py; and the dailies drawn ahead, server/league/daily.py's
+  pre-draw) in `SolverPool.stock_jobs`, at the shared workers' niceness, and `deep` (a
+  post-race verdict left "unknown" searched again further: solving.RaceVerdicts.deepen) in
+  `SolverPool.deep_jobs`, at the lowest CPU priority (`DEEP_NICE`). Measured, 16 Klondike
+  races, 2 workers: with deeper verdicts in the shared workers a race's first verdicts came
+  3.9 s after it on average, 29 s at worst, against 0.2-0.4 s and 2.5 s apart (2026-12-06);
+  with a winnable room started before each race, its stock's refill in the shared workers
+  made them 3.4 s, 15.1 s at worst, against 1.0 s and 2.9 s with no stock (`solrace bench
+  verdict-wait --winnable`, 2026-12-06 night; the stock's own worker: below). At the lowest
+  priority the stock's worker starved behind the on-demand draws of a burst of winnable
+  rooms (2 of 16 rooms found a stocked deal, against 11), so it keeps the shared workers'.
 * the jobs wait in this process's priority queue, and at most `workers` are handed to the
   executor at once: a worker that comes free takes the most urgent job queued, never one
   queued earlier of a lesser kind; verdicts hold at most `workers - 1` of them (one when

@@ -58,6 +58,7 @@ from solrace.server.solver.solver_jobs import (
     DEEP,
     DRAW,
     HINT,
+    STOCK,
     VERDICT,
     Jobs,
     QueueBounds,
@@ -285,6 +286,11 @@ class SolverPool:
         #: give a sequence of their own, to know which deal a draw must take)
         self.seeds: Callable[[], int] = seeds or (lambda: secrets.randbits(64))
         self.jobs = Jobs(self.workers, bounds)
+        #: the stock draws' own worker (`STOCK` jobs: deals drawn ahead at the background
+        #: budget, a candidate up to half a minute), so they never hold a worker the first
+        #: verdicts need; at the shared workers' niceness, so a burst of on-demand draws does
+        #: not starve the refill that would end it
+        self.stock_jobs = Jobs(1, bounds)
         #: the deeper verdicts' own worker (`DEEP` jobs), at the lowest CPU priority, so a
         #: search of up to half a minute never holds a worker the other kinds need
         self.deep_jobs = Jobs(1, bounds, niceness=DEEP_NICE)
@@ -296,16 +302,21 @@ class SolverPool:
         """The deal pool of a rule set, unless pools are off (`--deal-pool off`)."""
         return None if self.pool_mode == "off" else self._pools(game, options)
 
+    def jobs_for(self, kind: str) -> Jobs:
+        """Where `kind` runs: `STOCK` and `DEEP` each in a worker of their own, the other
+        kinds in the shared workers."""
+        return {STOCK: self.stock_jobs, DEEP: self.deep_jobs}.get(kind, self.jobs)
+
     async def run(self, kind: str, fn: Any, *args: Any) -> Any:
-        """`fn(*args)` in a worker, after every more urgent job queued (`KINDS`; a `DEEP` one
-        in its own worker); `QueueFull` when `kind`'s queue is full."""
-        return await (self.deep_jobs if kind == DEEP else self.jobs).run(kind, fn, *args)
+        """`fn(*args)` in a worker, after every more urgent job queued there (`KINDS`;
+        `jobs_for`); `QueueFull` when `kind`'s queue is full."""
+        return await self.jobs_for(kind).run(kind, fn, *args)
 
     async def draw(self, fn: Any, *args: Any, kind: str = DRAW) -> Any:
         """A candidate of a draw (a daily's or a winnable room's), queued as `kind` (a daily
         drawn ahead: `STOCK`, nobody waits): `busy` when that kind's queue is full."""
         try:
-            return await self.jobs.run(kind, fn, *args)
+            return await self.run(kind, fn, *args)
         except QueueFull:
             raise _busy("draw") from None
 
@@ -315,6 +326,7 @@ class SolverPool:
             task.cancel()
         self._ahead.clear()
         self.jobs.close()
+        self.stock_jobs.close()
         self.deep_jobs.close()
 
     # --- winnable deals -----------------------------------------------------------------
@@ -374,6 +386,7 @@ class SolverPool:
         seeds and on each one's verdict at the budget, never on how long a solve took
         (`busy` when the draws' queue is full or the draw ran out of tries or time)."""
         budget = budget or self.budgets.for_draw(game)
+        jobs = self.jobs_for(kind)
         pending: collections.deque[tuple[int, asyncio.Future[tuple[str, int]]]] = (
             collections.deque()
         )
@@ -384,14 +397,14 @@ class SolverPool:
             while True:
                 out_of_time = loop.time() >= give_up
                 while (
-                    sum(not f.done() for _, f in pending) < self.workers
-                    and len(pending) < 4 * self.workers
+                    sum(not f.done() for _, f in pending) < jobs.workers
+                    and len(pending) < 4 * jobs.workers
                     and tried < self.budgets.max_draws
                     and not out_of_time
                 ):
                     seed = self.seeds()
                     try:
-                        fut = self.jobs.submit(kind, draw_solve, game, seed, dict(options), budget)
+                        fut = jobs.submit(kind, draw_solve, game, seed, dict(options), budget)
                     except QueueFull:
                         raise _busy(kind) from None
                     pending.append((seed, fut))

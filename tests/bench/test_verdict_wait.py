@@ -26,3 +26,13 @@ def test_both_ways_play_the_same_races_and_print_their_figures(
     # the same deals both ways (text seeds under one server secret): the same first verdicts
     assert unknown[0] == unknown[1]
     assert "0 got a second solved (none)" in rows[0]  # the baseline never searches further
+
+
+def test_winnable_rooms_run_with_the_stock_off_then_on(capsys: pytest.CaptureFixture[str]) -> None:
+    verdict_wait.main(["--races", "1", "--deep-cap", "0", "--winnable"])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if "first solved after" in line]
+    assert [r.split(":")[0].strip() for r in rows] == ["no deal stock", "deal stock"]
+    # with the stock off no room finds one; with it on the first room finds it empty
+    assert all("0 of 1 winnable rooms stocked" in r for r in rows)
+    assert all("0 got a second solved (none)" in r for r in rows)  # no deeper verdicts

@@ -9,6 +9,7 @@ queue handed jobs to the worker (`Jobs.started`) and the answers are what is ass
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 from pathlib import Path
 from typing import Any
@@ -72,22 +73,30 @@ async def test_a_hint_runs_before_queued_verdicts_and_draws(tmp_path: Path) -> N
         pool.close()
 
 
-async def test_deeper_verdicts_run_in_a_worker_of_their_own(tmp_path: Path) -> None:
-    """A verdict searched further (`deep`, up to half a minute) runs in the pool's extra
-    worker, at the lowest CPU priority: it is done while the only shared worker is held, and
-    takes none of the shared workers' slots from first verdicts, stock draws or hints."""
-    pool = SolverPool(workers=1)
+async def test_stock_draws_and_deeper_verdicts_run_in_workers_of_their_own(
+    tmp_path: Path,
+) -> None:
+    """A verdict searched further (`deep`) and a stock's draw (`stock`), each up to half a
+    minute, run in workers of their own: both are done while the only shared worker is held,
+    and so take none of the shared workers' slots from first verdicts, draws or hints. The
+    deeper verdicts' worker runs at the lowest CPU priority, the stock's at the shared ones'."""
+    pool = SolverPool(workers=1, seeds=itertools.count(1).__next__)
     try:
         blocker, release = await _held(pool, tmp_path)
         deeper = await asyncio.wait_for(pool.position_verdicts(_texts(2), 20_000, DEEP), scaled(60))
         assert set(deeper.values()) == {WON}
+        drawn = pool.winnable_seed("puttputt", {}, budget=20_000, kind=STOCK)
+        assert (await asyncio.wait_for(drawn, scaled(60)))[:2] == (1, 47)  # seed 1, won in 47
         assert not blocker.done() and pool.jobs.started == [VERDICT]
         assert pool.deep_jobs.started == [DEEP, DEEP]
+        assert pool.stock_jobs.started[0] == STOCK and set(pool.stock_jobs.started) == {STOCK}
         base = os.nice(0)
-        assert await pool.deep_jobs.run(DEEP, os.nice, 0) == min(19, base + 19)
+        assert await pool.run(DEEP, os.nice, 0) == min(19, base + 19)
+        assert await pool.run(STOCK, os.nice, 0) == min(19, base + 10)
         release.touch()
         assert await asyncio.wait_for(blocker, scaled(60)) == "held"
-        assert await pool.jobs.run(STOCK, os.nice, 0) == min(19, base + 10)
+        assert await pool.run(VERDICT, os.nice, 0) == min(19, base + 10)
+        assert pool.jobs.started == [VERDICT, VERDICT]
     finally:
         pool.close()
 

@@ -26,6 +26,7 @@ from solrace.server.league.daily import (
     default_options,
     next_date,
 )
+from solrace.server.solver.solver_jobs import Jobs
 from solrace.server.solver.solving import Budgets, SolverPool
 from solrace.server.store.redis_conn import Client, connect
 
@@ -134,21 +135,28 @@ async def test_predraw_keeps_the_next_days_deals_in_redis(redis: Client, key_pre
         await redis.delete(*keys)
 
 
-async def test_a_daily_drawn_ahead_leaves_a_worker_free(redis: Client, key_prefix: str) -> None:
+async def test_a_daily_drawn_ahead_leaves_the_workers_free(redis: Client, key_prefix: str) -> None:
     """Nobody waits for a pre-draw, and a candidate at the daily budget runs up to ~25 s (Leap
-    Year at 30,000,000 positions), so a pre-draw's candidates are background jobs (`stock`):
-    with two workers its batch of two runs on one, and a hint or a room's draw finds the
-    other free. A daily someone asks for is a draw, on every worker, as before."""
+    Year at 30,000,000 positions), so a pre-draw's candidates are `stock` jobs, run in the
+    stock's worker of its own: its batch of two runs there, and a hint, a room's draw or a
+    race's verdicts find the shared workers free. A daily someone asks for is a draw, on
+    every shared worker, as before."""
     pool = SolverPool(workers=2, pool_mode="off", budgets=Budgets(draw={"puttputt": 20_000}))
-    submitted: list[tuple[str, int]] = []  # each candidate's kind, and workers busy after it
-    submit = pool.jobs.submit
+    #: each candidate's kind, and the shared workers busy after it
+    submitted: list[tuple[str, int]] = []
 
-    def watched(kind: str, fn: Any, *args: Any) -> Any:
-        job = submit(kind, fn, *args)
-        submitted.append((kind, pool.jobs.running))
-        return job
+    def watch(jobs: Jobs) -> None:
+        submit = jobs.submit
 
-    pool.jobs.submit = watched  # type: ignore[method-assign]
+        def watched(kind: str, fn: Any, *args: Any) -> Any:
+            job = submit(kind, fn, *args)
+            submitted.append((kind, pool.jobs.running))
+            return job
+
+        jobs.submit = watched  # type: ignore[method-assign]
+
+    watch(pool.jobs)
+    watch(pool.stock_jobs)
     d = dailies(redis, key_prefix, pool, DAY)
     keys = [d.key(DAY, "puttputt", "deal")]
     try:
@@ -160,7 +168,8 @@ async def test_a_daily_drawn_ahead_leaves_a_worker_free(redis: Client, key_prefi
         await until(drawn, "today's puttputt deal drawn ahead", timeout=60)
         ahead = submitted[:2]  # today's first batch
         assert [k for k, _ in ahead] == ["stock", "stock"]
-        assert max(busy for _, busy in ahead) == 1  # one worker left free
+        assert max(busy for _, busy in ahead) == 0  # the shared workers left free
+        assert pool.stock_jobs.started[0] == "stock"  # run in the stock's own worker
         await d.flush()
         submitted.clear()
         past = "2026-11-20"  # nobody drew it ahead: drawn while its player waits
