@@ -202,7 +202,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=int(os.environ.get("SOLRACE_DEAL_STOCK", str(DEFAULT_STOCK))),
         help="winnable deals of each stocked rule set (each game's defaults; Klondike's draw one "
         "or three, top cards or runs, unlimited passes) kept drawn ahead in Redis, searched "
-        "in the background at the dailies' budget, so a winnable room starts at once on a deal "
+        "in the background at the dailies' budget in a solver worker of their own, so a "
+        "winnable room starts at once on a deal "
         "as hard as any winnable one (server/league/deal_stock.py; default %(default)s; 0: "
         "off, every winnable room draws on demand; SOLRACE_DEAL_STOCK sets the default, 0 in "
         "the test suite)",

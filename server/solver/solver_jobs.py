@@ -19,9 +19,9 @@ verdicts), a hint or a daily's draw waited minutes behind them. Here the parent 
   3.9 s after it on average, 29 s at worst, against 0.2-0.4 s and 2.5 s apart (2026-12-06);
   with a winnable room started before each race, its stock's refill in the shared workers
   made them 3.4 s, 15.1 s at worst, against 1.0 s and 2.9 s with no stock (`solrace bench
-  verdict-wait --winnable`, 2026-12-06 night; the stock's own worker: below). At the lowest
-  priority the stock's worker starved behind the on-demand draws of a burst of winnable
-  rooms (2 of 16 rooms found a stocked deal, against 11), so it keeps the shared workers'.
+  verdict-wait --winnable`, 2026-12-06 night; in its own worker as soon as with none). The
+  stock's worker keeps the shared workers' niceness: at the lowest it would refill only
+  on an idle host, and a busy one would deal its winnable rooms on demand.
 * the jobs wait in this process's priority queue, and at most `workers` are handed to the
   executor at once: a worker that comes free takes the most urgent job queued, never one
   queued earlier of a lesser kind; verdicts hold at most `workers - 1` of them (one when

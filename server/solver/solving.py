@@ -288,8 +288,8 @@ class SolverPool:
         self.jobs = Jobs(self.workers, bounds)
         #: the stock draws' own worker (`STOCK` jobs: deals drawn ahead at the background
         #: budget, a candidate up to half a minute), so they never hold a worker the first
-        #: verdicts need; at the shared workers' niceness, so a burst of on-demand draws does
-        #: not starve the refill that would end it
+        #: verdicts need; at the shared workers' niceness (at the lowest, a busy host would
+        #: never refill its stocks)
         self.stock_jobs = Jobs(1, bounds)
         #: the deeper verdicts' own worker (`DEEP` jobs), at the lowest CPU priority, so a
         #: search of up to half a minute never holds a worker the other kinds need
