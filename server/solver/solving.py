@@ -395,6 +395,14 @@ class SolverPool:
         give_up = loop.time() + self.budgets.max_seconds
         try:
             while True:
+                # the candidates done, in the order drawn, before any other is started: one
+                # started after the win is taken would run to its budget for nothing (a
+                # stock's candidate: up to ~15 s)
+                while pending and pending[0][1].done():
+                    seed, first = pending.popleft()
+                    verdict, length = first.result()
+                    if verdict == WON:
+                        return seed, length, tried
                 out_of_time = loop.time() >= give_up
                 while (
                     sum(not f.done() for _, f in pending) < jobs.workers
@@ -409,13 +417,6 @@ class SolverPool:
                         raise _busy(kind) from None
                     pending.append((seed, fut))
                     tried += 1
-                while pending and pending[0][1].done():
-                    seed, first = pending.popleft()
-                    verdict, length = first.result()
-                    if verdict == WON:
-                        return seed, length, tried
-                if not pending and tried < self.budgets.max_draws and not out_of_time:
-                    continue
                 if not pending or out_of_time:
                     # out of tries, or of time with candidates still solving or queued (a
                     # slow solve, a queue held by others): the host is told now, not when
