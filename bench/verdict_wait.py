@@ -17,7 +17,9 @@ the last race), and the CPU they spent.
 verdicts: before each race a winnable Klondike room is started, which takes a stocked deal and
 has the stock refilled in the background at 10,000,000 positions a candidate. The two ways are
 then the stock off (`SOLRACE_DEAL_STOCK=0`: the room's deal is drawn on demand while it
-starts, the baseline) and on, both without deeper verdicts.
+starts, the baseline) and a stock of one deal (`SOLRACE_DEAL_STOCK=1`: each room's take
+starts the refill of one deal, as a full stock of the default 4 does), both without deeper
+verdicts.
 It prints figures; it asserts nothing.
 
     solrace bench verdict-wait --races 16 [--winnable] [--pace SECONDS]
@@ -42,7 +44,8 @@ from solrace.server.league.deal_stock import stock_key
 from solrace.server.store.redis_process import RedisProcess
 
 WAYS = (("no deeper verdicts", "--no-deep-verdicts"), ("deeper verdicts", "--deep-verdicts"))
-#: `--winnable`'s ways: the deal stock off, then on (`SOLRACE_DEAL_STOCK`)
+#: `--winnable`'s ways: the deal stock off, then a stock of one deal (`SOLRACE_DEAL_STOCK` is
+#: its size): each room's take starts the refill of one deal, as a full stock of 4 does
 STOCK_WAYS = (("no deal stock", "0"), ("deal stock", "1"))
 PREFIX = "bench:"
 #: the rules of `--winnable`'s rooms: Klondike's defaults, a stocked rule set
