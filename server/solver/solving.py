@@ -426,9 +426,10 @@ class SolverPool:
                         f"no winnable {game} deal found in {tried} tries; try again",
                     )
                 running = [f for _, f in pending if not f.done()]  # the first among them
-                await asyncio.wait(
-                    running, timeout=give_up - loop.time(), return_when=asyncio.FIRST_COMPLETED
-                )
+                if running:  # else all are done (one failed as it was handed over): see above
+                    await asyncio.wait(
+                        running, timeout=give_up - loop.time(), return_when=asyncio.FIRST_COMPLETED
+                    )
         finally:
             for _, f in pending:
                 f.cancel()  # a candidate still queued leaves the queue
