@@ -69,9 +69,12 @@ class Client:
         self.reader.cancel()
 
 
-async def solo(url: str, **options: Any) -> tuple[Client, dict[str, Any]]:
-    """A solo Klondike room, started (countdown 0), its board arrived."""
-    c = await Client.open(url)
+async def solo(
+    url: str, client: type[Client] = Client, **options: Any
+) -> tuple[Client, dict[str, Any]]:
+    """A solo Klondike room, started (countdown 0), its board arrived; `client` the class of
+    its connection (one that keeps some pushes, as verdict-wait's does)."""
+    c = await client.open(url)
     opts = {"game": "klondike", "countdown": 0, **options}
     created = await c.request({"type": "create", "name": "bench", "options": opts})
     assert created["type"] == "joined", created

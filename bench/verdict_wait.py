@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
-from solrace.bench.hint_starvation import Client
+from solrace.bench.hint_starvation import Client, solo
 from solrace.bench.load_scale import cpu_or_zero, descendants
 from solrace.bench.server_process import ServerProcess
 from solrace.server.league.daily import default_options
@@ -87,14 +87,8 @@ class Watcher(Client):
 
 async def race(url: str, seed: str) -> tuple[Watcher, Race]:
     """A solo Klondike race on a text seed, two deals, resigned; its first `solved` waited for."""
-    c = await Watcher.open(url)
+    c, _ = await solo(url, Watcher, seed=seed)
     assert isinstance(c, Watcher)
-    opts = {"game": "klondike", "countdown": 0, "seed": seed}
-    created = await c.request({"type": "create", "name": "bench", "options": opts})
-    assert created["type"] == "joined", created
-    started = await c.request({"type": "start", "host_token": created["host_token"]})
-    assert started["type"] == "ok", started
-    await asyncio.wait_for(c.boarded.wait(), 60)
     for n in (1, 2):
         await c.request({"type": "move", "move": "deal", "n": n})
     c.race = done = Race(time.monotonic())
@@ -108,13 +102,7 @@ async def winnable_room(url: str, redis: Redis) -> bool:
     verdicts are known: the drawn deal is won, and so is a seat at its start); True when the
     stock held a deal as it started."""
     stocked = bool(await redis.llen(stock_key(PREFIX, {"game": "klondike", "game_options": RULES})))
-    c = await Watcher.open(url)
-    opts = {"game": "klondike", "countdown": 0, "deal": "winnable"}
-    created = await c.request({"type": "create", "name": "host", "options": opts})
-    assert created["type"] == "joined", created
-    started = await c.request({"type": "start", "host_token": created["host_token"]})
-    assert started["type"] == "ok", started
-    await asyncio.wait_for(c.boarded.wait(), 60)
+    c, _ = await solo(url, deal="winnable")
     await c.request({"type": "resign"})
     await c.close()
     return stocked
