@@ -176,9 +176,9 @@ async def test_a_daily_drawn_ahead_leaves_the_workers_free(redis: Client, key_pr
         keys.append(d.key(past, "puttputt", "deal"))
         await d.deal(past, "puttputt")
         # the pre-draw goes on with the next days meanwhile, in the stock's worker
-        asked = [busy for kind, busy in submitted if kind != "stock"][:2]
-        assert len(asked) == 2 and [k for k, _ in submitted if k != "stock"][:2] == ["draw"] * 2
-        assert max(asked) == 2  # the whole pool
+        asked = [(kind, busy) for kind, busy in submitted if kind != "stock"][:2]
+        assert [k for k, _ in asked] == ["draw", "draw"]
+        assert max(busy for _, busy in asked) == 2  # the whole pool
     finally:
         await d.flush()
         pool.close()
