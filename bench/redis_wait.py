@@ -1,6 +1,7 @@
 """What `WAIT 1` after each turn's writes would cost: a master and its replica, side by side.
 
     setsid python -m solrace.bench.redis_wait [--per-turn 1,8,64] [--moves 20000] [--repeats 3]
+        [--wait-ms 1000]
 
 Why: replication is asynchronous, so a master killed between acknowledging a move and
 sending it to its replica loses that move (docs/OPERATIONS.md, "When Redis fails over").
@@ -12,9 +13,10 @@ A private master and replica (Debian's redis-server, loopback) get `--moves` mov
 move path's one native command (`XADD tail NOMKSTREAM`, as `Store.append_native`), in
 pipelines of `--per-turn` (the batcher's turn: 1 when moves come paced, one a turn; 64 when
 a process's connections all move at once), each pipeline with and without a trailing
-`WAIT 1 1000`, in rotation. Per move: the master's and the replica's CPU (from /proc), this
-client's CPU (what the server's process would pay), and a pipeline's wall time p50 / p99
-(what a mover waits for the ack). Nothing of the server runs.
+`WAIT 1 1000` (`--wait-ms`: how long a WAIT waits for the replica at most), in rotation. Per
+move: the master's and the replica's CPU (from /proc), this client's CPU (what the server's
+process would pay), and a pipeline's wall time p50 / p99 (what a mover waits for the ack).
+Nothing of the server runs.
 """
 
 from __future__ import annotations
@@ -38,9 +40,10 @@ def _replica_up(replica: redis.Redis) -> bool:
 
 
 def _trial(
-    r: redis.Redis, pids: tuple[int, int], per_turn: int, moves: int, wait: bool
+    r: redis.Redis, pids: tuple[int, int], per_turn: int, moves: int, wait: int
 ) -> dict[str, Any]:
-    """One run of `moves` moves; CPU µs per move (master, replica, client), wall ms per turn."""
+    """One run of `moves` moves, each pipeline followed by `WAIT 1 wait` (ms; 0: no WAIT);
+    CPU µs per move (master, replica, client), wall ms per turn."""
     event = os.urandom(60)
     tails = [f"bench:wait:{{R{room}}}:tail" for room in range(ROOMS)]
     for tail in tails:
@@ -62,7 +65,7 @@ def _trial(
             )  # fmt: skip
             done += 1
         if wait:
-            p.execute_command("WAIT", 1, 1000)
+            p.execute_command("WAIT", 1, wait)
         t0 = time.perf_counter()
         replies = p.execute()
         walls.append(time.perf_counter() - t0)
@@ -86,7 +89,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--per-turn", default="1,8,64", help="moves per pipeline, comma-separated")
     p.add_argument("--moves", type=int, default=20000, help="moves per trial")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument(
+        "--wait-ms",
+        type=int,
+        default=1000,
+        help="how long each WAIT waits for the replica at most (a WAIT that runs out is counted short)",
+    )
     args = p.parse_args(argv)
+    if args.wait_ms < 1:  # WAIT's 0 waits for ever, and _trial's 0 means no WAIT
+        p.error("--wait-ms must be at least 1")
     # no wait for more replicas before the first sync (Redis waits 5 s by default)
     master = RedisProcess(extra_args=["--repl-diskless-sync-delay", "0"]).start()
     replica = RedisProcess(extra_args=["--replicaof", master.host, str(master.port)]).start()
@@ -105,7 +116,9 @@ def main(argv: list[str] | None = None) -> None:
             rows: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
             for _ in range(args.repeats):
                 for wait in (False, True):  # in rotation: a change in the load hits both
-                    rows[wait].append(_trial(r, pids, per_turn, args.moves, wait))
+                    rows[wait].append(
+                        _trial(r, pids, per_turn, args.moves, args.wait_ms if wait else 0)
+                    )
             for wait, runs in rows.items():
                 med = {k: statistics.median(run[k] for run in runs) for k in runs[0]}
                 print(

@@ -5,13 +5,17 @@ from __future__ import annotations
 import re
 
 import pytest
+from helpers.timing import scaled
 from solrace.bench import redis_wait
 
 
 def test_every_wait_finds_the_replica_and_every_figure_is_printed(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    redis_wait.main(["--moves", "300", "--repeats", "1", "--per-turn", "1,4"])
+    # each WAIT may wait for the replica up to a second, stretched by the time factor: at load
+    # 12 (a fresh clone's CI run) one WAIT once ran out at 1 s and counted short
+    wait_ms = str(round(scaled(1000)))
+    redis_wait.main(["--moves", "300", "--repeats", "1", "--per-turn", "1,4", "--wait-ms", wait_ms])
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if "a turn," in line]
     # a row per batch size and way, the WAIT rows after their plain ones
